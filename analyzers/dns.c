@@ -1,0 +1,2 @@
+/* dns.c - stub, to be written. */
+#include "module.h"

@@ -1,0 +1,110 @@
+/*
+ * module.h - the one interface between the core and the analyzers and
+ * detectors.
+ *
+ * Analyzers turn packets into observations (struct obs): facts, never
+ * verdicts. Detectors turn observations into alerts (struct alert). Both are
+ * `struct module` descriptors listed once, in analyzers/registry.c. A module
+ * keeps all its state in *state, takes time from packets, never prints, and
+ * never sees the store: it hands what it found to struct emit.
+ *
+ * Everything passed to a callback (pkt, obs, alert and the strings they point
+ * to) is borrowed for the duration of the call; whoever keeps data copies it.
+ *
+ * Return convention (libpcap's sign, Knot's kr_error): 0 = handled;
+ * MOD_NOT_MINE / MOD_TRUNCATED / MOD_MALFORMED (> 0) are counted per module;
+ * -errno (< 0) is a real failure (fatal only from init).
+ */
+#ifndef EW_MODULE_H
+#define EW_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sensor/pkt.h"
+
+enum sel_bits {
+	SEL_UDP = 1u << 0,
+	SEL_TCP = 1u << 1,
+	SEL_ICMP = 1u << 2,        /* ICMP and ICMPv6 */
+	SEL_PAYLOAD = 1u << 3,     /* only packets with payload (or new stream bytes) */
+	SEL_CONN_START = 1u << 4,  /* TCP SYN without ACK, or any UDP datagram */
+	SEL_ALL = 1u << 5,         /* every IP packet */
+};
+
+enum mod_result { MOD_OK = 0, MOD_NOT_MINE = 1, MOD_TRUNCATED = 2, MOD_MALFORMED = 3 };
+
+enum obs_kind {
+	OBS_DNS_QUERY = 1,
+	OBS_DNS_ANSWER,       /* a DNS response */
+	OBS_HTTP_REQUEST,
+	OBS_HTTP_RESPONSE,
+	OBS_TLS_CLIENT_HELLO,
+	OBS_TLS_SERVER_HELLO,
+	OBS_ICMP,
+	OBS_KIND_MAX
+};
+
+enum obs_flags {
+	OBS_F_MALFORMED = 1u << 0, /* stored with what could be read */
+	OBS_F_TRUNCATED = 1u << 1, /* capture cut the message */
+	OBS_F_TCP = 1u << 2,       /* carried over TCP (DNS) */
+};
+
+struct obs {
+	enum obs_kind kind;
+	const struct pkt *pkt; /* 5-tuple, ts, flow; for TCP the packet that completed it */
+	const char *name;      /* qname / Host / SNI: escaped text (text_escape), NUL-terminated */
+	size_t name_len;
+	const char *aux;       /* optional: HTTP uri, TLS ALPN, ... (escaped) */
+	size_t aux_len;
+	uint16_t type;         /* qtype / ICMP type / TLS version / HTTP status */
+	uint16_t code;         /* DNS rcode / ICMP code */
+	uint32_t size;         /* message or payload size */
+	unsigned flags;        /* OBS_F_* */
+	/* Kind-specific detail for the store, in the sensor/record.h encoding;
+	 * the layout per kind is in docs/architecture.md. */
+	const char *info;
+	size_t info_len;
+};
+
+struct alert {
+	const char *class;     /* an alert class of architecture.md section 3 (static) */
+	int severity;          /* 1..5: info, low, medium, high, critical */
+	int score;             /* 0..100 */
+	const struct pkt *pkt; /* NULL for alerts from on_tick */
+	const char *subject;   /* domain or host:port */
+	const char *detail;    /* short human text, <= 256 bytes */
+	const char *evidence;  /* optional: one evidence item */
+};
+
+struct emit {
+	int (*obs)(struct emit *e, const struct obs *o);
+	int (*alert)(struct emit *e, const struct alert *a);
+	void *core;
+};
+
+struct rules;
+struct config;
+struct flow_table;
+struct module_env {
+	const struct rules *rules;
+	const struct config *cfg;
+	struct flow_table *flows; /* for analyzers that tie ICMP errors to flows */
+};
+
+struct module {
+	const char *name;
+	unsigned sel;      /* analyzers: which packets (SEL_*) */
+	unsigned obs_mask; /* detectors: 1u << OBS_* consumed */
+	int (*init)(const struct module_env *env, void **state);
+	void (*fini)(void *state);
+	int (*on_packet)(void *state, const struct pkt *p, struct emit *out);
+	int (*on_obs)(void *state, const struct obs *o, struct emit *out);
+	void (*on_tick)(void *state, uint64_t now_us, struct emit *out);
+};
+
+/* registry.c: NULL-terminated, in the order they run. */
+extern const struct module *const modules[];
+
+#endif

@@ -1,0 +1,1 @@
+/* event_json.c - stub */

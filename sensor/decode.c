@@ -1,0 +1,2 @@
+/* decode.c - stub, to be written. */
+#include "decode.h"

@@ -1,0 +1,84 @@
+/*
+ * decode.h - link, network and transport decoding (L2..L4) with IP fragment
+ * reassembly.
+ *
+ * decode_packet() turns one captured frame into a struct pkt. It reads only
+ * through sensor/cursor.h, takes its bounds from caplen, then narrows them to
+ * each header's declared length (IP total length, IPv6 payload length, UDP
+ * length). Problems are counted per layer in struct decode_stats and never
+ * stop the run.
+ *
+ * Fragments: IPv4 and IPv6 fragments are held (bounded in count, bytes and
+ * packet time) until the datagram is complete; then decode_packet returns the
+ * reassembled datagram with PKT_REASSEMBLED set, its bytes borrowed from the
+ * decoder until the next call. Overlaps: the bytes that arrived first win.
+ */
+#ifndef EW_DECODE_H
+#define EW_DECODE_H
+
+#include <stdint.h>
+
+#include "pkt.h"
+
+/* Layers counted in decode_stats. */
+enum decode_layer {
+	L_LINK = 0, L_VLAN, L_IPV4, L_IPV6, L_FRAG, L_TCP, L_UDP, L_ICMP, L_ICMPV6,
+	L_COUNT
+};
+
+/* Result of decode_packet. */
+enum decode_result {
+	DECODE_OK = 0,        /* pkt filled; ipv != 0 */
+	DECODE_NOT_IP = 1,    /* ARP, LLDP, ... counted as other */
+	DECODE_TRUNCATED = 2, /* a header was cut by caplen */
+	DECODE_MALFORMED = 3, /* a header lied (bad version, length, ...) */
+	DECODE_HELD = 4,      /* a fragment was stored; nothing to analyze yet */
+};
+
+struct decode_stats {
+	uint64_t ok[L_COUNT];
+	uint64_t truncated[L_COUNT];
+	uint64_t malformed[L_COUNT];
+	uint64_t not_ip;         /* frames with a non-IP ethertype */
+	uint64_t frag_held;      /* fragments stored */
+	uint64_t frag_done;      /* datagrams reassembled */
+	uint64_t frag_expired;   /* incomplete datagrams dropped by time */
+	uint64_t frag_evicted;   /* dropped because a bound was hit */
+	uint64_t frag_overlap;   /* fragments that overlapped earlier data */
+};
+
+struct decode_config {
+	unsigned max_vlan_depth;  /* default 4 */
+	unsigned frag_max_datagrams; /* default 1024 in flight */
+	unsigned frag_max_bytes;  /* default 16 MiB held in total */
+	unsigned frag_timeout_us; /* default 30 s of packet time */
+};
+
+struct decoder;
+
+/* A decoder with its own fragment table. cfg may be NULL for defaults.
+ * Returns NULL when out of memory. Free with decoder_free (NULL is fine). */
+struct decoder *decoder_new(const struct decode_config *cfg);
+void decoder_free(struct decoder *d);
+
+/* True when libpcap's DLT is one this decoder reads. */
+int decode_linktype_supported(int dlt);
+
+/*
+ * Decode one frame of link type dlt (DLT_EN10MB, DLT_LINUX_SLL,
+ * DLT_LINUX_SLL2, DLT_RAW, DLT_IPV4, DLT_IPV6, DLT_NULL, DLT_LOOP).
+ * data/caplen are the captured bytes; wirelen the original length; ts_us the
+ * packet time. On DECODE_OK, *p is filled and borrows data (or the decoder's
+ * reassembly buffer, valid until the next decode_packet call).
+ */
+enum decode_result decode_packet(struct decoder *d, int dlt, const uint8_t *data,
+				 uint32_t caplen, uint32_t wirelen, uint64_t ts_us,
+				 struct pkt *p);
+
+/* Counters so far (borrowed; lives as long as the decoder). */
+const struct decode_stats *decode_stats(const struct decoder *d);
+
+/* Name of a layer for stats output ("ipv4", "tcp", ...). */
+const char *decode_layer_name(enum decode_layer l);
+
+#endif

@@ -1,0 +1,2 @@
+/* flow.c - stub, to be written. */
+#include "flow.h"

@@ -1,0 +1,121 @@
+/*
+ * flow.h - the bidirectional flow table: 5-tuple lookup, TCP state enough to
+ * tell an attempt from a connection, and in-order reassembly of the first
+ * bytes of each direction.
+ *
+ * Memory is bounded whatever the input: at most max_flows flows (the least
+ * recently seen is evicted), at most stream_max bytes reassembled per
+ * direction, at most ooo_max out-of-order segments held per direction, and a
+ * global cap on stream bytes. Idle flows expire by packet time.
+ *
+ * A flow's stream buffer is allocated when the first payload byte arrives and
+ * freed when the flow dies or an analyzer calls flow_stream_done().
+ */
+#ifndef EW_FLOW_H
+#define EW_FLOW_H
+
+#include <stdint.h>
+
+#include "pkt.h"
+
+enum flow_state_bits {
+	FLOW_SYN = 1u << 0,       /* initiator sent SYN */
+	FLOW_SYNACK = 1u << 1,    /* responder answered SYN+ACK */
+	FLOW_RST = 1u << 2,       /* responder sent RST */
+	FLOW_RST_INIT = 1u << 3,  /* initiator sent RST */
+	FLOW_FIN = 1u << 4,       /* a FIN was seen */
+	FLOW_UNREACH = 1u << 5,   /* an ICMP error quoted this flow */
+	FLOW_DATA0 = 1u << 6,     /* payload seen from the initiator */
+	FLOW_DATA1 = 1u << 7,     /* payload seen from the responder */
+	FLOW_REPLY = 1u << 8,     /* any packet from the responder */
+	FLOW_MIDSTREAM = 1u << 9, /* TCP flow first seen without a SYN */
+};
+
+/* Which application analyzer owns the flow's streams. */
+enum flow_app { APP_NONE = 0, APP_DNS, APP_HTTP, APP_TLS, APP_OTHER };
+
+struct flow_stream {
+	uint8_t *buf;      /* in-order bytes [0, len); NULL until data arrives */
+	uint32_t len;      /* contiguous bytes reassembled */
+	uint32_t cap;      /* allocated size of buf */
+	uint32_t isn;      /* sequence number of byte 0 */
+	uint8_t isn_set;
+	uint8_t done;      /* analyzer finished: further data ignored */
+	uint8_t overflow;  /* stream_max reached: later bytes not kept */
+	uint8_t gap;       /* a hole never filled (too many out-of-order segments) */
+	uint32_t consumed; /* bytes the analyzer has parsed (its cursor) */
+	struct flow_seg *ooo; /* held out-of-order segments, sorted by seq */
+	uint32_t ooo_n;
+};
+
+struct flow {
+	uint64_t id;          /* 1, 2, ... in order of creation */
+	uint8_t ipv, proto;
+	uint8_t src[16], dst[16]; /* src is the initiator */
+	uint16_t sport, dport;
+	uint64_t first_us, last_us;
+	uint32_t state;       /* FLOW_* */
+	uint64_t pkts[2], bytes[2];
+	struct flow_stream st[2];
+	uint8_t app;          /* enum flow_app */
+	void *app_state;      /* owned by the analyzer named by app; freed via free() */
+
+	/* table internals */
+	struct flow *hnext;
+	struct flow *lru_prev, *lru_next;
+	uint32_t hash;
+};
+
+struct flow_config {
+	uint32_t max_flows;     /* default 262144 */
+	uint32_t stream_max;    /* bytes per direction, default 16384 */
+	uint32_t ooo_max;       /* out-of-order segments per direction, default 16 */
+	uint64_t stream_total_max; /* all stream buffers together, default 64 MiB */
+	uint64_t tcp_idle_us;   /* default 300 s */
+	uint64_t udp_idle_us;   /* default 60 s */
+	uint64_t closed_idle_us;/* after RST/FIN both ways, default 10 s */
+};
+
+struct flow_stats {
+	uint64_t created, expired, evicted, active;
+	uint64_t stream_bytes;     /* currently held */
+	uint64_t ooo_dropped;      /* out-of-order segments not kept */
+	uint64_t stream_truncated; /* directions that hit stream_max */
+};
+
+struct flow_table;
+
+/* Called for each flow just before it is freed (expiry, eviction, close). */
+typedef void (*flow_end_fn)(void *user, struct flow *f);
+
+/* cfg may be NULL for defaults. Returns NULL when out of memory. */
+struct flow_table *flow_table_new(const struct flow_config *cfg, flow_end_fn on_end,
+				  void *user);
+/* Ends every flow (calling on_end) and frees the table. NULL is fine. */
+void flow_table_free(struct flow_table *ft);
+
+/*
+ * Find or create the flow of p (IP packets with TCP, UDP, ICMP echo or other
+ * protocols), set p->flow and p->dir, update counters and TCP state, and for
+ * TCP append the payload to the direction's stream (in order, holding
+ * out-of-order segments, dropping retransmitted and overlapping bytes: the
+ * bytes that arrived first win). Also expires idle flows by p->ts_us.
+ * Returns the flow, or NULL when p is not IP or memory ran out.
+ */
+struct flow *flow_table_update(struct flow_table *ft, struct pkt *p);
+
+/* Look up without creating (for ICMP errors quoting a flow). key fields as
+ * in the quoted header: src/sport is the sender of the quoted packet. */
+struct flow *flow_table_find(struct flow_table *ft, uint8_t ipv, uint8_t proto,
+			     const uint8_t *src, uint16_t sport, const uint8_t *dst,
+			     uint16_t dport, int *dir);
+
+/* Expire flows idle at now_us (packet time). */
+void flow_table_expire(struct flow_table *ft, uint64_t now_us);
+
+/* The analyzer is finished with this direction: free its buffer. */
+void flow_stream_done(struct flow_table *ft, struct flow *f, int dir);
+
+const struct flow_stats *flow_table_stats(const struct flow_table *ft);
+
+#endif

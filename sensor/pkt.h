@@ -1,0 +1,61 @@
+/*
+ * pkt.h - a decoded packet: the borrowed view that capture and decode hand to
+ * the flow table and the analyzers.
+ *
+ * Every pointer in struct pkt borrows either the capture buffer or the
+ * decoder's reassembly buffer and is valid only for the duration of the
+ * callback that receives the packet. Whoever keeps data copies it.
+ *
+ * Bounds: l4 and payload are already narrowed to the IP total/payload length
+ * and the UDP length, so link-layer padding never reaches an analyzer.
+ */
+#ifndef EW_PKT_H
+#define EW_PKT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct flow;
+
+enum pkt_flags {
+	PKT_REASSEMBLED = 1u << 0, /* IP datagram rebuilt from fragments */
+	PKT_SHORT = 1u << 1,       /* caplen shorter than the IP datagram: payload cut */
+	PKT_FRAGMENT = 1u << 2,    /* a non-first IP fragment that was not reassembled */
+};
+
+/* TCP flag bits as on the wire. */
+enum tcp_flag_bits {
+	TH_FIN = 0x01, TH_SYN = 0x02, TH_RST = 0x04, TH_PUSH = 0x08,
+	TH_ACK = 0x10, TH_URG = 0x20, TH_ECE = 0x40, TH_CWR = 0x80,
+};
+
+struct pkt {
+	uint64_t ts_us;           /* packet time, microseconds since the epoch */
+	uint32_t caplen, wirelen; /* as libpcap reported them */
+	int linktype;             /* DLT_* of the capture */
+	uint16_t vlan;            /* outermost 802.1Q/ad VLAN id, 0 if untagged */
+	uint8_t ipv;              /* 4 or 6; 0 when not an IP packet */
+	uint8_t proto;            /* IPPROTO_* of the transport (after IPv6 ext headers) */
+	uint8_t ttl;              /* IPv4 TTL or IPv6 hop limit */
+	uint8_t tcp_flags;        /* TH_* bits, TCP only */
+	uint8_t src[16], dst[16]; /* IPv4 addresses use the first 4 bytes, rest zero */
+	uint16_t sport, dport;    /* TCP/UDP ports; 0 otherwise */
+	uint32_t seq, ack;        /* TCP sequence and acknowledgement numbers */
+	uint16_t tcp_win;
+	unsigned flags;           /* PKT_* */
+
+	/* Transport header and everything after it, bounded by the IP length. */
+	const uint8_t *l4;
+	size_t l4_len;
+	/* Application payload after the TCP/UDP/ICMP header, bounded likewise. */
+	const uint8_t *payload;
+	size_t payload_len;
+
+	/* Set by the flow table. dir is 0 for packets from the flow's
+	 * initiator, 1 for packets from the responder. */
+	struct flow *flow;
+	int dir;
+	uint32_t iface; /* capture source index (which -i, or which file) */
+};
+
+#endif

@@ -1,0 +1,2 @@
+/* store.c - stub, to be written. */
+#include "store.h"

@@ -1,0 +1,33 @@
+/*
+ * text.h - rendering attacker-chosen bytes and addresses as safe text.
+ *
+ * Every name that leaves an analyzer (qname, Host, SNI) is rendered here, so
+ * the JSON, the logs and the store see only printable ASCII: bytes outside
+ * 0x20..0x7e become \xNN and a backslash becomes \\, so nothing is lost and
+ * the text can be decoded back. All functions write into caller buffers and
+ * always NUL-terminate when cap > 0.
+ */
+#ifndef EW_TEXT_H
+#define EW_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Escape n bytes of src into dst (cap bytes). Returns the length written
+ * (excluding the NUL). When dst is too small the output is cut at a whole
+ * escape and *cut (if not NULL) is set to 1.
+ */
+size_t text_escape(char *dst, size_t cap, const uint8_t *src, size_t n, int *cut);
+
+/* Render an IPv4 (ipv 4, 4 bytes) or IPv6 (ipv 6, 16 bytes, RFC 5952)
+ * address. dst needs at least 46 bytes. Returns the length. */
+size_t text_addr(char *dst, size_t cap, int ipv, const uint8_t *addr);
+
+/* RFC 3339 UTC with microseconds: 2026-11-29T10:01:05.861204Z (28 bytes). */
+size_t text_time(char *dst, size_t cap, uint64_t ts_us);
+
+/* Shannon entropy of n bytes, bits per byte (0 for n == 0). */
+double text_entropy(const uint8_t *s, size_t n);
+
+#endif

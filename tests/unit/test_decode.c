@@ -1,0 +1,2 @@
+#include "../unit/check.h"
+int main(void) { return check_done(); }
