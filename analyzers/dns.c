@@ -1,2 +1,1166 @@
-/* dns.c - stub, to be written. */
+/*
+ * dns.c - the DNS analyzer: DNS over UDP (53, mDNS 5353, LLMNR 5355) and over
+ * TCP (53, length-prefixed messages from the flow table's stream), one
+ * observation per message.
+ *
+ * A message goes through two parsers. First a cursor walk (walk(), dry run)
+ * reads the header, the questions and every RR, enforcing the hostile-
+ * protocol rules of dns.h: pointers strictly backwards, names <= 255 bytes,
+ * labels <= 63, bounded jumps, rdata of decoded types exactly filled, no
+ * bytes after the last RR. It renders nothing; it only says whether the
+ * message is sound and remembers the first question and the OPT record.
+ * A sound message is then parsed by ldns (ldns_wire2pkt) and its names and
+ * rdata are rendered from the uncompressed wire bytes ldns keeps in its rdfs.
+ * A message that the walk or ldns rejects is rendered by walking it again,
+ * this time writing records, up to the damage, and is flagged malformed.
+ *
+ * Both paths share the renderers (rdata_text, tb_name), so a sound message
+ * looks the same whichever way it went; the unit test checks exactly that.
+ * Nothing here prints, judges or keeps a global: all working memory is the
+ * caller's struct dns_out, which the module keeps in its state.
+ */
+#include "dns.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ldns/ldns.h>
+
+#include "../sensor/cursor.h"
+#include "../sensor/flow.h"
+#include "../sensor/record.h"
+#include "../sensor/text.h"
 #include "module.h"
+
+enum { SEC_QD = 0, SEC_AN, SEC_NS, SEC_AR, SEC_END };
+
+static const char *const sec_name[] = {"question", "answer", "authority", "additional",
+				       "message"};
+static const char *const sec_tag[] = {"Q", "AN", "NS", "AR"};
+
+/* ---- bounded text output -------------------------------------------------- */
+
+/*
+ * A text buffer that is cut at whole pieces (never mid-escape). p == NULL
+ * makes a dry run: the renderers parse but write nothing.
+ */
+struct tbuf {
+	char *p;
+	size_t cap; /* including the NUL */
+	size_t len;
+	int cut;    /* a piece did not fit (or a name was ill-formed) */
+};
+
+static void tb_raw(struct tbuf *t, const char *s, size_t n)
+{
+	if (!t->p || t->cut)
+		return;
+	if (n > t->cap - 1 - t->len) {
+		t->cut = 1;
+		return;
+	}
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	t->p[t->len] = '\0';
+}
+
+static void tb_ch(struct tbuf *t, char c)
+{
+	tb_raw(t, &c, 1);
+}
+
+static void tb_u32(struct tbuf *t, uint32_t v)
+{
+	char tmp[10];
+	size_t i = sizeof(tmp);
+
+	if (!t->p)
+		return;
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	tb_raw(t, tmp + i, sizeof(tmp) - i);
+}
+
+static const char hexdig[] = "0123456789abcdef";
+
+static void tb_hex(struct tbuf *t, const uint8_t *s, size_t n)
+{
+	if (!t->p)
+		return;
+	for (size_t i = 0; i < n && !t->cut; i++) {
+		char h[2] = {hexdig[s[i] >> 4], hexdig[s[i] & 15]};
+		tb_raw(t, h, 2);
+	}
+}
+
+enum esc_bits {
+	ESC_DOT = 1u << 0,  /* '.' as "\." (inside a name label) */
+	ESC_LIST = 1u << 1, /* ',' and ' ' as \xNN (items of a list) */
+};
+
+/* 0: copied as is; 1: backslash and the byte; 2: \xNN */
+static int esc_kind(uint8_t b, unsigned how)
+{
+	if (b < 0x20 || b > 0x7e || ((how & ESC_LIST) && (b == ',' || b == ' ')))
+		return 2;
+	if (b == '\\' || (b == '.' && (how & ESC_DOT)))
+		return 1;
+	return 0;
+}
+
+static void tb_esc(struct tbuf *t, const uint8_t *s, size_t n, unsigned how)
+{
+	size_t i = 0;
+
+	if (!t->p)
+		return;
+	while (i < n && !t->cut) {
+		size_t run = i;
+		while (run < n && esc_kind(s[run], how) == 0)
+			run++;
+		if (run > i) {
+			/* a plain run may be cut anywhere: take what fits */
+			size_t room = t->cap - 1 - t->len;
+			size_t k = run - i < room ? run - i : room;
+			tb_raw(t, (const char *)s + i, k);
+			if (k < run - i)
+				t->cut = 1;
+			i = run;
+			continue;
+		}
+		uint8_t b = s[i++];
+		if (esc_kind(b, how) == 2)
+			tb_raw(t, (const char[]){'\\', 'x', hexdig[b >> 4], hexdig[b & 15]}, 4);
+		else
+			tb_raw(t, (const char[]){'\\', (char)b}, 2);
+	}
+}
+
+/* An uncompressed wire name in presentation form; ill-formed wire sets cut. */
+static void tb_name(struct tbuf *t, const uint8_t *w, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		uint8_t l = w[i++];
+		if (l == 0) {
+			if (i == 1)
+				tb_ch(t, '.');
+			return;
+		}
+		if (l > 63 || l > n - i)
+			break;
+		if (i > 1)
+			tb_ch(t, '.');
+		tb_esc(t, w + i, l, ESC_DOT);
+		i += l;
+	}
+	t->cut = 1;
+}
+
+static void tb_addr(struct tbuf *t, int ipv, const uint8_t *a)
+{
+	char tmp[48];
+
+	if (!t->p)
+		return;
+	tb_raw(t, tmp, text_addr(tmp, sizeof(tmp), ipv, a));
+}
+
+size_t dns_name_text(char *dst, size_t cap, const uint8_t *w, size_t n, int *cut)
+{
+	struct tbuf t = {dst, cap, 0, 0};
+
+	if (cap == 0) {
+		if (cut)
+			*cut = 1;
+		return 0;
+	}
+	dst[0] = '\0';
+	tb_name(&t, w, n);
+	if (cut)
+		*cut = t.cut;
+	return t.len;
+}
+
+/* ---- names on the wire ---------------------------------------------------- */
+
+struct dname {
+	uint8_t w[256]; /* uncompressed wire form, ending in the root label */
+	size_t len;
+};
+
+enum { NM_OK = 0, NM_SHORT, NM_BAD };
+
+/*
+ * Read the name at *c, which lies inside msg[0..mlen) (the base that
+ * compression pointers count from), into d. *c advances past the name's
+ * in-place bytes. A pointer must point strictly before the start of the
+ * piece that contains it (the name's start, then each pointer's target), so
+ * every jump goes backwards and loops are impossible; at most DNS_MAX_JUMPS
+ * jumps, labels <= 63, names <= 255 wire bytes. Returns NM_OK; NM_SHORT when
+ * the bytes ran out; NM_BAD when a rule was broken. On failure *why is set
+ * and *c fails.
+ */
+static int name_read(const uint8_t *msg, size_t mlen, struct cur *c, struct dname *d,
+		     const char **why)
+{
+	struct cur r = *c;
+	size_t piece = (size_t)(c->p - msg);
+	int jumps = 0, ret = NM_OK;
+
+	d->len = 0;
+	for (;;) {
+		uint8_t b = cur_u8(&r);
+		if (r.err) {
+			*why = "name runs past the end";
+			ret = NM_SHORT;
+			goto out;
+		}
+		if ((b & 0xc0) == 0xc0) {
+			size_t target = (size_t)(b & 0x3f) << 8 | cur_u8(&r);
+			if (r.err) {
+				*why = "name runs past the end";
+				ret = NM_SHORT;
+				goto out;
+			}
+			if (target >= piece) {
+				*why = "compression pointer does not point backwards";
+				ret = NM_BAD;
+				goto out;
+			}
+			if (++jumps > DNS_MAX_JUMPS) {
+				*why = "too many compression pointers";
+				ret = NM_BAD;
+				goto out;
+			}
+			if (jumps == 1)
+				c->p = r.p;
+			piece = target;
+			r = cur_init(msg + target, mlen - target);
+			continue;
+		}
+		if (b & 0xc0) {
+			*why = "label longer than 63 bytes";
+			ret = NM_BAD;
+			goto out;
+		}
+		if (d->len + 1 + b > 255) {
+			*why = "name longer than 255 bytes";
+			ret = NM_BAD;
+			goto out;
+		}
+		d->w[d->len++] = b;
+		if (b == 0)
+			break;
+		cur_bytes(&r, d->w + d->len, b);
+		if (r.err) {
+			*why = "name runs past the end";
+			ret = NM_SHORT;
+			goto out;
+		}
+		d->len += b;
+	}
+	if (jumps == 0)
+		c->p = r.p;
+out:
+	if (ret != NM_OK)
+		cur_fail(c);
+	return ret;
+}
+
+/* ---- rdata ---------------------------------------------------------------- */
+
+/* A name field of an rdata: read it and render it. Non-zero on failure. */
+static int rd_name(const uint8_t *msg, size_t mlen, struct cur *rd, struct tbuf *t,
+		   const char **why)
+{
+	struct dname d;
+
+	if (name_read(msg, mlen, rd, &d, why) != NM_OK)
+		return 1;
+	tb_name(t, d.w, d.len);
+	return 0;
+}
+
+/* RFC 3597: \# len hex */
+static void generic_text(struct tbuf *t, struct cur rd)
+{
+	size_t n = cur_left(&rd);
+	const uint8_t *s = cur_ptr(&rd, n);
+
+	tb_raw(t, "\\# ", 3);
+	tb_u32(t, (uint32_t)n);
+	if (n && s) {
+		tb_ch(t, ' ');
+		tb_hex(t, s, n);
+	}
+}
+
+static const char *const svc_keys[] = {"mandatory", "alpn", "no-default-alpn", "port",
+				       "ipv4hint", "ech", "ipv6hint", "dohpath"};
+
+static void svc_key(struct tbuf *t, uint16_t key)
+{
+	if (key < sizeof(svc_keys) / sizeof(svc_keys[0])) {
+		tb_raw(t, svc_keys[key], strlen(svc_keys[key]));
+	} else {
+		tb_raw(t, "key", 3);
+		tb_u32(t, key);
+	}
+}
+
+/* SVCB/HTTPS (RFC 9460): "priority target" then " key=value" per param. */
+static const char *svcb_text(const uint8_t *msg, size_t mlen, struct cur rd, struct tbuf *t)
+{
+	const char *why = NULL;
+
+	tb_u32(t, cur_be16(&rd));
+	tb_ch(t, ' ');
+	if (rd_name(msg, mlen, &rd, t, &why))
+		return why;
+	while (cur_left(&rd)) {
+		uint16_t key = cur_be16(&rd);
+		uint16_t vlen = cur_be16(&rd);
+		struct cur v = cur_take(&rd, vlen);
+		uint8_t a[16];
+
+		if (rd.err)
+			return "SvcParam runs past the rdata";
+		tb_ch(t, ' ');
+		svc_key(t, key);
+		if (vlen)
+			tb_ch(t, '=');
+		switch (key) {
+		case 0: /* mandatory: a list of keys */
+			if (vlen == 0 || vlen % 2)
+				return "bad mandatory SvcParam";
+			for (int i = 0; cur_left(&v); i++) {
+				if (i)
+					tb_ch(t, ',');
+				svc_key(t, cur_be16(&v));
+			}
+			break;
+		case 1: /* alpn: character-strings */
+			if (vlen == 0)
+				return "empty alpn SvcParam";
+			for (int i = 0; cur_left(&v); i++) {
+				uint8_t n = cur_u8(&v);
+				const uint8_t *s = cur_ptr(&v, n);
+				if (!s || n == 0)
+					return "bad alpn SvcParam";
+				if (i)
+					tb_ch(t, ',');
+				tb_esc(t, s, n, ESC_LIST);
+			}
+			break;
+		case 2: /* no-default-alpn */
+			if (vlen)
+				return "no-default-alpn SvcParam has a value";
+			break;
+		case 3: /* port */
+			if (vlen != 2)
+				return "port SvcParam is not 2 bytes";
+			tb_u32(t, cur_be16(&v));
+			break;
+		case 4: /* ipv4hint */
+		case 6: /* ipv6hint */ {
+			size_t n = key == 4 ? 4 : 16;
+			if (vlen == 0 || vlen % n)
+				return "bad address hint SvcParam";
+			for (int i = 0; cur_left(&v); i++) {
+				cur_bytes(&v, a, n);
+				if (i)
+					tb_ch(t, ',');
+				tb_addr(t, key == 4 ? 4 : 6, a);
+			}
+			break;
+		}
+		case 7: /* dohpath */
+			tb_esc(t, cur_ptr(&v, vlen), vlen, ESC_LIST);
+			break;
+		default: /* ech and unknown keys */
+			tb_hex(t, cur_ptr(&v, vlen), vlen);
+			break;
+		}
+	}
+	if (rd.err)
+		return "rdata shorter than its fields";
+	return NULL;
+}
+
+/* Types rdata_text decodes field by field (the others are shown generic). */
+static int type_decoded(uint16_t type)
+{
+	switch (type) {
+	case LDNS_RR_TYPE_A:
+	case LDNS_RR_TYPE_AAAA:
+	case LDNS_RR_TYPE_NS:
+	case LDNS_RR_TYPE_MD:
+	case LDNS_RR_TYPE_MF:
+	case LDNS_RR_TYPE_CNAME:
+	case LDNS_RR_TYPE_MB:
+	case LDNS_RR_TYPE_MG:
+	case LDNS_RR_TYPE_MR:
+	case LDNS_RR_TYPE_PTR:
+	case LDNS_RR_TYPE_DNAME:
+	case LDNS_RR_TYPE_MX:
+	case LDNS_RR_TYPE_AFSDB:
+	case LDNS_RR_TYPE_RT:
+	case LDNS_RR_TYPE_KX:
+	case LDNS_RR_TYPE_MINFO:
+	case LDNS_RR_TYPE_RP:
+	case LDNS_RR_TYPE_SOA:
+	case LDNS_RR_TYPE_SRV:
+	case LDNS_RR_TYPE_TXT:
+	case LDNS_RR_TYPE_SPF:
+	case LDNS_RR_TYPE_NULL:
+	case LDNS_RR_TYPE_CAA:
+	case LDNS_RR_TYPE_SVCB:
+	case LDNS_RR_TYPE_HTTPS:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Parse the rdata rd of an RR of this type and render it into t (dry when
+ * t->p is NULL). Names may be compressed against msg[0..mlen), which
+ * contains rd. Returns NULL, or why the rdata does not parse as its type
+ * (t then holds garbage: the caller renders it as generic instead).
+ */
+static const char *rdata_text(uint16_t type, const uint8_t *msg, size_t mlen, struct cur rd,
+			      struct tbuf *t)
+{
+	const char *why = NULL;
+	uint8_t a[16];
+
+	switch (type) {
+	case LDNS_RR_TYPE_A:
+		if (cur_left(&rd) != 4)
+			return "A rdata is not 4 bytes";
+		cur_bytes(&rd, a, 4);
+		tb_addr(t, 4, a);
+		break;
+	case LDNS_RR_TYPE_AAAA:
+		if (cur_left(&rd) != 16)
+			return "AAAA rdata is not 16 bytes";
+		cur_bytes(&rd, a, 16);
+		tb_addr(t, 6, a);
+		break;
+	case LDNS_RR_TYPE_NS:
+	case LDNS_RR_TYPE_MD:
+	case LDNS_RR_TYPE_MF:
+	case LDNS_RR_TYPE_CNAME:
+	case LDNS_RR_TYPE_MB:
+	case LDNS_RR_TYPE_MG:
+	case LDNS_RR_TYPE_MR:
+	case LDNS_RR_TYPE_PTR:
+	case LDNS_RR_TYPE_DNAME:
+		if (rd_name(msg, mlen, &rd, t, &why))
+			return why;
+		break;
+	case LDNS_RR_TYPE_MX:
+	case LDNS_RR_TYPE_AFSDB:
+	case LDNS_RR_TYPE_RT:
+	case LDNS_RR_TYPE_KX:
+		tb_u32(t, cur_be16(&rd));
+		tb_ch(t, ' ');
+		if (rd_name(msg, mlen, &rd, t, &why))
+			return why;
+		break;
+	case LDNS_RR_TYPE_MINFO:
+	case LDNS_RR_TYPE_RP:
+	case LDNS_RR_TYPE_SOA:
+		if (rd_name(msg, mlen, &rd, t, &why))
+			return why;
+		tb_ch(t, ' ');
+		if (rd_name(msg, mlen, &rd, t, &why))
+			return why;
+		if (type != LDNS_RR_TYPE_SOA)
+			break;
+		for (int i = 0; i < 5; i++) {
+			tb_ch(t, ' ');
+			tb_u32(t, cur_be32(&rd));
+		}
+		break;
+	case LDNS_RR_TYPE_SRV:
+		for (int i = 0; i < 3; i++) {
+			tb_u32(t, cur_be16(&rd));
+			tb_ch(t, ' ');
+		}
+		if (rd_name(msg, mlen, &rd, t, &why))
+			return why;
+		break;
+	case LDNS_RR_TYPE_TXT:
+	case LDNS_RR_TYPE_SPF:
+		for (int i = 0; cur_left(&rd); i++) {
+			uint8_t n = cur_u8(&rd);
+			const uint8_t *s = cur_ptr(&rd, n);
+			if (!s)
+				return "character-string runs past the rdata";
+			if (i)
+				tb_ch(t, REC_GS);
+			tb_esc(t, s, n, 0);
+		}
+		break;
+	case LDNS_RR_TYPE_NULL: {
+		size_t n = cur_left(&rd);
+		tb_hex(t, cur_ptr(&rd, n), n);
+		break;
+	}
+	case LDNS_RR_TYPE_CAA: {
+		uint8_t flags = cur_u8(&rd);
+		uint8_t tlen = cur_u8(&rd);
+		const uint8_t *tag = cur_ptr(&rd, tlen);
+		size_t vlen = cur_left(&rd);
+		if (!tag || tlen == 0)
+			return "bad CAA tag";
+		tb_u32(t, flags);
+		tb_ch(t, ' ');
+		tb_esc(t, tag, tlen, ESC_LIST);
+		tb_ch(t, ' ');
+		tb_esc(t, cur_ptr(&rd, vlen), vlen, 0);
+		break;
+	}
+	case LDNS_RR_TYPE_SVCB:
+	case LDNS_RR_TYPE_HTTPS:
+		return svcb_text(msg, mlen, rd, t);
+	default: /* keep in step with type_decoded() */
+		generic_text(t, rd);
+		return NULL;
+	}
+	if (rd.err)
+		return "rdata shorter than its fields";
+	if (cur_left(&rd))
+		return "bytes after the rdata fields";
+	return NULL;
+}
+
+/* ---- records -------------------------------------------------------------- */
+
+/* rec_u64 without snprintf (the hot path writes several per RR). */
+static void rec_num(struct rec *r, uint32_t v)
+{
+	char tmp[10];
+	size_t i = sizeof(tmp);
+
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	rec_field(r, tmp + i, sizeof(tmp) - i);
+}
+
+/* After each record: if it did not fit, drop it whole (the record stays
+ * well-formed; finish() marks the cut). */
+static void rec_close(struct dns_out *o, size_t start)
+{
+	rec_end(&o->rec);
+	if (o->rec.overflow) {
+		o->rec.len = start;
+		o->rec.buf[start] = '\0';
+		o->rec.fresh = 1;
+		o->cut = 1;
+	}
+}
+
+static void name_field(struct dns_out *o, const uint8_t *w, size_t n)
+{
+	char tmp[DNS_NAME_MAX];
+	struct tbuf t = {tmp, sizeof(tmp), 0, 0};
+
+	tmp[0] = '\0';
+	tb_name(&t, w, n);
+	rec_field(&o->rec, tmp, t.len);
+}
+
+static void q_record(struct dns_out *o, const uint8_t *w, size_t n, uint16_t type,
+		     uint16_t cls)
+{
+	size_t start = o->rec.len;
+
+	rec_str(&o->rec, "Q");
+	name_field(o, w, n);
+	rec_num(&o->rec, type);
+	rec_num(&o->rec, cls);
+	rec_close(o, start);
+}
+
+/* One RR record; rd lies inside msg[0..mlen), the base for its pointers. */
+static void rr_record(struct dns_out *o, int sec, const uint8_t *owner, size_t owner_len,
+		      uint16_t type, uint16_t cls, uint32_t ttl, const uint8_t *msg,
+		      size_t mlen, struct cur rd)
+{
+	char data[DNS_DATA_MAX];
+	struct tbuf t = {data, sizeof(data), 0, 0};
+	size_t start = o->rec.len;
+
+	data[0] = '\0';
+	if (rdata_text(type, msg, mlen, rd, &t)) {
+		t.len = 0;
+		t.cut = 0;
+		data[0] = '\0';
+		generic_text(&t, rd);
+	}
+	if (t.cut)
+		o->cut = 1;
+	rec_str(&o->rec, sec_tag[sec]);
+	name_field(o, owner, owner_len);
+	rec_num(&o->rec, type);
+	rec_num(&o->rec, cls);
+	rec_num(&o->rec, ttl);
+	rec_field(&o->rec, data, t.len);
+	rec_close(o, start);
+}
+
+/* ---- the cursor walk ------------------------------------------------------ */
+
+struct walk {
+	const uint8_t *msg;
+	size_t len;
+	uint16_t count[4];
+	/* the first problem */
+	const char *why;
+	int why_sec;
+	unsigned why_idx;
+	size_t why_n;  /* SEC_END: bytes after the last record */
+	int why_short; /* the bytes ran out (a cut capture, or counts that lie) */
+	/* what the dry run remembers */
+	struct dname qname;
+	uint16_t qtype, qclass;
+	int have_q;
+	int edns;
+	uint16_t edns_udp;
+	uint8_t edns_ext_rcode, edns_version, edns_do;
+};
+
+static void walk_note(struct walk *w, int sec, unsigned idx, const char *why, int is_short)
+{
+	if (w->why)
+		return;
+	w->why = why;
+	w->why_sec = sec;
+	w->why_idx = idx;
+	w->why_short = is_short;
+}
+
+/*
+ * Walk the message after its header. With o == NULL a dry run: checks every
+ * rule and fills w; otherwise it also writes a record per question and RR it
+ * can read. It stops at the first framing problem (a name that breaks a rule,
+ * bytes that run out); a bad rdata is noted and the walk goes on, since
+ * rdlength still frames the next RR.
+ */
+static void walk(struct walk *w, struct dns_out *o)
+{
+	struct cur c = cur_init(w->msg, w->len);
+	struct dname d;
+	const char *why;
+	int r;
+
+	cur_skip(&c, 12);
+	for (unsigned i = 0; i < w->count[SEC_QD]; i++) {
+		r = name_read(w->msg, w->len, &c, &d, &why);
+		if (r != NM_OK) {
+			walk_note(w, SEC_QD, i, why, r == NM_SHORT);
+			return;
+		}
+		uint16_t type = cur_be16(&c);
+		uint16_t cls = cur_be16(&c);
+		if (c.err) {
+			walk_note(w, SEC_QD, i, "question runs past the end", 1);
+			return;
+		}
+		if (i == 0) {
+			w->qname = d;
+			w->qtype = type;
+			w->qclass = cls;
+			w->have_q = 1;
+		}
+		if (o)
+			q_record(o, d.w, d.len, type, cls);
+	}
+	for (int s = SEC_AN; s <= SEC_AR; s++) {
+		for (unsigned i = 0; i < w->count[s]; i++) {
+			r = name_read(w->msg, w->len, &c, &d, &why);
+			if (r != NM_OK) {
+				walk_note(w, s, i, why, r == NM_SHORT);
+				return;
+			}
+			uint16_t type = cur_be16(&c);
+			uint16_t cls = cur_be16(&c);
+			uint32_t ttl = cur_be32(&c);
+			uint16_t rdlen = cur_be16(&c);
+			if (c.err) {
+				walk_note(w, s, i, "RR header runs past the end", 1);
+				return;
+			}
+			struct cur rd = cur_take(&c, rdlen);
+			if (c.err) {
+				walk_note(w, s, i, "rdata runs past the end", 1);
+				return;
+			}
+			if (s == SEC_AR && type == LDNS_RR_TYPE_OPT) {
+				if (o) {
+					/* already in the header record */
+				} else if (w->edns) {
+					walk_note(w, s, i, "more than one OPT record", 0);
+				} else {
+					w->edns = 1;
+					w->edns_udp = cls;
+					w->edns_ext_rcode = (uint8_t)(ttl >> 24);
+					w->edns_version = (uint8_t)(ttl >> 16);
+					w->edns_do = (uint8_t)(ttl >> 15 & 1);
+				}
+				continue;
+			}
+			if (s == SEC_AR && type == LDNS_RR_TYPE_TSIG && i + 1 != w->count[s])
+				walk_note(w, s, i, "TSIG is not the last record", 0);
+			if (o) {
+				rr_record(o, s, d.w, d.len, type, cls, ttl, w->msg, w->len, rd);
+			} else {
+				struct tbuf dry = {NULL, 0, 0, 0};
+				why = rdata_text(type, w->msg, w->len, rd, &dry);
+				if (why)
+					walk_note(w, s, i, why, 0);
+			}
+		}
+	}
+	if (cur_left(&c) && !w->why) {
+		walk_note(w, SEC_END, 0, "bytes after the last record", 0);
+		w->why_n = cur_left(&c);
+	}
+}
+
+/* ---- the ldns path -------------------------------------------------------- */
+
+/*
+ * The wire RRs in order, beside ldns's lists. ldns splits rdata by its own
+ * per-type descriptors and silently drops bytes beyond them (an A rdata of 5
+ * bytes comes out as 4), so the rdata of types we show as generic is taken
+ * from the wire, not from ldns's rdfs. The walk already checked the framing,
+ * so this cursor cannot fail on a message that reaches the ldns path.
+ */
+struct wire_it {
+	const uint8_t *msg;
+	size_t len;
+	struct cur c;
+	const uint16_t *count;
+	int sec;    /* section of the next wire RR */
+	unsigned i; /* its index there */
+};
+
+static void wire_init(struct wire_it *it, const struct walk *w)
+{
+	struct dname d;
+	const char *why;
+
+	it->msg = w->msg;
+	it->len = w->len;
+	it->count = w->count;
+	it->c = cur_init(w->msg, w->len);
+	cur_skip(&it->c, 12);
+	for (unsigned i = 0; i < w->count[SEC_QD]; i++) {
+		name_read(w->msg, w->len, &it->c, &d, &why);
+		cur_skip(&it->c, 4);
+	}
+	it->sec = SEC_AN;
+	it->i = 0;
+}
+
+/* The next wire RR of section sec as ldns lists them: in the additional
+ * section OPT is never listed and TSIG only when tsig is set. 0 or -1. */
+static int wire_next(struct wire_it *it, int sec, int tsig, uint16_t *type, struct cur *rd)
+{
+	struct dname d;
+	const char *why;
+
+	for (;;) {
+		while (it->sec <= SEC_AR && it->i >= it->count[it->sec]) {
+			it->sec++;
+			it->i = 0;
+		}
+		if (it->sec > sec)
+			return -1;
+		int s = it->sec;
+		it->i++;
+		if (name_read(it->msg, it->len, &it->c, &d, &why) != NM_OK)
+			return -1;
+		uint16_t t = cur_be16(&it->c);
+		cur_skip(&it->c, 6);
+		uint16_t rdlen = cur_be16(&it->c);
+		struct cur r = cur_take(&it->c, rdlen);
+		if (it->c.err)
+			return -1;
+		if (s < sec)
+			continue;
+		if (s == SEC_AR && (t == LDNS_RR_TYPE_OPT || (t == LDNS_RR_TYPE_TSIG) != !!tsig))
+			continue;
+		*type = t;
+		*rd = r;
+		return 0;
+	}
+}
+
+static const uint8_t root_wire[1] = {0};
+
+static void ldns_rr_record(struct dns_out *o, struct wire_it *it, int sec, int tsig,
+			   const ldns_rr *rr)
+{
+	const ldns_rdf *ow = ldns_rr_owner(rr);
+	uint16_t type = (uint16_t)ldns_rr_get_type(rr);
+	uint16_t wtype = 0;
+	struct cur wrd;
+	const uint8_t *base = o->scratch;
+	size_t n = 0;
+
+	if (wire_next(it, sec, tsig, &wtype, &wrd) == 0 && wtype == type &&
+	    !type_decoded(type)) {
+		base = it->msg;
+		n = it->len;
+	} else {
+		/* decoded types: ldns's rdfs, names already uncompressed */
+		for (size_t j = 0; j < ldns_rr_rd_count(rr); j++) {
+			const ldns_rdf *f = ldns_rr_rdf(rr, j);
+			size_t k = f ? ldns_rdf_size(f) : 0;
+			if (k > sizeof(o->scratch) - n) {
+				o->cut = 1;
+				break;
+			}
+			if (k)
+				memcpy(o->scratch + n, ldns_rdf_data(f), k);
+			n += k;
+		}
+		wrd = cur_init(o->scratch, n);
+	}
+	rr_record(o, sec, ow ? ldns_rdf_data(ow) : root_wire, ow ? ldns_rdf_size(ow) : 1,
+		  type, (uint16_t)ldns_rr_get_class(rr), ldns_rr_ttl(rr), base, n, wrd);
+}
+
+/* Render the questions and RRs of a packet that ldns parsed. ldns keeps OPT
+ * and TSIG out of the additional list; OPT is in the header record, TSIG is
+ * listed last, where the walk made sure it was on the wire. */
+static void render_ldns(struct dns_out *o, const struct walk *w, const ldns_pkt *pkt)
+{
+	const ldns_rr_list *q = ldns_pkt_question(pkt);
+	const ldns_rr_list *lists[3] = {ldns_pkt_answer(pkt), ldns_pkt_authority(pkt),
+					ldns_pkt_additional(pkt)};
+	struct wire_it it;
+
+	wire_init(&it, w);
+	for (size_t i = 0; i < ldns_rr_list_rr_count(q); i++) {
+		const ldns_rr *rr = ldns_rr_list_rr(q, i);
+		const ldns_rdf *ow = ldns_rr_owner(rr);
+		q_record(o, ow ? ldns_rdf_data(ow) : root_wire, ow ? ldns_rdf_size(ow) : 1,
+			 (uint16_t)ldns_rr_get_type(rr), (uint16_t)ldns_rr_get_class(rr));
+	}
+	for (int s = 0; s < 3; s++)
+		for (size_t i = 0; i < ldns_rr_list_rr_count(lists[s]); i++)
+			ldns_rr_record(o, &it, SEC_AN + s, 0, ldns_rr_list_rr(lists[s], i));
+	if (ldns_pkt_tsig(pkt))
+		ldns_rr_record(o, &it, SEC_AR, 1, ldns_pkt_tsig(pkt));
+}
+
+/* ---- the message ---------------------------------------------------------- */
+
+static void header_record(struct dns_out *o, const struct walk *w, uint8_t b2, uint8_t b3,
+			  unsigned obs_flags)
+{
+	static const struct {
+		uint8_t byte, mask;
+		const char *name;
+	} flag_bits[] = {
+		{2, 0x04, "aa"}, {2, 0x02, "tc"}, {2, 0x01, "rd"},
+		{3, 0x80, "ra"}, {3, 0x20, "ad"}, {3, 0x10, "cd"},
+	};
+	char flags[32];
+	char reason[DNS_REASON_MAX * 4];
+	size_t fl = 0;
+
+	for (size_t i = 0; i < sizeof(flag_bits) / sizeof(flag_bits[0]); i++) {
+		if (!((flag_bits[i].byte == 2 ? b2 : b3) & flag_bits[i].mask))
+			continue;
+		if (fl)
+			flags[fl++] = ',';
+		memcpy(flags + fl, flag_bits[i].name, 2);
+		fl += 2;
+	}
+	rec_num(&o->rec, o->id);
+	rec_str(&o->rec, o->qr ? "response" : "query");
+	rec_num(&o->rec, o->opcode);
+	rec_num(&o->rec, o->rcode);
+	rec_field(&o->rec, flags, fl);
+	rec_num(&o->rec, o->qdcount);
+	rec_num(&o->rec, o->ancount);
+	rec_num(&o->rec, o->nscount);
+	rec_num(&o->rec, o->arcount);
+	if (w->edns) {
+		rec_num(&o->rec, w->edns_udp);
+		rec_num(&o->rec, w->edns_version);
+		rec_num(&o->rec, w->edns_do);
+	} else {
+		rec_str(&o->rec, "");
+		rec_str(&o->rec, "");
+		rec_str(&o->rec, "");
+	}
+	rec_str(&o->rec, (obs_flags & OBS_F_TCP) ? "tcp" : "udp");
+	rec_field(&o->rec, reason,
+		  o->reason[0] ? text_escape(reason, sizeof(reason), (const uint8_t *)o->reason,
+					     strlen(o->reason), NULL)
+			       : 0);
+	rec_end(&o->rec);
+}
+
+static void set_reason(struct dns_out *o, const struct walk *w)
+{
+	if (w->why_sec == SEC_END)
+		snprintf(o->reason, sizeof(o->reason), "%zu %s", w->why_n, w->why);
+	else
+		snprintf(o->reason, sizeof(o->reason), "%s %u: %s", sec_name[w->why_sec],
+			 w->why_idx + 1, w->why);
+}
+
+int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct dns_out *o)
+{
+	ldns_pkt *pkt = NULL;
+	struct walk w;
+	int own = (obs_flags & DNS_PARSE_OWN) != 0;
+	int is_short = 0;
+	int ret = MOD_OK;
+
+	memset(&w, 0, sizeof(w));
+	o->qname[0] = '\0';
+	o->qname_len = 0;
+	o->id = o->qtype = o->qclass = o->rcode = 0;
+	o->qr = o->opcode = 0;
+	o->qdcount = o->ancount = o->nscount = o->arcount = 0;
+	o->flags = obs_flags & (OBS_F_TCP | OBS_F_TRUNCATED);
+	o->reason[0] = '\0';
+	o->cut = 0;
+	rec_init(&o->rec, o->info_buf, sizeof(o->info_buf) - 8); /* room for "CUT" */
+	o->info = o->info_buf;
+	o->info_len = 0;
+
+	struct cur h = cur_init(msg, len);
+	o->id = cur_be16(&h);
+	uint8_t b2 = cur_u8(&h);
+	uint8_t b3 = cur_u8(&h);
+	for (int s = SEC_QD; s <= SEC_AR; s++)
+		w.count[s] = cur_be16(&h);
+	if (h.err) {
+		snprintf(o->reason, sizeof(o->reason), "header: message shorter than 12 bytes");
+		o->id = 0;
+		is_short = 1;
+		goto done;
+	}
+	o->qr = b2 >> 7;
+	o->opcode = (b2 >> 3) & 15;
+	o->qdcount = w.count[SEC_QD];
+	o->ancount = w.count[SEC_AN];
+	o->nscount = w.count[SEC_NS];
+	o->arcount = w.count[SEC_AR];
+
+	w.msg = msg;
+	w.len = len;
+	walk(&w, NULL);
+	if (w.why) {
+		set_reason(o, &w);
+		is_short = w.why_short;
+		own = 1;
+	}
+	if (!own) {
+		ldns_status st = ldns_wire2pkt(&pkt, msg, len);
+		if (st == LDNS_STATUS_MEM_ERR) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (st != LDNS_STATUS_OK) {
+			snprintf(o->reason, sizeof(o->reason), "ldns: %s",
+				 ldns_get_errorstr_by_id(st));
+			own = 1;
+		}
+	}
+	o->rcode = (uint16_t)((unsigned)w.edns_ext_rcode << 4 | (b3 & 15));
+	if (w.have_q) {
+		o->qname_len = dns_name_text(o->qname, sizeof(o->qname), w.qname.w, w.qname.len,
+					     NULL);
+		o->qtype = w.qtype;
+		o->qclass = w.qclass;
+	}
+	header_record(o, &w, b2, b3, obs_flags);
+	if (own)
+		walk(&w, o);
+	else
+		render_ldns(o, &w, pkt);
+
+done:
+	if (o->cut || o->rec.overflow) {
+		/* the reserved bytes hold the marker */
+		o->cut = 1;
+		o->rec.cap = sizeof(o->info_buf);
+		o->rec.overflow = 0;
+		o->rec.fresh = 1;
+		rec_str(&o->rec, "CUT");
+		rec_end(&o->rec);
+	}
+	o->info_len = o->rec.len;
+	if (o->reason[0]) {
+		if (is_short && (obs_flags & OBS_F_TRUNCATED)) {
+			ret = MOD_TRUNCATED;
+		} else {
+			ret = MOD_MALFORMED;
+			o->flags |= OBS_F_MALFORMED;
+		}
+	}
+out:
+	ldns_pkt_free(pkt);
+	return ret;
+}
+
+/* ---- the module ----------------------------------------------------------- */
+
+struct dns_state {
+	struct dns_out out;
+};
+
+static int dns_init(const struct module_env *env, void **state)
+{
+	struct dns_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return -ENOMEM;
+	*state = st;
+	return 0;
+}
+
+static void dns_fini(void *state)
+{
+	free(state);
+}
+
+static int dns_port(uint16_t port)
+{
+	switch (port) {
+	case 53:   /* DNS */
+	case 5353: /* mDNS */
+	case 5355: /* LLMNR */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The worse of two results: malformed > truncated > ok. */
+static int worse(int a, int b)
+{
+	if (a == MOD_MALFORMED || b == MOD_MALFORMED)
+		return MOD_MALFORMED;
+	if (a == MOD_TRUNCATED || b == MOD_TRUNCATED)
+		return MOD_TRUNCATED;
+	return MOD_OK;
+}
+
+/* Parse one message and emit its observation (none without a header). */
+static int dns_message(struct dns_out *o, const struct pkt *p, struct emit *out,
+		       const uint8_t *msg, size_t len, unsigned flags)
+{
+	int ret = dns_parse_message(msg, len, flags, o);
+
+	if (ret < 0 || o->info_len == 0)
+		return ret;
+	struct obs ob = {
+		.kind = o->qr ? OBS_DNS_ANSWER : OBS_DNS_QUERY,
+		.pkt = p,
+		.name = o->qname,
+		.name_len = o->qname_len,
+		.type = o->qtype,
+		.code = o->rcode,
+		.size = (uint32_t)len,
+		.flags = o->flags,
+		.info = o->info,
+		.info_len = o->info_len,
+	};
+	int e = out->obs(out, &ob);
+	return e < 0 ? e : ret;
+}
+
+/*
+ * DNS over TCP: every complete length-prefixed message in the stream after
+ * what was consumed. A message still missing bytes waits for the next
+ * segment, unless the stream can no longer grow (overflow or a hole): then
+ * what is there is parsed as a cut message and the direction is finished.
+ */
+static int dns_tcp(struct dns_out *o, const struct pkt *p, struct emit *out)
+{
+	struct flow_stream *s;
+	int ret = MOD_OK;
+
+	if (!p->flow)
+		return MOD_NOT_MINE;
+	s = &p->flow->st[p->dir ? 1 : 0];
+	while (!s->done && s->buf && s->consumed < s->len) {
+		struct cur c = cur_init(s->buf + s->consumed, s->len - s->consumed);
+		uint16_t mlen = cur_be16(&c);
+		struct cur body = c;
+		const uint8_t *m = cur_ptr(&c, mlen);
+		int r;
+
+		if (!m) {
+			size_t left = cur_left(&body);
+			if (!s->overflow && !s->gap)
+				break;
+			/* will never complete: keep what could be read */
+			s->done = 1;
+			r = body.err ? MOD_TRUNCATED
+				     : dns_message(o, p, out, cur_ptr(&body, left), left,
+						   OBS_F_TCP | OBS_F_TRUNCATED);
+			if (r < 0)
+				return r;
+			ret = worse(ret, r);
+			break;
+		}
+		s->consumed += 2u + mlen;
+		r = dns_message(o, p, out, m, mlen, OBS_F_TCP);
+		if (r < 0)
+			return r;
+		ret = worse(ret, r);
+	}
+	return ret;
+}
+
+static int dns_on_packet(void *state, const struct pkt *p, struct emit *out)
+{
+	struct dns_state *st = state;
+
+	switch (p->proto) {
+	case IPPROTO_UDP:
+		if (!dns_port(p->sport) && !dns_port(p->dport))
+			return MOD_NOT_MINE;
+		if (p->payload_len < 12)
+			return (p->flags & PKT_SHORT) && p->payload_len ? MOD_TRUNCATED
+									: MOD_NOT_MINE;
+		return dns_message(&st->out, p, out, p->payload, p->payload_len,
+				   (p->flags & PKT_SHORT) ? OBS_F_TRUNCATED : 0);
+	case IPPROTO_TCP:
+		if (p->sport != 53 && p->dport != 53)
+			return MOD_NOT_MINE;
+		return dns_tcp(&st->out, p, out);
+	default:
+		return MOD_NOT_MINE;
+	}
+}
+
+const struct module dns_module = {
+	.name = "dns",
+	.sel = SEL_UDP | SEL_TCP | SEL_PAYLOAD,
+	.init = dns_init,
+	.fini = dns_fini,
+	.on_packet = dns_on_packet,
+};

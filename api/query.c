@@ -1,1 +1,563 @@
-/* query.c - stub */
+/*
+ * query.c - the read side of the database (query.h): a read-only connection,
+ * filtered cursor paging over events and alerts, and the CLI printers.
+ *
+ * SQL text is never built from data: the event queries are two fixed
+ * statements, and the alert query is assembled from fixed fragments chosen
+ * by which filters are present; every value is a bound named parameter.
+ * Events of one family (dns = kinds 1 and 2, ...) are read as a UNION ALL of
+ * two index range scans on events(kind, id) that SQLite merges in id order,
+ * so a page costs O(limit) however large the table is.
+ */
+#include "query.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <sqlite3.h>
+
+#include "../analyzers/module.h"
+#include "../sensor/store.h"
+#include "../sensor/text.h"
+#include "dns_json.h"
+#include "event_json.h"
+
+#define READ_BUSY_MS 2000
+
+struct query {
+	sqlite3 *db;
+	char *path;
+};
+
+#define EVENT_COLS                                                               \
+	"id, ts, kind, flow_id, proto, src_ip, src_port, dst_ip, dst_port, name, type, code, " \
+	"size, flags, info"
+static const char SQL_EVENTS_ALL[] =
+	"SELECT " EVENT_COLS " FROM events WHERE id > :since ORDER BY id LIMIT :limit";
+static const char SQL_EVENTS_KIND[] =
+	"SELECT " EVENT_COLS " FROM events WHERE kind = :k1 AND id > :since "
+	"UNION ALL "
+	"SELECT " EVENT_COLS " FROM events WHERE kind = :k2 AND id > :since "
+	"ORDER BY id LIMIT :limit";
+
+#define ALERT_COLS                                                               \
+	"id, class, severity, first_ts, last_ts, count, outcome, proto, src_ip, src_port, " \
+	"dst_ip, dst_port, subject, score, rule, summary, evidence"
+static const char SQL_ALERTS_BASE[] = "SELECT " ALERT_COLS " FROM alerts WHERE id > :since";
+static const char SQL_ALERTS_CLASS[] = " AND class = :class";
+static const char SQL_ALERTS_SEV[] = " AND severity >= :sev";
+static const char SQL_ALERTS_SRC[] = " AND src_ip = :src";
+static const char SQL_ALERTS_TAIL[] = " ORDER BY id LIMIT :limit";
+static const char SQL_ALERT_ONE[] = "SELECT " ALERT_COLS " FROM alerts WHERE id = :id";
+
+static const struct {
+	const char *name;
+	int lo, hi;
+} kind_families[] = {
+	{"dns", OBS_DNS_QUERY, OBS_DNS_ANSWER},
+	{"http", OBS_HTTP_REQUEST, OBS_HTTP_RESPONSE},
+	{"tls", OBS_TLS_CLIENT_HELLO, OBS_TLS_SERVER_HELLO},
+	{"icmp", OBS_ICMP, OBS_ICMP},
+};
+
+int query_kind_range(const char *kind, int *lo, int *hi)
+{
+	for (size_t i = 0; kind && i < sizeof(kind_families) / sizeof(kind_families[0]); i++)
+		if (strcmp(kind, kind_families[i].name) == 0) {
+			*lo = kind_families[i].lo;
+			*hi = kind_families[i].hi;
+			return 0;
+		}
+	return -1;
+}
+
+int query_severity_level(const char *s)
+{
+	if (!s)
+		return -1;
+	for (int i = 1; i <= 5; i++)
+		if (strcmp(s, event_severity_name(i)) == 0)
+			return i;
+	if (s[0] >= '1' && s[0] <= '5' && s[1] == '\0')
+		return s[0] - '0';
+	return -1;
+}
+
+/* ---- open and close -------------------------------------------------- */
+
+static int one_int(sqlite3 *db, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -1;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*out = sqlite3_column_int64(st, 0);
+		rc = 0;
+	}
+out:
+	if (sqlite3_finalize(st) != SQLITE_OK)
+		rc = -1;
+	return rc;
+}
+
+int query_open(struct query **out, const char *db_path, char *err, size_t errlen)
+{
+	struct query *q;
+	struct stat sb;
+	int64_t version = 0;
+
+	*out = NULL;
+	if (!db_path) {
+		snprintf(err, errlen, "query: no database path");
+		return -1;
+	}
+	if (stat(db_path, &sb) < 0) {
+		snprintf(err, errlen, "%s: %s", db_path, strerror(errno));
+		return -1;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q || !(q->path = strdup(db_path))) {
+		snprintf(err, errlen, "%s: out of memory", db_path);
+		goto fail;
+	}
+	if (sqlite3_open_v2(db_path, &q->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot open database: %s", db_path,
+			 q->db ? sqlite3_errmsg(q->db) : "out of memory");
+		goto fail;
+	}
+	if (sqlite3_busy_timeout(q->db, READ_BUSY_MS) != SQLITE_OK ||
+	    one_int(q->db, "PRAGMA user_version", &version) < 0) {
+		snprintf(err, errlen, "%s: not a database, or unreadable: %s", db_path,
+			 sqlite3_errmsg(q->db));
+		goto fail;
+	}
+	if (version == 0) {
+		snprintf(err, errlen, "%s: not an egresswatch database (no schema)", db_path);
+		goto fail;
+	}
+	if (version > store_schema_version()) {
+		snprintf(err, errlen,
+			 "%s: schema version %lld is newer than this egresswatch supports (%d)",
+			 db_path, (long long)version, store_schema_version());
+		goto fail;
+	}
+	*out = q;
+	return 0;
+fail:
+	query_close(q);
+	return -1;
+}
+
+void query_close(struct query *q)
+{
+	if (!q)
+		return;
+	sqlite3_close(q->db); /* no statement outlives a call */
+	free(q->path);
+	free(q);
+}
+
+/* ---- binding --------------------------------------------------------- */
+
+static int bind_i64(sqlite3_stmt *st, const char *name, int64_t v)
+{
+	int i = sqlite3_bind_parameter_index(st, name);
+	return i ? sqlite3_bind_int64(st, i, v) : SQLITE_RANGE;
+}
+
+static int bind_text(sqlite3_stmt *st, const char *name, const char *v)
+{
+	int i = sqlite3_bind_parameter_index(st, name);
+	return i ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT) : SQLITE_RANGE;
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st, i);
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+typedef int event_row_fn(void *arg, const struct event_row *r);
+
+static void read_event(sqlite3_stmt *st, struct event_row *r)
+{
+	r->id = sqlite3_column_int64(st, 0);
+	r->ts = (uint64_t)sqlite3_column_int64(st, 1);
+	r->kind = sqlite3_column_int(st, 2);
+	r->flow_id = sqlite3_column_int64(st, 3);
+	r->proto = sqlite3_column_int(st, 4);
+	r->src_ip = col_text(st, 5);
+	r->src_port = sqlite3_column_int(st, 6);
+	r->dst_ip = col_text(st, 7);
+	r->dst_port = sqlite3_column_int(st, 8);
+	r->name = col_text(st, 9);
+	r->type = sqlite3_column_int(st, 10);
+	r->code = sqlite3_column_int(st, 11);
+	r->size = sqlite3_column_int64(st, 12);
+	r->flags = (unsigned)sqlite3_column_int64(st, 13);
+	r->info = col_text(st, 14);
+	r->info_len = r->info ? (size_t)sqlite3_column_bytes(st, 14) : 0;
+}
+
+static int64_t iter_events(struct query *q, const struct event_filter *f, event_row_fn *fn,
+			   void *arg, int64_t *last_id, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int lo = 0, hi = 0, brc = SQLITE_OK, rc;
+	int64_t n = -1, since = f ? f->since_id : 0, limit = f ? f->limit : -1;
+	const char *kind = f ? f->kind : NULL;
+
+	if (last_id)
+		*last_id = since;
+	if (kind && query_kind_range(kind, &lo, &hi) < 0) {
+		snprintf(err, errlen, "%s: unknown event kind '%s' (want dns, http, tls or icmp)",
+			 q->path, kind);
+		return -1;
+	}
+	if (sqlite3_prepare_v2(q->db, kind ? SQL_EVENTS_KIND : SQL_EVENTS_ALL, -1, &st, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "%s: events: %s", q->path, sqlite3_errmsg(q->db));
+		goto out;
+	}
+	brc |= bind_i64(st, ":since", since);
+	brc |= bind_i64(st, ":limit", limit < 0 ? -1 : limit);
+	if (kind) {
+		brc |= bind_i64(st, ":k1", lo);
+		brc |= bind_i64(st, ":k2", hi != lo ? hi : 0); /* no kind 0: one branch */
+	}
+	if (brc != SQLITE_OK) {
+		snprintf(err, errlen, "%s: events: bind: %s", q->path, sqlite3_errmsg(q->db));
+		goto out;
+	}
+	n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct event_row r;
+		read_event(st, &r);
+		n++;
+		if (last_id)
+			*last_id = r.id;
+		int frc = fn(arg, &r);
+		if (frc < 0) {
+			snprintf(err, errlen, "%s: events: out of memory or output error", q->path);
+			n = -1;
+			goto out;
+		}
+		if (frc > 0)
+			goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(err, errlen, "%s: events: %s", q->path, sqlite3_errmsg(q->db));
+		n = -1;
+	}
+out:
+	if (sqlite3_finalize(st) != SQLITE_OK && n >= 0) {
+		snprintf(err, errlen, "%s: events: %s", q->path, sqlite3_errmsg(q->db));
+		n = -1;
+	}
+	return n;
+}
+
+struct json_cb {
+	query_row_fn *fn;
+	void *arg;
+};
+
+static int event_to_json(void *arg, const struct event_row *r)
+{
+	struct json_cb *c = arg;
+	json_t *o = event_json_new(r);
+	if (!o)
+		return -1;
+	int rc = c->fn(c->arg, o);
+	json_decref(o);
+	return rc ? 1 : 0;
+}
+
+int64_t query_events(struct query *q, const struct event_filter *f, query_row_fn *fn, void *arg,
+		     int64_t *last_id, char *err, size_t errlen)
+{
+	struct json_cb c = {fn, arg};
+	return iter_events(q, f, event_to_json, &c, last_id, err, errlen);
+}
+
+/* ---- alerts ----------------------------------------------------------- */
+
+typedef int alert_row_fn(void *arg, const struct alert_row *r);
+
+static void read_alert(sqlite3_stmt *st, struct alert_row *r)
+{
+	r->id = sqlite3_column_int64(st, 0);
+	r->class_name = col_text(st, 1);
+	r->severity = sqlite3_column_int(st, 2);
+	r->first_ts = (uint64_t)sqlite3_column_int64(st, 3);
+	r->last_ts = (uint64_t)sqlite3_column_int64(st, 4);
+	r->count = sqlite3_column_int64(st, 5);
+	r->outcome = col_text(st, 6);
+	r->proto = sqlite3_column_int(st, 7);
+	r->src_ip = col_text(st, 8);
+	r->src_port = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 9);
+	r->dst_ip = col_text(st, 10);
+	r->dst_port = sqlite3_column_type(st, 11) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 11);
+	r->subject = col_text(st, 12);
+	r->has_score = sqlite3_column_type(st, 13) != SQLITE_NULL;
+	r->score = sqlite3_column_double(st, 13);
+	r->rule = col_text(st, 14);
+	r->summary = col_text(st, 15);
+	r->evidence = col_text(st, 16);
+	r->evidence_len = r->evidence ? (size_t)sqlite3_column_bytes(st, 16) : 0;
+}
+
+static int64_t iter_alerts(struct query *q, const struct alert_filter *f, alert_row_fn *fn,
+			   void *arg, int64_t *last_id, char *err, size_t errlen)
+{
+	char sql[sizeof(SQL_ALERTS_BASE) + sizeof(SQL_ALERTS_CLASS) + sizeof(SQL_ALERTS_SEV) +
+		 sizeof(SQL_ALERTS_SRC) + sizeof(SQL_ALERTS_TAIL)];
+	sqlite3_stmt *st = NULL;
+	int sev = 0, brc = SQLITE_OK, rc;
+	int64_t n = -1, since = f ? f->since_id : 0, limit = f ? f->limit : -1;
+
+	if (last_id)
+		*last_id = since;
+	if (f && f->severity && (sev = query_severity_level(f->severity)) < 0) {
+		snprintf(err, errlen,
+			 "%s: unknown severity '%s' (want info, low, medium, high or critical)",
+			 q->path, f->severity);
+		return -1;
+	}
+	/* Fixed fragments only; the values are bound below. */
+	strcpy(sql, SQL_ALERTS_BASE);
+	if (f && f->class_name)
+		strcat(sql, SQL_ALERTS_CLASS);
+	if (sev)
+		strcat(sql, SQL_ALERTS_SEV);
+	if (f && f->src)
+		strcat(sql, SQL_ALERTS_SRC);
+	strcat(sql, SQL_ALERTS_TAIL);
+
+	if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: alerts: %s", q->path, sqlite3_errmsg(q->db));
+		goto out;
+	}
+	brc |= bind_i64(st, ":since", since);
+	brc |= bind_i64(st, ":limit", limit < 0 ? -1 : limit);
+	if (f && f->class_name)
+		brc |= bind_text(st, ":class", f->class_name);
+	if (sev)
+		brc |= bind_i64(st, ":sev", sev);
+	if (f && f->src)
+		brc |= bind_text(st, ":src", f->src);
+	if (brc != SQLITE_OK) {
+		snprintf(err, errlen, "%s: alerts: bind: %s", q->path, sqlite3_errmsg(q->db));
+		goto out;
+	}
+	n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct alert_row r;
+		read_alert(st, &r);
+		n++;
+		if (last_id)
+			*last_id = r.id;
+		int frc = fn(arg, &r);
+		if (frc < 0) {
+			snprintf(err, errlen, "%s: alerts: out of memory or output error", q->path);
+			n = -1;
+			goto out;
+		}
+		if (frc > 0)
+			goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(err, errlen, "%s: alerts: %s", q->path, sqlite3_errmsg(q->db));
+		n = -1;
+	}
+out:
+	if (sqlite3_finalize(st) != SQLITE_OK && n >= 0) {
+		snprintf(err, errlen, "%s: alerts: %s", q->path, sqlite3_errmsg(q->db));
+		n = -1;
+	}
+	return n;
+}
+
+static int alert_to_json(void *arg, const struct alert_row *r)
+{
+	struct json_cb *c = arg;
+	json_t *o = alert_json_new(r);
+	if (!o)
+		return -1;
+	int rc = c->fn(c->arg, o);
+	json_decref(o);
+	return rc ? 1 : 0;
+}
+
+int64_t query_alerts(struct query *q, const struct alert_filter *f, query_row_fn *fn, void *arg,
+		     int64_t *last_id, char *err, size_t errlen)
+{
+	struct json_cb c = {fn, arg};
+	return iter_alerts(q, f, alert_to_json, &c, last_id, err, errlen);
+}
+
+int query_alert_get(struct query *q, int64_t id, json_t **out, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -1, src;
+
+	*out = NULL;
+	if (sqlite3_prepare_v2(q->db, SQL_ALERT_ONE, -1, &st, NULL) != SQLITE_OK ||
+	    bind_i64(st, ":id", id) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: alert: %s", q->path, sqlite3_errmsg(q->db));
+		goto out;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_ROW) {
+		struct alert_row r;
+		read_alert(st, &r);
+		*out = alert_json_new(&r);
+		if (*out)
+			rc = 0;
+		else
+			snprintf(err, errlen, "%s: alert: out of memory", q->path);
+	} else if (src == SQLITE_DONE) {
+		rc = 1;
+	} else {
+		snprintf(err, errlen, "%s: alert: %s", q->path, sqlite3_errmsg(q->db));
+	}
+out:
+	if (sqlite3_finalize(st) != SQLITE_OK && rc >= 0) {
+		snprintf(err, errlen, "%s: alert: %s", q->path, sqlite3_errmsg(q->db));
+		json_decref(*out);
+		*out = NULL;
+		rc = -1;
+	}
+	return rc;
+}
+
+/* ---- printing (the CLI) ------------------------------------------------ */
+
+/* "addr:port", "[v6]:port", or "addr" when there is no port. */
+static void endpoint(char *buf, size_t cap, const char *ip, int port)
+{
+	if (!ip || !*ip)
+		ip = "-";
+	if (port <= 0)
+		snprintf(buf, cap, "%s", ip);
+	else if (strchr(ip, ':'))
+		snprintf(buf, cap, "[%s]:%d", ip, port);
+	else
+		snprintf(buf, cap, "%s:%d", ip, port);
+}
+
+struct printer {
+	FILE *out;
+	int json;
+};
+
+static int dump_line(FILE *out, json_t *o)
+{
+	int rc = json_dumpf(o, out, EVENT_JSON_DUMP_FLAGS);
+	json_decref(o);
+	if (rc < 0 || fputc('\n', out) == EOF)
+		return -1;
+	return 0;
+}
+
+static int print_event(void *arg, const struct event_row *r)
+{
+	struct printer *p = arg;
+	char ts[40], src[80], dst[80], tc[48], pbuf[16];
+	const char *kind = event_kind_name(r->kind);
+
+	if (p->json) {
+		json_t *o = event_json_new(r);
+		return o ? dump_line(p->out, o) : -1;
+	}
+	text_time(ts, sizeof(ts), r->ts);
+	endpoint(src, sizeof(src), r->src_ip, r->src_port);
+	endpoint(dst, sizeof(dst), r->dst_ip, r->dst_port);
+	if (r->kind == OBS_DNS_QUERY || r->kind == OBS_DNS_ANSWER) {
+		char tn[DNS_MNEMONIC_MAX], cn[DNS_MNEMONIC_MAX];
+		const char *t = dns_type_str((unsigned)r->type, tn, sizeof(tn));
+		const char *c = dns_rcode_str((unsigned)r->code, cn, sizeof(cn));
+		if (r->kind == OBS_DNS_QUERY)
+			snprintf(tc, sizeof(tc), "%s", t);
+		else
+			snprintf(tc, sizeof(tc), "%s/%s", t, c);
+	} else {
+		snprintf(tc, sizeof(tc), "type=%d code=%d", r->type, r->code);
+	}
+	if (fprintf(p->out, "%s %-4s %-6s %s -> %s  %s  %s%s\n", ts, kind ? kind : "?",
+		    event_proto_name(r->proto, pbuf, sizeof(pbuf)), src, dst,
+		    r->name ? r->name : "-", tc, (r->flags & OBS_F_MALFORMED) ? " malformed" : "") <
+	    0)
+		return -1;
+	return 0;
+}
+
+static int print_alert(void *arg, const struct alert_row *r)
+{
+	struct printer *p = arg;
+	char ts[40], src[80], dst[80];
+	const char *sev = event_severity_name(r->severity);
+
+	if (p->json) {
+		json_t *o = alert_json_new(r);
+		return o ? dump_line(p->out, o) : -1;
+	}
+	text_time(ts, sizeof(ts), r->first_ts);
+	endpoint(src, sizeof(src), r->src_ip, r->src_port);
+	endpoint(dst, sizeof(dst), r->dst_ip, r->dst_port);
+	if (fprintf(p->out, "%s %-8s %-18s %s -> %s  %s  count=%lld %s\n", ts, sev ? sev : "?",
+		    r->class_name ? r->class_name : "-", src, dst, r->subject ? r->subject : "-",
+		    (long long)r->count, r->outcome ? r->outcome : "unknown") < 0)
+		return -1;
+	return 0;
+}
+
+int query_print_events(const char *db_path, const struct event_filter *f, FILE *out, int json)
+{
+	char err[512];
+	struct query *q = NULL;
+	struct printer p = {out, json};
+	int rc = -1;
+
+	if (query_open(&q, db_path, err, sizeof(err)) < 0)
+		goto out;
+	if (iter_events(q, f, print_event, &p, NULL, err, sizeof(err)) < 0)
+		goto out;
+	if (fflush(out) == EOF || ferror(out)) {
+		snprintf(err, sizeof(err), "%s: events: write error: %s", db_path, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc < 0)
+		fprintf(stderr, "%s\n", err);
+	query_close(q);
+	return rc;
+}
+
+int query_print_alerts(const char *db_path, const struct alert_filter *f, FILE *out, int json)
+{
+	char err[512];
+	struct query *q = NULL;
+	struct printer p = {out, json};
+	int rc = -1;
+
+	if (query_open(&q, db_path, err, sizeof(err)) < 0)
+		goto out;
+	if (iter_alerts(q, f, print_alert, &p, NULL, err, sizeof(err)) < 0)
+		goto out;
+	if (fflush(out) == EOF || ferror(out)) {
+		snprintf(err, sizeof(err), "%s: alerts: write error: %s", db_path, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc < 0)
+		fprintf(stderr, "%s\n", err);
+	query_close(q);
+	return rc;
+}

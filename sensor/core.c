@@ -1,0 +1,320 @@
+/*
+ * core.c - the packet path of core.h.
+ *
+ * core_packet() decodes a frame, files it in the flow table, offers it to
+ * every analyzer whose selection matches, and hands each observation an
+ * analyzer emits to the store (as an event) and to the detectors that asked
+ * for its kind. Module results are counted per module; nothing here exits or
+ * prints per packet.
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define TICK_US 1000000u /* detectors' on_tick period, packet time */
+
+struct core {
+	struct decoder *dec;
+	struct flow_table *flows;
+	struct store *store;
+	const char *db_path;
+	void *mod_state[CORE_MAX_MODULES];
+	unsigned n_modules;
+	struct emit emit;
+	uint64_t next_tick_us;
+	struct core_stats stats;
+};
+
+static int core_emit_obs(struct emit *e, const struct obs *o);
+static int core_emit_alert(struct emit *e, const struct alert *a);
+
+const char *core_kind_name(enum obs_kind k)
+{
+	switch (k) {
+	case OBS_DNS_QUERY:
+	case OBS_DNS_ANSWER:
+		return "dns";
+	case OBS_HTTP_REQUEST:
+	case OBS_HTTP_RESPONSE:
+		return "http";
+	case OBS_TLS_CLIENT_HELLO:
+	case OBS_TLS_SERVER_HELLO:
+		return "tls";
+	case OBS_ICMP:
+		return "icmp";
+	default:
+		return "unknown";
+	}
+}
+
+int core_open(struct core **out, const struct core_config *cfg, char *err, size_t errlen)
+{
+	struct core *c;
+	struct module_env env = {0};
+	int rc = -1;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	c->emit.obs = core_emit_obs;
+	c->emit.alert = core_emit_alert;
+	c->emit.core = c;
+	c->db_path = cfg->db_path;
+	c->dec = decoder_new(&cfg->decode);
+	c->flows = flow_table_new(&cfg->flow, NULL, c);
+	if (!c->dec || !c->flows) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (cfg->db_path && store_open(&c->store, cfg->db_path, &cfg->store, err, errlen) < 0)
+		goto fail;
+	env.flows = c->flows;
+	for (unsigned i = 0; modules[i]; i++) {
+		if (i >= CORE_MAX_MODULES) {
+			snprintf(err, errlen, "too many modules (at most %d)", CORE_MAX_MODULES);
+			goto fail;
+		}
+		c->n_modules = i + 1;
+		if (modules[i]->init) {
+			int r = modules[i]->init(&env, &c->mod_state[i]);
+			if (r < 0) {
+				snprintf(err, errlen, "module %s: %s", modules[i]->name,
+					 strerror(-r));
+				goto fail;
+			}
+		}
+	}
+	*out = c;
+	rc = 0;
+	goto out;
+fail:
+	core_close(c);
+out:
+	return rc;
+}
+
+static void core_write_stats(struct core *c, const struct flow_stats *fs)
+{
+	const struct decode_stats *ds = decode_stats(c->dec);
+	char name[96];
+
+	store_put_stat(c->store, "packets", (int64_t)c->stats.packets);
+	store_put_stat(c->store, "bytes", (int64_t)c->stats.bytes);
+	store_put_stat(c->store, "first_ts_us", (int64_t)c->stats.first_ts_us);
+	store_put_stat(c->store, "last_ts_us", (int64_t)c->stats.last_ts_us);
+	store_put_stat(c->store, "decode.not_ip", (int64_t)ds->not_ip);
+	for (int l = 0; l < L_COUNT; l++) {
+		const char *ln = decode_layer_name((enum decode_layer)l);
+		snprintf(name, sizeof(name), "decode.%s.ok", ln);
+		store_put_stat(c->store, name, (int64_t)ds->ok[l]);
+		snprintf(name, sizeof(name), "decode.%s.truncated", ln);
+		store_put_stat(c->store, name, (int64_t)ds->truncated[l]);
+		snprintf(name, sizeof(name), "decode.%s.malformed", ln);
+		store_put_stat(c->store, name, (int64_t)ds->malformed[l]);
+	}
+	store_put_stat(c->store, "flows.created", (int64_t)fs->created);
+	store_put_stat(c->store, "flows.evicted", (int64_t)fs->evicted);
+	for (unsigned i = 0; i < c->n_modules; i++) {
+		const struct mod_counts *m = &c->stats.mod[i];
+		snprintf(name, sizeof(name), "module.%s.ok", modules[i]->name);
+		store_put_stat(c->store, name, (int64_t)m->ok);
+		snprintf(name, sizeof(name), "module.%s.truncated", modules[i]->name);
+		store_put_stat(c->store, name, (int64_t)m->truncated);
+		snprintf(name, sizeof(name), "module.%s.malformed", modules[i]->name);
+		store_put_stat(c->store, name, (int64_t)m->malformed);
+	}
+}
+
+int core_close(struct core *c)
+{
+	struct flow_stats fs = {0};
+	int rc = 0;
+
+	if (!c)
+		return 0;
+	if (c->flows)
+		fs = *flow_table_stats(c->flows);
+	/* Flows end first: analyzers may still emit from their flow state. */
+	flow_table_free(c->flows);
+	c->flows = NULL;
+	for (unsigned i = 0; i < c->n_modules; i++)
+		if (modules[i]->fini)
+			modules[i]->fini(c->mod_state[i]);
+	if (c->store) {
+		core_write_stats(c, &fs);
+		if (store_close(c->store) < 0)
+			rc = -1;
+	}
+	decoder_free(c->dec);
+	free(c);
+	return rc;
+}
+
+/* Does packet p fall in a module's selection? */
+static int core_selected(unsigned sel, const struct pkt *p)
+{
+	int conn_start;
+
+	if (sel & SEL_ALL)
+		return 1;
+	switch (p->proto) {
+	case IPPROTO_UDP:
+		if (!(sel & (SEL_UDP | SEL_CONN_START)))
+			return 0;
+		conn_start = 1;
+		break;
+	case IPPROTO_TCP:
+		if (!(sel & (SEL_TCP | SEL_CONN_START)))
+			return 0;
+		conn_start = (p->tcp_flags & (TH_SYN | TH_ACK)) == TH_SYN;
+		break;
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6:
+		return (sel & SEL_ICMP) != 0;
+	default:
+		return 0;
+	}
+	if ((sel & SEL_CONN_START) && conn_start)
+		return 1;
+	if (!(sel & (SEL_UDP | SEL_TCP)))
+		return 0;
+	if (p->proto == IPPROTO_UDP && !(sel & SEL_UDP))
+		return 0;
+	if (p->proto == IPPROTO_TCP && !(sel & SEL_TCP))
+		return 0;
+	if ((sel & SEL_PAYLOAD) && p->payload_len == 0)
+		return 0;
+	return 1;
+}
+
+static void core_count(struct mod_counts *m, int r)
+{
+	switch (r) {
+	case MOD_OK:
+		m->ok++;
+		break;
+	case MOD_NOT_MINE:
+		m->not_mine++;
+		break;
+	case MOD_TRUNCATED:
+		m->truncated++;
+		break;
+	case MOD_MALFORMED:
+		m->malformed++;
+		break;
+	default:
+		m->failed++;
+		break;
+	}
+}
+
+static void core_tick(struct core *c, uint64_t now_us)
+{
+	for (unsigned i = 0; i < c->n_modules; i++)
+		if (modules[i]->on_tick)
+			modules[i]->on_tick(c->mod_state[i], now_us, &c->emit);
+}
+
+void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
+		 uint32_t caplen, uint32_t wirelen, uint32_t iface)
+{
+	struct pkt p;
+	enum decode_result dr;
+
+	c->stats.packets++;
+	c->stats.bytes += wirelen;
+	if (!c->stats.first_ts_us)
+		c->stats.first_ts_us = ts_us;
+	if (ts_us > c->stats.last_ts_us)
+		c->stats.last_ts_us = ts_us;
+
+	dr = decode_packet(c->dec, dlt, data, caplen, wirelen, ts_us, &p);
+	if (dr != DECODE_OK)
+		return;
+	p.iface = iface;
+	p.flow = NULL;
+	p.dir = 0;
+	flow_table_update(c->flows, &p);
+
+	for (unsigned i = 0; i < c->n_modules; i++) {
+		const struct module *m = modules[i];
+		if (!m->on_packet || !core_selected(m->sel, &p))
+			continue;
+		core_count(&c->stats.mod[i], m->on_packet(c->mod_state[i], &p, &c->emit));
+	}
+
+	if (ts_us >= c->next_tick_us) {
+		if (c->next_tick_us)
+			core_tick(c, ts_us);
+		c->next_tick_us = ts_us + TICK_US;
+	}
+}
+
+static int core_emit_obs(struct emit *e, const struct obs *o)
+{
+	struct core *c = e->core;
+	uint64_t flow_id = o->pkt && o->pkt->flow ? o->pkt->flow->id : 0;
+
+	if (o->kind > 0 && o->kind < OBS_KIND_MAX)
+		c->stats.events[o->kind]++;
+	if (o->flags & OBS_F_MALFORMED)
+		c->stats.events_malformed++;
+	if (c->store && store_event(c->store, o, flow_id) < 0)
+		c->stats.store_errors++;
+	for (unsigned i = 0; i < c->n_modules; i++) {
+		const struct module *m = modules[i];
+		if (!m->on_obs || !(m->obs_mask & (1u << o->kind)))
+			continue;
+		core_count(&c->stats.mod[i], m->on_obs(c->mod_state[i], o, e));
+	}
+	return 0;
+}
+
+static int core_emit_alert(struct emit *e, const struct alert *a)
+{
+	struct core *c = e->core;
+
+	(void)a;
+	c->stats.alerts++;
+	return 0;
+}
+
+int core_flush(struct core *c)
+{
+	return c->store ? store_flush(c->store) : 0;
+}
+
+void core_put_stat(struct core *c, const char *name, int64_t value)
+{
+	if (c->store)
+		store_put_stat(c->store, name, value);
+}
+
+const struct core_stats *core_stats(const struct core *c)
+{
+	return &c->stats;
+}
+
+const struct decode_stats *core_decode_stats(const struct core *c)
+{
+	return decode_stats(c->dec);
+}
+
+const struct flow_stats *core_flow_stats(const struct core *c)
+{
+	return flow_table_stats(c->flows);
+}
+
+const struct store_stats *core_store_stats(const struct core *c)
+{
+	return c->store ? store_get_stats(c->store) : NULL;
+}

@@ -44,9 +44,11 @@ struct decode_stats {
 	uint64_t frag_done;      /* datagrams reassembled */
 	uint64_t frag_expired;   /* incomplete datagrams dropped by time */
 	uint64_t frag_evicted;   /* dropped because a bound was hit */
-	uint64_t frag_overlap;   /* fragments that overlapped earlier data */
+	uint64_t frag_overlap;   /* fragments that overlapped earlier data (dups too) */
+	uint64_t frag_duplicate; /* fragments that brought no new byte at all */
 };
 
+/* Zero in any field means its default. */
 struct decode_config {
 	unsigned max_vlan_depth;  /* default 4 */
 	unsigned frag_max_datagrams; /* default 1024 in flight */
@@ -70,10 +72,22 @@ int decode_linktype_supported(int dlt);
  * data/caplen are the captured bytes; wirelen the original length; ts_us the
  * packet time. On DECODE_OK, *p is filled and borrows data (or the decoder's
  * reassembly buffer, valid until the next decode_packet call).
+ *
+ * *p is overwritten whole (flow, dir and iface are zeroed: the caller sets
+ * iface afterwards); after a result other than DECODE_OK its fields are
+ * partial and only ts_us/caplen/wirelen/linktype are meaningful.
+ * DECODE_OK with PKT_SHORT means caplen cut the datagram after the
+ * transport header: l4/payload hold what was captured. Other IP protocols
+ * (and ESP, no-next-header) give DECODE_OK with proto and l4 set, no ports
+ * and no payload. Fragments give DECODE_HELD until their datagram is
+ * complete; the fragment table is expired by ts_us on every call.
  */
 enum decode_result decode_packet(struct decoder *d, int dlt, const uint8_t *data,
 				 uint32_t caplen, uint32_t wirelen, uint64_t ts_us,
 				 struct pkt *p);
+
+/* Datagrams being reassembled right now. */
+unsigned decode_frag_pending(const struct decoder *d);
 
 /* Counters so far (borrowed; lives as long as the decoder). */
 const struct decode_stats *decode_stats(const struct decoder *d);

@@ -10,6 +10,30 @@
  *
  * A flow's stream buffer is allocated when the first payload byte arrives and
  * freed when the flow dies or an analyzer calls flow_stream_done().
+ *
+ * Keys. A flow is (ipv, proto, address and port of each end), matched in
+ * either orientation. Ports are the TCP/UDP ports; for ICMP and ICMPv6 echo
+ * (request or reply) both "ports" are the echo identifier, so an echo request
+ * and its reply share a flow; other ICMP messages and other protocols have
+ * both ports 0. flow->sport/dport hold these key ports (p->sport/dport are
+ * left untouched).
+ *
+ * Initiator. The sender of the first packet seen, except: a TCP SYN+ACK or an
+ * ICMP echo reply seen first makes its receiver the initiator, and a TCP SYN
+ * without ACK always makes its sender the initiator (an existing flow whose
+ * responder sends one is turned around: ends, counters, streams and state bits
+ * swap).
+ *
+ * Expiry. Flows sit on one of three LRU lists by idle class: open TCP
+ * (tcp_idle_us), UDP/ICMP/other (udp_idle_us), closed TCP (closed_idle_us:
+ * RST seen either way, or FIN seen both ways). Each list is ordered by last
+ * packet, so expiry looks only at the oldest flows and stops at the first that
+ * is not idle; a flow is idle when now - last_us >= its timeout. Time is
+ * packet time only. A pure SYN on a closed flow ends it and starts a new flow
+ * (port reuse). When max_flows flows exist, the least recently seen of the
+ * three list tails is evicted to make room.
+ *
+ * Not re-entrant: on_end must not call back into the table.
  */
 #ifndef EW_FLOW_H
 #define EW_FLOW_H
@@ -44,8 +68,17 @@ struct flow_stream {
 	uint8_t overflow;  /* stream_max reached: later bytes not kept */
 	uint8_t gap;       /* a hole never filled (too many out-of-order segments) */
 	uint32_t consumed; /* bytes the analyzer has parsed (its cursor) */
-	struct flow_seg *ooo; /* held out-of-order segments, sorted by seq */
+	/* Held out-of-order data: the bytes are copied into buf at their offset
+	 * (beyond len); ooo[0..ooo_n) are the held byte ranges, sorted, disjoint
+	 * and not touching (adjacent segments merge into one range). At most
+	 * ooo_max ranges per direction. */
+	struct flow_seg *ooo;
 	uint32_t ooo_n;
+};
+
+/* A held out-of-order range, in offsets from isn: [start, end). */
+struct flow_seg {
+	uint32_t start, end;
 };
 
 struct flow {
@@ -64,6 +97,8 @@ struct flow {
 	struct flow *hnext;
 	struct flow *lru_prev, *lru_next;
 	uint32_t hash;
+	uint8_t lru_class;    /* which LRU list (idle class) */
+	uint8_t fin_dirs;     /* bit d: FIN seen from direction d */
 };
 
 struct flow_config {
@@ -74,21 +109,33 @@ struct flow_config {
 	uint64_t tcp_idle_us;   /* default 300 s */
 	uint64_t udp_idle_us;   /* default 60 s */
 	uint64_t closed_idle_us;/* after RST/FIN both ways, default 10 s */
+	uint64_t hash_seed;     /* 0: a random seed per table (getentropy) */
 };
 
 struct flow_stats {
 	uint64_t created, expired, evicted, active;
-	uint64_t stream_bytes;     /* currently held */
+	uint64_t stream_bytes;     /* currently held: buffers and ooo range tables */
 	uint64_t ooo_dropped;      /* out-of-order segments not kept */
 	uint64_t stream_truncated; /* directions that hit stream_max */
+	uint64_t stream_far;       /* segments dropped: start >= stream_max past isn */
+	uint64_t stream_capped;    /* directions stopped by stream_total_max */
+	uint64_t stream_cap_bytes; /* payload bytes not kept because of stream_total_max */
+	uint64_t stream_gaps;      /* directions stopped by a hole (ooo_max reached) */
 };
 
 struct flow_table;
 
-/* Called for each flow just before it is freed (expiry, eviction, close). */
+/* Called for each flow just before it is freed (expiry, eviction, close,
+ * table free). f is borrowed for the call; f->app_state, if still non-NULL
+ * afterwards, is then released with free(). May be NULL. */
 typedef void (*flow_end_fn)(void *user, struct flow *f);
 
-/* cfg may be NULL for defaults. Returns NULL when out of memory. */
+/*
+ * cfg may be NULL for defaults; a zero field also means its default. Limits
+ * are clamped: max_flows to [1, 2^24], stream_max to [1, 2^30]. The table
+ * keeps on_end and user (borrowed). Returns a table owned by the caller (free
+ * with flow_table_free), or NULL when out of memory.
+ */
 struct flow_table *flow_table_new(const struct flow_config *cfg, flow_end_fn on_end,
 				  void *user);
 /* Ends every flow (calling on_end) and frees the table. NULL is fine. */
@@ -100,22 +147,32 @@ void flow_table_free(struct flow_table *ft);
  * TCP append the payload to the direction's stream (in order, holding
  * out-of-order segments, dropping retransmitted and overlapping bytes: the
  * bytes that arrived first win). Also expires idle flows by p->ts_us.
- * Returns the flow, or NULL when p is not IP or memory ran out.
+ * Streams take TCP payload only (not from RST segments); bytes[] counts L4
+ * payload bytes. Returns the flow (owned by the table, valid until a later
+ * table call may end it), or NULL when p is not IP (ipv not 4 or 6), is a
+ * non-first TCP/UDP/ICMP fragment (no ports to key on), or memory ran out.
  */
 struct flow *flow_table_update(struct flow_table *ft, struct pkt *p);
 
 /* Look up without creating (for ICMP errors quoting a flow). key fields as
- * in the quoted header: src/sport is the sender of the quoted packet. */
+ * in the quoted header: src/sport is the sender of the quoted packet (for
+ * IPv4 only the first 4 bytes of src and dst are read; for a quoted ICMP echo
+ * pass the echo id as both ports). Returns the flow and sets *dir (if dir is
+ * non-NULL) to 0 when the quoted sender is the initiator, 1 otherwise; NULL
+ * when there is no such flow. Never creates, never touches LRU order. */
 struct flow *flow_table_find(struct flow_table *ft, uint8_t ipv, uint8_t proto,
 			     const uint8_t *src, uint16_t sport, const uint8_t *dst,
 			     uint16_t dport, int *dir);
 
-/* Expire flows idle at now_us (packet time). */
+/* Expire flows idle at now_us (packet time), oldest first, calling on_end. */
 void flow_table_expire(struct flow_table *ft, uint64_t now_us);
 
-/* The analyzer is finished with this direction: free its buffer. */
+/* The analyzer is finished with this direction (0 or 1): free its buffer
+ * and held segments, set done; later data for it is ignored. buf becomes
+ * NULL (len keeps the count of bytes reassembled). NULL f is fine. */
 void flow_stream_done(struct flow_table *ft, struct flow *f, int dir);
 
+/* Counters (borrowed; live as long as the table). */
 const struct flow_stats *flow_table_stats(const struct flow_table *ft);
 
 #endif

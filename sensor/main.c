@@ -1,1 +1,627 @@
-int main(void) { return 0; }
+/*
+ * main.c - the egresswatch command line: replay, watch, events, alerts.
+ *
+ * Exit status (architecture.md section 2): 0 on success, 1 on a runtime
+ * failure (including a capture file damaged part-way: everything before the
+ * damage is kept), 2 on a usage or input error; always with one line on
+ * stderr naming the file at fault.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyzers/module.h"
+#include "api/query.h"
+#include "sensor/capture.h"
+#include "sensor/core.h"
+#include "sensor/decode.h"
+#include "sensor/log.h"
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+#define MAX_IFACES 16
+#define DEFAULT_DB "egresswatch.db"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static double now_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void usage_main(FILE *f)
+{
+	fputs("usage: egresswatch COMMAND [OPTIONS]\n"
+	      "\n"
+	      "Network egress monitoring for AI-agent sandboxes.\n"
+	      "\n"
+	      "commands:\n"
+	      "  replay [-d DB] PCAP...          replay capture files into the database; prints a summary\n"
+	      "  watch  [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB]\n"
+	      "                                  capture live from interfaces until SIGINT/SIGTERM\n"
+	      "  events [-d DB] [--json] [--kind K] [--since-id N] [--limit N]\n"
+	      "                                  list stored events (dns, http, tls, icmp)\n"
+	      "  alerts [-d DB] [--json] [--class C] [--limit N]\n"
+	      "                                  list stored alerts\n"
+	      "  version                         print the version\n"
+	      "\n"
+	      "Run 'egresswatch COMMAND --help' for a command's options.\n"
+	      "The database defaults to ./" DEFAULT_DB ".\n",
+	      f);
+}
+
+/* ---- replay ------------------------------------------------------------ */
+
+static void usage_replay(FILE *f)
+{
+	fputs("usage: egresswatch replay [-d DB] [--no-progress] PCAP...\n"
+	      "\n"
+	      "Replay pcap or pcapng files (in the order given; '-' reads stdin) through\n"
+	      "the decoders and analyzers, store every event in DB, and print a summary.\n"
+	      "Time comes from the packets, so a replay is deterministic.\n"
+	      "\n"
+	      "  -d, --db DB         SQLite database (default ./" DEFAULT_DB ")\n"
+	      "  -q, --quiet         no summary\n"
+	      "      --no-progress   no progress bar (it is shown only when stderr is a TTY)\n"
+	      "      --no-store      decode and analyze, but store nothing\n"
+	      "  -h, --help          this text\n"
+	      "\n"
+	      "Exit status: 0 ok; 1 a file was damaged part-way (what came before is kept)\n"
+	      "or a runtime failure; 2 a usage error or an unreadable or unsupported file.\n",
+	      f);
+}
+
+static void human_count(char *buf, size_t n, double v)
+{
+	if (v >= 1e9)
+		snprintf(buf, n, "%.2fG", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, n, "%.2fM", v / 1e6);
+	else if (v >= 1e4)
+		snprintf(buf, n, "%.1fk", v / 1e3);
+	else
+		snprintf(buf, n, "%.0f", v);
+}
+
+static void progress_draw(const struct capture *cap, uint64_t packets, double t0)
+{
+	uint64_t done, total;
+	char pk[32], rate[32];
+	double el = now_mono() - t0;
+
+	capture_progress(cap, &done, &total);
+	human_count(pk, sizeof(pk), (double)packets);
+	human_count(rate, sizeof(rate), el > 0 ? (double)packets / el : 0);
+	if (total > 0) {
+		int pct = (int)(done * 100 / total);
+		int bars = pct / 5;
+		fprintf(stderr, "\r%s [%-20.*s] %3d%% %s packets %s/s ", capture_name(cap), bars,
+			"####################", pct, pk, rate);
+	} else {
+		fprintf(stderr, "\r%s %s packets %s/s ", capture_name(cap), pk, rate);
+	}
+	fflush(stderr);
+}
+
+static void print_summary(FILE *f, struct core *core, const char *db, unsigned nfiles,
+			  double elapsed)
+{
+	const struct core_stats *s = core_stats(core);
+	const struct decode_stats *ds = core_decode_stats(core);
+	const struct flow_stats *fs = core_flow_stats(core);
+	const struct store_stats *ss = core_store_stats(core);
+	uint64_t trunc = 0, malf = 0;
+	char rate[32];
+
+	for (int l = 0; l < L_COUNT; l++) {
+		trunc += ds->truncated[l];
+		malf += ds->malformed[l];
+	}
+	human_count(rate, sizeof(rate), elapsed > 0 ? (double)s->packets / elapsed : 0);
+	fprintf(f, "egresswatch replay: %u file%s, %" PRIu64 " packets, %" PRIu64
+		   " bytes in %.2f s (%s packets/s)\n",
+		nfiles, nfiles == 1 ? "" : "s", s->packets, s->bytes, elapsed, rate);
+	fprintf(f, "  decode:  %" PRIu64 " truncated, %" PRIu64 " malformed, %" PRIu64
+		   " not IP; fragments %" PRIu64 " reassembled, %" PRIu64 " expired\n",
+		trunc, malf, ds->not_ip, ds->frag_done, ds->frag_expired);
+	fprintf(f, "  layers: ");
+	for (int l = 0; l < L_COUNT; l++) {
+		if (!ds->ok[l] && !ds->truncated[l] && !ds->malformed[l])
+			continue;
+		fprintf(f, " %s %" PRIu64, decode_layer_name((enum decode_layer)l), ds->ok[l]);
+		if (ds->truncated[l] || ds->malformed[l])
+			fprintf(f, " (%" PRIu64 " truncated, %" PRIu64 " malformed)",
+				ds->truncated[l], ds->malformed[l]);
+	}
+	fprintf(f, "\n  flows:   %" PRIu64 " created, %" PRIu64 " evicted\n", fs->created,
+		fs->evicted);
+	fprintf(f, "  events:  dns %" PRIu64 " (%" PRIu64 " queries, %" PRIu64
+		   " responses), http %" PRIu64 ", tls %" PRIu64 ", icmp %" PRIu64
+		   "; %" PRIu64 " malformed\n",
+		s->events[OBS_DNS_QUERY] + s->events[OBS_DNS_ANSWER], s->events[OBS_DNS_QUERY],
+		s->events[OBS_DNS_ANSWER],
+		s->events[OBS_HTTP_REQUEST] + s->events[OBS_HTTP_RESPONSE],
+		s->events[OBS_TLS_CLIENT_HELLO] + s->events[OBS_TLS_SERVER_HELLO],
+		s->events[OBS_ICMP], s->events_malformed);
+	fprintf(f, "  modules:");
+	for (unsigned i = 0; modules[i] && i < CORE_MAX_MODULES; i++) {
+		const struct mod_counts *m = &s->mod[i];
+		fprintf(f, " %s %" PRIu64 " ok, %" PRIu64 " truncated, %" PRIu64 " malformed%s",
+			modules[i]->name, m->ok, m->truncated, m->malformed,
+			modules[i + 1] ? ";" : "");
+	}
+	fprintf(f, "\n  alerts:  %" PRIu64 "\n", s->alerts);
+	if (ss)
+		fprintf(f, "  store:   %s, %" PRIu64 " events written, %" PRIu64 " errors\n", db,
+			ss->events, ss->errors + s->store_errors);
+}
+
+static int cmd_replay(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"no-progress", no_argument, NULL, 'P'},
+		{"no-store", no_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct core_config cfg = {0};
+	struct core *core = NULL;
+	const char *db = DEFAULT_DB;
+	int quiet = 0, progress, no_store = 0, opt, rc = 0;
+	char err[512];
+	double t0;
+
+	progress = isatty(STDERR_FILENO);
+	while ((opt = getopt_long(argc, argv, "d:qh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'P':
+			progress = 0;
+			break;
+		case 'S':
+			no_store = 1;
+			break;
+		case 'h':
+			usage_replay(stdout);
+			return 0;
+		default:
+			usage_replay(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "egresswatch replay: no capture file given (see --help)\n");
+		return EXIT_USAGE;
+	}
+	cfg.db_path = no_store ? NULL : db;
+	cfg.store.bulk = 1;
+	if (core_open(&core, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "egresswatch replay: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	signal(SIGINT, on_stop_signal);
+	signal(SIGTERM, on_stop_signal);
+	t0 = now_mono();
+	for (int i = optind; i < argc && !stop_requested && rc != EXIT_USAGE; i++) {
+		struct capture *cap = capture_open_file(argv[i], err, sizeof(err));
+		struct capture_pkt cp;
+		enum capture_rc r = CAP_EOF;
+		int dlt;
+
+		if (!cap) {
+			fprintf(stderr, "egresswatch replay: %s\n", err);
+			rc = EXIT_USAGE;
+			break;
+		}
+		dlt = capture_datalink(cap);
+		if (!decode_linktype_supported(dlt)) {
+			fprintf(stderr,
+				"egresswatch replay: %s: unsupported link type %s (%d)\n",
+				argv[i], capture_datalink_name(cap), dlt);
+			capture_close(cap);
+			rc = EXIT_USAGE;
+			break;
+		}
+		while (!stop_requested && (r = capture_next(cap, &cp)) == CAP_PACKET) {
+			core_packet(core, dlt, cp.ts_us, cp.data, cp.caplen, cp.wirelen,
+				    (uint32_t)(i - optind));
+			if (progress && (capture_count(cap) & 0xffff) == 0)
+				progress_draw(cap, core_stats(core)->packets, t0);
+		}
+		if (progress)
+			fputs("\r\033[K", stderr);
+		if (!stop_requested && r == CAP_ERROR) {
+			fprintf(stderr, "egresswatch replay: %s; the packets before it are kept\n",
+				capture_error(cap));
+			rc = EXIT_RUNTIME;
+		}
+		capture_close(cap);
+	}
+	if (stop_requested) {
+		fprintf(stderr, "egresswatch replay: interrupted; what was read is stored\n");
+		rc = EXIT_RUNTIME;
+	}
+	double elapsed = now_mono() - t0;
+	if (!quiet)
+		print_summary(stdout, core, db, (unsigned)(argc - optind), elapsed);
+	if (core_close(core) < 0) {
+		fprintf(stderr, "egresswatch replay: %s: could not write the last batch\n", db);
+		rc = rc ? rc : EXIT_RUNTIME;
+	}
+	return rc;
+}
+
+/* ---- watch ------------------------------------------------------------- */
+
+static void usage_watch(FILE *f)
+{
+	fputs("usage: egresswatch watch [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
+	      "\n"
+	      "Capture live on one or more interfaces (a bridge, veths) into one flow table\n"
+	      "and store events in DB until SIGINT or SIGTERM, which flush and exit 0.\n"
+	      "\n"
+	      "  -d, --db DB          SQLite database (default ./" DEFAULT_DB ")\n"
+	      "  -i, --interface IF   interface to capture on (repeatable, at most 16)\n"
+	      "  -f, --filter BPF     capture filter (pcap-filter(7) syntax)\n"
+	      "  -B, --buffer MB      kernel ring buffer per interface in MiB (default 64)\n"
+	      "  -s, --snaplen N      bytes kept per packet (default 65535)\n"
+	      "  -h, --help           this text\n",
+	      f);
+}
+
+static int cmd_watch(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"interface", required_argument, NULL, 'i'},
+		{"filter", required_argument, NULL, 'f'},
+		{"buffer", required_argument, NULL, 'B'},
+		{"snaplen", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *ifaces[MAX_IFACES];
+	struct capture *caps[MAX_IFACES] = {0};
+	struct pollfd pfd[MAX_IFACES];
+	struct capture_live_opts lo = {.immediate = 1};
+	struct core_config cfg = {0};
+	struct core *core = NULL;
+	const char *db = DEFAULT_DB;
+	unsigned n = 0;
+	int opt, rc = 0;
+	char err[512];
+	double last_flush;
+
+	while ((opt = getopt_long(argc, argv, "d:i:f:B:s:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'i':
+			if (n == MAX_IFACES) {
+				fprintf(stderr, "egresswatch watch: at most %d interfaces\n",
+					MAX_IFACES);
+				return EXIT_USAGE;
+			}
+			ifaces[n++] = optarg;
+			break;
+		case 'f':
+			lo.bpf = optarg;
+			break;
+		case 'B': {
+			char *end;
+			long mb = strtol(optarg, &end, 10);
+			if (*end || mb < 1 || mb > 4096) {
+				fprintf(stderr, "egresswatch watch: --buffer %s: want 1..4096 MiB\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			lo.buffer_bytes = (int)(mb << 20);
+			break;
+		}
+		case 's': {
+			char *end;
+			long s = strtol(optarg, &end, 10);
+			if (*end || s < 64 || s > 262144) {
+				fprintf(stderr, "egresswatch watch: --snaplen %s: want 64..262144\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			lo.snaplen = (int)s;
+			break;
+		}
+		case 'h':
+			usage_watch(stdout);
+			return 0;
+		default:
+			usage_watch(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (n == 0 || optind != argc) {
+		fprintf(stderr, "egresswatch watch: %s (see --help)\n",
+			n == 0 ? "no interface given (-i IFACE)" : "unexpected argument");
+		return EXIT_USAGE;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		caps[i] = capture_open_live(ifaces[i], &lo, err, sizeof(err));
+		if (!caps[i]) {
+			fprintf(stderr, "egresswatch watch: %s\n", err);
+			rc = EXIT_RUNTIME;
+			goto out;
+		}
+		if (!decode_linktype_supported(capture_datalink(caps[i]))) {
+			fprintf(stderr, "egresswatch watch: %s: unsupported link type %s\n",
+				ifaces[i], capture_datalink_name(caps[i]));
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		pfd[i].fd = capture_fd(caps[i]);
+		pfd[i].events = POLLIN;
+	}
+	cfg.db_path = db;
+	if (core_open(&core, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "egresswatch watch: %s\n", err);
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	signal(SIGINT, on_stop_signal);
+	signal(SIGTERM, on_stop_signal);
+	log_info("capture", "watching %u interface%s, database %s", n, n == 1 ? "" : "s", db);
+	last_flush = now_mono();
+	while (!stop_requested) {
+		int pr = poll(pfd, n, 200);
+		if (pr < 0 && errno != EINTR) {
+			log_err("capture", "poll: %s", strerror(errno));
+			rc = EXIT_RUNTIME;
+			break;
+		}
+		for (unsigned i = 0; i < n; i++) {
+			struct capture_pkt cp;
+			enum capture_rc r = CAP_EOF;
+			int budget = 4096; /* fairness between interfaces */
+			while (budget-- > 0 && (r = capture_next(caps[i], &cp)) == CAP_PACKET)
+				core_packet(core, capture_datalink(caps[i]), cp.ts_us, cp.data,
+					    cp.caplen, cp.wirelen, i);
+			if (budget > 0 && r == CAP_ERROR) {
+				log_err("capture", "%s", capture_error(caps[i]));
+				rc = EXIT_RUNTIME;
+				stop_requested = 1;
+			}
+		}
+		if (now_mono() - last_flush >= 1.0) {
+			for (unsigned i = 0; i < n; i++) {
+				uint64_t recv, drop, ifdrop;
+				char name[96];
+				if (capture_stats(caps[i], &recv, &drop, &ifdrop) < 0)
+					continue;
+				snprintf(name, sizeof(name), "capture.%s.received", ifaces[i]);
+				core_put_stat(core, name, (int64_t)recv);
+				snprintf(name, sizeof(name), "capture.%s.dropped", ifaces[i]);
+				core_put_stat(core, name, (int64_t)drop);
+			}
+			core_flush(core);
+			last_flush = now_mono();
+		}
+	}
+	log_info("capture", "stopping; %" PRIu64 " packets", core_stats(core)->packets);
+out:
+	if (core && core_close(core) < 0) {
+		log_err("store", "%s: could not write the last batch", db);
+		rc = rc ? rc : EXIT_RUNTIME;
+	}
+	for (unsigned i = 0; i < n; i++)
+		capture_close(caps[i]);
+	return rc;
+}
+
+/* ---- events / alerts ---------------------------------------------------- */
+
+static int parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi,
+		     int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi) {
+		fprintf(stderr, "egresswatch %s: --%s %s: want a number in %lld..%lld\n", cmd, opt,
+			s, (long long)lo, (long long)hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static void usage_events(FILE *f)
+{
+	fputs("usage: egresswatch events [-d DB] [--json] [--kind K] [--since-id N] [--limit N]\n"
+	      "\n"
+	      "List stored events in id order: a table, or with --json one JSON object per\n"
+	      "line in the shape of docs/architecture.md.\n"
+	      "\n"
+	      "  -d, --db DB       SQLite database (default ./" DEFAULT_DB ")\n"
+	      "  -j, --json        JSON lines\n"
+	      "  -k, --kind K      only events of kind K: dns, http, tls or icmp\n"
+	      "      --since-id N  only events with id > N\n"
+	      "  -n, --limit N     at most N events (default: all)\n"
+	      "  -h, --help        this text\n",
+	      f);
+}
+
+static int cmd_events(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"json", no_argument, NULL, 'j'},
+		{"kind", required_argument, NULL, 'k'},
+		{"since-id", required_argument, NULL, 'S'},
+		{"limit", required_argument, NULL, 'n'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct event_filter f = {0};
+	const char *db = DEFAULT_DB;
+	int json = 0, opt;
+
+	f.limit = -1;
+	while ((opt = getopt_long(argc, argv, "d:jk:n:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'k':
+			if (strcmp(optarg, "dns") && strcmp(optarg, "http") &&
+			    strcmp(optarg, "tls") && strcmp(optarg, "icmp")) {
+				fprintf(stderr,
+					"egresswatch events: --kind %s: want dns, http, tls or icmp\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			f.kind = optarg;
+			break;
+		case 'S':
+			if (parse_i64("events", "since-id", optarg, 0, INT64_MAX, &f.since_id) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'n':
+			if (parse_i64("events", "limit", optarg, 0, INT64_MAX, &f.limit) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'h':
+			usage_events(stdout);
+			return 0;
+		default:
+			usage_events(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "egresswatch events: unexpected argument %s\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	return query_print_events(db, &f, stdout, json) < 0 ? EXIT_RUNTIME : 0;
+}
+
+static void usage_alerts(FILE *f)
+{
+	fputs("usage: egresswatch alerts [-d DB] [--json] [--class C] [--since-id N] [--limit N]\n"
+	      "\n"
+	      "List stored alerts in id order: a table, or with --json one JSON object per\n"
+	      "line in the shape of docs/architecture.md.\n"
+	      "\n"
+	      "  -d, --db DB       SQLite database (default ./" DEFAULT_DB ")\n"
+	      "  -j, --json        JSON lines\n"
+	      "  -c, --class C     only alerts of class C (dns_tunnel, metadata_probe, ...)\n"
+	      "      --since-id N  only alerts with id > N\n"
+	      "  -n, --limit N     at most N alerts (default: all)\n"
+	      "  -h, --help        this text\n",
+	      f);
+}
+
+static int cmd_alerts(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"json", no_argument, NULL, 'j'},
+		{"class", required_argument, NULL, 'c'},
+		{"since-id", required_argument, NULL, 'S'},
+		{"limit", required_argument, NULL, 'n'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct alert_filter f = {0};
+	const char *db = DEFAULT_DB;
+	int json = 0, opt;
+
+	f.limit = -1;
+	while ((opt = getopt_long(argc, argv, "d:jc:n:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'c':
+			f.class_name = optarg;
+			break;
+		case 'S':
+			if (parse_i64("alerts", "since-id", optarg, 0, INT64_MAX, &f.since_id) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'n':
+			if (parse_i64("alerts", "limit", optarg, 0, INT64_MAX, &f.limit) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'h':
+			usage_alerts(stdout);
+			return 0;
+		default:
+			usage_alerts(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "egresswatch alerts: unexpected argument %s\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	return query_print_alerts(db, &f, stdout, json) < 0 ? EXIT_RUNTIME : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {
+		{"replay", cmd_replay},
+		{"watch", cmd_watch},
+		{"events", cmd_events},
+		{"alerts", cmd_alerts},
+	};
+
+	if (argc < 2) {
+		usage_main(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage_main(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("egresswatch %s\n", EGRESSWATCH_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "egresswatch: unknown command '%s' (see egresswatch --help)\n", argv[1]);
+	return EXIT_USAGE;
+}

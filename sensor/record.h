@@ -87,8 +87,8 @@ static inline void rec_end(struct rec *r)
 }
 
 /*
- * Reader: split s[0..n) at sep. Returns the next piece in *out/*out_len and
- * advances *s/*n past it and its separator; returns 0 when nothing is left.
+ * Reader: split s[0..n) at sep. Returns the next piece in *out and *out_len and
+ * advances *s and *n past it and its separator; returns 0 when nothing is left.
  */
 int rec_split(const char **s, size_t *n, char sep, const char **out, size_t *out_len);
 

@@ -1,2 +1,1083 @@
-/* store.c - stub, to be written. */
+/*
+ * store.c - the SQLite writer of store.h.
+ *
+ * One connection, opened here and (with the writer thread) used only by that
+ * thread until store_close() joins it. Every statement is prepared once at
+ * open from the stmt_defs table and used bind -> step -> reset +
+ * clear_bindings. Rows go into one transaction (BEGIN IMMEDIATE ... COMMIT)
+ * until batch_rows rows or batch_ms of packet time have gone by.
+ *
+ * Every write is first packed into a record (struct qrec: fixed fields, then
+ * the strings back to back, each NUL-terminated), the same form in both
+ * writer modes. With the writer thread the record is written straight into a
+ * single-producer single-consumer byte ring, so store_event() costs a memcpy
+ * of the row's text and no allocation; the writer binds the text in place
+ * with SQLITE_STATIC, which is safe because the ring slot is only released
+ * after sqlite3_reset() and sqlite3_clear_bindings(). Inline, the record is
+ * built in a scratch buffer allocated at open.
+ *
+ * Errors: every SQLite return code is checked. A failed row or commit is
+ * counted (stats.errors; the rows of a batch lost in a failed commit count
+ * one each), its message ("path: what: sqlite message") kept for
+ * store_last_error(), the first one logged; store_flush() and store_close()
+ * return -1 when errors happened.
+ *
+ * Migrations: schema_migrations[] (schema/NNN_*.sql, embedded at build time)
+ * are applied in order, each in its own transaction together with
+ * PRAGMA user_version = N.
+ */
 #include "store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "../analyzers/module.h"
+#include "log.h"
+#include "pkt.h"
+#include "schema.h"
+#include "text.h"
+
+#define DEFAULT_BATCH_ROWS 50000u
+#define DEFAULT_BATCH_MS 1000u
+#define DEFAULT_BUSY_MS 5000u
+#define DEFAULT_QUEUE_KIB 16384u
+#define MIN_QUEUE_KIB 256u
+#define NEW_DB_PAGE_SIZE 8192 /* set on a fresh file, before the first table */
+#define BULK_CACHE_KIB 262144 /* 256 MiB page cache in bulk mode */
+
+enum qop { OP_PAD = 0, OP_EVENT, OP_STAT, OP_ALERT, OP_FLUSH, OP_STOP };
+
+/* Strings of each op, in order. */
+enum { EV_SRC, EV_DST, EV_NAME, EV_INFO, EV_NSTR };
+enum { ST_NAME, ST_NSTR };
+enum { AL_CLASS, AL_OUTCOME, AL_SRC, AL_DST, AL_SUBJECT, AL_RULE, AL_SUMMARY, AL_EVIDENCE,
+       AL_NSTR };
+#define QREC_MAX_STR 8
+#define STR_NULL UINT32_MAX
+
+/* One queued write. Records are 8-byte aligned and never wrap in the ring. */
+struct qrec {
+	uint32_t len; /* bytes of the record, a multiple of 8 */
+	uint8_t op;   /* enum qop */
+	uint8_t nstr;
+	uint16_t pad_;
+	int64_t v[8]; /* op-specific integers */
+	double d;
+	uint32_t slen[QREC_MAX_STR]; /* STR_NULL for a NULL string */
+	char text[];                 /* the strings, each followed by a NUL */
+};
+
+/* The largest record: an alert with every string at its cap. */
+#define QREC_MAX                                                                 \
+	((sizeof(struct qrec) + 6 * (STORE_NAME_MAX + 1) + 2 * (STORE_INFO_MAX + 1) + 7) & \
+	 ~(size_t)7)
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	struct store_config cfg;
+	int threaded;
+	int indexes_deferred; /* bulk load: build deferred_indexes at close */
+
+	/* statements, prepared at open from stmt_defs */
+	sqlite3_stmt *st_begin, *st_commit, *st_rollback, *st_event, *st_stat, *st_alert;
+
+	/* writer side (the writer thread, or the caller inline) */
+	int in_txn;
+	uint64_t batch_ts0;  /* packet time of the batch's first event */
+	uint64_t pend_rows;  /* events + alerts + stats in the open batch */
+	uint64_t pend_events, pend_alerts, pend_stats;
+	uint64_t fail_logged;
+
+	/* counters, written by the writer, read by the caller */
+	_Atomic uint64_t n_events, n_alerts, n_stats, n_commits, n_errors;
+	/* counters of the caller side */
+	uint64_t n_truncated, n_queue_waits;
+	uint64_t errors_reported; /* n_errors at the last flush */
+	struct store_stats *snap;
+	struct store_stats snap_mem;
+
+	pthread_mutex_t err_lock; /* errmsg is written by the writer thread */
+	char errmsg[512];
+	char errcopy[512];
+
+	/* caller-side state */
+	int64_t next_alert_id;
+	uint64_t flush_seq;
+	unsigned char *scratch; /* inline mode: one record */
+
+	/* the ring (threaded mode) */
+	unsigned char *ring;
+	size_t ring_cap; /* a power of two */
+	uint64_t p_head; /* producer's private head */
+	_Atomic uint64_t head, tail;
+	_Atomic size_t prod_waiting; /* free bytes the producer waits for, 0: not waiting */
+	_Atomic int cons_waiting;
+	pthread_mutex_t lock;
+	pthread_cond_t not_empty, not_full, flushed;
+	uint64_t flush_done; /* under lock */
+	pthread_t thread;
+	int thread_started, locks_ready;
+};
+
+static const char SQL_EVENT[] =
+	"INSERT INTO events(ts, kind, flow_id, proto, src_ip, src_port, dst_ip, dst_port, "
+	"name, type, code, size, flags, info) "
+	"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+static const char SQL_STAT[] =
+	"INSERT INTO stats(name, value) VALUES(?1, ?2) "
+	"ON CONFLICT(name) DO UPDATE SET value = excluded.value";
+static const char SQL_ALERT[] =
+	"INSERT INTO alerts(id, class, severity, first_ts, last_ts, count, outcome, proto, "
+	"src_ip, src_port, dst_ip, dst_port, subject, score, rule, summary, evidence) "
+	"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) "
+	"ON CONFLICT(id) DO UPDATE SET class = excluded.class, severity = excluded.severity, "
+	"first_ts = excluded.first_ts, last_ts = excluded.last_ts, count = excluded.count, "
+	"outcome = excluded.outcome, proto = excluded.proto, src_ip = excluded.src_ip, "
+	"src_port = excluded.src_port, dst_ip = excluded.dst_ip, dst_port = excluded.dst_port, "
+	"subject = excluded.subject, score = excluded.score, rule = excluded.rule, "
+	"summary = excluded.summary, evidence = excluded.evidence";
+
+/*
+ * Indexes that a bulk load into an empty events table drops at open and
+ * builds at close (one sort is far cheaper than maintaining the B-tree row
+ * by row: the events_kind index costs ~40% of the insert rate). Each must
+ * match its migration exactly (test_store checks sqlite_master). Every
+ * non-bulk open runs the CREATE, which is a no-op unless a bulk load was
+ * interrupted.
+ */
+static const struct {
+	const char *drop, *create;
+} deferred_indexes[] = {
+	{"DROP INDEX IF EXISTS events_kind", "CREATE INDEX IF NOT EXISTS events_kind ON events(kind, id)"},
+};
+#define N_DEFERRED (sizeof(deferred_indexes) / sizeof(deferred_indexes[0]))
+
+int store_schema_version(void)
+{
+	int n = 0;
+	while (schema_migrations[n].sql)
+		n++;
+	return n;
+}
+
+/* ---- errors ---------------------------------------------------------- */
+
+static void set_err(struct store *s, const char *what)
+{
+	pthread_mutex_lock(&s->err_lock);
+	snprintf(s->errmsg, sizeof(s->errmsg), "%s: %s: %s", s->path, what,
+		 s->db ? sqlite3_errmsg(s->db) : "no connection");
+	pthread_mutex_unlock(&s->err_lock);
+	if (s->fail_logged++ == 0)
+		log_err("store", "%s (further write errors are counted, not logged)", s->errmsg);
+}
+
+/* The writer failed n rows (or one commit). */
+static void count_err(struct store *s, const char *what, uint64_t n)
+{
+	atomic_fetch_add_explicit(&s->n_errors, n, memory_order_relaxed);
+	set_err(s, what);
+}
+
+const char *store_last_error(const struct store *s)
+{
+	if (!s)
+		return "";
+	struct store *m = (struct store *)s; /* only the lock and a copy buffer */
+	pthread_mutex_lock(&m->err_lock);
+	memcpy(m->errcopy, m->errmsg, sizeof(m->errcopy));
+	pthread_mutex_unlock(&m->err_lock);
+	return m->errcopy;
+}
+
+/* ---- statements and transactions (writer side) ---------------------- */
+
+/* Step a statement that returns no row, then reset it. Returns the step's
+ * result code (SQLITE_DONE on success). */
+static int step_done(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+	int rrc = sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc == SQLITE_ROW)
+		rc = SQLITE_DONE;
+	if (rc == SQLITE_DONE && rrc != SQLITE_OK)
+		rc = rrc;
+	return rc;
+}
+
+/* A failed statement may have rolled the whole transaction back (FULL, IOERR,
+ * NOMEM, BUSY in some cases): then the open batch is lost. */
+static void check_txn_alive(struct store *s)
+{
+	if (s->in_txn && sqlite3_get_autocommit(s->db)) {
+		atomic_fetch_add_explicit(&s->n_errors, s->pend_rows, memory_order_relaxed);
+		s->in_txn = 0;
+		s->pend_rows = s->pend_events = s->pend_alerts = s->pend_stats = 0;
+	}
+}
+
+static int txn_begin(struct store *s, uint64_t ts)
+{
+	if (s->in_txn)
+		return 0;
+	if (step_done(s->st_begin) != SQLITE_DONE)
+		return -1;
+	s->in_txn = 1;
+	s->batch_ts0 = ts;
+	s->pend_rows = s->pend_events = s->pend_alerts = s->pend_stats = 0;
+	return 0;
+}
+
+static int txn_commit(struct store *s)
+{
+	if (!s->in_txn)
+		return 0;
+	if (step_done(s->st_commit) != SQLITE_DONE) {
+		/* The batch is lost: roll back what is left of it. */
+		count_err(s, "commit", s->pend_rows ? s->pend_rows : 1);
+		if (!sqlite3_get_autocommit(s->db) && step_done(s->st_rollback) != SQLITE_DONE)
+			count_err(s, "rollback", 1);
+		s->in_txn = 0;
+		s->pend_rows = s->pend_events = s->pend_alerts = s->pend_stats = 0;
+		return -1;
+	}
+	s->in_txn = 0;
+	atomic_fetch_add_explicit(&s->n_events, s->pend_events, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->n_alerts, s->pend_alerts, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->n_stats, s->pend_stats, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->n_commits, 1, memory_order_relaxed);
+	s->pend_rows = s->pend_events = s->pend_alerts = s->pend_stats = 0;
+	return 0;
+}
+
+/* ---- records --------------------------------------------------------- */
+
+/* Bind string i of r to parameter idx, in place (the record outlives the
+ * step). */
+static int bind_str(sqlite3_stmt *st, int idx, const struct qrec *r, const char **cursor,
+		    unsigned i)
+{
+	if (r->slen[i] == STR_NULL)
+		return sqlite3_bind_null(st, idx);
+	const char *p = *cursor;
+	*cursor += r->slen[i] + 1;
+	return sqlite3_bind_text(st, idx, p, (int)r->slen[i], SQLITE_STATIC);
+}
+
+static int bind_opt_int(sqlite3_stmt *st, int idx, int64_t v, int null_if_zero)
+{
+	if (null_if_zero && v == 0)
+		return sqlite3_bind_null(st, idx);
+	return sqlite3_bind_int64(st, idx, v);
+}
+
+/* Write one record. Returns 0, or -1 when it failed (counted). */
+static int apply(struct store *s, const struct qrec *r)
+{
+	sqlite3_stmt *st;
+	const char *cur = r->text;
+	const char *what;
+	int brc = SQLITE_OK;
+	uint64_t ts = 0;
+
+	switch (r->op) {
+	case OP_EVENT:
+		st = s->st_event;
+		what = "insert event";
+		ts = (uint64_t)r->v[0];
+		brc |= sqlite3_bind_int64(st, 1, r->v[0]);            /* ts */
+		brc |= sqlite3_bind_int(st, 2, (int)r->v[1]);         /* kind */
+		brc |= bind_opt_int(st, 3, r->v[2], 1);               /* flow_id */
+		brc |= sqlite3_bind_int(st, 4, (int)(r->v[3] & 0xff)); /* proto */
+		brc |= bind_str(st, 5, r, &cur, EV_SRC);
+		brc |= sqlite3_bind_int(st, 6, (int)(r->v[4] & 0xffff));
+		brc |= bind_str(st, 7, r, &cur, EV_DST);
+		brc |= sqlite3_bind_int(st, 8, (int)((r->v[4] >> 16) & 0xffff));
+		brc |= bind_str(st, 9, r, &cur, EV_NAME);
+		brc |= sqlite3_bind_int(st, 10, (int)(r->v[5] & 0xffff));         /* type */
+		brc |= sqlite3_bind_int(st, 11, (int)((r->v[5] >> 16) & 0xffff)); /* code */
+		brc |= sqlite3_bind_int64(st, 12, r->v[6]);                         /* size */
+		brc |= sqlite3_bind_int64(st, 13, r->v[7]);                         /* flags */
+		brc |= bind_str(st, 14, r, &cur, EV_INFO);
+		break;
+	case OP_STAT:
+		st = s->st_stat;
+		what = "write stat";
+		brc |= bind_str(st, 1, r, &cur, ST_NAME);
+		brc |= sqlite3_bind_int64(st, 2, r->v[0]);
+		break;
+	case OP_ALERT:
+		st = s->st_alert;
+		what = "write alert";
+		brc |= sqlite3_bind_int64(st, 1, r->v[0]);
+		brc |= bind_str(st, 2, r, &cur, AL_CLASS);
+		brc |= sqlite3_bind_int(st, 3, (int)r->v[1]);
+		brc |= sqlite3_bind_int64(st, 4, r->v[2]);
+		brc |= sqlite3_bind_int64(st, 5, r->v[3]);
+		brc |= sqlite3_bind_int64(st, 6, r->v[4]);
+		brc |= bind_str(st, 7, r, &cur, AL_OUTCOME);
+		brc |= bind_opt_int(st, 8, r->v[5], 1);
+		brc |= bind_str(st, 9, r, &cur, AL_SRC);
+		brc |= bind_opt_int(st, 10, r->v[6], 0);
+		brc |= bind_str(st, 11, r, &cur, AL_DST);
+		brc |= bind_opt_int(st, 12, r->v[7], 0);
+		brc |= bind_str(st, 13, r, &cur, AL_SUBJECT);
+		brc |= sqlite3_bind_double(st, 14, r->d);
+		brc |= bind_str(st, 15, r, &cur, AL_RULE);
+		brc |= bind_str(st, 16, r, &cur, AL_SUMMARY);
+		brc |= bind_str(st, 17, r, &cur, AL_EVIDENCE);
+		break;
+	case OP_FLUSH:
+		return txn_commit(s);
+	default:
+		return 0;
+	}
+
+	if (brc != SQLITE_OK) {
+		sqlite3_clear_bindings(st);
+		count_err(s, "bind", 1);
+		return -1;
+	}
+	if (txn_begin(s, ts) < 0) {
+		sqlite3_clear_bindings(st);
+		count_err(s, "begin", 1);
+		return -1;
+	}
+	if (step_done(st) != SQLITE_DONE) {
+		count_err(s, what, 1);
+		check_txn_alive(s);
+		return -1;
+	}
+	s->pend_rows++;
+	if (r->op == OP_EVENT)
+		s->pend_events++;
+	else if (r->op == OP_ALERT)
+		s->pend_alerts++;
+	else
+		s->pend_stats++;
+
+	if (s->pend_rows >= s->cfg.batch_rows ||
+	    (r->op == OP_EVENT && ts > s->batch_ts0 &&
+	     ts - s->batch_ts0 >= (uint64_t)s->cfg.batch_ms * 1000u))
+		return txn_commit(s);
+	return 0;
+}
+
+/* ---- building records (caller side) --------------------------------- */
+
+struct qstr {
+	const char *p;
+	size_t n; /* (size_t)-1 for NULL */
+};
+
+static size_t cap_len(struct store *s, const char *p, size_t n, size_t cap, int cut_at_rs)
+{
+	if (n <= cap)
+		return n;
+	s->n_truncated++;
+	if (cut_at_rs) {
+		/* Keep whole records of the record.h encoding where possible. */
+		for (size_t i = cap; i > 0; i--)
+			if (p[i - 1] == '\x1e')
+				return i;
+	}
+	return cap;
+}
+
+static struct qstr qs(struct store *s, const char *p, size_t n, size_t cap, int cut_at_rs)
+{
+	struct qstr q = {p, (size_t)-1};
+	if (p)
+		q.n = cap_len(s, p, n, cap, cut_at_rs);
+	return q;
+}
+
+static struct qstr qs_z(struct store *s, const char *p, size_t cap)
+{
+	return qs(s, p, p ? strlen(p) : 0, cap, 0);
+}
+
+static size_t rec_size(const struct qstr *str, unsigned n)
+{
+	size_t sz = sizeof(struct qrec);
+	for (unsigned i = 0; i < n; i++)
+		if (str[i].n != (size_t)-1)
+			sz += str[i].n + 1;
+	return (sz + 7) & ~(size_t)7;
+}
+
+static void rec_fill_str(struct qrec *r, const struct qstr *str, unsigned n)
+{
+	char *p = r->text;
+	r->nstr = (uint8_t)n;
+	for (unsigned i = 0; i < n; i++) {
+		if (str[i].n == (size_t)-1) {
+			r->slen[i] = STR_NULL;
+			continue;
+		}
+		r->slen[i] = (uint32_t)str[i].n;
+		memcpy(p, str[i].p, str[i].n);
+		p[str[i].n] = '\0';
+		p += str[i].n + 1;
+	}
+	for (unsigned i = n; i < QREC_MAX_STR; i++)
+		r->slen[i] = STR_NULL;
+}
+
+/* Render an address. IPv4 (nearly every row) is formatted here: glibc's
+ * inet_ntop goes through sprintf, a visible share of a row's cost. */
+static size_t addr_text(char *dst, size_t cap, int ipv, const uint8_t *a)
+{
+	if (ipv != 4)
+		return text_addr(dst, cap, ipv, a);
+	char *p = dst;
+	for (int i = 0; i < 4; i++) {
+		unsigned v = a[i];
+		if (v >= 100)
+			*p++ = (char)('0' + v / 100);
+		if (v >= 10)
+			*p++ = (char)('0' + v / 10 % 10);
+		*p++ = (char)('0' + v % 10);
+		*p++ = i < 3 ? '.' : '\0';
+	}
+	return (size_t)(p - dst - 1);
+}
+
+/* ---- the ring --------------------------------------------------------- */
+
+static void wake(pthread_mutex_t *m, pthread_cond_t *c)
+{
+	pthread_mutex_lock(m);
+	pthread_cond_broadcast(c);
+	pthread_mutex_unlock(m);
+}
+
+static void deadline_ms(struct timespec *ts, unsigned ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Reserve need bytes (a multiple of 8) of contiguous ring space, padding to
+ * the start of the ring when the end is too short; waits while full. */
+static struct qrec *ring_reserve(struct store *s, size_t need)
+{
+	int waited = 0;
+	for (;;) {
+		uint64_t tail = atomic_load(&s->tail);
+		size_t pos = (size_t)(s->p_head & (s->ring_cap - 1));
+		size_t contig = s->ring_cap - pos;
+		size_t want = need <= contig ? need : contig + need;
+		if (s->ring_cap - (size_t)(s->p_head - tail) >= want) {
+			if (need > contig) {
+				struct qrec *pad = (struct qrec *)(s->ring + pos);
+				pad->len = (uint32_t)contig;
+				pad->op = OP_PAD;
+				s->p_head += contig;
+				pos = 0;
+			}
+			return (struct qrec *)(s->ring + pos);
+		}
+		/* Full: sleep until a quarter of the ring is free (not one slot,
+		 * which would ping-pong the threads once per row). */
+		size_t low = s->ring_cap / 4 > want ? s->ring_cap / 4 : want;
+		if (!waited++)
+			s->n_queue_waits++;
+		pthread_mutex_lock(&s->lock);
+		atomic_store(&s->prod_waiting, low);
+		while (s->ring_cap - (size_t)(s->p_head - atomic_load(&s->tail)) < low) {
+			struct timespec dl;
+			deadline_ms(&dl, 100);
+			pthread_cond_timedwait(&s->not_full, &s->lock, &dl);
+		}
+		atomic_store(&s->prod_waiting, 0);
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+static void ring_publish(struct store *s, const struct qrec *r)
+{
+	s->p_head += r->len;
+	atomic_store(&s->head, s->p_head);
+	if (atomic_load(&s->cons_waiting))
+		wake(&s->lock, &s->not_empty);
+}
+
+static void *writer_main(void *arg)
+{
+	struct store *s = arg;
+	uint64_t tail = atomic_load(&s->tail);
+
+	for (;;) {
+		uint64_t head = atomic_load(&s->head);
+		if (tail == head) {
+			/* Empty: wait, and commit an open batch after batch_ms of
+			 * idleness so a quiet link still gets its rows visible. */
+			int timed_out = 0;
+			pthread_mutex_lock(&s->lock);
+			atomic_store(&s->cons_waiting, 1);
+			if (atomic_load(&s->head) == tail) {
+				struct timespec dl;
+				deadline_ms(&dl, s->cfg.batch_ms);
+				timed_out = pthread_cond_timedwait(&s->not_empty, &s->lock, &dl) ==
+					    ETIMEDOUT;
+			}
+			atomic_store(&s->cons_waiting, 0);
+			pthread_mutex_unlock(&s->lock);
+			if (timed_out && atomic_load(&s->head) == tail)
+				txn_commit(s);
+			continue;
+		}
+		unsigned since_release = 0;
+		while (tail != head) {
+			const struct qrec *r =
+				(const struct qrec *)(s->ring + (size_t)(tail & (s->ring_cap - 1)));
+			uint8_t op = r->op;
+			uint64_t seq = (uint64_t)r->v[0];
+			uint32_t len = r->len;
+			if (op != OP_PAD && op != OP_STOP)
+				apply(s, r);
+			tail += len;
+			/* Release space in steps, and wake a waiting producer only
+			 * once the room it asked for is there. */
+			if (++since_release >= 32 || tail == head || op == OP_FLUSH || op == OP_STOP) {
+				since_release = 0;
+				atomic_store(&s->tail, tail);
+				size_t want = atomic_load(&s->prod_waiting);
+				if (want && s->ring_cap - (size_t)(atomic_load(&s->head) - tail) >= want)
+					wake(&s->lock, &s->not_full);
+			}
+			if (op == OP_FLUSH) {
+				pthread_mutex_lock(&s->lock);
+				s->flush_done = seq;
+				pthread_cond_broadcast(&s->flushed);
+				pthread_mutex_unlock(&s->lock);
+			} else if (op == OP_STOP) {
+				return NULL;
+			}
+		}
+	}
+}
+
+/* Get room for a record of `need` bytes: in the ring, or the scratch. */
+static struct qrec *rec_begin(struct store *s, size_t need)
+{
+	return s->threaded ? ring_reserve(s, need) : (struct qrec *)s->scratch;
+}
+
+/* Hand the record to the writer. Inline, returns apply()'s result. */
+static int rec_commit(struct store *s, struct qrec *r)
+{
+	if (s->threaded) {
+		ring_publish(s, r);
+		return 0;
+	}
+	return apply(s, r);
+}
+
+static int put_simple(struct store *s, uint8_t op, int64_t v0)
+{
+	struct qrec *r = rec_begin(s, sizeof(struct qrec));
+	memset(r, 0, sizeof(*r));
+	r->len = sizeof(struct qrec);
+	r->op = op;
+	r->v[0] = v0;
+	rec_fill_str(r, NULL, 0);
+	return rec_commit(s, r);
+}
+
+/* ---- public write API -------------------------------------------------- */
+
+int store_event(struct store *s, const struct obs *o, uint64_t flow_id)
+{
+	char src[64], dst[64];
+	struct qstr str[EV_NSTR];
+	const struct pkt *p;
+
+	if (!s)
+		return -1;
+	if (!o) {
+		atomic_fetch_add_explicit(&s->n_errors, 1, memory_order_relaxed);
+		return -1;
+	}
+	p = o->pkt;
+	size_t srclen = 0, dstlen = 0;
+	src[0] = dst[0] = '\0';
+	if (p && (p->ipv == 4 || p->ipv == 6)) {
+		srclen = addr_text(src, sizeof(src), p->ipv, p->src);
+		dstlen = addr_text(dst, sizeof(dst), p->ipv, p->dst);
+	}
+	str[EV_SRC] = (struct qstr){src, srclen};
+	str[EV_DST] = (struct qstr){dst, dstlen};
+	str[EV_NAME] = qs(s, o->name, o->name ? (o->name_len ? o->name_len : strlen(o->name)) : 0,
+			  STORE_NAME_MAX, 0);
+	str[EV_INFO] = qs(s, o->info_len ? o->info : NULL, o->info_len, STORE_INFO_MAX, 1);
+
+	size_t need = rec_size(str, EV_NSTR);
+	struct qrec *r = rec_begin(s, need);
+	r->len = (uint32_t)need;
+	r->op = OP_EVENT;
+	r->v[0] = p ? (int64_t)p->ts_us : 0;
+	r->v[1] = (int64_t)o->kind;
+	r->v[2] = (int64_t)flow_id;
+	r->v[3] = p ? p->proto : 0;
+	r->v[4] = p ? ((int64_t)p->sport | ((int64_t)p->dport << 16)) : 0;
+	r->v[5] = (int64_t)o->type | ((int64_t)o->code << 16);
+	r->v[6] = (int64_t)o->size;
+	r->v[7] = (int64_t)o->flags;
+	r->d = 0;
+	rec_fill_str(r, str, EV_NSTR);
+	return rec_commit(s, r);
+}
+
+int store_put_stat(struct store *s, const char *name, int64_t value)
+{
+	struct qstr str[ST_NSTR];
+	if (!s)
+		return -1;
+	if (!name) {
+		atomic_fetch_add_explicit(&s->n_errors, 1, memory_order_relaxed);
+		return -1;
+	}
+	str[ST_NAME] = qs_z(s, name, STORE_NAME_MAX);
+	size_t need = rec_size(str, ST_NSTR);
+	struct qrec *r = rec_begin(s, need);
+	r->len = (uint32_t)need;
+	r->op = OP_STAT;
+	r->v[0] = value;
+	rec_fill_str(r, str, ST_NSTR);
+	return rec_commit(s, r);
+}
+
+int64_t store_alert_id(struct store *s)
+{
+	return s ? s->next_alert_id++ : 0;
+}
+
+int store_alert_upsert(struct store *s, const struct store_alert *a)
+{
+	struct qstr str[AL_NSTR];
+	if (!s)
+		return -1;
+	if (!a || !a->class || a->id <= 0) {
+		atomic_fetch_add_explicit(&s->n_errors, 1, memory_order_relaxed);
+		return -1;
+	}
+	str[AL_CLASS] = qs_z(s, a->class, STORE_NAME_MAX);
+	str[AL_OUTCOME] = qs_z(s, a->outcome ? a->outcome : "unknown", STORE_NAME_MAX);
+	str[AL_SRC] = qs_z(s, a->src_ip, STORE_NAME_MAX);
+	str[AL_DST] = qs_z(s, a->dst_ip, STORE_NAME_MAX);
+	str[AL_SUBJECT] = qs_z(s, a->subject, STORE_NAME_MAX);
+	str[AL_RULE] = qs_z(s, a->rule, STORE_NAME_MAX);
+	str[AL_SUMMARY] = qs_z(s, a->summary, STORE_NAME_MAX);
+	str[AL_EVIDENCE] = qs(s, a->evidence, a->evidence ? strlen(a->evidence) : 0,
+			      STORE_INFO_MAX, 0);
+	if (str[AL_EVIDENCE].p && str[AL_EVIDENCE].n < strlen(a->evidence)) {
+		/* Keep whole evidence items. */
+		size_t n = str[AL_EVIDENCE].n;
+		while (n > 0 && a->evidence[n] != '\x1d')
+			n--;
+		str[AL_EVIDENCE].n = n;
+	}
+	size_t need = rec_size(str, AL_NSTR);
+	struct qrec *r = rec_begin(s, need);
+	r->len = (uint32_t)need;
+	r->op = OP_ALERT;
+	r->v[0] = a->id;
+	r->v[1] = a->severity;
+	r->v[2] = (int64_t)a->first_ts;
+	r->v[3] = (int64_t)a->last_ts;
+	r->v[4] = (int64_t)a->count;
+	r->v[5] = a->proto;
+	r->v[6] = a->src_port;
+	r->v[7] = a->dst_port;
+	r->d = a->score;
+	rec_fill_str(r, str, AL_NSTR);
+	return rec_commit(s, r);
+}
+
+/* Report errors that happened since the previous report. */
+static int errors_since_report(struct store *s)
+{
+	uint64_t e = atomic_load(&s->n_errors);
+	int rc = e != s->errors_reported ? -1 : 0;
+	s->errors_reported = e;
+	return rc;
+}
+
+int store_flush(struct store *s)
+{
+	if (!s)
+		return -1;
+	if (!s->threaded) {
+		txn_commit(s);
+		return errors_since_report(s);
+	}
+	uint64_t seq = ++s->flush_seq;
+	put_simple(s, OP_FLUSH, (int64_t)seq);
+	pthread_mutex_lock(&s->lock);
+	while (s->flush_done < seq)
+		pthread_cond_wait(&s->flushed, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	return errors_since_report(s);
+}
+
+const struct store_stats *store_get_stats(const struct store *s)
+{
+	if (!s)
+		return NULL;
+	struct store_stats *st = s->snap;
+	st->events = atomic_load_explicit(&s->n_events, memory_order_relaxed);
+	st->alerts = atomic_load_explicit(&s->n_alerts, memory_order_relaxed);
+	st->stats = atomic_load_explicit(&s->n_stats, memory_order_relaxed);
+	st->commits = atomic_load_explicit(&s->n_commits, memory_order_relaxed);
+	st->errors = atomic_load_explicit(&s->n_errors, memory_order_relaxed);
+	st->truncated = s->n_truncated;
+	st->queue_waits = s->n_queue_waits;
+	return st;
+}
+
+/* ---- open and close --------------------------------------------------- */
+
+/* Run one statement of fixed SQL text, ignoring rows. */
+static int exec_sql(struct store *s, const char *sql)
+{
+	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+/* Run a one-value query; the value goes into *out (int) or txt (text). */
+static int query_one(struct store *s, const char *sql, int64_t *out, char *txt, size_t txtlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -1;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	int src = sqlite3_step(st);
+	if (src == SQLITE_ROW) {
+		if (out)
+			*out = sqlite3_column_int64(st, 0);
+		if (txt && txtlen) {
+			const unsigned char *t = sqlite3_column_text(st, 0);
+			snprintf(txt, txtlen, "%s", t ? (const char *)t : "");
+		}
+		rc = 0;
+	} else if (src == SQLITE_DONE) {
+		rc = 0;
+	}
+out:
+	if (st && sqlite3_finalize(st) != SQLITE_OK)
+		rc = -1;
+	return rc;
+}
+
+#define FAIL(...)                                                                \
+	do {                                                                     \
+		snprintf(err, errlen, __VA_ARGS__);                              \
+		goto fail;                                                       \
+	} while (0)
+#define DBMSG (s->db ? sqlite3_errmsg(s->db) : "out of memory")
+
+static int migrate(struct store *s, int64_t have, char *err, size_t errlen)
+{
+	for (const struct schema_migration *m = schema_migrations; m->sql; m++) {
+		char pragma[64];
+		int64_t now = 0;
+		if (m->version <= have)
+			continue;
+		if (exec_sql(s, "BEGIN IMMEDIATE") < 0)
+			FAIL("%s: migration %s: begin: %s", s->path, m->name, DBMSG);
+		/* Another process may have migrated meanwhile. */
+		if (query_one(s, "PRAGMA user_version", &now, NULL, 0) < 0)
+			FAIL("%s: migration %s: %s", s->path, m->name, DBMSG);
+		if (now >= m->version) {
+			if (exec_sql(s, "COMMIT") < 0)
+				FAIL("%s: migration %s: commit: %s", s->path, m->name, DBMSG);
+			continue;
+		}
+		/* user_version takes no bound parameter; the text is built from
+		 * our own table's version number, never from data. */
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", m->version);
+		if (exec_sql(s, m->sql) < 0)
+			FAIL("%s: migration %s: %s", s->path, m->name, DBMSG);
+		if (exec_sql(s, pragma) < 0)
+			FAIL("%s: migration %s: user_version: %s", s->path, m->name, DBMSG);
+		if (exec_sql(s, "COMMIT") < 0)
+			FAIL("%s: migration %s: commit: %s", s->path, m->name, DBMSG);
+	}
+	return 0;
+fail:
+	if (s->db && !sqlite3_get_autocommit(s->db))
+		exec_sql(s, "ROLLBACK");
+	return -1;
+}
+
+int store_open(struct store **out, const char *path, const struct store_config *cfg,
+	       char *err, size_t errlen)
+{
+	struct store *s = NULL;
+	int64_t version = 0, pages = 0;
+	char mode[32];
+	const int known = store_schema_version();
+
+	if (!out || !path) {
+		snprintf(err, errlen, "store_open: no database path");
+		return -1;
+	}
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	if (pthread_mutex_init(&s->err_lock, NULL) != 0) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		free(s);
+		return -1;
+	}
+	s->path = strdup(path);
+	if (!s->path)
+		goto oom;
+	s->snap = &s->snap_mem;
+	s->next_alert_id = 1;
+	if (cfg)
+		s->cfg = *cfg;
+	if (!s->cfg.batch_rows)
+		s->cfg.batch_rows = DEFAULT_BATCH_ROWS;
+	if (!s->cfg.batch_ms)
+		s->cfg.batch_ms = DEFAULT_BATCH_MS;
+	if (!s->cfg.busy_ms)
+		s->cfg.busy_ms = DEFAULT_BUSY_MS;
+	if (!s->cfg.queue_kib)
+		s->cfg.queue_kib = DEFAULT_QUEUE_KIB;
+	if (s->cfg.queue_kib < MIN_QUEUE_KIB)
+		s->cfg.queue_kib = MIN_QUEUE_KIB;
+	s->threaded = s->cfg.writer != STORE_WRITER_INLINE;
+
+	if (getenv("EWX_NOMEMSTAT")) sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); /*XXX*/
+	int rc = sqlite3_open_v2(path, &s->db,
+				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+					 SQLITE_OPEN_URI,
+				 NULL);
+	if (rc != SQLITE_OK)
+		FAIL("%s: cannot open database: %s", path, DBMSG);
+	if (sqlite3_db_readonly(s->db, "main") == 1)
+		FAIL("%s: database is read-only", path);
+	if (sqlite3_busy_timeout(s->db, (int)s->cfg.busy_ms) != SQLITE_OK)
+		FAIL("%s: busy timeout: %s", path, DBMSG);
+	if (query_one(s, "PRAGMA user_version", &version, NULL, 0) < 0)
+		FAIL("%s: not a database, or unreadable: %s", path, DBMSG);
+	if (version > known)
+		FAIL("%s: schema version %lld is newer than this egresswatch supports (%d); "
+		     "use a newer egresswatch or another database",
+		     path, (long long)version, known);
+	if (query_one(s, "PRAGMA page_count", &pages, NULL, 0) < 0)
+		FAIL("%s: page_count: %s", path, DBMSG);
+	if (pages == 0) {
+		/* A fresh file: larger pages make bulk inserts cheaper. Must
+		 * precede WAL and the first table. */
+		char ps[48];
+		snprintf(ps, sizeof(ps), "PRAGMA page_size = %d", getenv("EWX_PS") ? atoi(getenv("EWX_PS")) : NEW_DB_PAGE_SIZE); /*XXX*/
+		if (exec_sql(s, ps) < 0)
+			FAIL("%s: page_size: %s", path, DBMSG);
+	}
+	if (query_one(s, "PRAGMA journal_mode = WAL", NULL, mode, sizeof(mode)) < 0)
+		FAIL("%s: journal_mode: %s", path, DBMSG);
+	if (strcmp(mode, "wal") != 0)
+		FAIL("%s: cannot switch to WAL (journal_mode is '%s')", path, mode);
+	if (exec_sql(s, s->cfg.bulk ? "PRAGMA synchronous = OFF" : "PRAGMA synchronous = NORMAL") < 0)
+		FAIL("%s: synchronous: %s", path, DBMSG);
+	if (s->cfg.bulk) {
+		char cs[48];
+		snprintf(cs, sizeof(cs), "PRAGMA cache_size = -%d", BULK_CACHE_KIB);
+		if (exec_sql(s, cs) < 0)
+			FAIL("%s: cache_size: %s", path, DBMSG);
+	}
+	if (exec_sql(s, "PRAGMA temp_store = MEMORY") < 0)
+		FAIL("%s: temp_store: %s", path, DBMSG);
+	if (version < known && migrate(s, version, err, errlen) < 0)
+		goto fail;
+
+	if (s->cfg.bulk) {
+		int64_t any = 1;
+		if (query_one(s, "SELECT EXISTS (SELECT 1 FROM events)", &any, NULL, 0) < 0)
+			FAIL("%s: events: %s", path, DBMSG);
+		s->indexes_deferred = any == 0;
+	}
+	for (size_t i = 0; i < N_DEFERRED; i++)
+		if (exec_sql(s, s->indexes_deferred ? deferred_indexes[i].drop
+						    : deferred_indexes[i].create) < 0)
+			FAIL("%s: index: %s", path, DBMSG);
+	if (getenv("EWX_CKPT")) { char b[64]; snprintf(b, sizeof b, "PRAGMA wal_autocheckpoint=%s", getenv("EWX_CKPT")); exec_sql(s, b);} /*XXX*/
+	if (getenv("EWX_MMAP")) exec_sql(s, "PRAGMA mmap_size=1000000000"); /*XXX*/
+	const struct {
+		const char *sql;
+		sqlite3_stmt **stmt;
+	} stmt_defs[] = {
+		{"BEGIN IMMEDIATE", &s->st_begin},
+		{"COMMIT", &s->st_commit},
+		{"ROLLBACK", &s->st_rollback},
+		{SQL_EVENT, &s->st_event},
+		{SQL_STAT, &s->st_stat},
+		{SQL_ALERT, &s->st_alert},
+	};
+	for (size_t i = 0; i < sizeof(stmt_defs) / sizeof(stmt_defs[0]); i++)
+		if (sqlite3_prepare_v3(s->db, stmt_defs[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
+				       stmt_defs[i].stmt, NULL) != SQLITE_OK)
+			FAIL("%s: prepare \"%.40s...\": %s", path, stmt_defs[i].sql, DBMSG);
+
+	int64_t max_id = 0;
+	if (query_one(s, "SELECT coalesce(max(id), 0) FROM alerts", &max_id, NULL, 0) < 0)
+		FAIL("%s: alerts: %s", path, DBMSG);
+	s->next_alert_id = max_id + 1;
+
+	if (s->threaded) {
+		s->ring_cap = 1;
+		while (s->ring_cap < (size_t)s->cfg.queue_kib * 1024u)
+			s->ring_cap <<= 1;
+		s->ring = malloc(s->ring_cap);
+		if (!s->ring)
+			goto oom;
+		if (pthread_mutex_init(&s->lock, NULL) != 0)
+			goto oom;
+		if (pthread_cond_init(&s->not_empty, NULL) != 0) {
+			pthread_mutex_destroy(&s->lock);
+			goto oom;
+		}
+		if (pthread_cond_init(&s->not_full, NULL) != 0) {
+			pthread_cond_destroy(&s->not_empty);
+			pthread_mutex_destroy(&s->lock);
+			goto oom;
+		}
+		if (pthread_cond_init(&s->flushed, NULL) != 0) {
+			pthread_cond_destroy(&s->not_full);
+			pthread_cond_destroy(&s->not_empty);
+			pthread_mutex_destroy(&s->lock);
+			goto oom;
+		}
+		s->locks_ready = 1;
+		rc = pthread_create(&s->thread, NULL, writer_main, s);
+		if (rc != 0)
+			FAIL("%s: writer thread: %s", path, strerror(rc));
+		s->thread_started = 1;
+	} else {
+		s->scratch = malloc(QREC_MAX);
+		if (!s->scratch)
+			goto oom;
+	}
+	*out = s;
+	return 0;
+
+oom:
+	snprintf(err, errlen, "%s: out of memory", path);
+	goto fail;
+fail:
+	s->cfg.bulk = 0;
+	if (s->thread_started) {
+		put_simple(s, OP_STOP, 0);
+		pthread_join(s->thread, NULL);
+	}
+	/* the error is already in err; close quietly */
+	{
+		sqlite3_stmt **sts[] = {&s->st_begin, &s->st_commit, &s->st_rollback,
+					&s->st_event, &s->st_stat, &s->st_alert};
+		for (size_t i = 0; i < sizeof(sts) / sizeof(sts[0]); i++)
+			sqlite3_finalize(*sts[i]);
+	}
+	sqlite3_close(s->db);
+	if (s->locks_ready) {
+		pthread_cond_destroy(&s->flushed);
+		pthread_cond_destroy(&s->not_full);
+		pthread_cond_destroy(&s->not_empty);
+		pthread_mutex_destroy(&s->lock);
+	}
+	pthread_mutex_destroy(&s->err_lock);
+	free(s->ring);
+	free(s->scratch);
+	free(s->path);
+	free(s);
+	return -1;
+}
+
+int store_close(struct store *s)
+{
+	int rc = 0;
+	if (!s)
+		return 0;
+	if (s->thread_started) {
+		put_simple(s, OP_STOP, 0);
+		int jrc = pthread_join(s->thread, NULL);
+		if (jrc != 0) {
+			log_err("store", "%s: writer thread: %s", s->path, strerror(jrc));
+			rc = -1;
+		}
+	}
+	/* The writer has stopped: this thread owns the connection now. */
+	if (txn_commit(s) < 0)
+		rc = -1;
+
+	sqlite3_stmt **sts[] = {&s->st_begin, &s->st_commit, &s->st_rollback,
+				&s->st_event, &s->st_stat, &s->st_alert};
+	for (size_t i = 0; i < sizeof(sts) / sizeof(sts[0]); i++) {
+		if (sqlite3_finalize(*sts[i]) != SQLITE_OK) {
+			set_err(s, "finalize");
+			rc = -1;
+		}
+		*sts[i] = NULL;
+	}
+	for (size_t i = 0; s->indexes_deferred && i < N_DEFERRED; i++) {
+		if (exec_sql(s, deferred_indexes[i].create) < 0) {
+			set_err(s, "create index");
+			atomic_fetch_add(&s->n_errors, 1);
+			rc = -1;
+		}
+	}
+	if (s->cfg.bulk) {
+		/* Back to the durable setting, then checkpoint: the file is
+		 * synced once close returns. */
+		if (exec_sql(s, "PRAGMA synchronous = NORMAL") < 0) {
+			set_err(s, "synchronous");
+			rc = -1;
+		}
+	}
+	if (exec_sql(s, "PRAGMA wal_checkpoint(TRUNCATE)") < 0) {
+		/* A reader may hold the WAL; not an error of the data. */
+		log_warn("store", "%s: checkpoint: %s", s->path, sqlite3_errmsg(s->db));
+	}
+	if (sqlite3_close(s->db) != SQLITE_OK) {
+		set_err(s, "close");
+		rc = -1;
+	}
+	s->db = NULL;
+	uint64_t errors = atomic_load(&s->n_errors);
+	if (errors) {
+		log_err("store", "%llu writes failed; last: %s", (unsigned long long)errors,
+			s->errmsg);
+		rc = -1;
+	}
+	if (s->locks_ready) {
+		pthread_cond_destroy(&s->flushed);
+		pthread_cond_destroy(&s->not_full);
+		pthread_cond_destroy(&s->not_empty);
+		pthread_mutex_destroy(&s->lock);
+	}
+	pthread_mutex_destroy(&s->err_lock);
+	free(s->ring);
+	free(s->scratch);
+	free(s->path);
+	free(s);
+	return rc;
+}

@@ -4,10 +4,23 @@
  * time, WAL, and numbered migrations from schema/ recorded in
  * PRAGMA user_version.
  *
- * Everything handed to store_* is copied before the call returns (bound with
- * SQLITE_TRANSIENT or copied into the batch), so callers may pass borrowed
- * observations. A crash loses at most the open batch; WAL keeps the database
- * consistent.
+ * Everything handed to store_* is copied before the call returns (into the
+ * writer queue, or into a scratch record bound for one step), so callers may
+ * pass borrowed observations. A crash loses at most the open batch; WAL keeps
+ * the database consistent (but see `bulk` below).
+ *
+ * Writer thread (the default): store_event() only copies the row into a
+ * bounded queue of variable-size records (names and subjects cut at
+ * STORE_NAME_MAX, info and evidence at STORE_INFO_MAX, cuts counted in
+ * `truncated`), and a writer thread owns the connection and drains the queue,
+ * so decoding uses one core and SQLite another. When the queue is full the
+ * caller waits (counted in `queue_waits`): nothing is dropped. Write errors
+ * then surface asynchronously: they are counted in `errors`, and the next
+ * store_flush() or store_close() returns -1. With STORE_WRITER_INLINE the
+ * caller's thread writes and store_event() returns -1 for the failed row.
+ *
+ * All store_* calls on one store must come from one thread (the capture
+ * thread); the writer thread is internal.
  */
 #ifndef EW_STORE_H
 #define EW_STORE_H
@@ -18,40 +31,114 @@
 struct obs;
 struct store;
 
+#define STORE_NAME_MAX 1024 /* bytes kept of a name, subject, address, summary */
+#define STORE_INFO_MAX 8192 /* bytes kept of an event's info or an alert's evidence */
+
+enum store_writer {
+	STORE_WRITER_DEFAULT = 0, /* = STORE_WRITER_THREAD */
+	STORE_WRITER_THREAD,      /* a writer thread drains a bounded queue */
+	STORE_WRITER_INLINE,      /* the caller's thread steps SQLite itself */
+};
+
 struct store_config {
 	unsigned batch_rows; /* commit after this many rows (default 50000) */
-	unsigned batch_ms;   /* or after this much packet time (default 1000) */
+	unsigned batch_ms;   /* or after this much packet time (default 1000); the
+			      * writer thread also commits an open batch after
+			      * batch_ms of wall-clock idleness, so a quiet link
+			      * still gets its events visible */
+	unsigned busy_ms;    /* SQLite busy timeout (default 5000) */
+	/*
+	 * Bulk load (replay): PRAGMA synchronous=OFF and a 256 MiB page cache
+	 * while the store is open; store_close() restores synchronous=NORMAL
+	 * and checkpoints, so the file is durable once close returns. The
+	 * trade-off: if the *machine* crashes or loses power during the run,
+	 * the database may be lost or corrupt (re-run the replay); a crash of
+	 * the process alone is still safe. Never use it for watch mode.
+	 */
+	int bulk;
+	enum store_writer writer;
+	unsigned queue_kib;  /* writer queue size (default 16384 KiB, min 256) */
 };
 
 struct store_stats {
-	uint64_t events, alerts; /* rows written */
+	uint64_t events, alerts; /* rows written and committed */
 	uint64_t commits;
-	uint64_t errors;         /* failed steps (counted, reported, not fatal) */
+	uint64_t errors;         /* rows or commits that failed (counted, reported, not fatal) */
+	uint64_t stats;          /* stat rows written */
+	uint64_t truncated;      /* text fields cut to STORE_NAME_MAX / STORE_INFO_MAX */
+	uint64_t queue_waits;    /* times store_* waited for room in the writer queue */
 };
 
 /*
  * Open (creating if needed) the database at path, apply pending migrations,
- * switch to WAL and prepare the statements. cfg may be NULL. On failure
- * returns -1 and writes a one-line reason naming the file into err.
+ * switch to WAL and prepare the statements. cfg may be NULL. path may be a
+ * SQLite "file:" URI. A read-only database, or one whose user_version is
+ * newer than this build knows, is refused. On failure returns -1 and writes
+ * a one-line reason naming the file into err.
  */
 int store_open(struct store **out, const char *path, const struct store_config *cfg,
 	       char *err, size_t errlen);
 
-/* Commit the open batch and close. NULL is fine. Returns 0 or -1. */
+/*
+ * Commit the open batch and close (after draining the writer queue). NULL is
+ * fine. Returns 0, or -1 when the final commit or close failed or any write
+ * failed during the run (stats.errors != 0; read store_get_stats() before
+ * closing for the numbers). The last error is logged, naming the file.
+ */
 int store_close(struct store *s);
 
-/* Queue an observation as an event row (copied). Returns 0, or -1 when the
- * row could not be written (counted in errors). */
+/* Queue an observation as an event row (copied). flow_id 0 is stored as
+ * NULL. Returns 0, or -1 when the row could not be written (inline writer)
+ * or queued; counted in errors. */
 int store_event(struct store *s, const struct obs *o, uint64_t flow_id);
 
-/* Commit the open batch now. */
+/* Commit the open batch now (waiting for the writer to drain the queue).
+ * Returns 0, or -1 if the commit failed or any write failed since the
+ * previous store_flush(). */
 int store_flush(struct store *s);
 
 /* Record a named counter of the run (stats table: name -> value), replacing
- * the previous value. Used for packets, bytes, drops, per-module counts. */
+ * the previous value. Used for packets, bytes, drops, per-module counts.
+ * Written in the current batch. */
 int store_put_stat(struct store *s, const char *name, int64_t value);
 
+/*
+ * An aggregated alert row (architecture.md section 4). The core aggregates;
+ * the store only writes: the first upsert of an id inserts the row, later
+ * upserts of the same id replace every column (count, last_ts, outcome,
+ * evidence, ...). Strings are copied; NULL strings are stored as NULL
+ * (outcome NULL as "unknown").
+ */
+struct store_alert {
+	int64_t id;            /* from store_alert_id() */
+	const char *class;     /* architecture.md section 3 */
+	int severity;          /* 1 info .. 5 critical */
+	uint64_t first_ts, last_ts; /* packet time, microseconds */
+	uint64_t count;
+	const char *outcome;   /* "blocked" | "answered" | "unknown" */
+	uint8_t proto;         /* IPPROTO_*, 0 if none */
+	const char *src_ip, *dst_ip; /* text_addr() form, or NULL */
+	uint16_t src_port, dst_port;
+	const char *subject;
+	double score;
+	const char *rule;
+	const char *summary;
+	const char *evidence;  /* items separated by GS (0x1d) */
+};
+
+/* Allocate the id of a new alert row (max(id) at open + 1, then increasing). */
+int64_t store_alert_id(struct store *s);
+
+/* Insert or update an alert row (in the current batch). Returns 0 or -1. */
+int store_alert_upsert(struct store *s, const struct store_alert *a);
+
+/* A snapshot of the counters, refreshed by each call (call from the store's
+ * thread). Valid until the next call or store_close(). */
 const struct store_stats *store_get_stats(const struct store *s);
+
+/* The last error, "path: what: sqlite message", or "" if none. Valid until
+ * the next store_* call. */
+const char *store_last_error(const struct store *s);
 
 /* Number of schema migrations compiled in (== user_version after open). */
 int store_schema_version(void);

@@ -1,2 +1,1169 @@
-#include "../unit/check.h"
-int main(void) { return check_done(); }
+/*
+ * test_dns.c - the DNS analyzer on hand-built messages: every rdata type we
+ * decode, compression, the hostile-protocol rules (loops, forward pointers,
+ * long labels and names, counts that lie, a cut at every byte), EDNS, odd
+ * bytes in names, the JSON renderer, the TCP stream path of the module, and
+ * a fixed-seed random smoke loop (run it under ASan/UBSan).
+ *
+ * Every message that parses cleanly is parsed twice, through ldns and
+ * through the cursor walk alone (DNS_PARSE_OWN), and the two detail records
+ * must be byte-identical.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../../analyzers/dns.h"
+#include "../../analyzers/module.h"
+#include "../../api/dns_json.h"
+#include "../../sensor/flow.h"
+#include "../../sensor/pkt.h"
+#include "check.h"
+
+/* ---- message builder ------------------------------------------------------ */
+
+struct mb {
+	uint8_t b[70000];
+	size_t n;
+};
+
+static struct mb M;                /* the message under test */
+static struct dns_out OUT, OUT2;   /* results (large: static) */
+
+static void mb_u8(struct mb *m, unsigned v)
+{
+	m->b[m->n++] = (uint8_t)v;
+}
+
+static void mb_u16(struct mb *m, unsigned v)
+{
+	mb_u8(m, v >> 8);
+	mb_u8(m, v & 0xff);
+}
+
+static void mb_u32(struct mb *m, uint32_t v)
+{
+	mb_u16(m, v >> 16);
+	mb_u16(m, v & 0xffff);
+}
+
+static void mb_bytes(struct mb *m, const void *p, size_t n)
+{
+	memcpy(m->b + m->n, p, n);
+	m->n += n;
+}
+
+/* A dotted name ("" or "." is the root); labels must not contain dots. */
+static void mb_name(struct mb *m, const char *name)
+{
+	while (*name && strcmp(name, ".") != 0) {
+		const char *dot = strchr(name, '.');
+		size_t l = dot ? (size_t)(dot - name) : strlen(name);
+		mb_u8(m, (unsigned)l);
+		mb_bytes(m, name, l);
+		name += l + (dot ? 1 : 0);
+	}
+	mb_u8(m, 0);
+}
+
+/* A name that ends in a compression pointer to off. */
+static void mb_name_ptr(struct mb *m, const char *prefix, unsigned off)
+{
+	size_t start = m->n;
+	mb_name(m, prefix);
+	m->n--; /* drop the root label */
+	if (m->n < start)
+		m->n = start;
+	mb_u16(m, 0xc000 | off);
+}
+
+static void mb_hdr(struct mb *m, unsigned id, unsigned flags, unsigned qd, unsigned an,
+		   unsigned ns, unsigned ar)
+{
+	m->n = 0;
+	mb_u16(m, id);
+	mb_u16(m, flags);
+	mb_u16(m, qd);
+	mb_u16(m, an);
+	mb_u16(m, ns);
+	mb_u16(m, ar);
+}
+
+static void mb_q(struct mb *m, const char *name, unsigned type, unsigned cls)
+{
+	mb_name(m, name);
+	mb_u16(m, type);
+	mb_u16(m, cls);
+}
+
+/* RR header after its owner name; returns where rdlength goes. */
+static size_t mb_rr(struct mb *m, unsigned type, unsigned cls, uint32_t ttl)
+{
+	mb_u16(m, type);
+	mb_u16(m, cls);
+	mb_u32(m, ttl);
+	size_t at = m->n;
+	mb_u16(m, 0);
+	return at;
+}
+
+static void mb_rr_end(struct mb *m, size_t at)
+{
+	size_t len = m->n - at - 2;
+	m->b[at] = (uint8_t)(len >> 8);
+	m->b[at + 1] = (uint8_t)len;
+}
+
+#define RESP 0x8180 /* response, rd, ra */
+#define QUERY 0x0100
+
+/* ---- helpers -------------------------------------------------------------- */
+
+/* The record with separators made visible: US '|', RS '\n', GS '~'. */
+static const char *vis(const struct dns_out *o)
+{
+	static char buf[DNS_INFO_MAX];
+	size_t i;
+
+	for (i = 0; i < o->info_len && i < sizeof(buf) - 1; i++) {
+		char c = o->info[i];
+		buf[i] = c == REC_US ? '|' : c == REC_RS ? '\n' : c == REC_GS ? '~' : c;
+	}
+	buf[i] = '\0';
+	return buf;
+}
+
+/* The JSON of the current OUT, compact with sorted keys (static buffer). */
+static const char *json_of(const struct dns_out *o)
+{
+	static char buf[65536];
+	json_t *dns = json_object();
+	int r = dns_info_json(dns, o->info, o->info_len, o->qr ? OBS_DNS_ANSWER : OBS_DNS_QUERY);
+	char *s;
+
+	if (r != 0) {
+		json_decref(dns);
+		snprintf(buf, sizeof(buf), "(error %d)", r);
+		return buf;
+	}
+	s = json_dumps(dns, JSON_COMPACT | JSON_SORT_KEYS);
+	snprintf(buf, sizeof(buf), "%s", s ? s : "(null)");
+	free(s);
+	json_decref(dns);
+	return buf;
+}
+
+static int ok_diff; /* clean messages whose two parses differed */
+
+/* Valid messages kept as seeds for the random smoke loop. */
+static struct mb bases[8];
+static int nbases;
+
+static void keep(void)
+{
+	if (nbases < 8)
+		bases[nbases++] = M;
+}
+
+/* Parse M through ldns, and (when clean) again through the walk alone. */
+static int parse_flags(unsigned flags)
+{
+	int r = dns_parse_message(M.b, M.n, flags, &OUT);
+	int r2 = dns_parse_message(M.b, M.n, flags | DNS_PARSE_OWN, &OUT2);
+
+	/* ldns may reject what the walk accepts (then the walk renders it and
+	 * the message is malformed); a message ldns takes must look the same */
+	if (r == MOD_OK) {
+		if (r != r2 || OUT.info_len != OUT2.info_len ||
+		    memcmp(OUT.info, OUT2.info, OUT.info_len) != 0 ||
+		    strcmp(OUT.qname, OUT2.qname) != 0) {
+			ok_diff++;
+			fprintf(stderr, "ldns and walk differ:\n%s\n", vis(&OUT));
+			fprintf(stderr, "----\n%s\n", vis(&OUT2));
+		}
+	}
+	return r;
+}
+
+static int parse(void)
+{
+	return parse_flags(0);
+}
+
+/* Field f (0-based) of the k-th (0-based) record whose tag is tag. */
+static const char *field(const struct dns_out *o, const char *tag, int k, int f)
+{
+	static char buf[DNS_INFO_MAX];
+	const char *s = o->info, *rec;
+	size_t n = o->info_len, rlen;
+
+	while (rec_split(&s, &n, REC_RS, &rec, &rlen)) {
+		const char *fs = rec, *piece;
+		size_t fn = rlen, plen;
+		int i = 0;
+		if (!rec_split(&fs, &fn, REC_US, &piece, &plen))
+			continue;
+		if (plen != strlen(tag) || memcmp(piece, tag, plen) != 0 || k-- > 0)
+			continue;
+		while (i < f && rec_split(&fs, &fn, REC_US, &piece, &plen))
+			i++;
+		if (i < f)
+			return "(none)";
+		snprintf(buf, sizeof(buf), "%.*s", (int)plen, piece);
+		for (char *c = buf; *c; c++)
+			if (*c == REC_GS)
+				*c = '~';
+		return buf;
+	}
+	return "(none)";
+}
+
+static int count_tag(const struct dns_out *o, const char *tag)
+{
+	int k = 0;
+	while (strcmp(field(o, tag, k, 0), "(none)") != 0)
+		k++;
+	return k;
+}
+
+/* A response to "example.com IN <type>" with one answer whose rdata the
+ * caller writes through rd(). */
+static size_t start_answer(unsigned type)
+{
+	mb_hdr(&M, 0x1234, RESP, 1, 1, 0, 0);
+	mb_q(&M, "example.com", type, 1);
+	mb_u16(&M, 0xc00c);
+	return mb_rr(&M, type, 1, 300);
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+static void test_a(void)
+{
+	size_t at = start_answer(1);
+	mb_bytes(&M, "\x5d\xb8\xd8\x22", 4);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(OUT.qname, "example.com");
+	CHECK_EQ(OUT.qtype, 1);
+	CHECK_EQ(OUT.rcode, 0);
+	CHECK_EQ(OUT.id, 0x1234);
+	CHECK_EQ(OUT.qr, 1);
+	CHECK_EQ(OUT.flags, 0);
+	CHECK_STR(vis(&OUT), "4660|response|0|0|rd,ra|1|1|0|0||||udp|\n"
+			     "Q|example.com|1|1\n"
+			     "AN|example.com|1|1|300|93.184.216.34\n");
+	CHECK_STR(json_of(&OUT),
+		  "{\"answers\":[{\"data\":\"93.184.216.34\",\"name\":\"example.com\",\"ttl\":300,"
+		  "\"type\":\"A\"}],\"counts\":{\"an\":1,\"ar\":0,\"ns\":0,\"qd\":1},"
+		  "\"flags\":[\"rd\",\"ra\"],\"id\":4660,\"opcode\":\"QUERY\",\"qname\":\"example.com\","
+		  "\"qr\":\"response\",\"qtype\":\"A\",\"rcode\":\"NOERROR\",\"tc\":false}");
+}
+
+static void test_query(void)
+{
+	mb_hdr(&M, 7, QUERY, 1, 0, 0, 0);
+	mb_q(&M, "www.example.org", 28, 1);
+	CHECK_EQ(parse_flags(OBS_F_TCP), MOD_OK);
+	CHECK_EQ(OUT.qr, 0);
+	CHECK_EQ(OUT.flags, OBS_F_TCP);
+	CHECK_STR(vis(&OUT), "7|query|0|0|rd|1|0|0|0||||tcp|\nQ|www.example.org|28|1\n");
+	CHECK_STR(json_of(&OUT),
+		  "{\"answers\":[],\"counts\":{\"an\":0,\"ar\":0,\"ns\":0,\"qd\":1},\"flags\":[\"rd\"],"
+		  "\"id\":7,\"opcode\":\"QUERY\",\"qname\":\"www.example.org\",\"qr\":\"query\","
+		  "\"qtype\":\"AAAA\",\"rcode\":\"NOERROR\",\"tc\":false}");
+}
+
+static void test_aaaa(void)
+{
+	size_t at = start_answer(28);
+	mb_bytes(&M, "\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\x01", 16);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "2001:db8::1");
+}
+
+static void test_names_rdata(void)
+{
+	static const struct {
+		unsigned type;
+		const char *want_type;
+	} t[] = {{5, "CNAME"}, {2, "NS"}, {12, "PTR"}, {39, "DNAME"}};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		size_t at = start_answer(t[i].type);
+		mb_name_ptr(&M, "cdn", 12); /* cdn.example.com */
+		mb_rr_end(&M, at);
+		CHECK_EQ(parse(), MOD_OK);
+		CHECK_STR(field(&OUT, "AN", 0, 5), "cdn.example.com");
+		CHECK_STR(field(&OUT, "AN", 0, 2), t[i].type == 5 ? "5" : t[i].type == 2 ? "2"
+					  : t[i].type == 12 ? "12" : "39");
+		char want[200];
+		snprintf(want, sizeof(want), "\"answers\":[{\"data\":\"cdn.example.com\","
+			 "\"name\":\"example.com\",\"ttl\":300,\"type\":\"%s\"}]", t[i].want_type);
+		CHECK(strstr(json_of(&OUT), want) != NULL);
+	}
+}
+
+static void test_mx(void)
+{
+	size_t at = start_answer(15);
+	mb_u16(&M, 10);
+	mb_name_ptr(&M, "mail", 12);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "10 mail.example.com");
+}
+
+static void test_txt(void)
+{
+	size_t at = start_answer(16);
+	mb_bytes(&M, "\x05hello\x00\x06" "a b\x01\\\"", 14);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "hello~~a b\\x01\\\\\"");
+	keep();
+	CHECK(strstr(json_of(&OUT),
+		     "\"data\":[\"hello\",\"\",\"a b\\\\x01\\\\\\\\\\\"\"]") != NULL);
+
+	/* SPF is shown the same way */
+	at = start_answer(99);
+	mb_bytes(&M, "\x06v=spf1", 7);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK(strstr(json_of(&OUT), "\"data\":[\"v=spf1\"],\"name\":\"example.com\",\"ttl\":300,"
+				    "\"type\":\"SPF\"") != NULL);
+
+	/* a string that runs past the rdata: malformed, shown as generic */
+	at = start_answer(16);
+	mb_bytes(&M, "\x05hel", 4);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "answer 1: character-string runs past the rdata");
+	CHECK_STR(field(&OUT, "AN", 0, 5), "\\# 4 0568656c");
+	CHECK(strstr(json_of(&OUT), "\"data\":\"\\\\# 4 0568656c\"") != NULL);
+}
+
+static void test_null(void)
+{
+	size_t at = start_answer(10);
+	mb_bytes(&M, "\x00\xab\xff", 3);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "00abff");
+	CHECK(strstr(json_of(&OUT), "\"type\":\"NULL\"") != NULL);
+}
+
+static void test_srv_soa(void)
+{
+	size_t at = start_answer(33);
+	mb_u16(&M, 10);
+	mb_u16(&M, 20);
+	mb_u16(&M, 443);
+	mb_name(&M, "svc.example.com");
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "10 20 443 svc.example.com");
+
+	/* NXDOMAIN with the SOA in the authority section */
+	mb_hdr(&M, 1, 0x8183, 1, 0, 1, 0);
+	mb_q(&M, "nope.example.com", 1, 1);
+	mb_u16(&M, 0xc000 | 17); /* example.com inside the qname */
+	at = mb_rr(&M, 6, 1, 3600);
+	mb_name_ptr(&M, "ns1", 17);
+	mb_name_ptr(&M, "hostmaster", 17);
+	mb_u32(&M, 2024010101);
+	mb_u32(&M, 7200);
+	mb_u32(&M, 3600);
+	mb_u32(&M, 1209600);
+	mb_u32(&M, 300);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_EQ(OUT.rcode, 3);
+	CHECK_STR(field(&OUT, "NS", 0, 1), "example.com");
+	keep();
+	CHECK_STR(field(&OUT, "NS", 0, 5),
+		  "ns1.example.com hostmaster.example.com 2024010101 7200 3600 1209600 300");
+	CHECK_STR(json_of(&OUT),
+		  "{\"answers\":[],\"authority\":[{\"data\":\"ns1.example.com hostmaster.example.com "
+		  "2024010101 7200 3600 1209600 300\",\"name\":\"example.com\",\"ttl\":3600,"
+		  "\"type\":\"SOA\"}],\"counts\":{\"an\":0,\"ar\":0,\"ns\":1,\"qd\":1},"
+		  "\"flags\":[\"rd\",\"ra\"],\"id\":1,\"opcode\":\"QUERY\","
+		  "\"qname\":\"nope.example.com\",\"qr\":\"response\",\"qtype\":\"A\","
+		  "\"rcode\":\"NXDOMAIN\",\"tc\":false}");
+}
+
+static void test_svcb(void)
+{
+	size_t at = start_answer(65);
+	mb_u16(&M, 1);
+	mb_u8(&M, 0); /* target "." */
+	mb_u16(&M, 0); /* mandatory=alpn */
+	mb_u16(&M, 2);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1); /* alpn=h2,h3 and one with a comma */
+	mb_u16(&M, 10);
+	mb_bytes(&M, "\x02h2\x02h3\x03" "a,b", 10);
+	mb_u16(&M, 2); /* no-default-alpn */
+	mb_u16(&M, 0);
+	mb_u16(&M, 3); /* port=8443 */
+	mb_u16(&M, 2);
+	mb_u16(&M, 8443);
+	mb_u16(&M, 4); /* ipv4hint */
+	mb_u16(&M, 8);
+	mb_bytes(&M, "\xc0\x00\x02\x01\xc0\x00\x02\x02", 8);
+	mb_u16(&M, 5); /* ech */
+	mb_u16(&M, 2);
+	mb_bytes(&M, "\x01\x02", 2);
+	mb_u16(&M, 6); /* ipv6hint */
+	mb_u16(&M, 16);
+	mb_bytes(&M, "\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\x02", 16);
+	mb_u16(&M, 999); /* unknown key */
+	mb_u16(&M, 1);
+	mb_u8(&M, 0xee);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5),
+		  "1 . mandatory=alpn alpn=h2,h3,a\\x2cb no-default-alpn port=8443 "
+		  "ipv4hint=192.0.2.1,192.0.2.2 ech=0102 ipv6hint=2001:db8::2 key999=ee");
+	keep();
+	CHECK(strstr(json_of(&OUT), "\"type\":\"HTTPS\"") != NULL);
+
+	/* SVCB alias form */
+	at = start_answer(64);
+	mb_u16(&M, 0);
+	mb_name(&M, "svc.example.net");
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "0 svc.example.net");
+
+	/* a parameter that runs past the rdata */
+	at = start_answer(65);
+	mb_u16(&M, 1);
+	mb_u8(&M, 0);
+	mb_u16(&M, 3);
+	mb_u16(&M, 4);
+	mb_u16(&M, 443);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "answer 1: SvcParam runs past the rdata");
+	CHECK_STR(field(&OUT, "AN", 0, 5), "\\# 9 0001000003000401bb");
+}
+
+static void test_caa_unknown(void)
+{
+	size_t at = start_answer(257);
+	mb_u8(&M, 0);
+	mb_u8(&M, 5);
+	mb_bytes(&M, "issueletsencrypt.org", 20);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "0 issue letsencrypt.org");
+	CHECK(strstr(json_of(&OUT), "\"type\":\"CAA\"") != NULL);
+
+	at = start_answer(65280);
+	mb_bytes(&M, "\x01\x02\x03", 3);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "\\# 3 010203");
+	CHECK(strstr(json_of(&OUT), "\"data\":\"\\\\# 3 010203\",\"name\":\"example.com\","
+				    "\"ttl\":300,\"type\":\"TYPE65280\"") != NULL);
+	CHECK(strstr(json_of(&OUT), "\"qtype\":\"TYPE65280\"") != NULL);
+
+	at = start_answer(65280);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "\\# 0");
+
+	/* A with 5 bytes: ldns would drop the 5th silently; we flag it */
+	at = start_answer(1);
+	mb_bytes(&M, "\x01\x02\x03\x04\x05", 5);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "answer 1: A rdata is not 4 bytes");
+	CHECK_STR(field(&OUT, "AN", 0, 5), "\\# 5 0102030405");
+	CHECK_EQ(OUT.flags, OBS_F_MALFORMED);
+}
+
+static void test_compression(void)
+{
+	/* question www.example.com; answer owner -> qname; CNAME target
+	 * cdn + -> "example.com" (offset 16); second answer owner -> the CNAME
+	 * target, which itself ends in a pointer (a chain of two jumps) */
+	mb_hdr(&M, 2, RESP, 1, 2, 0, 0);
+	mb_q(&M, "www.example.com", 1, 1);
+	mb_u16(&M, 0xc00c);
+	size_t at = mb_rr(&M, 5, 1, 60);
+	size_t target = M.n;
+	mb_name_ptr(&M, "cdn", 16);
+	mb_rr_end(&M, at);
+	mb_u16(&M, 0xc000 | (unsigned)target);
+	at = mb_rr(&M, 1, 1, 60);
+	mb_bytes(&M, "\x0a\x00\x00\x01", 4);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(vis(&OUT), "2|response|0|0|rd,ra|1|2|0|0||||udp|\n"
+			     "Q|www.example.com|1|1\n"
+			     "AN|www.example.com|5|1|60|cdn.example.com\n"
+			     "AN|cdn.example.com|1|1|60|10.0.0.1\n");
+	keep();
+}
+
+static void test_pointer_loop(void)
+{
+	/* answer owner points at itself */
+	mb_hdr(&M, 3, RESP, 1, 1, 0, 0);
+	mb_q(&M, "example.com", 1, 1);
+	size_t self = M.n;
+	mb_u16(&M, 0xc000 | (unsigned)self);
+	size_t at = mb_rr(&M, 1, 1, 60);
+	mb_bytes(&M, "\x01\x02\x03\x04", 4);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_EQ(OUT.flags, OBS_F_MALFORMED);
+	CHECK_STR(OUT.qname, "example.com");
+	CHECK_STR(OUT.reason, "answer 1: compression pointer does not point backwards");
+	CHECK_STR(vis(&OUT), "3|response|0|0|rd,ra|1|1|0|0||||udp|answer 1: compression "
+			     "pointer does not point backwards\nQ|example.com|1|1\n");
+	CHECK_STR(json_of(&OUT),
+		  "{\"answers\":[],\"counts\":{\"an\":1,\"ar\":0,\"ns\":0,\"qd\":1},"
+		  "\"flags\":[\"rd\",\"ra\"],\"id\":3,\"malformed\":\"answer 1: compression pointer "
+		  "does not point backwards\",\"opcode\":\"QUERY\",\"qname\":\"example.com\","
+		  "\"qr\":\"response\",\"qtype\":\"A\",\"rcode\":\"NOERROR\",\"tc\":false}");
+
+	/* a two-step loop: X -> Y (backwards), Y's name ends pointing to X */
+	mb_hdr(&M, 3, RESP, 1, 1, 0, 0);
+	mb_q(&M, "a.example", 1, 1);            /* starts at 12 */
+	size_t x = M.n;
+	mb_name_ptr(&M, "b", 12);               /* b.a.example */
+	M.b[22] = 0xc0;                         /* "example"'s root -> pointer to x */
+	M.b[23] = (uint8_t)x;                   /* (overwrites qtype's high byte) */
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_EQ(OUT.info_len > 0, 1);
+
+	/* a loop inside a CNAME target: framing intact, later RRs still read */
+	mb_hdr(&M, 4, RESP, 1, 2, 0, 0);
+	mb_q(&M, "example.com", 1, 1);
+	mb_u16(&M, 0xc00c);
+	at = mb_rr(&M, 5, 1, 60);
+	size_t here = M.n;
+	mb_u16(&M, 0xc000 | (unsigned)here);
+	mb_rr_end(&M, at);
+	mb_u16(&M, 0xc00c);
+	at = mb_rr(&M, 1, 1, 60);
+	mb_bytes(&M, "\x01\x02\x03\x04", 4);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "answer 1: compression pointer does not point backwards");
+	CHECK_EQ(count_tag(&OUT, "AN"), 2);
+	char want[32];
+	snprintf(want, sizeof(want), "\\# 2 c0%02x", (unsigned)here);
+	CHECK_STR(field(&OUT, "AN", 0, 5), want);
+	CHECK_STR(field(&OUT, "AN", 1, 5), "1.2.3.4");
+}
+
+static void test_forward_pointer(void)
+{
+	/* the question name points forward, to the answer's owner: ldns takes
+	 * it, our rules do not */
+	mb_hdr(&M, 5, RESP, 1, 1, 0, 0);
+	mb_u16(&M, 0xc000 | 18);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	mb_name(&M, "a"); /* offset 18 */
+	size_t at = mb_rr(&M, 1, 1, 60);
+	mb_bytes(&M, "\x01\x02\x03\x04", 4);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "question 1: compression pointer does not point backwards");
+	CHECK_STR(OUT.qname, "");
+	CHECK_EQ(OUT.qtype, 0);
+	CHECK_STR(vis(&OUT), "5|response|0|0|rd,ra|1|1|0|0||||udp|question 1: compression "
+			     "pointer does not point backwards\n");
+	CHECK(strstr(json_of(&OUT), "\"qname\"") == NULL);
+
+	/* a pointer to its own name's start is not "before" it either */
+	mb_hdr(&M, 5, QUERY, 1, 0, 0, 0);
+	mb_u8(&M, 1);
+	mb_u8(&M, 'a');
+	mb_u16(&M, 0xc00c);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "question 1: compression pointer does not point backwards");
+}
+
+static void test_long_label_name(void)
+{
+	char lab[64];
+
+	/* label length byte 64 (0x40: the reserved 01 label type) */
+	mb_hdr(&M, 6, QUERY, 1, 0, 0, 0);
+	mb_u8(&M, 64);
+	memset(lab, 'a', 64);
+	mb_bytes(&M, lab, 64);
+	mb_u8(&M, 0);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "question 1: label longer than 63 bytes");
+
+	/* 63+63+63+61 labels: exactly 255 wire bytes is fine */
+	mb_hdr(&M, 6, QUERY, 1, 0, 0, 0);
+	memset(lab, 'a', 63);
+	for (int i = 0; i < 4; i++) {
+		mb_u8(&M, i < 3 ? 63 : 61);
+		mb_bytes(&M, lab, i < 3 ? 63 : 61);
+	}
+	mb_u8(&M, 0);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_EQ(OUT.qname_len, 63 * 3 + 61 + 3);
+
+	/* one more byte: 256 */
+	mb_hdr(&M, 6, QUERY, 1, 0, 0, 0);
+	for (int i = 0; i < 4; i++) {
+		mb_u8(&M, i < 3 ? 63 : 62);
+		mb_bytes(&M, lab, i < 3 ? 63 : 62);
+	}
+	mb_u8(&M, 0);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "question 1: name longer than 255 bytes");
+
+	/* too long through compression: 200 bytes + pointer to 200 bytes */
+	mb_hdr(&M, 6, RESP, 1, 1, 0, 0);
+	for (int i = 0; i < 4; i++) {
+		mb_u8(&M, 49);
+		mb_bytes(&M, lab, 49);
+	}
+	mb_u8(&M, 0);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	for (int i = 0; i < 2; i++) {
+		mb_u8(&M, 49);
+		mb_bytes(&M, lab, 49);
+	}
+	mb_u16(&M, 0xc00c);
+	size_t at = mb_rr(&M, 1, 1, 1);
+	mb_bytes(&M, "\x01\x02\x03\x04", 4);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "answer 1: name longer than 255 bytes");
+	CHECK_EQ(count_tag(&OUT, "Q"), 1);
+}
+
+static size_t build_response(void)
+{
+	/* a response with a bit of everything: 3 sections and EDNS */
+	mb_hdr(&M, 0xbeef, RESP, 1, 2, 1, 2);
+	mb_q(&M, "www.example.com", 1, 1);
+	mb_u16(&M, 0xc00c);
+	size_t at = mb_rr(&M, 5, 1, 60);
+	size_t cname = M.n;
+	mb_name_ptr(&M, "cdn", 16);
+	mb_rr_end(&M, at);
+	mb_u16(&M, 0xc000 | (unsigned)cname);
+	at = mb_rr(&M, 1, 1, 60);
+	mb_bytes(&M, "\xc6\x33\x64\x07", 4);
+	mb_rr_end(&M, at);
+	mb_u16(&M, 0xc010);
+	at = mb_rr(&M, 2, 1, 3600);
+	size_t ns = M.n;
+	mb_name_ptr(&M, "ns", 16);
+	mb_rr_end(&M, at);
+	mb_u8(&M, 0);
+	at = mb_rr(&M, 41, 1232, 0x8000);
+	mb_rr_end(&M, at);
+	mb_u16(&M, 0xc000 | (unsigned)ns);
+	at = mb_rr(&M, 28, 1, 3600);
+	mb_bytes(&M, "\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\x35", 16);
+	mb_rr_end(&M, at);
+	return M.n;
+}
+
+static void test_truncated_everywhere(void)
+{
+	static struct mb full;
+	static char full_recs[DNS_INFO_MAX];
+	size_t n = build_response();
+	int bad_ok = 0, bad_trunc = 0, bad_prefix = 0, bad_json = 0;
+
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_EQ(count_tag(&OUT, "AN") + count_tag(&OUT, "NS") + count_tag(&OUT, "AR"), 4);
+	full = M;
+	const char *tail = memchr(OUT.info, REC_RS, OUT.info_len);
+	snprintf(full_recs, sizeof(full_recs), "%s", tail ? tail + 1 : "");
+
+	for (size_t cut = 0; cut < n; cut++) {
+		int r = dns_parse_message(full.b, cut, 0, &OUT);
+		int r2 = dns_parse_message(full.b, cut, DNS_PARSE_OWN, &OUT2);
+		if (r == MOD_OK || r2 == MOD_OK)
+			bad_ok++;
+		if (r != MOD_MALFORMED || !(OUT.flags & OBS_F_MALFORMED))
+			bad_ok++;
+		/* what was read is a prefix of the full message's records */
+		if (cut >= 12) {
+			const char *t = memchr(OUT.info, REC_RS, OUT.info_len);
+			size_t tl = t ? OUT.info_len - (size_t)(t + 1 - OUT.info) : 0;
+			if (!t || strncmp(t + 1, full_recs, tl) != 0)
+				bad_prefix++;
+			json_t *j = json_object();
+			if (dns_info_json(j, OUT.info, OUT.info_len, OBS_DNS_ANSWER) != 0 ||
+			    !json_object_get(j, "malformed"))
+				bad_json++;
+			json_decref(j);
+		} else if (OUT.info_len != 0) {
+			bad_prefix++;
+		}
+		r = dns_parse_message(full.b, cut, OBS_F_TRUNCATED, &OUT);
+		if (r != MOD_TRUNCATED || (OUT.flags & OBS_F_MALFORMED) ||
+		    !(OUT.flags & OBS_F_TRUNCATED))
+			bad_trunc++;
+	}
+	CHECK_EQ(bad_ok, 0);
+	CHECK_EQ(bad_trunc, 0);
+	CHECK_EQ(bad_prefix, 0);
+	CHECK_EQ(bad_json, 0);
+
+	/* one cut in detail: inside the second answer's rdata */
+	M = full;
+	M.n = 12 + 21 + 12 + 6 + 12 + 2;
+	CHECK_EQ(parse_flags(OBS_F_TRUNCATED), MOD_TRUNCATED);
+	CHECK_STR(OUT.reason, "answer 2: rdata runs past the end");
+	CHECK_EQ(count_tag(&OUT, "AN"), 1);
+}
+
+static void test_counts_lie(void)
+{
+	size_t at;
+
+	mb_hdr(&M, 8, RESP, 1, 5, 0, 0);
+	mb_q(&M, "example.com", 1, 1);
+	mb_u16(&M, 0xc00c);
+	at = mb_rr(&M, 1, 1, 60);
+	mb_bytes(&M, "\x01\x02\x03\x04", 4);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "answer 2: name runs past the end");
+	CHECK_EQ(count_tag(&OUT, "AN"), 1);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "1.2.3.4");
+	CHECK(strstr(json_of(&OUT), "\"counts\":{\"an\":5,\"ar\":0,\"ns\":0,\"qd\":1}") != NULL);
+	CHECK_EQ(parse_flags(OBS_F_TRUNCATED), MOD_TRUNCATED);
+	CHECK_EQ(OUT.flags, OBS_F_TRUNCATED);
+
+	/* bytes after the last record */
+	mb_hdr(&M, 8, QUERY, 1, 0, 0, 0);
+	mb_q(&M, "example.com", 1, 1);
+	mb_bytes(&M, "xyz", 3);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "3 bytes after the last record");
+
+	/* shorter than a header */
+	CHECK_EQ(dns_parse_message((const uint8_t *)"\x01\x02\x03", 3, 0, &OUT), MOD_MALFORMED);
+	CHECK_EQ(OUT.info_len, 0);
+	CHECK_EQ(dns_parse_message(NULL, 0, OBS_F_TRUNCATED, &OUT), MOD_TRUNCATED);
+
+	/* header only: fine */
+	mb_hdr(&M, 9, QUERY, 0, 0, 0, 0);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(OUT.qname, "");
+	CHECK_STR(vis(&OUT), "9|query|0|0|rd|0|0|0|0||||udp|\n");
+}
+
+static void test_edns(void)
+{
+	size_t at;
+
+	mb_hdr(&M, 10, 0x8100, 1, 0, 0, 1); /* rcode 0 in the header */
+	mb_q(&M, "example.com", 1, 1);
+	mb_u8(&M, 0);
+	at = mb_rr(&M, 41, 1232, 0x01008000); /* ext rcode 1, version 0, DO */
+	mb_u16(&M, 10); /* option: cookie, 8 bytes */
+	mb_u16(&M, 8);
+	mb_bytes(&M, "12345678", 8);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_EQ(OUT.rcode, 16);
+	CHECK_STR(vis(&OUT), "10|response|0|16|rd|1|0|0|1|1232|0|1|udp|\nQ|example.com|1|1\n");
+	CHECK_STR(json_of(&OUT),
+		  "{\"answers\":[],\"counts\":{\"an\":0,\"ar\":1,\"ns\":0,\"qd\":1},"
+		  "\"edns\":{\"do\":true,\"udp_size\":1232,\"version\":0},\"flags\":[\"rd\"],"
+		  "\"id\":10,\"opcode\":\"QUERY\",\"qname\":\"example.com\",\"qr\":\"response\","
+		  "\"qtype\":\"A\",\"rcode\":\"BADVERS\",\"tc\":false}");
+
+	/* two OPT records */
+	mb_hdr(&M, 10, QUERY, 1, 0, 0, 2);
+	mb_q(&M, "example.com", 1, 1);
+	for (int i = 0; i < 2; i++) {
+		mb_u8(&M, 0);
+		at = mb_rr(&M, 41, 4096, 0);
+		mb_rr_end(&M, at);
+	}
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "additional 2: more than one OPT record");
+	CHECK_STR(vis(&OUT), "10|query|0|0|rd|1|0|0|2|4096|0|0|udp|additional 2: more than "
+			     "one OPT record\nQ|example.com|1|1\n");
+
+	/* OPT with TSIG after it: TSIG is listed, last */
+	mb_hdr(&M, 11, QUERY, 1, 0, 0, 2);
+	mb_q(&M, "example.com", 6, 1);
+	mb_u8(&M, 0);
+	at = mb_rr(&M, 41, 4096, 0);
+	mb_rr_end(&M, at);
+	mb_name(&M, "key.example");
+	at = mb_rr(&M, 250, 255, 0);
+	mb_name(&M, "hmac-sha256");
+	mb_bytes(&M, "\x00\x00\x65\x00\x00\x00\x01\x2c\x00\x02\xaa\xbb\x00\x0b\x00\x00\x00\x00", 18);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_EQ(count_tag(&OUT, "AR"), 1);
+	CHECK_STR(field(&OUT, "AR", 0, 1), "key.example");
+	keep();
+	CHECK(strstr(json_of(&OUT), "\"additional\":[{\"class\":\"ANY\",\"data\":\"\\\\# 31 "
+				    "0b686d61632d73686132353600000065000000012c0002aabb000b00000000\","
+				    "\"name\":\"key.example\",\"ttl\":0,\"type\":\"TSIG\"}]") != NULL);
+}
+
+static void test_weird_names(void)
+{
+	mb_hdr(&M, 12, QUERY, 1, 0, 0, 0);
+	mb_u8(&M, 3);
+	mb_bytes(&M, "a.b", 3);
+	mb_u8(&M, 4);
+	mb_bytes(&M, "\x00\xff\\ ", 4);
+	mb_u8(&M, 2);
+	mb_bytes(&M, "\"\x7f", 2);
+	mb_name(&M, "example");
+	mb_u16(&M, 16);
+	mb_u16(&M, 3); /* CH */
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(OUT.qname, "a\\.b.\\x00\\xff\\\\ .\"\\x7f.example");
+	keep();
+	CHECK_EQ(OUT.qname_len, strlen(OUT.qname));
+	CHECK_STR(json_of(&OUT),
+		  "{\"answers\":[],\"counts\":{\"an\":0,\"ar\":0,\"ns\":0,\"qd\":1},\"flags\":[\"rd\"],"
+		  "\"id\":12,\"opcode\":\"QUERY\",\"qclass\":\"CH\","
+		  "\"qname\":\"a\\\\.b.\\\\x00\\\\xff\\\\\\\\ .\\\"\\\\x7f.example\",\"qr\":\"query\","
+		  "\"qtype\":\"TXT\",\"rcode\":\"NOERROR\",\"tc\":false}");
+
+	/* the root */
+	mb_hdr(&M, 13, QUERY, 1, 0, 0, 0);
+	mb_q(&M, ".", 2, 1);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(OUT.qname, ".");
+	CHECK(strstr(json_of(&OUT), "\"qname\":\".\",") != NULL);
+
+	/* dns_name_text on its own */
+	char buf[16];
+	int cut = 0;
+	CHECK_EQ(dns_name_text(buf, sizeof(buf), (const uint8_t *)"\x03" "abc\x00", 5, &cut), 3);
+	CHECK_EQ(cut, 0);
+	dns_name_text(buf, 4, (const uint8_t *)"\x05" "abcde\x00", 7, &cut);
+	CHECK_EQ(cut, 1);
+	dns_name_text(buf, sizeof(buf), (const uint8_t *)"\x05" "ab", 3, &cut);
+	CHECK_EQ(cut, 1);
+}
+
+static void test_questions_flags(void)
+{
+	mb_hdr(&M, 14, 0x2f00 | 0x0080 | 0x0400 | 0x0200 | 0x0030, 2, 0, 0, 0);
+	/* opcode 5 (UPDATE), aa, tc, rd (0x0100 from 0x2f00), ra, ad, cd */
+	mb_q(&M, "a.example", 1, 1);
+	mb_q(&M, "b.example", 28, 254);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_EQ(OUT.opcode, 5);
+	CHECK_STR(field(&OUT, "Q", 1, 1), "b.example");
+	CHECK_STR(json_of(&OUT),
+		  "{\"answers\":[],\"counts\":{\"an\":0,\"ar\":0,\"ns\":0,\"qd\":2},"
+		  "\"flags\":[\"aa\",\"tc\",\"rd\",\"ra\",\"ad\",\"cd\"],\"id\":14,\"opcode\":\"UPDATE\","
+		  "\"qname\":\"a.example\",\"qr\":\"query\",\"qtype\":\"A\","
+		  "\"questions\":[{\"name\":\"a.example\",\"type\":\"A\"},"
+		  "{\"name\":\"b.example\",\"type\":\"AAAA\"}],\"rcode\":\"NOERROR\",\"tc\":true}");
+}
+
+static void test_cap(void)
+{
+	/* 40 TXT RRs of 250 bytes: more than the record holds */
+	mb_hdr(&M, 15, RESP, 1, 40, 0, 0);
+	mb_q(&M, "big.example", 16, 1);
+	for (int i = 0; i < 40; i++) {
+		mb_u16(&M, 0xc00c);
+		size_t at = mb_rr(&M, 16, 1, 1);
+		mb_u8(&M, 250);
+		memset(M.b + M.n, 'x', 250);
+		M.n += 250;
+		mb_rr_end(&M, at);
+	}
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_EQ(OUT.cut, 1);
+	CHECK(OUT.info_len < DNS_INFO_MAX);
+	CHECK_EQ(OUT.info_len, strlen(OUT.info));
+	int n = count_tag(&OUT, "AN");
+	CHECK(n > 20 && n < 40);
+	CHECK_EQ(count_tag(&OUT, "CUT"), 1);
+	CHECK(strstr(json_of(&OUT), "\"detail_cut\":true") != NULL);
+
+	/* one NULL rdata of 2000 bytes: the data field is capped */
+	size_t at = start_answer(10);
+	memset(M.b + M.n, 0xab, 2000);
+	M.n += 2000;
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_EQ(OUT.cut, 1);
+	CHECK_EQ(strlen(field(&OUT, "AN", 0, 5)), DNS_DATA_MAX - 2);
+}
+
+static void test_mnemonics(void)
+{
+	char b[DNS_MNEMONIC_MAX];
+
+	CHECK_STR(dns_type_str(1, b, sizeof(b)), "A");
+	CHECK_STR(dns_type_str(65, b, sizeof(b)), "HTTPS");
+	CHECK_STR(dns_type_str(32769, b, sizeof(b)), "DLV");
+	CHECK_STR(dns_type_str(65280, b, sizeof(b)), "TYPE65280");
+	CHECK_STR(dns_type_str(54, b, sizeof(b)), "TYPE54");
+	CHECK_STR(dns_class_str(32769, b, sizeof(b)), "CLASS32769");
+	CHECK_STR(dns_rcode_str(3, b, sizeof(b)), "NXDOMAIN");
+	CHECK_STR(dns_rcode_str(23, b, sizeof(b)), "BADCOOKIE");
+	CHECK_STR(dns_rcode_str(4000, b, sizeof(b)), "RCODE4000");
+	CHECK_STR(dns_opcode_str(6, b, sizeof(b)), "DSO");
+	CHECK_STR(dns_opcode_str(3, b, sizeof(b)), "OPCODE3");
+
+	json_t *j = json_object();
+	CHECK_EQ(dns_info_json(j, "", 0, OBS_DNS_QUERY), -EINVAL);
+	CHECK_EQ(dns_info_json(j, "x\x1fy", 3, OBS_DNS_QUERY), -EINVAL);
+	CHECK_EQ(json_object_size(j), 0);
+	json_decref(j);
+}
+
+/* ---- the module ----------------------------------------------------------- */
+
+struct test_emit {
+	struct emit e;
+	int n;
+	char names[8][64];
+	unsigned flags[8];
+	int kinds[8];
+	uint32_t sizes[8];
+};
+
+static int test_obs(struct emit *e, const struct obs *o)
+{
+	struct test_emit *t = (struct test_emit *)e;
+	if (t->n < 8) {
+		snprintf(t->names[t->n], sizeof(t->names[0]), "%s", o->name);
+		t->flags[t->n] = o->flags;
+		t->kinds[t->n] = o->kind;
+		t->sizes[t->n] = o->size;
+	}
+	t->n++;
+	return 0;
+}
+
+static void test_module_tcp(void)
+{
+	static uint8_t stream[2048];
+	size_t len = 0, m1, m2;
+	void *state = NULL;
+	int bad = 0;
+
+	CHECK_EQ(dns_module.init(NULL, &state), 0);
+
+	/* message 1: a query; message 2: the response of test_a */
+	mb_hdr(&M, 21, QUERY, 1, 0, 0, 0);
+	mb_q(&M, "one.example", 1, 1);
+	m1 = M.n;
+	stream[len++] = (uint8_t)(m1 >> 8);
+	stream[len++] = (uint8_t)m1;
+	memcpy(stream + len, M.b, m1);
+	len += m1;
+	test_a();
+	m2 = M.n;
+	stream[len++] = (uint8_t)(m2 >> 8);
+	stream[len++] = (uint8_t)m2;
+	memcpy(stream + len, M.b, m2);
+	len += m2;
+
+	/* every pair of split points: bytes arrive in three segments */
+	for (size_t s1 = 1; s1 < len; s1 += 3) {
+		for (size_t s2 = s1; s2 <= len; s2 += 5) {
+			struct flow f;
+			struct pkt p;
+			struct test_emit te = {.e = {.obs = test_obs}};
+			size_t cuts[3] = {s1, s2, len};
+
+			memset(&f, 0, sizeof(f));
+			memset(&p, 0, sizeof(p));
+			f.st[1].buf = stream;
+			f.st[1].cap = (uint32_t)sizeof(stream);
+			p.proto = IPPROTO_TCP;
+			p.sport = 53;
+			p.dport = 40000;
+			p.flow = &f;
+			p.dir = 1;
+			for (int k = 0; k < 3; k++) {
+				f.st[1].len = (uint32_t)cuts[k];
+				if (dns_module.on_packet(state, &p, &te.e) != MOD_OK)
+					bad++;
+			}
+			if (te.n != 2 || f.st[1].consumed != len ||
+			    strcmp(te.names[0], "one.example") != 0 ||
+			    strcmp(te.names[1], "example.com") != 0 ||
+			    te.flags[0] != OBS_F_TCP || te.kinds[0] != OBS_DNS_QUERY ||
+			    te.kinds[1] != OBS_DNS_ANSWER || te.sizes[1] != m2)
+				bad++;
+		}
+	}
+	CHECK_EQ(bad, 0);
+
+	/* a stream that overflowed in the middle of message 2 */
+	{
+		struct flow f;
+		struct pkt p;
+		struct test_emit te = {.e = {.obs = test_obs}};
+
+		memset(&f, 0, sizeof(f));
+		memset(&p, 0, sizeof(p));
+		f.st[0].buf = stream;
+		f.st[0].len = (uint32_t)(len - 10);
+		f.st[0].overflow = 1;
+		p.proto = IPPROTO_TCP;
+		p.sport = 40000;
+		p.dport = 53;
+		p.flow = &f;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_TRUNCATED);
+		CHECK_EQ(te.n, 2);
+		CHECK_EQ(te.flags[1], OBS_F_TCP | OBS_F_TRUNCATED);
+		CHECK_EQ(f.st[0].done, 1);
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_OK);
+		CHECK_EQ(te.n, 2);
+	}
+
+	/* UDP: ports, a short payload, a malformed message */
+	{
+		struct pkt p;
+		struct test_emit te = {.e = {.obs = test_obs}};
+
+		memset(&p, 0, sizeof(p));
+		p.proto = IPPROTO_UDP;
+		p.sport = 40000;
+		p.dport = 5353;
+		p.payload = M.b;
+		p.payload_len = M.n;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_OK);
+		CHECK_EQ(te.n, 1);
+		CHECK_EQ(te.flags[0], 0);
+		p.dport = 5355;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_OK);
+		p.dport = 443;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_NOT_MINE);
+		p.sport = 53;
+		p.payload_len = 11;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_NOT_MINE);
+		p.flags = PKT_SHORT;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_TRUNCATED);
+		p.payload_len = M.n - 3;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_TRUNCATED);
+		CHECK_EQ(te.flags[te.n - 1], OBS_F_TRUNCATED);
+		p.flags = 0;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_MALFORMED);
+		CHECK_EQ(te.flags[te.n - 1], OBS_F_MALFORMED);
+		CHECK_EQ(te.n, 4);
+		p.proto = IPPROTO_ICMP;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_NOT_MINE);
+	}
+	dns_module.fini(state);
+	dns_module.fini(NULL);
+	CHECK_STR(dns_module.name, "dns");
+	CHECK_EQ(dns_module.sel, SEL_UDP | SEL_TCP | SEL_PAYLOAD);
+}
+
+/* ---- random smoke --------------------------------------------------------- */
+
+static uint32_t rng = 12345;
+
+static uint32_t rnd(void)
+{
+	rng = rng * 1103515245u + 12345u;
+	return rng >> 8;
+}
+
+static void test_random(void)
+{
+	int bad = 0, nok = 0;
+
+	build_response();
+	keep();
+	for (int it = 0; it < 60000; it++) {
+		if (it % 2) {
+			/* random bytes behind a plausible header */
+			M.n = 12 + rnd() % 300;
+			for (size_t i = 0; i < M.n; i++)
+				M.b[i] = (uint8_t)rnd();
+			M.b[4] = 0;
+			M.b[5] = (uint8_t)(rnd() % 4);
+			M.b[6] = 0;
+			M.b[7] = (uint8_t)(rnd() % 4);
+		} else {
+			/* a few flipped bytes in a valid response, maybe cut */
+			M = bases[rnd() % (uint32_t)nbases];
+			for (int k = 1 + (int)(rnd() % 4); k > 0; k--)
+				M.b[rnd() % M.n] = (uint8_t)rnd();
+			if (rnd() % 4 == 0)
+				M.n = rnd() % M.n;
+		}
+		int r = parse_flags(rnd() % 2 ? OBS_F_TCP : 0);
+		if (r < 0 || r > MOD_MALFORMED)
+			bad++;
+		if (r == MOD_OK)
+			nok++;
+		if (OUT.info_len != strlen(OUT.info) || OUT.qname_len != strlen(OUT.qname))
+			bad++;
+		if (OUT.info_len) {
+			json_t *j = json_object();
+			if (dns_info_json(j, OUT.info, OUT.info_len, OBS_DNS_QUERY) != 0)
+				bad++;
+			json_decref(j);
+		}
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(nbases, 7);
+	CHECK(nok > 100);
+}
+
+int main(void)
+{
+	test_a();
+	test_query();
+	test_aaaa();
+	test_names_rdata();
+	test_mx();
+	test_txt();
+	test_null();
+	test_srv_soa();
+	test_svcb();
+	test_caa_unknown();
+	test_compression();
+	test_pointer_loop();
+	test_forward_pointer();
+	test_long_label_name();
+	test_truncated_everywhere();
+	test_counts_lie();
+	test_edns();
+	test_weird_names();
+	test_questions_flags();
+	test_cap();
+	test_mnemonics();
+	test_module_tcp();
+	test_random();
+	CHECK_EQ(ok_diff, 0);
+	return check_done();
+}

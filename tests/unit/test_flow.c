@@ -1,2 +1,731 @@
+/*
+ * test_flow.c - the flow table: direction, TCP state bits, stream
+ * reassembly (order, holes, overlaps, wraparound, caps), packet-time expiry,
+ * eviction, quoted-tuple lookup, and boundedness under random input.
+ * Packets are built as struct pkt values directly; no frames involved.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "../unit/check.h"
-int main(void) { return check_done(); }
+#include "flow.h"
+
+enum { P_ICMP = 1, P_TCP = 6, P_UDP = 17, P_GRE = 47, P_ICMPV6 = 58 };
+
+#define C_IP 0x0a63000au  /* 10.99.0.10, the client */
+#define S_IP 0x5db8d822u  /* 93.184.216.34, the server */
+#define SEC 1000000ull
+
+/* Records on_end calls: how many, and how often each id ended. */
+struct ends {
+	uint64_t calls;
+	unsigned by_id[64];
+	uint64_t last_id;
+};
+
+static void on_end(void *user, struct flow *f)
+{
+	struct ends *e = user;
+	e->calls++;
+	e->last_id = f->id;
+	if (f->id < 64)
+		e->by_id[f->id]++;
+}
+
+static void put32(uint8_t *a, uint32_t v)
+{
+	a[0] = (uint8_t)(v >> 24);
+	a[1] = (uint8_t)(v >> 16);
+	a[2] = (uint8_t)(v >> 8);
+	a[3] = (uint8_t)v;
+}
+
+static struct pkt mk(uint8_t proto, uint32_t s, uint16_t sp, uint32_t d, uint16_t dp,
+		     uint64_t ts)
+{
+	struct pkt p;
+	memset(&p, 0, sizeof(p));
+	p.ipv = 4;
+	p.proto = proto;
+	p.ts_us = ts;
+	put32(p.src, s);
+	put32(p.dst, d);
+	p.sport = sp;
+	p.dport = dp;
+	return p;
+}
+
+/* One TCP segment; returns the flow and sets *dir. */
+static struct flow *tcp(struct flow_table *ft, uint32_t s, uint16_t sp, uint32_t d,
+			uint16_t dp, uint8_t flags, uint32_t seq, uint32_t ack,
+			const char *data, uint64_t ts, int *dir)
+{
+	struct pkt p = mk(P_TCP, s, sp, d, dp, ts);
+	p.tcp_flags = flags;
+	p.seq = seq;
+	p.ack = ack;
+	p.payload = (const uint8_t *)data;
+	p.payload_len = data ? strlen(data) : 0;
+	struct flow *f = flow_table_update(ft, &p);
+	if (dir)
+		*dir = p.dir;
+	CHECK(p.flow == f);
+	return f;
+}
+
+/* Client to server data on the standard test connection. */
+static struct flow *cdata(struct flow_table *ft, uint32_t seq, const char *data)
+{
+	return tcp(ft, C_IP, 40000, S_IP, 443, TH_ACK | TH_PUSH, seq, 1, data, 2 * SEC, NULL);
+}
+
+static int stream_is(const struct flow *f, int dir, const char *want)
+{
+	size_t n = strlen(want);
+	const struct flow_stream *st = &f->st[dir];
+	return st->len == n && (n == 0 || (st->buf && memcmp(st->buf, want, n) == 0));
+}
+
+/* ----------------------------------------------------------- direction */
+
+static void test_direction(void)
+{
+	struct ends e = {0};
+	struct flow_table *ft = flow_table_new(NULL, on_end, &e);
+	struct flow *f, *g;
+	int dir;
+	uint8_t cip[4], sip[4];
+	put32(cip, C_IP);
+	put32(sip, S_IP);
+	CHECK(ft != NULL);
+
+	/* SYN first: the sender initiates. */
+	f = tcp(ft, C_IP, 40000, S_IP, 443, TH_SYN, 100, 0, NULL, 1 * SEC, &dir);
+	CHECK(f != NULL);
+	CHECK_EQ(dir, 0);
+	CHECK_EQ(f->id, 1);
+	CHECK(memcmp(f->src, cip, 4) == 0);
+	CHECK_EQ(f->sport, 40000);
+	CHECK_EQ(f->dport, 443);
+	g = tcp(ft, S_IP, 443, C_IP, 40000, TH_SYN | TH_ACK, 900, 101, NULL, 1 * SEC, &dir);
+	CHECK(g == f);
+	CHECK_EQ(dir, 1);
+	g = tcp(ft, C_IP, 40000, S_IP, 443, TH_ACK, 101, 901, NULL, 1 * SEC, &dir);
+	CHECK(g == f);
+	CHECK_EQ(dir, 0);
+	CHECK_EQ(f->pkts[0], 2);
+	CHECK_EQ(f->pkts[1], 1);
+
+	/* SYN+ACK first: its receiver is the initiator. */
+	f = tcp(ft, S_IP, 443, C_IP, 40001, TH_SYN | TH_ACK, 900, 101, NULL, 1 * SEC, &dir);
+	CHECK(f != NULL);
+	CHECK_EQ(f->id, 2);
+	CHECK_EQ(dir, 1);
+	CHECK(memcmp(f->src, cip, 4) == 0);
+	CHECK(memcmp(f->dst, sip, 4) == 0);
+	CHECK_EQ(f->sport, 40001);
+	CHECK_EQ(f->dport, 443);
+	CHECK(!(f->state & FLOW_MIDSTREAM));
+	CHECK(f->state & FLOW_SYNACK);
+	g = tcp(ft, C_IP, 40001, S_IP, 443, TH_ACK | TH_PUSH, 101, 901, "GET", 1 * SEC, &dir);
+	CHECK(g == f);
+	CHECK_EQ(dir, 0);
+	CHECK(f->state & FLOW_DATA0);
+	CHECK(stream_is(f, 0, "GET")); /* ISN taken from the SYN+ACK's ack */
+
+	/* Midstream: first packet without SYN; its sender initiates. */
+	f = tcp(ft, S_IP, 443, C_IP, 40002, TH_ACK, 5000, 7000, "xyz", 1 * SEC, &dir);
+	CHECK_EQ(dir, 0);
+	CHECK(f->state & FLOW_MIDSTREAM);
+	CHECK(memcmp(f->src, sip, 4) == 0);
+	CHECK(stream_is(f, 0, "xyz"));
+	/* ... until a pure SYN from the other end turns it around. */
+	g = tcp(ft, C_IP, 40002, S_IP, 443, TH_SYN, 6999, 0, NULL, 1 * SEC, &dir);
+	CHECK(g == f);
+	CHECK_EQ(dir, 0);
+	CHECK(memcmp(f->src, cip, 4) == 0);
+	CHECK_EQ(f->sport, 40002);
+	CHECK(f->state & FLOW_DATA1);
+	CHECK(!(f->state & FLOW_DATA0));
+	CHECK(f->state & FLOW_REPLY);
+	CHECK(stream_is(f, 1, "xyz"));
+	CHECK_EQ(f->pkts[0], 1);
+	CHECK_EQ(f->pkts[1], 1);
+
+	/* UDP: first sender initiates. */
+	struct pkt p = mk(P_UDP, C_IP, 5353, S_IP, 53, 1 * SEC);
+	f = flow_table_update(ft, &p);
+	CHECK(f != NULL);
+	CHECK_EQ(p.dir, 0);
+	CHECK_EQ(f->id, 4);
+	p = mk(P_UDP, S_IP, 53, C_IP, 5353, 1 * SEC);
+	CHECK(flow_table_update(ft, &p) == f);
+	CHECK_EQ(p.dir, 1);
+	CHECK(f->state & FLOW_REPLY);
+	CHECK(!(f->state & FLOW_MIDSTREAM));
+	/* Other ports make another flow. */
+	p = mk(P_UDP, C_IP, 5354, S_IP, 53, 1 * SEC);
+	CHECK(flow_table_update(ft, &p) != f);
+
+	/* ICMP echo keyed on the id; a reply seen first makes its receiver
+	 * the initiator. */
+	uint8_t echo[8] = {8, 0, 0, 0, 0x12, 0x34, 0, 1};
+	p = mk(P_ICMP, C_IP, 0, S_IP, 0, 1 * SEC);
+	p.l4 = echo;
+	p.l4_len = sizeof(echo);
+	f = flow_table_update(ft, &p);
+	CHECK(f != NULL);
+	CHECK_EQ(p.dir, 0);
+	CHECK_EQ(f->sport, 0x1234);
+	CHECK_EQ(f->dport, 0x1234);
+	uint8_t reply[8] = {0, 0, 0, 0, 0x12, 0x34, 0, 1};
+	p = mk(P_ICMP, S_IP, 0, C_IP, 0, 1 * SEC);
+	p.l4 = reply;
+	p.l4_len = sizeof(reply);
+	CHECK(flow_table_update(ft, &p) == f);
+	CHECK_EQ(p.dir, 1);
+	uint8_t reply2[8] = {0, 0, 0, 0, 0x55, 0x55, 0, 1};
+	p.l4 = reply2;
+	g = flow_table_update(ft, &p);
+	CHECK(g != NULL && g != f);
+	CHECK_EQ(p.dir, 1);
+	CHECK(memcmp(g->src, cip, 4) == 0);
+	/* A truncated ICMP header is portless. */
+	p = mk(P_ICMP, C_IP, 0, S_IP, 0, 1 * SEC);
+	p.l4 = echo;
+	p.l4_len = 5;
+	g = flow_table_update(ft, &p);
+	CHECK(g != NULL);
+	CHECK_EQ(g->sport, 0);
+
+	/* Other protocols: ports 0 whatever the packet says. */
+	p = mk(P_GRE, C_IP, 77, S_IP, 88, 1 * SEC);
+	f = flow_table_update(ft, &p);
+	CHECK(f != NULL);
+	CHECK_EQ(f->sport, 0);
+	CHECK_EQ(f->dport, 0);
+	p = mk(P_GRE, S_IP, 1, C_IP, 2, 1 * SEC);
+	CHECK(flow_table_update(ft, &p) == f);
+	CHECK_EQ(p.dir, 1);
+
+	/* IPv6 UDP. */
+	p = mk(P_UDP, 0, 1000, 0, 53, 1 * SEC);
+	p.ipv = 6;
+	memset(p.src, 0, 16);
+	memset(p.dst, 0, 16);
+	p.src[0] = 0xfd;
+	p.src[15] = 1;
+	p.dst[0] = 0x20;
+	p.dst[15] = 2;
+	f = flow_table_update(ft, &p);
+	CHECK(f != NULL && f->ipv == 6);
+	struct pkt q = p;
+	memcpy(q.src, p.dst, 16);
+	memcpy(q.dst, p.src, 16);
+	q.sport = 53;
+	q.dport = 1000;
+	CHECK(flow_table_update(ft, &q) == f);
+	CHECK_EQ(q.dir, 1);
+
+	/* Not IP, and non-first fragments: no flow. */
+	p = mk(P_UDP, C_IP, 1, S_IP, 2, 1 * SEC);
+	p.ipv = 0;
+	CHECK(flow_table_update(ft, &p) == NULL);
+	CHECK(p.flow == NULL);
+	p.ipv = 4;
+	p.flags = PKT_FRAGMENT;
+	CHECK(flow_table_update(ft, &p) == NULL);
+
+	uint64_t created = flow_table_stats(ft)->created;
+	CHECK_EQ(flow_table_stats(ft)->active, created);
+	flow_table_free(ft);
+	CHECK_EQ(e.calls, created);
+	flow_table_free(NULL);
+}
+
+/* ---------------------------------------------------------- state bits */
+
+static void test_state(void)
+{
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct flow *f;
+	int dir;
+
+	/* Answered connection with data both ways and FIN both ways. */
+	f = tcp(ft, C_IP, 41000, S_IP, 80, TH_SYN, 1000, 0, NULL, SEC, &dir);
+	CHECK_EQ(f->state, FLOW_SYN);
+	tcp(ft, S_IP, 80, C_IP, 41000, TH_SYN | TH_ACK, 5000, 1001, NULL, SEC, &dir);
+	CHECK_EQ(f->state, FLOW_SYN | FLOW_SYNACK | FLOW_REPLY);
+	tcp(ft, C_IP, 41000, S_IP, 80, TH_ACK, 1001, 5001, NULL, SEC, &dir);
+	tcp(ft, C_IP, 41000, S_IP, 80, TH_ACK | TH_PUSH, 1001, 5001, "GET / HTTP/1.0\r\n\r\n",
+	    SEC, &dir);
+	tcp(ft, S_IP, 80, C_IP, 41000, TH_ACK | TH_PUSH, 5001, 1019, "HTTP/1.0 200 OK\r\n",
+	    SEC, &dir);
+	CHECK_EQ(f->state, FLOW_SYN | FLOW_SYNACK | FLOW_REPLY | FLOW_DATA0 | FLOW_DATA1);
+	CHECK(stream_is(f, 0, "GET / HTTP/1.0\r\n\r\n"));
+	CHECK(stream_is(f, 1, "HTTP/1.0 200 OK\r\n"));
+	CHECK_EQ(f->bytes[0], 18);
+	CHECK_EQ(f->bytes[1], 17);
+	tcp(ft, S_IP, 80, C_IP, 41000, TH_ACK | TH_FIN, 5018, 1019, NULL, SEC, &dir);
+	CHECK(f->state & FLOW_FIN);
+	tcp(ft, C_IP, 41000, S_IP, 80, TH_ACK | TH_FIN, 1019, 5019, NULL, SEC, &dir);
+	CHECK(!(f->state & (FLOW_RST | FLOW_RST_INIT | FLOW_MIDSTREAM | FLOW_UNREACH)));
+
+	/* SYN with no reply (retransmitted). */
+	f = tcp(ft, C_IP, 41001, S_IP, 25, TH_SYN, 77, 0, NULL, SEC, &dir);
+	tcp(ft, C_IP, 41001, S_IP, 25, TH_SYN, 77, 0, NULL, 2 * SEC, &dir);
+	CHECK_EQ(f->state, FLOW_SYN);
+	CHECK_EQ(f->pkts[0], 2);
+	CHECK_EQ(f->pkts[1], 0);
+	CHECK_EQ(f->last_us, 2 * SEC);
+	CHECK_EQ(f->first_us, SEC);
+
+	/* RST reply: refused. */
+	f = tcp(ft, C_IP, 41002, S_IP, 22, TH_SYN, 77, 0, NULL, SEC, &dir);
+	tcp(ft, S_IP, 22, C_IP, 41002, TH_RST | TH_ACK, 0, 78, NULL, SEC, &dir);
+	CHECK_EQ(f->state, FLOW_SYN | FLOW_RST | FLOW_REPLY);
+
+	/* RST from the initiator. */
+	f = tcp(ft, C_IP, 41003, S_IP, 22, TH_SYN, 77, 0, NULL, SEC, &dir);
+	tcp(ft, C_IP, 41003, S_IP, 22, TH_RST, 78, 0, NULL, SEC, &dir);
+	CHECK_EQ(f->state, FLOW_SYN | FLOW_RST_INIT);
+
+	/* Port reuse: a pure SYN on a closed flow starts a new flow. */
+	uint64_t old_id = f->id;
+	f = tcp(ft, C_IP, 41003, S_IP, 22, TH_SYN, 9000, 0, NULL, SEC, &dir);
+	CHECK(f->id != old_id);
+	CHECK_EQ(f->state, FLOW_SYN);
+	CHECK_EQ(flow_table_stats(ft)->expired, 1);
+
+	/* The UNREACH bit is the ICMP analyzer's to set; nothing clears it. */
+	f->state |= FLOW_UNREACH;
+	tcp(ft, C_IP, 41003, S_IP, 22, TH_SYN, 9000, 0, NULL, SEC, &dir);
+	CHECK(f->state & FLOW_UNREACH);
+
+	flow_table_free(ft);
+}
+
+/* ---------------------------------------------------------- reassembly */
+
+/* A fresh table and a connection whose client ISN makes byte 0 seq isn. */
+static struct flow *conn(struct flow_table *ft, uint32_t isn)
+{
+	struct flow *f = tcp(ft, C_IP, 40000, S_IP, 443, TH_SYN, isn - 1, 0, NULL, SEC, NULL);
+	tcp(ft, S_IP, 443, C_IP, 40000, TH_SYN | TH_ACK, 1000, isn, NULL, SEC, NULL);
+	CHECK(f != NULL && f->st[0].isn == isn);
+	return f;
+}
+
+static void test_reasm_basic(void)
+{
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct flow *f = conn(ft, 1000);
+
+	/* In order. */
+	CHECK(f->st[0].buf == NULL); /* lazy */
+	cdata(ft, 1000, "hello ");
+	CHECK(f->st[0].buf != NULL);
+	cdata(ft, 1006, "world");
+	CHECK(stream_is(f, 0, "hello world"));
+	CHECK_EQ(f->st[0].consumed, 0);
+
+	/* Retransmission, even with other bytes: the first copy wins. */
+	cdata(ft, 1000, "HELLO ");
+	cdata(ft, 1006, "WORLD");
+	CHECK(stream_is(f, 0, "hello world"));
+	/* Overlap with the in-order data: only the new tail is taken. */
+	cdata(ft, 1009, "LDXY!");
+	CHECK(stream_is(f, 0, "hello worldXY!"));
+	/* A segment starting before the ISN (old data) is trimmed. */
+	cdata(ft, 995, "ZZZZZHELLO WORLDxy!?");
+	CHECK(stream_is(f, 0, "hello worldXY!?"));
+	/* A bare ACK or FIN adds nothing. */
+	tcp(ft, C_IP, 40000, S_IP, 443, TH_ACK | TH_FIN, 1014, 1, NULL, SEC, NULL);
+	CHECK(stream_is(f, 0, "hello worldXY!?"));
+	/* RST payload is not stream data. */
+	tcp(ft, C_IP, 40000, S_IP, 443, TH_RST, 1014, 1, "rst-text", SEC, NULL);
+	CHECK(stream_is(f, 0, "hello worldXY!?"));
+	flow_table_free(ft);
+
+	/* Reverse order of 5 segments. */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 500);
+	static const char *const seg[5] = {"AAAA", "BBBB", "CCCC", "DDDD", "EEEE"};
+	for (int i = 4; i >= 1; i--) {
+		cdata(ft, 500 + 4 * (uint32_t)i, seg[i]);
+		CHECK_EQ(f->st[0].len, 0);
+		CHECK_EQ(f->st[0].ooo_n, 1); /* adjacent ranges merge */
+	}
+	cdata(ft, 500, seg[0]);
+	CHECK(stream_is(f, 0, "AAAABBBBCCCCDDDDEEEE"));
+	CHECK_EQ(f->st[0].ooo_n, 0);
+	CHECK_EQ(flow_table_stats(ft)->ooo_dropped, 0);
+	flow_table_free(ft);
+
+	/* Overlapping out-of-order segments: the bytes that came first win. */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	cdata(ft, 11, "1111");          /* [10,14) */
+	cdata(ft, 9, "22222222");       /* [8,16): only 8,9,14,15 new */
+	cdata(ft, 21, "33");            /* [20,22): a separate range */
+	CHECK_EQ(f->st[0].ooo_n, 2);
+	cdata(ft, 17, "4444444");       /* [16,23): joins both */
+	CHECK_EQ(f->st[0].ooo_n, 1);
+	cdata(ft, 1, "abcdefghijk");    /* [0,11): fills the hole, byte 10 held */
+	CHECK(stream_is(f, 0, "abcdefgh221111224444334"));
+	CHECK_EQ(f->st[0].ooo_n, 0);
+	flow_table_free(ft);
+
+	/* Midstream: the first data segment fixes the ISN. */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = tcp(ft, C_IP, 40000, S_IP, 443, TH_ACK, 7777, 1, "abc", SEC, NULL);
+	CHECK_EQ(f->st[0].isn, 7777);
+	cdata(ft, 7780, "def");
+	CHECK(stream_is(f, 0, "abcdef"));
+	/* Data carried on the SYN+ACK starts after the SYN's number. */
+	tcp(ft, S_IP, 443, C_IP, 40001, TH_SYN | TH_ACK, 99, 1, "srv", SEC, NULL);
+	struct flow *g = tcp(ft, S_IP, 443, C_IP, 40001, TH_ACK, 103, 1, "!", SEC, NULL);
+	CHECK(stream_is(g, 1, "srv!"));
+	flow_table_free(ft);
+}
+
+static void test_reasm_wrap(void)
+{
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct flow *f = conn(ft, 0xfffffff8u);
+
+	cdata(ft, 0xfffffff8u, "0123");
+	cdata(ft, 0x00000000u, "89ab");   /* out of order, past the wrap */
+	CHECK_EQ(f->st[0].len, 4);
+	cdata(ft, 0xfffffffcu, "4567");   /* fills [4,8), crosses to 0 */
+	cdata(ft, 0xfffffffeu, "XXXXXX"); /* retransmit across the wrap */
+	CHECK(stream_is(f, 0, "0123456789ab"));
+	cdata(ft, 0x00000004u, "cdef");
+	CHECK(stream_is(f, 0, "0123456789abcdef"));
+	/* A segment from before the ISN (far in serial terms) is old data. */
+	cdata(ft, 0xfffffff0u, "oldoldol");
+	CHECK(stream_is(f, 0, "0123456789abcdef"));
+	flow_table_free(ft);
+}
+
+static void test_reasm_caps(void)
+{
+	struct flow_config cfg = {.stream_max = 64, .ooo_max = 4};
+	struct flow_table *ft = flow_table_new(&cfg, NULL, NULL);
+	struct flow *f = conn(ft, 1);
+	char big[101];
+	memset(big, 'x', 100);
+	big[100] = 0;
+
+	/* stream_max: keep 64 bytes, set overflow, ignore the rest. */
+	cdata(ft, 1, big);
+	CHECK_EQ(f->st[0].len, 64);
+	CHECK_EQ(f->st[0].overflow, 1);
+	CHECK(f->st[0].cap <= 64);
+	CHECK_EQ(flow_table_stats(ft)->stream_truncated, 1);
+	cdata(ft, 101, "more");
+	CHECK_EQ(f->st[0].len, 64);
+	CHECK_EQ(flow_table_stats(ft)->stream_truncated, 1);
+	flow_table_free(ft);
+
+	/* ooo_max: a hole that never fills becomes a gap, and the direction
+	 * stops. */
+	ft = flow_table_new(&cfg, NULL, NULL);
+	f = conn(ft, 1);
+	cdata(ft, 1, "ab");
+	for (uint32_t i = 0; i < 4; i++)
+		cdata(ft, 11 + 4 * i, "x"); /* 4 separate ranges */
+	CHECK_EQ(f->st[0].ooo_n, 4);
+	CHECK_EQ(f->st[0].gap, 0);
+	cdata(ft, 12, "y"); /* adjacent to a held range: merges, still 4 */
+	CHECK_EQ(f->st[0].ooo_n, 4);
+	CHECK_EQ(f->st[0].gap, 0);
+	cdata(ft, 40, "z"); /* a fifth range */
+	CHECK_EQ(f->st[0].gap, 1);
+	CHECK_EQ(f->st[0].ooo_n, 0);
+	CHECK(f->st[0].ooo == NULL);
+	CHECK_EQ(flow_table_stats(ft)->ooo_dropped, 1);
+	CHECK_EQ(flow_table_stats(ft)->stream_gaps, 1);
+	cdata(ft, 3, "cdefgh"); /* the hole fills too late */
+	CHECK(stream_is(f, 0, "ab"));
+
+	/* Far outside the window: dropped and counted. */
+	int dir;
+	struct flow *g = tcp(ft, S_IP, 443, C_IP, 40000, TH_ACK, 1000 + 64 + 1, 3, "far",
+			     SEC, &dir);
+	CHECK(g == f && dir == 1);
+	CHECK_EQ(flow_table_stats(ft)->stream_far, 1);
+	CHECK_EQ(f->st[1].len, 0);
+	CHECK_EQ(f->st[1].ooo_n, 0);
+	/* Just inside the window is held. */
+	tcp(ft, S_IP, 443, C_IP, 40000, TH_ACK, 1000 + 63, 3, "near", SEC, &dir);
+	CHECK_EQ(f->st[1].ooo_n, 1);
+	CHECK_EQ(flow_table_stats(ft)->stream_far, 1);
+
+	/* flow_stream_done frees the buffer and later data is ignored. */
+	uint64_t held = flow_table_stats(ft)->stream_bytes;
+	CHECK(held > 0);
+	flow_stream_done(ft, f, 0);
+	flow_stream_done(ft, f, 1);
+	CHECK(f->st[0].buf == NULL && f->st[0].done);
+	CHECK(f->st[1].buf == NULL && f->st[1].ooo == NULL && f->st[1].done);
+	CHECK_EQ(flow_table_stats(ft)->stream_bytes, 0);
+	tcp(ft, S_IP, 443, C_IP, 40000, TH_ACK, 1001, 3, "late", SEC, &dir);
+	CHECK(f->st[1].buf == NULL);
+	CHECK_EQ(flow_table_stats(ft)->stream_bytes, 0);
+	CHECK(f->state & FLOW_DATA1);
+	flow_stream_done(ft, NULL, 0);
+	flow_stream_done(ft, f, 2);
+	flow_table_free(ft);
+
+	/* stream_total_max: the second buffer does not fit. */
+	struct flow_config cfg2 = {.stream_max = 4096, .stream_total_max = 1500};
+	ft = flow_table_new(&cfg2, NULL, NULL);
+	f = conn(ft, 1);
+	char kb[1001];
+	memset(kb, 'k', 1000);
+	kb[1000] = 0;
+	cdata(ft, 1, kb);
+	CHECK_EQ(f->st[0].len, 1000);
+	CHECK(flow_table_stats(ft)->stream_bytes <= 1500);
+	g = tcp(ft, S_IP, 443, C_IP, 40000, TH_ACK, 1001, 1001, kb, SEC, NULL);
+	CHECK(g == f);
+	CHECK_EQ(f->st[1].len, 0);
+	CHECK_EQ(f->st[1].overflow, 1);
+	CHECK_EQ(flow_table_stats(ft)->stream_capped, 1);
+	CHECK_EQ(flow_table_stats(ft)->stream_cap_bytes, 1000);
+	CHECK(flow_table_stats(ft)->stream_bytes <= 1500);
+	/* Growing the first one past the cap fails the same way. */
+	cdata(ft, 1001, kb);
+	CHECK_EQ(f->st[0].len, 1000);
+	CHECK_EQ(f->st[0].overflow, 1);
+	CHECK(flow_table_stats(ft)->stream_bytes <= 1500);
+	flow_table_free(ft);
+}
+
+/* -------------------------------------------------- expiry and eviction */
+
+static void test_expiry(void)
+{
+	struct flow_config cfg = {.tcp_idle_us = 100 * SEC, .udp_idle_us = 50 * SEC,
+				  .closed_idle_us = 10 * SEC};
+	struct ends e = {0};
+	struct flow_table *ft = flow_table_new(&cfg, on_end, &e);
+	struct flow *f;
+
+	struct pkt p = mk(P_UDP, C_IP, 1000, S_IP, 53, 0);
+	f = flow_table_update(ft, &p); /* id 1: UDP at 0 */
+	f->app_state = malloc(32);     /* freed by the table after on_end */
+	f = tcp(ft, C_IP, 2000, S_IP, 443, TH_SYN, 1, 0, NULL, 0, NULL); /* id 2 */
+	tcp(ft, C_IP, 2001, S_IP, 443, TH_SYN, 1, 0, NULL, 0, NULL);     /* id 3 */
+	tcp(ft, S_IP, 443, C_IP, 2001, TH_RST | TH_ACK, 0, 2, NULL, 5 * SEC, NULL);
+	CHECK_EQ(flow_table_stats(ft)->active, 3);
+
+	/* t=14: nothing idle yet (closed flow last seen at 5). */
+	p = mk(P_UDP, C_IP, 1001, S_IP, 53, 14 * SEC); /* id 4 */
+	flow_table_update(ft, &p);
+	CHECK_EQ(e.calls, 0);
+	/* t=15: the closed flow (id 3) goes. */
+	flow_table_expire(ft, 15 * SEC);
+	CHECK_EQ(e.calls, 1);
+	CHECK_EQ(e.by_id[3], 1);
+	/* A packet with an older time changes nothing and breaks nothing. */
+	p = mk(P_UDP, C_IP, 1000, S_IP, 53, 3 * SEC);
+	f = flow_table_update(ft, &p);
+	CHECK_EQ(f->id, 1);
+	CHECK_EQ(f->last_us, 3 * SEC);
+	p = mk(P_UDP, C_IP, 1000, S_IP, 53, 1 * SEC);
+	flow_table_update(ft, &p);
+	CHECK_EQ(f->last_us, 3 * SEC);
+	/* t=60 by packet time: id 1 (last 3) is idle, but the late packet
+	 * put it before id 4 (last 14) in LRU order; expiry stops at id 4, so
+	 * id 1 waits (out-of-order times delay expiry, never break it). */
+	p = mk(P_UDP, C_IP, 1002, S_IP, 53, 60 * SEC); /* id 5 */
+	flow_table_update(ft, &p);
+	CHECK_EQ(e.calls, 1);
+	CHECK_EQ(e.by_id[1], 0);
+	/* t=64: id 4 is idle, and id 1 goes right after it. */
+	flow_table_expire(ft, 64 * SEC);
+	CHECK_EQ(e.calls, 3);
+	CHECK_EQ(e.by_id[1], 1);
+	CHECK_EQ(e.by_id[4], 1);
+	CHECK_EQ(e.by_id[2], 0);
+	CHECK_EQ(flow_table_stats(ft)->expired, 3);
+	/* A packet of an expired flow makes a new flow. */
+	p = mk(P_UDP, C_IP, 1000, S_IP, 53, 65 * SEC);
+	f = flow_table_update(ft, &p);
+	CHECK_EQ(f->id, 6);
+	/* t=100: TCP id 2 (last 0) goes; UDP ids 5 and 6 stay. */
+	flow_table_expire(ft, 100 * SEC);
+	CHECK_EQ(e.by_id[2], 1);
+	CHECK_EQ(e.calls, 4);
+	CHECK_EQ(flow_table_stats(ft)->active, 2);
+	/* The rest end at table free, each once. */
+	flow_table_free(ft);
+	CHECK_EQ(e.calls, 6);
+	for (int i = 1; i <= 6; i++)
+		CHECK_EQ(e.by_id[i], 1);
+
+	/* FIN both ways closes; FIN one way does not. */
+	memset(&e, 0, sizeof(e));
+	ft = flow_table_new(&cfg, on_end, &e);
+	tcp(ft, C_IP, 3000, S_IP, 80, TH_SYN, 1, 0, NULL, 0, NULL);               /* id 1 */
+	tcp(ft, C_IP, 3000, S_IP, 80, TH_FIN | TH_ACK, 2, 1, NULL, 1 * SEC, NULL);
+	tcp(ft, C_IP, 3001, S_IP, 80, TH_SYN, 1, 0, NULL, 0, NULL);               /* id 2 */
+	tcp(ft, C_IP, 3001, S_IP, 80, TH_FIN | TH_ACK, 2, 1, NULL, 1 * SEC, NULL);
+	tcp(ft, S_IP, 80, C_IP, 3001, TH_FIN | TH_ACK, 1, 3, NULL, 1 * SEC, NULL);
+	flow_table_expire(ft, 11 * SEC);
+	CHECK_EQ(e.calls, 1);
+	CHECK_EQ(e.by_id[2], 1);
+	flow_table_expire(ft, 101 * SEC);
+	CHECK_EQ(e.by_id[1], 1);
+	flow_table_free(ft);
+	CHECK_EQ(e.calls, 2);
+}
+
+static void test_eviction(void)
+{
+	struct flow_config cfg = {.max_flows = 4};
+	struct ends e = {0};
+	struct flow_table *ft = flow_table_new(&cfg, on_end, &e);
+	struct pkt p;
+
+	for (uint16_t i = 1; i <= 4; i++) {
+		p = mk(P_UDP, C_IP, i, S_IP, 53, i * SEC);
+		flow_table_update(ft, &p);
+	}
+	CHECK_EQ(flow_table_stats(ft)->active, 4);
+	p = mk(P_UDP, C_IP, 5, S_IP, 53, 5 * SEC);
+	CHECK_EQ(flow_table_update(ft, &p)->id, 5);
+	CHECK_EQ(flow_table_stats(ft)->active, 4);
+	CHECK_EQ(flow_table_stats(ft)->evicted, 1);
+	CHECK_EQ(e.by_id[1], 1);
+	/* Touch id 2 (its reply): id 3 becomes the least recently seen. */
+	p = mk(P_UDP, S_IP, 53, C_IP, 2, 6 * SEC);
+	CHECK_EQ(flow_table_update(ft, &p)->id, 2);
+	/* A TCP flow competes across lists by last packet time. */
+	tcp(ft, C_IP, 6, S_IP, 80, TH_SYN, 1, 0, NULL, 7 * SEC, NULL); /* id 6 */
+	CHECK_EQ(e.by_id[3], 1);
+	CHECK_EQ(e.by_id[2], 0);
+	p = mk(P_UDP, C_IP, 7, S_IP, 53, 8 * SEC); /* id 7 evicts id 4 */
+	flow_table_update(ft, &p);
+	CHECK_EQ(e.by_id[4], 1);
+	CHECK_EQ(flow_table_stats(ft)->evicted, 3);
+	CHECK_EQ(flow_table_stats(ft)->active, 4);
+	CHECK_EQ(flow_table_stats(ft)->created, 7);
+	flow_table_free(ft);
+	CHECK_EQ(e.calls, 7);
+}
+
+/* ---------------------------------------------------------------- find */
+
+static void test_find(void)
+{
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	uint8_t cip[16] = {0}, sip[16] = {0}, other[16] = {0};
+	int dir = -1;
+	put32(cip, C_IP);
+	put32(sip, S_IP);
+	put32(other, 0x01020304u);
+
+	struct flow *f = tcp(ft, C_IP, 40000, S_IP, 443, TH_SYN, 1, 0, NULL, SEC, NULL);
+	/* Quoted packet from the initiator (e.g. port unreachable for its SYN). */
+	CHECK(flow_table_find(ft, 4, P_TCP, cip, 40000, sip, 443, &dir) == f);
+	CHECK_EQ(dir, 0);
+	/* Quoted packet from the responder. */
+	dir = -1;
+	CHECK(flow_table_find(ft, 4, P_TCP, sip, 443, cip, 40000, &dir) == f);
+	CHECK_EQ(dir, 1);
+	CHECK(flow_table_find(ft, 4, P_TCP, sip, 443, cip, 40000, NULL) == f);
+	/* Misses, and no creation. */
+	CHECK(flow_table_find(ft, 4, P_UDP, cip, 40000, sip, 443, &dir) == NULL);
+	CHECK(flow_table_find(ft, 4, P_TCP, cip, 40001, sip, 443, &dir) == NULL);
+	CHECK(flow_table_find(ft, 4, P_TCP, other, 40000, sip, 443, &dir) == NULL);
+	CHECK(flow_table_find(ft, 6, P_TCP, cip, 40000, sip, 443, &dir) == NULL);
+	CHECK(flow_table_find(ft, 0, P_TCP, cip, 40000, sip, 443, &dir) == NULL);
+	CHECK(flow_table_find(NULL, 4, P_TCP, cip, 40000, sip, 443, &dir) == NULL);
+	CHECK_EQ(flow_table_stats(ft)->active, 1);
+	CHECK_EQ(flow_table_stats(ft)->created, 1);
+	/* The initiator turned by SYN+ACK-first is found the same way. */
+	f = tcp(ft, S_IP, 443, C_IP, 40005, TH_SYN | TH_ACK, 1, 1, NULL, SEC, NULL);
+	CHECK(flow_table_find(ft, 4, P_TCP, cip, 40005, sip, 443, &dir) == f);
+	CHECK_EQ(dir, 0);
+	flow_table_free(ft);
+}
+
+/* ------------------------------------------------------------- bounded */
+
+static uint64_t rng_next(uint64_t *s)
+{
+	/* xorshift64* */
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dull;
+}
+
+static void test_bounded(void)
+{
+	struct flow_config cfg = {.max_flows = 1000, .stream_max = 4096, .ooo_max = 8,
+				  .stream_total_max = 256 * 1024};
+	struct ends e = {0};
+	struct flow_table *ft = flow_table_new(&cfg, on_end, &e);
+	static uint8_t payload[1500];
+	uint64_t s = 0x9e3779b97f4a7c15ull;
+	uint64_t max_active = 0, max_bytes = 0, nulls = 0;
+	const struct flow_stats *st = flow_table_stats(ft);
+
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)i;
+	for (uint32_t i = 0; i < 1000000; i++) {
+		uint64_t r = rng_next(&s), r2 = rng_next(&s);
+		struct pkt p = mk((r & 3) ? P_TCP : P_UDP, 0x0a000000u | (uint32_t)(r >> 8 & 0xff),
+				  (uint16_t)(r >> 16), 0x5d000000u | (uint32_t)(r >> 32 & 0x3f),
+				  (uint16_t)(r >> 40 & 0x7), (uint64_t)i * 10);
+		if (r2 & 1) { /* sometimes the reverse direction */
+			struct pkt q = p;
+			memcpy(q.src, p.dst, 16);
+			memcpy(q.dst, p.src, 16);
+			q.sport = p.dport;
+			q.dport = p.sport;
+			p = q;
+		}
+		p.tcp_flags = (uint8_t)(r2 >> 8);
+		p.seq = (uint32_t)(r2 >> 16) & 0x3fff; /* near 0, to hit streams */
+		p.ack = (uint32_t)(r2 >> 32);
+		p.payload = payload;
+		p.payload_len = (size_t)(r2 >> 48) % (sizeof(payload) + 1);
+		if (!flow_table_update(ft, &p))
+			nulls++;
+		if (st->active > max_active)
+			max_active = st->active;
+		if (st->stream_bytes > max_bytes)
+			max_bytes = st->stream_bytes;
+	}
+	CHECK_EQ(nulls, 0);
+	CHECK(max_active <= 1000);
+	CHECK_EQ(st->active, 1000);
+	CHECK(max_bytes <= 256 * 1024);
+	CHECK(max_bytes > 0);
+	CHECK(st->evicted > 0);
+	CHECK_EQ(st->created - st->expired - st->evicted, st->active);
+	CHECK_EQ(e.calls, st->expired + st->evicted);
+	uint64_t created = st->created;
+	flow_table_free(ft);
+	CHECK_EQ(e.calls, created);
+}
+
+int main(void)
+{
+	test_direction();
+	test_state();
+	test_reasm_basic();
+	test_reasm_wrap();
+	test_reasm_caps();
+	test_expiry();
+	test_eviction();
+	test_find();
+	test_bounded();
+	return check_done();
+}

@@ -1,2 +1,689 @@
-#include "../unit/check.h"
-int main(void) { return check_done(); }
+/*
+ * test_store.c - sensor/store.c (the writer), api/query.c (the read side)
+ * and api/event_json.c, against real SQLite files in a temporary directory;
+ * then a throughput measurement (printed, not asserted).
+ *
+ * EW_STORE_BENCH_ROWS sets the rows of the measurement (default 1000000,
+ * 0 to skip it); EW_STORE_BENCH_ONLY=LABEL runs one of them.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "check.h"
+#include "analyzers/module.h"
+#include "api/event_json.h"
+#include "api/query.h"
+#include "sensor/store.h"
+
+static char dir[256];
+
+static void path_in(char *buf, size_t cap, const char *name)
+{
+	snprintf(buf, cap, "%s/%s", dir, name);
+}
+
+static void remove_db(const char *path)
+{
+	char p[512];
+	unlink(path);
+	snprintf(p, sizeof(p), "%s-wal", path);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s-shm", path);
+	unlink(p);
+}
+
+static int64_t sql_int(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t v = -1;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/* A fake packet and observation. */
+struct fake {
+	struct pkt p;
+	struct obs o;
+	char name[64];
+	char info[128];
+};
+
+static void fake_make(struct fake *f, uint64_t i, enum obs_kind kind)
+{
+	memset(f, 0, sizeof(*f));
+	f->p.ts_us = 1795946465861204ull + i * 10; /* 2026-11-29T10:01:05.861204Z */
+	f->p.ipv = 4;
+	f->p.proto = kind == OBS_ICMP ? 1 : (kind <= OBS_DNS_ANSWER ? 17 : 6);
+	f->p.src[0] = 10, f->p.src[1] = 99, f->p.src[2] = 0, f->p.src[3] = 10;
+	f->p.dst[0] = 10, f->p.dst[1] = 99, f->p.dst[2] = 0, f->p.dst[3] = 53;
+	f->p.sport = kind == OBS_ICMP ? 0 : (uint16_t)(40000 + i % 20000);
+	f->p.dport = kind == OBS_ICMP ? 0 : (kind <= OBS_DNS_ANSWER ? 53 : 443);
+	snprintf(f->name, sizeof(f->name), "h%llu.example.com", (unsigned long long)i);
+	snprintf(f->info, sizeof(f->info),
+		 "4660\x1fresponse\x1f" "0\x1f" "0\x1frd,ra\x1f" "1\x1f" "1\x1f" "0\x1f" "0\x1f"
+		 "\x1f\x1f\x1fudp\x1f\x1e"
+		 "Q\x1f" "example.com\x1f" "1\x1f" "1\x1e"
+		 "AN\x1f" "example.com\x1f" "1\x1f" "1\x1f" "300\x1f" "93.184.216.34\x1e");
+	f->o.kind = kind;
+	f->o.pkt = &f->p;
+	f->o.name = kind == OBS_ICMP ? NULL : f->name;
+	f->o.name_len = kind == OBS_ICMP ? 0 : strlen(f->name);
+	f->o.type = kind == OBS_ICMP ? 8 : 1;
+	f->o.code = 0;
+	f->o.size = 56;
+	f->o.info = f->info;
+	f->o.info_len = strlen(f->info);
+}
+
+static enum obs_kind kind_of(uint64_t i)
+{
+	return (enum obs_kind)(1 + i % 7);
+}
+
+static void test_open_migrate(void)
+{
+	char db[512], err[512];
+	struct store *s = NULL;
+
+	path_in(db, sizeof(db), "open.db");
+	CHECK(store_schema_version() >= 1);
+	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), 0);
+	CHECK(s != NULL);
+	CHECK_EQ(store_close(s), 0);
+	CHECK_EQ(sql_int(db, "PRAGMA user_version"), store_schema_version());
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
+			     "('events', 'alerts', 'stats')"),
+		 3);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+			     "name = 'events_kind'"),
+		 1);
+	/* WAL is persistent in the file. */
+	{
+		sqlite3 *h = NULL;
+		sqlite3_stmt *st = NULL;
+		const unsigned char *mode = NULL;
+		sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL);
+		if (sqlite3_prepare_v2(h, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			mode = sqlite3_column_text(st, 0);
+		CHECK_STR((const char *)mode, "wal");
+		sqlite3_finalize(st);
+		sqlite3_close(h);
+	}
+
+	/* Reopening is idempotent: nothing re-applied, data kept. */
+	struct fake f;
+	fake_make(&f, 1, OBS_DNS_QUERY);
+	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(store_event(s, &f.o, 7), 0);
+	CHECK_EQ(store_close(s), 0);
+	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(store_close(s), 0);
+	CHECK_EQ(sql_int(db, "PRAGMA user_version"), store_schema_version());
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 1);
+	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events"), 7);
+	CHECK_EQ(store_close(NULL), 0);
+	remove_db(db);
+}
+
+static void test_refused(void)
+{
+	char db[512], uri[600], err[512];
+	struct store *s = NULL;
+	struct query *q = NULL;
+	sqlite3 *h = NULL;
+
+	/* A database from a newer egresswatch. */
+	path_in(db, sizeof(db), "future.db");
+	CHECK_EQ(sqlite3_open(db, &h), SQLITE_OK);
+	CHECK_EQ(sqlite3_exec(h, "CREATE TABLE x(a); PRAGMA user_version = 999", NULL, NULL, NULL),
+		 SQLITE_OK);
+	sqlite3_close(h);
+	err[0] = '\0';
+	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), -1);
+	CHECK(s == NULL);
+	CHECK(strstr(err, db) != NULL);
+	CHECK(strstr(err, "newer") != NULL);
+	CHECK_EQ(sql_int(db, "PRAGMA user_version"), 999); /* untouched */
+	err[0] = '\0';
+	CHECK_EQ(query_open(&q, db, err, sizeof(err)), -1);
+	CHECK(strstr(err, db) != NULL && strstr(err, "newer") != NULL);
+	remove_db(db);
+
+	/* The read side does not create a missing file. */
+	path_in(db, sizeof(db), "missing.db");
+	err[0] = '\0';
+	CHECK_EQ(query_open(&q, db, err, sizeof(err)), -1);
+	CHECK(strstr(err, db) != NULL);
+	CHECK(access(db, F_OK) != 0);
+
+	/* A database opened read-only (as a 0444 file is for non-root). */
+	path_in(db, sizeof(db), "ro.db");
+	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(store_close(s), 0);
+	snprintf(uri, sizeof(uri), "file:%s?mode=ro", db);
+	err[0] = '\0';
+	CHECK_EQ(store_open(&s, uri, NULL, err, sizeof(err)), -1);
+	CHECK(strstr(err, db) != NULL && strstr(err, "read-only") != NULL);
+
+	/* Not an egresswatch database. */
+	path_in(db, sizeof(db), "empty.db");
+	CHECK_EQ(sqlite3_open(db, &h), SQLITE_OK);
+	CHECK_EQ(sqlite3_exec(h, "CREATE TABLE x(a)", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	CHECK_EQ(query_open(&q, db, err, sizeof(err)), -1);
+	CHECK(strstr(err, "not an egresswatch database") != NULL);
+	remove_db(db);
+}
+
+/* Collect ids from query callbacks. */
+struct ids {
+	int64_t v[4096];
+	int n;
+	int kinds_ok;
+	const char *want_kind;
+	char first[2048];
+};
+
+static int collect(void *arg, json_t *row)
+{
+	struct ids *c = arg;
+	json_t *id = json_object_get(row, "id");
+	const char *kind = json_string_value(json_object_get(row, "kind"));
+	if (c->n == 0) {
+		char *d = json_dumps(row, EVENT_JSON_DUMP_FLAGS);
+		snprintf(c->first, sizeof(c->first), "%s", d ? d : "");
+		free(d);
+	}
+	if (c->n < 4096)
+		c->v[c->n++] = json_integer_value(id);
+	if (c->want_kind && (!kind || strcmp(kind, c->want_kind) != 0))
+		c->kinds_ok = 0;
+	return 0;
+}
+
+static void test_events(enum store_writer mode)
+{
+	char db[512], err[512];
+	struct store *s = NULL;
+	struct query *q = NULL;
+	struct store_config cfg = {.writer = mode, .batch_ms = 600000};
+	const int n = 700;
+	int i;
+
+	path_in(db, sizeof(db), "events.db");
+	remove_db(db);
+	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	for (i = 0; i < n; i++) {
+		struct fake f;
+		fake_make(&f, (uint64_t)i, kind_of((uint64_t)i));
+		if (i == 3)
+			f.o.flags = OBS_F_MALFORMED;
+		CHECK_EQ(store_event(s, &f.o, (uint64_t)i + 1), 0);
+	}
+	CHECK_EQ(store_put_stat(s, "packets", 5), 0);
+	CHECK_EQ(store_put_stat(s, "packets", 1234), 0);
+	CHECK_EQ(store_flush(s), 0);
+	const struct store_stats *st = store_get_stats(s);
+	CHECK_EQ(st->events, n);
+	CHECK_EQ(st->errors, 0);
+	CHECK_EQ(st->stats, 2);
+	CHECK_EQ(sql_int(db, "SELECT value FROM stats WHERE name = 'packets'"), 1234);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM stats"), 1);
+
+	CHECK_EQ(query_open(&q, db, err, sizeof(err)), 0);
+	/* Kind filters: dns = kinds 1 and 2, icmp = 7. */
+	static const struct {
+		const char *kind;
+		int per7;
+	} kinds[] = {{"dns", 2}, {"http", 2}, {"tls", 2}, {"icmp", 1}};
+	for (size_t k = 0; k < 4; k++) {
+		static struct ids c;
+		struct event_filter f = {.kind = kinds[k].kind, .since_id = 0, .limit = -1};
+		memset(&c, 0, sizeof(c));
+		c.kinds_ok = 1;
+		c.want_kind = kinds[k].kind;
+		int64_t last = -1;
+		CHECK_EQ(query_events(q, &f, collect, &c, &last, err, sizeof(err)),
+			 n / 7 * kinds[k].per7);
+		CHECK_EQ(c.n, n / 7 * kinds[k].per7);
+		CHECK(c.kinds_ok);
+		int sorted = 1;
+		for (int j = 1; j < c.n; j++)
+			if (c.v[j] <= c.v[j - 1])
+				sorted = 0;
+		CHECK(sorted);
+		CHECK_EQ(last, c.v[c.n - 1]);
+	}
+	{
+		struct event_filter f = {.kind = "smtp", .limit = -1};
+		static struct ids c;
+		memset(&c, 0, sizeof(c));
+		err[0] = '\0';
+		CHECK_EQ(query_events(q, &f, collect, &c, NULL, err, sizeof(err)), -1);
+		CHECK(strstr(err, "smtp") != NULL && strstr(err, db) != NULL);
+	}
+
+	/* Paging by since_id with a limit: every id once, in order. */
+	for (int pass = 0; pass < 2; pass++) {
+		static struct ids all;
+		memset(&all, 0, sizeof(all));
+		struct event_filter f = {.kind = pass ? "dns" : NULL, .since_id = 0, .limit = 33};
+		int pages = 0;
+		for (;;) {
+			static struct ids page;
+			int64_t last = 0;
+			memset(&page, 0, sizeof(page));
+			int64_t got = query_events(q, &f, collect, &page, &last, err, sizeof(err));
+			CHECK(got >= 0 && got <= 33);
+			if (got <= 0)
+				break;
+			for (int j = 0; j < page.n; j++)
+				all.v[all.n++] = page.v[j];
+			f.since_id = last;
+			pages++;
+		}
+		int expect = pass ? n / 7 * 2 : n;
+		CHECK_EQ(all.n, expect);
+		CHECK_EQ(pages, (expect + 32) / 33);
+		int ok = 1;
+		for (int j = 1; j < all.n; j++)
+			if (all.v[j] <= all.v[j - 1])
+				ok = 0;
+		CHECK(ok);
+		if (!pass)
+			CHECK(all.v[0] == 1 && all.v[n - 1] == n);
+	}
+
+	/* The JSON of whole rows, compared as strings. */
+	{
+		static struct ids c;
+		struct event_filter f = {.kind = "icmp", .limit = 1};
+		memset(&c, 0, sizeof(c));
+		CHECK_EQ(query_events(q, &f, collect, &c, NULL, err, sizeof(err)), 1);
+		CHECK_STR(c.first, "{\"id\":7,\"ts\":\"2026-11-29T10:01:05.861264Z\",\"kind\":\"icmp\","
+				   "\"src_ip\":\"10.99.0.10\",\"src_port\":0,\"dst_ip\":\"10.99.0.53\","
+				   "\"dst_port\":0,\"proto\":\"icmp\",\"icmp\":{\"type\":8,\"code\":0,"
+				   "\"size\":56}}");
+		memset(&c, 0, sizeof(c));
+		f.kind = "http";
+		f.since_id = 0;
+		CHECK_EQ(query_events(q, &f, collect, &c, NULL, err, sizeof(err)), 1);
+		CHECK_STR(c.first, "{\"id\":3,\"ts\":\"2026-11-29T10:01:05.861224Z\",\"kind\":\"http\","
+				   "\"src_ip\":\"10.99.0.10\",\"src_port\":40002,\"dst_ip\":\"10.99.0.53\","
+				   "\"dst_port\":443,\"proto\":\"tcp\",\"http\":{\"name\":\"h2.example.com\","
+				   "\"type\":1,\"code\":0,\"size\":56}}");
+		memset(&c, 0, sizeof(c));
+		f.kind = "http"; /* id 4 (an HTTP response) is flagged malformed */
+		f.since_id = 3;
+		CHECK_EQ(query_events(q, &f, collect, &c, NULL, err, sizeof(err)), 1);
+		CHECK_STR(c.first, "{\"id\":4,\"ts\":\"2026-11-29T10:01:05.861234Z\",\"kind\":\"http\","
+				   "\"src_ip\":\"10.99.0.10\",\"src_port\":40003,\"dst_ip\":\"10.99.0.53\","
+				   "\"dst_port\":443,\"proto\":\"tcp\",\"http\":{\"name\":\"h3.example.com\","
+				   "\"type\":1,\"code\":0,\"size\":56},\"malformed\":true}");
+		memset(&c, 0, sizeof(c));
+		f.kind = "dns";
+		f.since_id = 0;
+		CHECK_EQ(query_events(q, &f, collect, &c, NULL, err, sizeof(err)), 1);
+		const char *prefix = "{\"id\":1,\"ts\":\"2026-11-29T10:01:05.861204Z\",\"kind\":\"dns\","
+				     "\"src_ip\":\"10.99.0.10\",\"src_port\":40000,\"dst_ip\":\"10.99.0.53\","
+				     "\"dst_port\":53,\"proto\":\"udp\",\"dns\":{";
+		CHECK(strncmp(c.first, prefix, strlen(prefix)) == 0);
+		CHECK(strstr(c.first, "\"qname\":\"example.com\"") != NULL);
+		CHECK(strstr(c.first, "\"data\":\"93.184.216.34\"") != NULL);
+		if (strncmp(c.first, prefix, strlen(prefix)) != 0 || !strstr(c.first, "qname"))
+			fprintf(stderr, "dns row: %s\n", c.first);
+	}
+	query_close(q);
+	CHECK_EQ(store_close(s), 0);
+	remove_db(db);
+}
+
+/* A reader sees nothing of an open batch, and everything after a flush. */
+static void test_batching(enum store_writer mode)
+{
+	char db[512], err[512];
+	struct store *s = NULL;
+	struct store_config cfg = {.writer = mode, .batch_rows = 10, .batch_ms = 600000};
+	int i;
+
+	path_in(db, sizeof(db), "batch.db");
+	remove_db(db);
+	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	for (i = 0; i < 25; i++) {
+		struct fake f;
+		fake_make(&f, 0, OBS_DNS_QUERY); /* the same packet time */
+		CHECK_EQ(store_event(s, &f.o, 0), 0);
+	}
+	if (mode == STORE_WRITER_INLINE) {
+		/* Two batches of 10 committed, 5 rows open. */
+		CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 20);
+	} else {
+		/* The writer may still be draining: at most 20 visible. */
+		int64_t seen = sql_int(db, "SELECT count(*) FROM events");
+		CHECK(seen >= 0 && seen <= 20 && seen % 10 == 0);
+	}
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 25);
+	CHECK_EQ(store_get_stats(s)->commits, 3);
+
+	/* batch_ms of packet time commits too. */
+	for (i = 0; i < 3; i++) {
+		struct fake f;
+		fake_make(&f, 0, OBS_ICMP);
+		f.p.ts_us += (uint64_t)i * 400000000ull; /* 0, 400 s, 800 s */
+		CHECK_EQ(store_event(s, &f.o, 0), 0);
+	}
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(store_close(s), 0);
+	remove_db(db);
+
+	cfg.batch_rows = 1000;
+	cfg.batch_ms = 1000; /* 1 s of packet time */
+	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	for (i = 0; i < 3; i++) {
+		struct fake f;
+		fake_make(&f, 0, OBS_ICMP);
+		f.p.ts_us += (uint64_t)i * 600000u; /* 0, 0.6 s, 1.2 s */
+		CHECK_EQ(store_event(s, &f.o, 0), 0);
+	}
+	if (mode == STORE_WRITER_INLINE)
+		CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 3);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(store_get_stats(s)->commits, 1);
+	CHECK_EQ(store_close(s), 0);
+	remove_db(db);
+}
+
+/* Another writer holds the lock: rows fail, are counted and reported, and
+ * the store recovers when the lock goes away. */
+static void test_errors(enum store_writer mode)
+{
+	char db[512], err[512];
+	struct store *s = NULL;
+	struct store_config cfg = {.writer = mode, .busy_ms = 20, .batch_ms = 600000};
+	sqlite3 *h = NULL;
+	struct fake f;
+
+	path_in(db, sizeof(db), "locked.db");
+	remove_db(db);
+	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	CHECK_EQ(sqlite3_open(db, &h), SQLITE_OK);
+	CHECK_EQ(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	fake_make(&f, 1, OBS_DNS_QUERY);
+	for (int i = 0; i < 3; i++) {
+		int rc = store_event(s, &f.o, 0);
+		CHECK_EQ(rc, mode == STORE_WRITER_INLINE ? -1 : 0);
+	}
+	CHECK_EQ(store_flush(s), -1);
+	CHECK_EQ(store_get_stats(s)->errors, 3);
+	CHECK_EQ(store_get_stats(s)->events, 0);
+	CHECK(strstr(store_last_error(s), db) != NULL);
+	CHECK(strstr(store_last_error(s), "locked") != NULL);
+	CHECK_EQ(store_flush(s), 0); /* reported once */
+
+	CHECK_EQ(sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	CHECK_EQ(store_event(s, &f.o, 0), 0);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(store_get_stats(s)->events, 1);
+	CHECK_EQ(store_close(s), -1); /* the run had errors */
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 1);
+	remove_db(db);
+}
+
+static void test_alerts_and_caps(void)
+{
+	char db[512], err[512];
+	struct store *s = NULL;
+	struct query *q = NULL;
+	static struct ids c;
+
+	path_in(db, sizeof(db), "alerts.db");
+	remove_db(db);
+	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), 0);
+	struct store_alert a = {
+		.id = store_alert_id(s),
+		.class = "dns_tunnel",
+		.severity = 4,
+		.first_ts = 1795946465861204ull,
+		.last_ts = 1795946483004111ull,
+		.count = 1,
+		.outcome = NULL,
+		.proto = 17,
+		.src_ip = "10.99.0.10",
+		.dst_ip = "10.99.0.53",
+		.src_port = 41234,
+		.dst_port = 53,
+		.subject = "example-tunnel.test",
+		.score = 0.97,
+		.rule = "dns_tunnel",
+		.summary = "1 query",
+		.evidence = "paaaaqb1nbswy3dp.t.example-tunnel.test",
+	};
+	CHECK_EQ(a.id, 1);
+	CHECK_EQ(store_alert_upsert(s, &a), 0);
+	a.count = 145;
+	a.outcome = "answered";
+	a.summary = "145 queries, 146 distinct names, 3.1 bits/char, ~9 KB encoded";
+	a.evidence = "paaaaqb1nbswy3dp.t.example-tunnel.test\x1d...";
+	CHECK_EQ(store_alert_upsert(s, &a), 0);
+	struct store_alert b = {.id = store_alert_id(s), .class = "icmp_egress", .severity = 2,
+				.first_ts = 1, .last_ts = 2, .count = 3, .outcome = "blocked",
+				.src_ip = "10.99.0.11", .dst_ip = "8.8.8.8", .proto = 1};
+	CHECK_EQ(b.id, 2);
+	CHECK_EQ(store_alert_upsert(s, &b), 0);
+
+	/* Over-long text is cut and counted. */
+	static char longname[3000];
+	memset(longname, 'a', sizeof(longname) - 1);
+	struct fake f;
+	fake_make(&f, 1, OBS_HTTP_REQUEST);
+	f.o.name = longname;
+	f.o.name_len = strlen(longname);
+	CHECK_EQ(store_event(s, &f.o, 0), 0);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(store_get_stats(s)->truncated, 1);
+	CHECK_EQ(store_get_stats(s)->alerts, 3);
+	CHECK_EQ(sql_int(db, "SELECT length(name) FROM events"), STORE_NAME_MAX);
+	CHECK_EQ(store_close(s), 0);
+
+	/* Ids continue after reopening. */
+	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(store_alert_id(s), 3);
+	CHECK_EQ(store_close(s), 0);
+
+	CHECK_EQ(query_open(&q, db, err, sizeof(err)), 0);
+	struct alert_filter af = {.limit = -1};
+	memset(&c, 0, sizeof(c));
+	CHECK_EQ(query_alerts(q, &af, collect, &c, NULL, err, sizeof(err)), 2);
+	CHECK_STR(c.first,
+		  "{\"id\":1,\"class\":\"dns_tunnel\",\"severity\":\"high\","
+		  "\"first_ts\":\"2026-11-29T10:01:05.861204Z\",\"last_ts\":\"2026-11-29T10:01:23.004111Z\","
+		  "\"count\":145,\"outcome\":\"answered\",\"src_ip\":\"10.99.0.10\",\"src_port\":41234,"
+		  "\"dst_ip\":\"10.99.0.53\",\"dst_port\":53,\"proto\":\"udp\","
+		  "\"subject\":\"example-tunnel.test\",\"score\":0.97,\"rule\":\"dns_tunnel\","
+		  "\"summary\":\"145 queries, 146 distinct names, 3.1 bits/char, ~9 KB encoded\","
+		  "\"evidence\":[\"paaaaqb1nbswy3dp.t.example-tunnel.test\",\"...\"]}");
+	af.class_name = "icmp_egress";
+	memset(&c, 0, sizeof(c));
+	CHECK_EQ(query_alerts(q, &af, collect, &c, NULL, err, sizeof(err)), 1);
+	CHECK_EQ(c.v[0], 2);
+	af.class_name = NULL;
+	af.severity = "high";
+	memset(&c, 0, sizeof(c));
+	CHECK_EQ(query_alerts(q, &af, collect, &c, NULL, err, sizeof(err)), 1);
+	CHECK_EQ(c.v[0], 1);
+	af.severity = "low";
+	af.src = "10.99.0.11";
+	memset(&c, 0, sizeof(c));
+	CHECK_EQ(query_alerts(q, &af, collect, &c, NULL, err, sizeof(err)), 1);
+	CHECK_EQ(c.v[0], 2);
+	af.src = "10.0.0.1' OR 1=1 --"; /* bound, so just a non-matching value */
+	memset(&c, 0, sizeof(c));
+	CHECK_EQ(query_alerts(q, &af, collect, &c, NULL, err, sizeof(err)), 0);
+	af.src = NULL;
+	af.severity = "urgent";
+	CHECK_EQ(query_alerts(q, &af, collect, &c, NULL, err, sizeof(err)), -1);
+	af.severity = NULL;
+	af.since_id = 1;
+	af.limit = 1;
+	memset(&c, 0, sizeof(c));
+	CHECK_EQ(query_alerts(q, &af, collect, &c, NULL, err, sizeof(err)), 1);
+	CHECK_EQ(c.v[0], 2);
+
+	json_t *one = NULL;
+	CHECK_EQ(query_alert_get(q, 2, &one, err, sizeof(err)), 0);
+	char *d = one ? json_dumps(one, EVENT_JSON_DUMP_FLAGS) : NULL;
+	CHECK_STR(d, "{\"id\":2,\"class\":\"icmp_egress\",\"severity\":\"low\","
+		     "\"first_ts\":\"1970-01-01T00:00:00.000001Z\","
+		     "\"last_ts\":\"1970-01-01T00:00:00.000002Z\",\"count\":3,\"outcome\":\"blocked\","
+		     "\"src_ip\":\"10.99.0.11\",\"src_port\":0,\"dst_ip\":\"8.8.8.8\",\"dst_port\":0,"
+		     "\"proto\":\"icmp\",\"subject\":null,\"score\":0.0,\"rule\":null,"
+		     "\"summary\":null,\"evidence\":[]}");
+	free(d);
+	json_decref(one);
+	CHECK_EQ(query_alert_get(q, 99, &one, err, sizeof(err)), 1);
+	query_close(q);
+
+	/* The CLI printers. */
+	char out[512];
+	path_in(out, sizeof(out), "out.txt");
+	FILE *fp = fopen(out, "w+");
+	CHECK(fp != NULL);
+	if (fp) {
+		struct alert_filter pf = {.class_name = "icmp_egress", .limit = -1};
+		struct event_filter ef = {.limit = -1};
+		char line[4096];
+		CHECK_EQ(query_print_alerts(db, &pf, fp, 0), 0);
+		CHECK_EQ(query_print_events(db, &ef, fp, 1), 0);
+		rewind(fp);
+		CHECK(fgets(line, sizeof(line), fp) != NULL);
+		CHECK_STR(line, "1970-01-01T00:00:00.000001Z low      icmp_egress        "
+				"10.99.0.11 -> 8.8.8.8  -  count=3 blocked\n");
+		CHECK(fgets(line, sizeof(line), fp) != NULL);
+		CHECK(strncmp(line, "{\"id\":1,\"ts\":", 13) == 0);
+		fclose(fp);
+		unlink(out);
+	}
+	path_in(out, sizeof(out), "nosuch.db");
+	struct event_filter ef = {.limit = -1};
+	CHECK_EQ(query_print_events(out, &ef, stdout, 0), -1);
+	remove_db(db);
+}
+
+static void test_event_json_direct(void)
+{
+	/* Not valid UTF-8 in a row (a foreign writer): still valid JSON. */
+	struct event_row r = {.id = 9, .ts = 0, .kind = OBS_TLS_CLIENT_HELLO, .proto = 132,
+			      .src_ip = "::1", .dst_ip = NULL, .src_port = 1, .dst_port = 2,
+			      .name = "bad\xff\"name", .type = 0x304};
+	json_t *o = event_json_new(&r);
+	char *d = o ? json_dumps(o, EVENT_JSON_DUMP_FLAGS) : NULL;
+	CHECK_STR(d, "{\"id\":9,\"ts\":\"1970-01-01T00:00:00.000000Z\",\"kind\":\"tls\","
+		     "\"src_ip\":\"::1\",\"src_port\":1,\"dst_ip\":\"\",\"dst_port\":2,\"proto\":\"132\","
+		     "\"tls\":{\"name\":\"bad\\\\xff\\\"name\",\"type\":772,\"code\":0,\"size\":0}}");
+	free(d);
+	json_decref(o);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static void bench(const char *label, enum store_writer mode, int bulk, long rows)
+{
+	char db[512], err[512];
+	struct store *s = NULL;
+	struct store_config cfg = {.writer = mode, .bulk = bulk};
+	static struct fake fk[7];
+
+	path_in(db, sizeof(db), "bench.db");
+	remove_db(db);
+	for (int k = 0; k < 7; k++)
+		fake_make(&fk[k], (uint64_t)k, kind_of((uint64_t)k));
+	const char *only = getenv("EW_STORE_BENCH_ONLY");
+	if (only && strcmp(only, label) != 0)
+		return;
+	double t0 = now_s(), c0 = cpu_s();
+	if (store_open(&s, db, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "bench: %s\n", err);
+		CHECK(0);
+		return;
+	}
+	for (long i = 0; i < rows; i++) {
+		struct fake *f = &fk[i % 7];
+		f->p.ts_us += 1; /* ~1 us apart: batches end on batch_rows */
+		f->p.sport = (uint16_t)(i & 0xffff);
+		if (store_event(s, &f->o, (uint64_t)i) < 0)
+			break;
+	}
+	double t1 = now_s();
+	const struct store_stats *st = store_get_stats(s);
+	uint64_t waits = st->queue_waits;
+	CHECK_EQ(store_close(s), 0);
+	double t2 = now_s(), c2 = cpu_s();
+	struct stat sb;
+	stat(db, &sb);
+	printf("bench %-22s %8ld rows  %6.3f s  %9.0f rows/s  (enqueue %.3f s, %llu queue waits, "
+	       "%.0f MB, cpu %.3f s)\n",
+	       label, rows, t2 - t0, (double)rows / (t2 - t0), t1 - t0,
+	       (unsigned long long)waits, (double)sb.st_size / 1e6, c2 - c0);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), rows);
+	remove_db(db);
+}
+
+int main(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof(dir), "%s/ew_store_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_open_migrate();
+	test_refused();
+	test_events(STORE_WRITER_INLINE);
+	test_events(STORE_WRITER_THREAD);
+	test_batching(STORE_WRITER_INLINE);
+	test_batching(STORE_WRITER_THREAD);
+	test_errors(STORE_WRITER_INLINE);
+	test_errors(STORE_WRITER_THREAD);
+	test_alerts_and_caps();
+	test_event_json_direct();
+
+	const char *br = getenv("EW_STORE_BENCH_ROWS");
+	long rows = br ? atol(br) : 1000000;
+	if (rows > 0) {
+		bench("inline", STORE_WRITER_INLINE, 0, rows);
+		bench("thread", STORE_WRITER_THREAD, 0, rows);
+		bench("inline bulk", STORE_WRITER_INLINE, 1, rows);
+		bench("thread bulk", STORE_WRITER_THREAD, 1, rows);
+	}
+	rmdir(dir);
+	return check_done();
+}

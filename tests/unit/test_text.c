@@ -1,2 +1,105 @@
-#include "../unit/check.h"
-int main(void) { return check_done(); }
+/* test_text.c - text.c (escaping, addresses, time, entropy) and record.c. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "sensor/record.h"
+#include "sensor/text.h"
+
+static void test_escape(void)
+{
+	char out[64];
+	int cut;
+	const uint8_t raw[] = {'a', '.', 0x00, 0xff, '\\', ' ', '~', 0x7f, 0x1f};
+
+	CHECK_EQ(text_escape(out, sizeof(out), raw, sizeof(raw), &cut), 24);
+	CHECK_STR(out, "a.\\x00\\xff\\\\ ~\\x7f\\x1f");
+	CHECK_EQ(cut, 0);
+	/* Cut at a whole escape, never in the middle of one. */
+	CHECK_EQ(text_escape(out, 5, raw, sizeof(raw), &cut), 2);
+	CHECK_STR(out, "a.");
+	CHECK_EQ(cut, 1);
+	CHECK_EQ(text_escape(out, 7, raw, sizeof(raw), &cut), 6);
+	CHECK_STR(out, "a.\\x00");
+	CHECK_EQ(text_escape(out, 0, raw, 1, &cut), 0);
+	CHECK_EQ(cut, 1);
+	CHECK_EQ(text_escape(out, 8, raw, 0, &cut), 0);
+	CHECK_STR(out, "");
+	/* No separator byte of record.h survives escaping. */
+	const uint8_t seps[] = {0x1d, 0x1e, 0x1f, '\n', '"'};
+	text_escape(out, sizeof(out), seps, sizeof(seps), NULL);
+	CHECK_STR(out, "\\x1d\\x1e\\x1f\\x0a\"");
+}
+
+static void test_addr_time(void)
+{
+	char out[64];
+	const uint8_t v4[4] = {169, 254, 169, 254};
+	const uint8_t v6[16] = {0xfd, 0, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54};
+
+	text_addr(out, sizeof(out), 4, v4);
+	CHECK_STR(out, "169.254.169.254");
+	text_addr(out, sizeof(out), 6, v6);
+	CHECK_STR(out, "fd00:ec2::254");
+	CHECK_EQ(text_time(out, sizeof(out), 1796032865861204ull), 27);
+	CHECK_STR(out, "2026-12-01T10:01:05.861204Z");
+	text_time(out, sizeof(out), 0);
+	CHECK_STR(out, "1970-01-01T00:00:00.000000Z");
+}
+
+static void test_entropy(void)
+{
+	const uint8_t same[] = "aaaaaaaa";
+	const uint8_t two[] = "abababab";
+	uint8_t all[256];
+
+	for (int i = 0; i < 256; i++)
+		all[i] = (uint8_t)i;
+	CHECK(text_entropy(same, 8) == 0.0);
+	CHECK(fabs(text_entropy(two, 8) - 1.0) < 1e-9);
+	CHECK(fabs(text_entropy(all, 256) - 8.0) < 1e-9);
+	CHECK(text_entropy(all, 0) == 0.0);
+}
+
+static void test_record(void)
+{
+	char buf[32];
+	struct rec r;
+	const char *s, *piece;
+	size_t n, len;
+
+	rec_init(&r, buf, sizeof(buf));
+	rec_str(&r, "a");
+	rec_u64(&r, 42);
+	rec_end(&r);
+	rec_str(&r, "b");
+	CHECK_STR(buf, "a\x1f" "42\x1e" "b");
+	CHECK_EQ(r.overflow, 0);
+	s = buf;
+	n = strlen(buf);
+	CHECK(rec_split(&s, &n, REC_RS, &piece, &len));
+	CHECK_EQ(len, 4);
+	CHECK(rec_split(&s, &n, REC_RS, &piece, &len));
+	CHECK_EQ(len, 1);
+	CHECK(piece[0] == 'b');
+	CHECK(!rec_split(&s, &n, REC_RS, &piece, &len));
+	/* Overflow is sticky and never writes past the buffer. */
+	rec_init(&r, buf, 8);
+	rec_str(&r, "1234567");
+	CHECK_EQ(r.overflow, 0);
+	rec_str(&r, "x");
+	CHECK_EQ(r.overflow, 1);
+	CHECK_STR(buf, "1234567");
+	rec_i64(&r, -5);
+	CHECK_EQ(r.len, 7);
+}
+
+int main(void)
+{
+	test_escape();
+	test_addr_time();
+	test_entropy();
+	test_record();
+	return check_done();
+}

@@ -1,0 +1,195 @@
+/*
+ * http.h - the HTTP/1.x analyzer: request heads from the client stream and
+ * status heads from the server stream of a TCP flow, recognised by content
+ * on any port, one observation per head.
+ *
+ * The pure part is http_parse_head(): one head (start line and header
+ * fields, up to the empty line) in, its fields out, read through
+ * sensor/cursor.h. Every token and value lands in a bounded buffer of
+ * struct http_head, escaped with text_escape() (bytes outside 0x20..0x7e as
+ * \xNN, '\' as \\); a value that does not fit is cut at a whole escape and
+ * sets http_head.cut. Character classes (tchar, DIGIT, HEXDIG, OWS) are
+ * locale-free ASCII tests, never <ctype.h>.
+ *
+ * Hostile-input rules (each breaks the head and is counted as malformed):
+ *   - a head is at most HTTP_HEAD_MAX bytes, terminator included; more
+ *     without an empty line is "head longer than 8192 bytes";
+ *   - bytes allowed in a head: HT, LF, CR just before LF, 0x20..0x7e and
+ *     0x80..0xff; NUL, other controls, DEL and a bare CR are "control byte";
+ *   - the request line is method SP request-target SP HTTP-version, the
+ *     method a token of at most HTTP_METHOD_LEN bytes, the version exactly
+ *     "HTTP/" DIGIT "." DIGIT; the status line is HTTP-version SP 3DIGIT
+ *     [SP reason];
+ *   - Content-Length is 1..18 digits (a list of equal values is one value);
+ *     several that differ, or a bad one, lose the body framing.
+ * Lines end in CRLF or a bare LF; the head ends at the first empty line.
+ * Those problems are "fatal": the framing of the stream is lost, so the
+ * analyzer emits what was read and stops the direction. Softer problems
+ * (a field line without a token name and a colon, obsolete line folding,
+ * several Host fields, Transfer-Encoding together with Content-Length) mark
+ * the head malformed too, but the head's end is known and the analyzer goes
+ * on with the next message.
+ *
+ * Stream rules (the module, over flow->st[dir] from the flow table):
+ *   - a flow is claimed (APP_HTTP) when its client stream starts with a
+ *     known method and SP (http_sniff); nothing else is looked at, so the
+ *     TLS and DNS analyzers may claim the rest;
+ *   - pipelined requests give one event each; a body is skipped by
+ *     Content-Length or by walking chunked framing (chunk-size lines, data,
+ *     trailer) as its bytes arrive; a request without either has no body;
+ *   - each response pairs with the oldest unanswered request (a FIFO of
+ *     HTTP_PIPELINE_MAX summaries; when more requests are in flight, the
+ *     ones that did not fit are not remembered and their responses go
+ *     unpaired rather than mispaired); 1xx responses other than 101 are
+ *     interim and pair without using the request up;
+ *   - responses to HEAD, and 1xx, 204 and 304, have no body; a response with
+ *     neither Content-Length nor chunked framing runs to the end of the
+ *     connection, so the server direction stops after its head;
+ *   - after a CONNECT request or a request with Upgrade, the client
+ *     direction pauses until the response: 2xx to CONNECT (a tunnel) or 101
+ *     (another protocol) stops both directions, anything else resumes;
+ *   - when a direction stops growing (the flow table's 16 KiB stream cap
+ *     or a hole never filled) inside a head, the head is emitted with
+ *     OBS_F_TRUNCATED if its start line was complete; inside a body, the
+ *     direction just stops (it cannot resynchronise).
+ *
+ * Observations:
+ *   OBS_HTTP_REQUEST   name = Host ("" when absent), aux = request-target as
+ *                      sent, type = 0, size = head bytes.
+ *   OBS_HTTP_RESPONSE  name/aux = Host/request-target of the paired request
+ *                      ("" when unpaired), type = status code, size = head
+ *                      bytes.
+ *   Malformed heads carry OBS_F_MALFORMED, cut ones OBS_F_TRUNCATED.
+ *
+ * Detail record (sensor/record.h encoding: one record, fields separated by
+ * US, ended by RS; every text field escaped as above; "" = absent):
+ *   request:  "req", method, request-target, version, host, user_agent,
+ *             upgrade, connection, content_length (decimal), metadata
+ *             ("1" when a Metadata field is present), metadata_flavor ("1"
+ *             for Metadata-Flavor), aws_token ("1" for
+ *             X-aws-ec2-metadata-token: the token itself is never stored),
+ *             aws_token_ttl (the value of
+ *             X-aws-ec2-metadata-token-ttl-seconds), malformed reason, cut
+ *             ("1" when a value was cut to fit)
+ *   response: "resp", version, status (decimal), reason phrase,
+ *             content_length, upgrade, connection, server, location,
+ *             request method, request host, request-target (the paired
+ *             request; all three "" when unpaired; host and target cut to
+ *             HTTP_PAIR_HOST_MAX / HTTP_PAIR_URI_MAX), malformed reason, cut
+ * Upgrade and Connection fields that appear several times are joined with
+ * ", "; for the other fields the first one wins.
+ */
+#ifndef EW_HTTP_H
+#define EW_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sensor/record.h"
+
+#define HTTP_HEAD_MAX 8192    /* one head, terminator included */
+#define HTTP_METHOD_LEN 32    /* method token bytes */
+#define HTTP_METHOD_MAX (HTTP_METHOD_LEN + 1)
+#define HTTP_URI_MAX 4096     /* escaped request-target + NUL */
+#define HTTP_HOST_MAX 1024    /* escaped Host + NUL */
+#define HTTP_VALUE_MAX 512    /* escaped User-Agent, Upgrade, Connection, Server, Location */
+#define HTTP_VERSION_MAX 16
+#define HTTP_PHRASE_MAX 256   /* escaped reason phrase */
+#define HTTP_TTL_MAX 32       /* escaped token TTL value */
+#define HTTP_WHY_MAX 96       /* malformed reason */
+#define HTTP_PIPELINE_MAX 16  /* unanswered requests remembered per flow */
+#define HTTP_PAIR_HOST_MAX 256
+#define HTTP_PAIR_URI_MAX 512
+#define HTTP_CHUNK_LINE_MAX 1024 /* a chunk-size or trailer line */
+#define HTTP_INFO_MAX 12288   /* the detail record; every field at its cap fits */
+
+/* Metadata-endpoint header fields present in a request (http_head.meta). */
+enum http_meta_bits {
+	HTTP_META = 1u << 0,        /* Metadata (Azure IMDS) */
+	HTTP_META_FLAVOR = 1u << 1, /* Metadata-Flavor (GCP, OCI) */
+	HTTP_META_TOKEN = 1u << 2,  /* X-aws-ec2-metadata-token */
+	HTTP_META_TTL = 1u << 3,    /* X-aws-ec2-metadata-token-ttl-seconds */
+};
+
+/*
+ * One parsed head. Owned by the caller (about 9 KB: keep it in module state
+ * or static storage); every field is reset by each http_parse_head call.
+ * Strings are escaped and NUL-terminated.
+ */
+struct http_head {
+	int response;              /* parsed as a status line */
+	int have_line;             /* the start line was complete and sound */
+	char method[HTTP_METHOD_MAX];
+	char uri[HTTP_URI_MAX];
+	size_t uri_len;
+	char version[HTTP_VERSION_MAX]; /* "HTTP/1.1"; "" when bad */
+	uint16_t status;           /* response: 100..999 */
+	char phrase[HTTP_PHRASE_MAX];
+	char host[HTTP_HOST_MAX];
+	size_t host_len;
+	int have_host;
+	char user_agent[HTTP_VALUE_MAX];
+	char upgrade[HTTP_VALUE_MAX];
+	char connection[HTTP_VALUE_MAX];
+	char server[HTTP_VALUE_MAX];
+	char location[HTTP_VALUE_MAX];
+	char ttl[HTTP_TTL_MAX];    /* X-aws-ec2-metadata-token-ttl-seconds */
+	unsigned meta;             /* HTTP_META_* */
+	int64_t content_length;    /* -1 when absent or bad */
+	int te;                    /* Transfer-Encoding present */
+	int chunked;               /* ... and its last coding is chunked */
+	size_t head_len;           /* bytes of the head with its terminator; 0
+				    * unless the empty line was found */
+	size_t seen;               /* bytes examined (up to the damage) */
+	int malformed;             /* a rule above was broken: why says which */
+	int fatal;                 /* ... and the stream's framing is lost */
+	int cut;                   /* a value was cut to fit its buffer */
+	char why[HTTP_WHY_MAX];
+};
+
+/*
+ * Parse the head at buf[0..len) (a request when response is 0, a status
+ * head otherwise). Only buf[0..min(len, HTTP_HEAD_MAX)) is read; buf is
+ * borrowed.
+ *
+ * Returns MOD_OK (head_len set); MOD_TRUNCATED when no empty line is there
+ * yet and nothing is wrong so far (h holds the complete lines: more bytes may
+ * finish it); MOD_MALFORMED with why set (h holds what could be read;
+ * head_len is set unless h->fatal). Pure: no globals, no allocation.
+ */
+int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_head *h);
+
+/*
+ * Does the client stream buf[0..len) start like an HTTP request: a known
+ * method token (GET, POST, ..., PROPFIND, ...) followed by SP? Returns 1
+ * yes, 0 no, -1 when the bytes so far are a prefix of one (ask again with
+ * more). Method names are case-sensitive, as in RFC 9110.
+ */
+int http_sniff(const uint8_t *buf, size_t len);
+
+/* A request as a response pairs with it (a summary kept per flow). */
+struct http_pair {
+	char method[HTTP_METHOD_MAX];
+	char host[HTTP_PAIR_HOST_MAX];
+	char uri[HTTP_PAIR_URI_MAX];
+};
+
+/*
+ * Write the detail record of h (layout above) into r, with the paired
+ * request pair (NULL or ignored for requests; NULL = unpaired). r must have
+ * at least HTTP_INFO_MAX bytes of room, which every head fits.
+ */
+void http_head_record(const struct http_head *h, const struct http_pair *pair, struct rec *r);
+
+/*
+ * Copy the escaped string src into dst (cap bytes, NUL-terminated when
+ * cap > 0), cutting at a whole escape. Returns the length written; sets
+ * *cut (when not NULL) when src did not fit.
+ */
+size_t http_copy_escaped(char *dst, size_t cap, const char *src, int *cut);
+
+/* The analyzer descriptor (analyzers/registry.c). */
+struct module;
+extern const struct module http_module;
+
+#endif

@@ -1,0 +1,810 @@
+/*
+ * tls.c - the TLS analyzer: the ClientHello and the ServerHello of every TCP
+ * connection whose client stream starts like a TLS handshake record, on any
+ * port; one observation per hello.
+ *
+ * The flow table already keeps the first bytes of each direction in order
+ * (up to 16 KiB), so nothing is buffered here per flow: on each new segment
+ * of a claimed flow, tls_reassemble() walks the record layer of that
+ * direction from its first byte, one sub-cursor per record, gathering
+ * handshake payload into the module's scratch buffer, until the first
+ * handshake message is whole. A 1,500+ byte hello with a post-quantum key
+ * share split over several segments and several records simply waits for its
+ * last byte. Then tls_parse_handshake() parses it with one sub-cursor per
+ * length field (record → handshake → extensions → each extension → its
+ * lists), and the direction's stream is released.
+ *
+ * The not-mine exit is cheap: a flow owned by another analyzer, or a client
+ * stream not starting 0x16 0x03 0x00..0x04 (SSLv2-format hellos included), is
+ * not ours and is not claimed. Nothing here prints, judges or keeps a global:
+ * the working memory (scratch message and struct tls_hello) is the module
+ * state, and flow->app_state is not used.
+ */
+#include "tls.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sensor/cursor.h"
+#include "../sensor/flow.h"
+#include "../sensor/record.h"
+#include "../sensor/text.h"
+#include "module.h"
+#include "sha256.h"
+
+enum { CT_HANDSHAKE = 22 };
+
+enum {
+	EXT_SERVER_NAME = 0x0000,
+	EXT_SIG_ALGS = 0x000d,
+	EXT_ALPN = 0x0010,
+	EXT_SUPPORTED_VERSIONS = 0x002b,
+	EXT_ECH = 0xfe0d,       /* RFC 9849 encrypted_client_hello */
+	EXT_ECH_DRAFT = 0xff02, /* early ECH drafts */
+	EXT_ESNI = 0xffce,      /* encrypted_server_name (ESNI drafts) */
+};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char hexdig[] = "0123456789abcdef";
+
+/* "0x" and four lowercase hex digits into t (7 bytes); returns 6. */
+static size_t hex16(char *t, uint16_t v)
+{
+	t[0] = '0';
+	t[1] = 'x';
+	for (int i = 0; i < 4; i++)
+		t[2 + i] = hexdig[(v >> (12 - 4 * i)) & 15];
+	t[6] = '\0';
+	return 6;
+}
+
+/* ---- record layer --------------------------------------------------------- */
+
+int tls_reassemble(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t *msg_len,
+		   const char **why)
+{
+	struct cur c = cur_init(s, n);
+	size_t got = 0, need = 0; /* need: 4 + body length, once the header is in */
+	int first = 1, cut = 0, ret;
+
+	*why = NULL;
+	for (;;) {
+		if (need && got >= need) {
+			got = need; /* later messages of the same record are not ours */
+			ret = TLS_ASM_DONE;
+			goto out;
+		}
+		if (got >= cap) {
+			ret = TLS_ASM_BIG;
+			goto out;
+		}
+		if (cut) {
+			ret = TLS_ASM_MORE;
+			goto out;
+		}
+
+		uint8_t type = cur_u8(&c);
+		uint8_t major = cur_u8(&c);
+		cur_skip(&c, 1); /* minor: any */
+		uint16_t rlen = cur_be16(&c);
+		if (c.err) {
+			/* a header cut short: judge the bytes that are there (a
+			 * failed cursor read leaves the earlier values intact) */
+			ret = TLS_ASM_MORE;
+			if (first && ((n >= 1 && type != CT_HANDSHAKE) || (n >= 2 && major != 3)))
+				ret = TLS_ASM_NOT_HS;
+			goto out;
+		}
+		if (type != CT_HANDSHAKE || major != 3) {
+			ret = first ? TLS_ASM_NOT_HS : TLS_ASM_BAD;
+			if (!first)
+				*why = type != CT_HANDSHAKE
+					       ? "a non-handshake record inside the handshake message"
+					       : "record version is not 3.x";
+			goto out;
+		}
+		if (rlen > TLS_REC_MAX) {
+			ret = TLS_ASM_BAD;
+			*why = "record longer than 2^14 bytes";
+			goto out;
+		}
+		first = 0;
+
+		struct cur r = cur_take_upto(&c, rlen, &cut);
+		size_t k = cur_left(&r);
+		if (k > cap - got)
+			k = cap - got;
+		cur_bytes(&r, buf + got, k);
+		got += k;
+		if (!need && got >= 4) {
+			struct cur h = cur_init(buf, got);
+			cur_skip(&h, 1);
+			need = 4 + (size_t)cur_be24(&h);
+		}
+	}
+out:
+	*msg_len = got;
+	return ret;
+}
+
+/* ---- handshake parsing ---------------------------------------------------- */
+
+struct pctx {
+	struct tls_hello *o;
+	int result; /* MOD_OK until the first stop */
+};
+
+/* Stop the parse; the first result (and reason) wins. */
+static void stop(struct pctx *x, int result, const char *why)
+{
+	if (x->result != MOD_OK)
+		return;
+	x->result = result;
+	if (result == MOD_MALFORMED)
+		x->o->reason = why;
+}
+
+/*
+ * After reads from c: non-zero (and the parse stopped) when c ran out. An
+ * open cursor ends at the cut of a prefix, so running out of it is
+ * truncation; a closed one ends at a length field, so it is malformed.
+ */
+static int ran_out(struct pctx *x, const struct cur *c, int open, const char *why)
+{
+	if (!c->err)
+		return 0;
+	stop(x, open ? MOD_TRUNCATED : MOD_MALFORMED, why);
+	return 1;
+}
+
+/* A sub-cursor of exactly n bytes for a length field; non-zero when short. */
+static int take(struct pctx *x, struct cur *c, int open, size_t n, struct cur *sub,
+		const char *why)
+{
+	*sub = cur_take(c, n);
+	return ran_out(x, c, open, why);
+}
+
+/* A length field's bytes must exactly fill the extension that holds it. */
+static int leftover(struct pctx *x, const struct cur *c, const char *why)
+{
+	if (cur_left(c) == 0)
+		return 0;
+	stop(x, MOD_MALFORMED, why);
+	return 1;
+}
+
+/*
+ * Append one protocol name, escaped, to a text list (sep between items),
+ * whole or not at all; commas inside it become \x2c when sep is ','.
+ */
+static void list_add(char *buf, size_t cap, size_t *len, char sep, const uint8_t *s, size_t n,
+		     int *cut)
+{
+	char piece[4 * 255 + 1];
+	size_t pl = 0;
+
+	for (size_t i = 0; i < n && i < 255; i++) {
+		if (sep == ',' && s[i] == ',') {
+			memcpy(piece + pl, "\\x2c", 4);
+			pl += 4;
+		} else {
+			pl += text_escape(piece + pl, sizeof(piece) - pl, s + i, 1, NULL);
+		}
+	}
+	if (pl + (*len ? 1 : 0) > cap - 1 - *len) {
+		*cut = 1;
+		return;
+	}
+	if (*len)
+		buf[(*len)++] = sep;
+	memcpy(buf + *len, piece, pl);
+	*len += pl;
+	buf[*len] = '\0';
+}
+
+/* server_name (RFC 6066): a list of (name_type, name); the first host_name is the SNI. */
+static void ext_server_name(struct pctx *x, struct cur *v)
+{
+	struct tls_hello *o = x->o;
+	struct cur list;
+	uint16_t n = cur_be16(v);
+
+	if (ran_out(x, v, 0, "server_name extension shorter than its list length") ||
+	    take(x, v, 0, n, &list, "server_name list runs past its extension") ||
+	    leftover(x, v, "bytes after the server_name list"))
+		return;
+	if (n == 0) {
+		stop(x, MOD_MALFORMED, "empty server_name list");
+		return;
+	}
+	while (cur_left(&list)) {
+		uint8_t type = cur_u8(&list);
+		uint16_t hl = cur_be16(&list);
+		struct cur h;
+
+		if (ran_out(x, &list, 0, "server_name entry runs past its list") ||
+		    take(x, &list, 0, hl, &h, "host_name runs past the server_name list"))
+			return;
+		if (type != 0 || o->has_sni)
+			continue;
+		if (hl == 0) {
+			stop(x, MOD_MALFORMED, "empty host_name");
+			return;
+		}
+		int cut = 0;
+		o->sni_len = text_escape(o->sni, sizeof(o->sni), cur_ptr(&h, hl), hl, &cut);
+		o->cut |= cut;
+		o->has_sni = 1;
+	}
+}
+
+/* ALPN (RFC 7301): a list of non-empty protocol names, each length-prefixed. */
+static void ext_alpn(struct pctx *x, struct cur *v)
+{
+	struct tls_hello *o = x->o;
+	struct cur list;
+	uint16_t n = cur_be16(v);
+
+	if (ran_out(x, v, 0, "ALPN extension shorter than its list length") ||
+	    take(x, v, 0, n, &list, "ALPN list runs past its extension") ||
+	    leftover(x, v, "bytes after the ALPN list"))
+		return;
+	if (n == 0) {
+		stop(x, MOD_MALFORMED, "empty ALPN list");
+		return;
+	}
+	while (cur_left(&list)) {
+		uint8_t pl = cur_u8(&list);
+		struct cur pn;
+
+		if (pl == 0) {
+			stop(x, MOD_MALFORMED, "empty ALPN protocol name");
+			return;
+		}
+		if (take(x, &list, 0, pl, &pn, "ALPN protocol name runs past its list"))
+			return;
+		const uint8_t *s = cur_ptr(&pn, pl);
+		if (o->n_alpn++ == 0) {
+			o->ja_alpn = 1;
+			o->ja_alpn_first = s[0];
+			o->ja_alpn_last = s[pl - 1];
+		}
+		list_add(o->alpn, sizeof(o->alpn), &o->alpn_len, REC_GS, s, pl, &o->cut);
+		list_add(o->alpn_aux, sizeof(o->alpn_aux), &o->alpn_aux_len, ',', s, pl, &o->cut);
+	}
+}
+
+/* supported_versions in a ClientHello (RFC 8446 4.2.1): u8 length, 2-byte versions. */
+static void ext_versions(struct pctx *x, struct cur *v)
+{
+	struct tls_hello *o = x->o;
+	struct cur list;
+	uint8_t n = cur_u8(v);
+
+	if (ran_out(x, v, 0, "empty supported_versions extension"))
+		return;
+	if (n == 0 || n % 2) {
+		stop(x, MOD_MALFORMED, "supported_versions length is odd or zero");
+		return;
+	}
+	if (take(x, v, 0, n, &list, "supported_versions list runs past its extension") ||
+	    leftover(x, v, "bytes after the supported_versions list"))
+		return;
+	o->has_versions = 1;
+	while (cur_left(&list)) {
+		uint16_t ver = cur_be16(&list);
+		if (!tls_grease(ver) && o->n_versions < NELEM(o->versions))
+			o->versions[o->n_versions++] = ver;
+	}
+}
+
+/* signature_algorithms (RFC 8446 4.2.3): 2-byte length, 2-byte schemes. */
+static void ext_sigalgs(struct pctx *x, struct cur *v)
+{
+	struct tls_hello *o = x->o;
+	struct cur list;
+	uint16_t n = cur_be16(v);
+
+	if (ran_out(x, v, 0, "signature_algorithms extension shorter than its list length"))
+		return;
+	if (n == 0 || n % 2) {
+		stop(x, MOD_MALFORMED, "signature_algorithms length is odd or zero");
+		return;
+	}
+	if (take(x, v, 0, n, &list, "signature_algorithms list runs past its extension") ||
+	    leftover(x, v, "bytes after the signature_algorithms list"))
+		return;
+	while (cur_left(&list)) {
+		uint16_t alg = cur_be16(&list);
+		if (!tls_grease(alg) && o->ja_nsigalgs < NELEM(o->ja_sigalgs))
+			o->ja_sigalgs[o->ja_nsigalgs++] = alg;
+	}
+}
+
+static void client_ext(struct pctx *x, uint16_t type, struct cur *v)
+{
+	switch (type) {
+	case EXT_SERVER_NAME:
+		ext_server_name(x, v);
+		break;
+	case EXT_ALPN:
+		ext_alpn(x, v);
+		break;
+	case EXT_SUPPORTED_VERSIONS:
+		ext_versions(x, v);
+		break;
+	case EXT_SIG_ALGS:
+		ext_sigalgs(x, v);
+		break;
+	case EXT_ECH:
+	case EXT_ECH_DRAFT:
+	case EXT_ESNI:
+		x->o->ech = 1;
+		break;
+	default:
+		break;
+	}
+}
+
+static void server_ext(struct pctx *x, uint16_t type, struct cur *v)
+{
+	struct tls_hello *o = x->o;
+
+	if (type != EXT_SUPPORTED_VERSIONS)
+		return;
+	o->version = cur_be16(v);
+	if (ran_out(x, v, 0, "ServerHello supported_versions is not 2 bytes") ||
+	    leftover(x, v, "ServerHello supported_versions is not 2 bytes"))
+		return;
+	o->has_versions = 1;
+	o->versions[0] = o->version;
+	o->n_versions = 1;
+}
+
+/* The extensions block: each extension (type, length) is its own sub-cursor. */
+static void extensions(struct pctx *x, struct cur *e, int open, int client)
+{
+	struct tls_hello *o = x->o;
+
+	while (x->result == MOD_OK && cur_left(e)) {
+		uint16_t type = cur_be16(e);
+		uint16_t len = cur_be16(e);
+		struct cur v;
+
+		if (ran_out(x, e, open, "extension header runs past the extensions") ||
+		    take(x, e, open, len, &v, "extension runs past the extensions"))
+			return;
+		if (o->seen[type >> 3] & (1u << (type & 7))) {
+			stop(x, MOD_MALFORMED, "extension repeated");
+			return;
+		}
+		o->seen[type >> 3] |= (uint8_t)(1u << (type & 7));
+		if (client) {
+			o->n_exts++;
+			if (!tls_grease(type) && o->ja_nexts < NELEM(o->ja_exts))
+				o->ja_exts[o->ja_nexts++] = type;
+			client_ext(x, type, &v);
+		} else {
+			server_ext(x, type, &v);
+		}
+	}
+}
+
+/*
+ * The fields both hellos share up to the extensions, then the extensions
+ * block (optional: absent when the body ends after compression).
+ */
+static void hello_body(struct pctx *x, struct cur *b, int open, int client)
+{
+	struct tls_hello *o = x->o;
+	struct cur sid, list, exts;
+	int exts_open = 0;
+
+	o->legacy_version = cur_be16(b);
+	cur_skip(b, 32); /* random */
+	uint8_t sid_len = cur_u8(b);
+	if (ran_out(x, b, open, "hello ends before its session_id"))
+		return;
+	if (sid_len > 32) {
+		stop(x, MOD_MALFORMED, "session_id longer than 32 bytes");
+		return;
+	}
+	if (take(x, b, open, sid_len, &sid, "session_id runs past the message"))
+		return;
+	if (client) {
+		uint16_t cs_len = cur_be16(b);
+		if (ran_out(x, b, open, "ClientHello ends before its cipher_suites"))
+			return;
+		if (cs_len == 0 || cs_len % 2) {
+			stop(x, MOD_MALFORMED, "cipher_suites length is odd or zero");
+			return;
+		}
+		if (take(x, b, open, cs_len, &list, "cipher_suites run past the message"))
+			return;
+		while (cur_left(&list)) {
+			uint16_t cs = cur_be16(&list);
+			o->n_ciphers++;
+			if (!tls_grease(cs) && o->ja_nciphers < NELEM(o->ja_ciphers))
+				o->ja_ciphers[o->ja_nciphers++] = cs;
+		}
+		uint8_t comp_len = cur_u8(b);
+		if (ran_out(x, b, open, "ClientHello ends before its compression_methods"))
+			return;
+		if (comp_len == 0) {
+			stop(x, MOD_MALFORMED, "no compression_methods");
+			return;
+		}
+		if (take(x, b, open, comp_len, &list, "compression_methods run past the message"))
+			return;
+	} else {
+		o->cipher = cur_be16(b);
+		cur_skip(b, 1); /* compression_method */
+		if (ran_out(x, b, open, "ServerHello ends before its compression_method"))
+			return;
+	}
+	if (cur_left(b) == 0)
+		return; /* no extensions (TLS 1.2 and older may omit them) */
+
+	uint16_t ext_len = cur_be16(b);
+	if (ran_out(x, b, open, "extensions length cut"))
+		return;
+	if (cur_has(b, ext_len)) {
+		exts = cur_take(b, ext_len);
+	} else if (open) {
+		exts = cur_take_upto(b, ext_len, &exts_open);
+	} else {
+		stop(x, MOD_MALFORMED, "extensions run past the message");
+		return;
+	}
+	extensions(x, &exts, exts_open, client);
+	if (x->result == MOD_OK)
+		leftover(x, b, "bytes after the extensions");
+}
+
+static int cmp_u16(const void *a, const void *b)
+{
+	uint16_t x = *(const uint16_t *)a, y = *(const uint16_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* One "xxxx" item of a JA4 hash input, comma-separated from the previous. */
+static void ja4_item(struct sha256 *h, uint16_t v, unsigned *n)
+{
+	char t[7];
+
+	if ((*n)++)
+		sha256_update(h, ",", 1);
+	hex16(t, v);
+	sha256_update(h, t + 2, 4);
+}
+
+/* The first 12 hex digits of the digest, or twelve zeros for an empty input. */
+static void ja4_hash12(struct sha256 *h, unsigned n, char *dst)
+{
+	uint8_t d[SHA256_LEN];
+
+	if (n == 0) {
+		memset(dst, '0', 12);
+		return;
+	}
+	sha256_final(h, d);
+	for (int i = 0; i < 6; i++) {
+		dst[2 * i] = hexdig[d[i] >> 4];
+		dst[2 * i + 1] = hexdig[d[i] & 15];
+	}
+}
+
+static const char *ja4_version(uint16_t v)
+{
+	switch (v) {
+	case 0x0304:
+		return "13";
+	case 0x0303:
+		return "12";
+	case 0x0302:
+		return "11";
+	case 0x0301:
+		return "10";
+	case 0x0300:
+		return "s3";
+	case 0x0002:
+		return "s2";
+	case 0xfeff:
+		return "d1";
+	case 0xfefd:
+		return "d2";
+	case 0xfefc:
+		return "d3";
+	default:
+		return "00";
+	}
+}
+
+static int alnum(uint8_t b)
+{
+	return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z');
+}
+
+/*
+ * JA4 (FoxIO, "JA4: TLS Client Fingerprinting"), TCP form:
+ *   t, version, d|i (SNI extension present), cipher count, extension count
+ *   (two digits each, capped at 99, GREASE left out), first and last
+ *   character of the first ALPN name ("00" without ALPN; when either end is
+ *   not ASCII alphanumeric, the first and last hex digit of the name), "_",
+ *   sha256 of the sorted ciphers, "_", sha256 of the sorted extensions
+ *   without server_name and ALPN, then "_" and the signature algorithms in
+ *   wire order (left out when there are none). Hashes are cut to 12 hex
+ *   digits; an empty input hashes to twelve zeros.
+ */
+static void ja4(struct tls_hello *o)
+{
+	char *p = o->ja4;
+	struct sha256 h;
+	unsigned n = 0, ns = 0;
+	unsigned nc = o->ja_nciphers > 99 ? 99 : o->ja_nciphers;
+	unsigned ne = o->ja_nexts > 99 ? 99 : o->ja_nexts;
+
+	*p++ = 't';
+	memcpy(p, ja4_version(o->version), 2);
+	p += 2;
+	*p++ = (o->seen[0] & 1) ? 'd' : 'i';
+	*p++ = (char)('0' + nc / 10);
+	*p++ = (char)('0' + nc % 10);
+	*p++ = (char)('0' + ne / 10);
+	*p++ = (char)('0' + ne % 10);
+	if (!o->ja_alpn) {
+		*p++ = '0';
+		*p++ = '0';
+	} else if (alnum(o->ja_alpn_first) && alnum(o->ja_alpn_last)) {
+		*p++ = (char)o->ja_alpn_first;
+		*p++ = (char)o->ja_alpn_last;
+	} else {
+		*p++ = hexdig[o->ja_alpn_first >> 4];
+		*p++ = hexdig[o->ja_alpn_last & 15];
+	}
+	*p++ = '_';
+
+	qsort(o->ja_ciphers, o->ja_nciphers, sizeof(o->ja_ciphers[0]), cmp_u16);
+	sha256_init(&h);
+	for (unsigned i = 0; i < o->ja_nciphers; i++)
+		ja4_item(&h, o->ja_ciphers[i], &n);
+	ja4_hash12(&h, n, p);
+	p += 12;
+	*p++ = '_';
+
+	qsort(o->ja_exts, o->ja_nexts, sizeof(o->ja_exts[0]), cmp_u16);
+	sha256_init(&h);
+	n = 0;
+	for (unsigned i = 0; i < o->ja_nexts; i++)
+		if (o->ja_exts[i] != EXT_SERVER_NAME && o->ja_exts[i] != EXT_ALPN)
+			ja4_item(&h, o->ja_exts[i], &n);
+	if (o->ja_nsigalgs) {
+		sha256_update(&h, "_", 1);
+		for (unsigned i = 0; i < o->ja_nsigalgs; i++)
+			ja4_item(&h, o->ja_sigalgs[i], &ns);
+	}
+	ja4_hash12(&h, n + ns, p);
+	p += 12;
+	*p = '\0';
+}
+
+/* The detail record of tls.h from the parsed fields. */
+static void write_record(struct tls_hello *o)
+{
+	struct rec *r = &o->rec;
+	char t[8];
+	const char *trunc = (o->flags & OBS_F_TRUNCATED) ? "1" : "0";
+
+	rec_init(r, o->info_buf, sizeof(o->info_buf));
+	if (o->hs_type == TLS_CLIENT_HELLO) {
+		rec_field(r, o->sni, o->sni_len);
+		rec_field(r, o->alpn, o->alpn_len);
+		rec_field(r, t, hex16(t, o->legacy_version));
+		rec_field(r, "", 0);
+		for (unsigned i = 0; i < o->n_versions; i++) {
+			if (i)
+				rec_sep(r, REC_GS);
+			rec_raw(r, t, hex16(t, o->versions[i]));
+		}
+		rec_u64(r, o->n_ciphers);
+		rec_u64(r, o->n_exts);
+		rec_str(r, o->ech ? "1" : "0");
+		rec_str(r, o->ja4);
+		rec_str(r, o->reason ? o->reason : "");
+		rec_field(r, t, hex16(t, o->version));
+		rec_str(r, trunc);
+	} else {
+		rec_field(r, t, hex16(t, o->version));
+		rec_field(r, t, hex16(t, o->cipher));
+		rec_field(r, t, hex16(t, o->legacy_version));
+		rec_str(r, o->reason ? o->reason : "");
+		rec_str(r, trunc);
+	}
+	rec_end(r);
+	o->info = o->info_buf;
+	o->info_len = r->len;
+}
+
+int tls_parse_handshake(const uint8_t *msg, size_t len, unsigned flags, struct tls_hello *out)
+{
+	struct pctx x = {out, MOD_OK};
+	struct cur c = cur_init(msg, len), b;
+	int trunc = (flags & OBS_F_TRUNCATED) != 0, open = 0;
+
+	memset(out, 0, offsetof(struct tls_hello, ja_ciphers));
+	out->ja_nciphers = out->ja_nexts = out->ja_nsigalgs = 0;
+	out->ja_alpn = 0;
+	memset(out->seen, 0, sizeof(out->seen));
+	out->info = out->info_buf;
+	out->info_buf[0] = '\0';
+
+	uint8_t type = cur_u8(&c);
+	uint32_t hl = cur_be24(&c);
+	if (len && type != TLS_CLIENT_HELLO && type != TLS_SERVER_HELLO)
+		return MOD_NOT_MINE;
+	if (c.err)
+		return trunc ? MOD_TRUNCATED : MOD_MALFORMED;
+	out->hs_type = type;
+	out->hs_len = hl;
+	if (cur_has(&c, hl)) {
+		b = cur_take(&c, hl);
+	} else {
+		/* a prefix: parse what is there; without the flag, the length lies */
+		if (!trunc)
+			stop(&x, MOD_MALFORMED, "handshake message runs past its end");
+		b = cur_take_upto(&c, hl, &open);
+	}
+
+	hello_body(&x, &b, open, type == TLS_CLIENT_HELLO);
+	if (open && x.result == MOD_OK)
+		x.result = MOD_TRUNCATED;
+
+	if (type == TLS_CLIENT_HELLO) {
+		out->version = out->legacy_version;
+		if (out->n_versions) {
+			out->version = out->versions[0];
+			for (unsigned i = 1; i < out->n_versions; i++)
+				if (out->versions[i] > out->version)
+					out->version = out->versions[i];
+		}
+		if (x.result == MOD_OK)
+			ja4(out);
+	} else if (!out->has_versions) {
+		out->version = out->legacy_version;
+	}
+	if (x.result == MOD_MALFORMED)
+		out->flags |= OBS_F_MALFORMED;
+	if (open)
+		out->flags |= OBS_F_TRUNCATED;
+	write_record(out);
+	return x.result;
+}
+
+/* ---- the module ----------------------------------------------------------- */
+
+struct tls_state {
+	struct flow_table *flows; /* borrowed from module_env: flow_stream_done */
+	uint8_t msg[TLS_MSG_MAX]; /* the handshake message being parsed */
+	struct tls_hello hello;
+};
+
+static int tls_init(const struct module_env *env, void **state)
+{
+	struct tls_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return -ENOMEM;
+	st->flows = env ? env->flows : NULL;
+	*state = st;
+	return 0;
+}
+
+static void tls_fini(void *state)
+{
+	free(state);
+}
+
+/* A TLS handshake record header: 0x16, major 3, minor 0..4. */
+static int tls_sniff(const struct flow_stream *s)
+{
+	struct cur c = cur_init(s->buf, s->buf ? s->len : 0);
+	uint8_t type = cur_u8(&c), major = cur_u8(&c), minor = cur_u8(&c);
+
+	return !c.err && type == CT_HANDSHAKE && major == 3 && minor <= 4;
+}
+
+static int emit_hello(const struct tls_hello *h, const struct pkt *p, struct emit *out)
+{
+	int client = h->hs_type == TLS_CLIENT_HELLO;
+	struct obs ob = {
+		.kind = client ? OBS_TLS_CLIENT_HELLO : OBS_TLS_SERVER_HELLO,
+		.pkt = p,
+		.name = client ? h->sni : "",
+		.name_len = client ? h->sni_len : 0,
+		.aux = client && h->n_alpn ? h->alpn_aux : NULL,
+		.aux_len = client && h->n_alpn ? h->alpn_aux_len : 0,
+		.type = h->version,
+		.code = client ? 0 : h->cipher,
+		.size = h->hs_len,
+		.flags = h->flags,
+		.info = h->info,
+		.info_len = h->info_len,
+	};
+	return out->obs(out, &ob);
+}
+
+/*
+ * The first handshake message of p's direction, once it is whole or can no
+ * longer become whole; the direction is then finished and its stream
+ * released. A message that never completes is emitted only when it is a
+ * ClientHello whose host_name was read.
+ */
+static int tls_direction(struct tls_state *st, const struct pkt *p, struct emit *out)
+{
+	struct flow *f = p->flow;
+	int dir = p->dir ? 1 : 0;
+	struct flow_stream *s = &f->st[dir];
+	struct tls_hello *h = &st->hello;
+	const char *why;
+	size_t mlen;
+	int r, ret, e;
+
+	if (s->done || !s->buf || s->len == 0)
+		return MOD_OK;
+	r = tls_reassemble(s->buf, s->len, st->msg, sizeof(st->msg), &mlen, &why);
+	if (r == TLS_ASM_MORE && !s->overflow && !s->gap)
+		return MOD_OK; /* wait for the next segment */
+	if (r == TLS_ASM_NOT_HS) {
+		ret = MOD_NOT_MINE;
+		goto out;
+	}
+	ret = tls_parse_handshake(st->msg, mlen, r == TLS_ASM_DONE ? 0 : OBS_F_TRUNCATED, h);
+	if (ret == MOD_NOT_MINE)
+		goto out;
+	if (r == TLS_ASM_BAD) {
+		/* the record layer broke before the message was whole */
+		h->flags |= OBS_F_MALFORMED;
+		if (!h->reason)
+			h->reason = why;
+		write_record(h);
+		ret = MOD_MALFORMED;
+	}
+	if (r != TLS_ASM_DONE && !(h->hs_type == TLS_CLIENT_HELLO && h->has_sni))
+		goto out;
+	e = emit_hello(h, p, out);
+	if (e < 0)
+		ret = e;
+out:
+	flow_stream_done(st->flows, f, dir);
+	s->done = 1;
+	return ret;
+}
+
+static int tls_on_packet(void *state, const struct pkt *p, struct emit *out)
+{
+	struct flow *f = p->flow;
+
+	if (p->proto != IPPROTO_TCP || !f)
+		return MOD_NOT_MINE;
+	if (f->app == APP_NONE) {
+		if (!tls_sniff(&f->st[0]))
+			return MOD_NOT_MINE;
+		f->app = APP_TLS;
+	} else if (f->app != APP_TLS) {
+		return MOD_NOT_MINE;
+	}
+	return tls_direction(state, p, out);
+}
+
+const struct module tls_module = {
+	.name = "tls",
+	.sel = SEL_TCP | SEL_PAYLOAD,
+	.init = tls_init,
+	.fini = tls_fini,
+	.on_packet = tls_on_packet,
+};

@@ -1,0 +1,168 @@
+/*
+ * tls.h - the TLS analyzer's pure parsers: the first handshake message of
+ * each direction of a TCP stream (ClientHello from the initiator, ServerHello
+ * from the responder), on any port, in, the facts of an observation and its
+ * detail record out.
+ *
+ * Two steps, both over bounded cursors (sensor/cursor.h):
+ *  1. tls_reassemble() walks the TLS record layer from the first byte of a
+ *     stream, one sub-cursor per record, and concatenates the payloads of
+ *     handshake records (content type 22) into a caller buffer until the
+ *     first handshake message (4-byte header + its declared length) is
+ *     whole. A hello may span several records and several TCP segments.
+ *  2. tls_parse_handshake() parses that message with one sub-cursor per
+ *     length field: handshake body → session_id, cipher_suites,
+ *     compression_methods, extensions block → each extension → its inner
+ *     lists (server_name list → host_name, ALPN list → protocol, ...). An
+ *     inner length can never escape the outer one.
+ *
+ * Hostile-protocol rules (a broken rule makes the message malformed, with a
+ * reason): record version major byte 3, record length <= 2^14; only
+ * handshake records until the message is whole; session_id <= 32 bytes;
+ * cipher_suites and signature_algorithms lengths even and non-zero; each
+ * list exactly fills its extension; the extensions exactly fill the
+ * extensions block and the block ends the message; no extension type twice;
+ * host_name and ALPN protocol names non-empty; ServerHello supported_versions
+ * exactly 2 bytes.
+ *
+ * GREASE values (RFC 8701, 0x?a?a with equal bytes) are left out of the
+ * supported versions list, the highest version and every JA4 input; the
+ * cipher and extension counts of the record are as on the wire.
+ *
+ * Truncation. When a message can never complete (the stream hit its cap or a
+ * hole, or the record layer broke), its prefix is parsed with
+ * OBS_F_TRUNCATED: an extension is used only when it is wholly present, and
+ * the ClientHello observation is emitted only when the server_name host_name
+ * was read (flags OBS_F_TRUNCATED, and OBS_F_MALFORMED when the record layer
+ * broke). A cut ServerHello emits nothing. JA4 is computed only for a
+ * ClientHello parsed whole and sound; otherwise it is "".
+ *
+ * Observations:
+ *   OBS_TLS_CLIENT_HELLO: name = SNI (escaped, "" when none), aux = ALPN
+ *     protocols joined by ',' (each escaped, ',' inside one as \x2c; NULL
+ *     when no ALPN), type = highest offered version (supported_versions,
+ *     else legacy_version), size = handshake body length as declared.
+ *   OBS_TLS_SERVER_HELLO: name = "", type = negotiated version
+ *     (supported_versions, else legacy_version), code = selected cipher
+ *     suite, size = handshake body length.
+ *
+ * Detail record (sensor/record.h encoding: one record, US between fields, RS
+ * after it, GS between list items; all text escaped with text_escape):
+ *   ClientHello: sni, alpn (GS-separated protocol names), legacy_version
+ *     ("0x0303"), supported_versions (GS-separated "0x0304" items, GREASE
+ *     left out; "" when the extension is absent), cipher count, extension
+ *     count (both as on the wire, GREASE included), ech ("0"/"1": extension
+ *     0xfe0d, 0xff02 or ESNI 0xffce present), ja4 ("" when not computed),
+ *     malformed reason ("" when fine), version (highest offered, "0x0304"),
+ *     truncated ("0"/"1")
+ *   ServerHello: version ("0x0304", negotiated), cipher ("0x1301"),
+ *     legacy_version ("0x0303"), malformed reason, truncated ("0"/"1")
+ * Version and cipher fields are "0x" and four lowercase hex digits.
+ */
+#ifndef EW_TLS_H
+#define EW_TLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sensor/record.h"
+
+#define TLS_MSG_MAX 16384   /* largest handshake message reassembled (header included) */
+#define TLS_REC_MAX 16384   /* largest TLSPlaintext fragment (2^14) */
+#define TLS_SNI_MAX 1024    /* escaped SNI + NUL; longer names are cut */
+#define TLS_ALPN_MAX 1024   /* escaped ALPN text (record field or aux) + NUL */
+#define TLS_VERSIONS_MAX 128 /* supported_versions: at most 127 on the wire */
+#define TLS_JA4_MAX 40      /* "t13d1516h2_8daaf6152771_b186095e22b6" + NUL */
+#define TLS_INFO_MAX 4096   /* the whole detail record */
+
+enum tls_hs_type { TLS_CLIENT_HELLO = 1, TLS_SERVER_HELLO = 2 };
+
+/* tls_reassemble results. */
+enum tls_asm {
+	TLS_ASM_DONE = 0, /* the message is whole in buf[0..*msg_len) */
+	TLS_ASM_MORE,     /* the stream ends first: buf holds what is there */
+	TLS_ASM_BIG,      /* longer than cap: buf holds its first cap bytes */
+	TLS_ASM_NOT_HS,   /* the stream does not start with a handshake record */
+	TLS_ASM_BAD,      /* the record layer broke (*why); buf holds what came before */
+};
+
+/*
+ * Gather the first handshake message of stream s[0..n) (bytes from the start
+ * of one TCP direction) into buf (cap bytes). Sets *msg_len to the bytes
+ * gathered (always) and *why to a static reason on TLS_ASM_BAD (else NULL).
+ * Bytes after the message are not looked at. Pure: s is only borrowed, no
+ * allocation, no globals.
+ */
+int tls_reassemble(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t *msg_len,
+		   const char **why);
+
+/*
+ * What tls_parse_handshake found. The caller owns the struct (about 70 KB:
+ * keep it in module state or on the heap); every field is overwritten by
+ * each call, and the strings stay valid until the next call.
+ */
+struct tls_hello {
+	uint8_t hs_type;          /* TLS_CLIENT_HELLO / TLS_SERVER_HELLO; 0 when unread */
+	uint32_t hs_len;          /* declared body length */
+	uint16_t legacy_version;
+	uint16_t version;         /* client: highest offered; server: negotiated */
+	uint16_t cipher;          /* server: selected cipher suite */
+	int has_sni;              /* a host_name was read */
+	char sni[TLS_SNI_MAX];    /* escaped first host_name; "" when none */
+	size_t sni_len;
+	unsigned n_alpn;          /* ALPN protocol names read */
+	char alpn[TLS_ALPN_MAX];  /* escaped names, GS-separated (record form) */
+	size_t alpn_len;
+	char alpn_aux[TLS_ALPN_MAX]; /* escaped names, ','-separated (obs aux) */
+	size_t alpn_aux_len;
+	int has_versions;         /* supported_versions extension seen */
+	uint16_t versions[TLS_VERSIONS_MAX]; /* its non-GREASE values, in order */
+	unsigned n_versions;
+	unsigned n_ciphers, n_exts; /* as on the wire, GREASE included */
+	int ech;                  /* ECH (0xfe0d, 0xff02) or ESNI (0xffce) seen */
+	char ja4[TLS_JA4_MAX];    /* "" unless whole and sound */
+	const char *reason;       /* static: why the parse stopped; NULL when fine */
+	unsigned flags;           /* OBS_F_MALFORMED / OBS_F_TRUNCATED */
+	int cut;                  /* SNI or ALPN text was capped */
+	const char *info;         /* the detail record (NUL-terminated) */
+	size_t info_len;
+
+	/* working space, not results */
+	uint16_t ja_ciphers[TLS_MSG_MAX / 2]; /* non-GREASE, JA4 */
+	unsigned ja_nciphers;
+	uint16_t ja_exts[TLS_MSG_MAX / 4];    /* non-GREASE, JA4 */
+	unsigned ja_nexts;
+	uint16_t ja_sigalgs[TLS_MSG_MAX / 2]; /* non-GREASE, wire order */
+	unsigned ja_nsigalgs;
+	int ja_alpn;              /* first ALPN name seen: ja_alpn_first/last valid */
+	uint8_t ja_alpn_first, ja_alpn_last;
+	uint8_t seen[65536 / 8];  /* extension types seen (duplicates) */
+	struct rec rec;
+	char info_buf[TLS_INFO_MAX];
+};
+
+/*
+ * Parse the handshake message msg[0..len) (4-byte header included), a
+ * ClientHello or a ServerHello, into *out and write its detail record.
+ * flags: OBS_F_TRUNCATED says msg is only a prefix (the rest never came), so
+ * running out of bytes is MOD_TRUNCATED rather than MOD_MALFORMED.
+ *
+ * Returns MOD_OK; MOD_TRUNCATED (what was wholly present is in *out);
+ * MOD_MALFORMED (what could be read is in *out, reason set, OBS_F_MALFORMED
+ * in out->flags); MOD_NOT_MINE when msg is not a ClientHello or ServerHello
+ * (out->info is then ""). Pure: msg is only borrowed, no allocation, no
+ * globals, no output.
+ */
+int tls_parse_handshake(const uint8_t *msg, size_t len, unsigned flags, struct tls_hello *out);
+
+/* True for an RFC 8701 GREASE value (0x0a0a, 0x1a1a, ... 0xfafa). */
+static inline int tls_grease(uint16_t v)
+{
+	return (v & 0x0f0f) == 0x0a0a && (v >> 8) == (v & 0xff);
+}
+
+/* The analyzer descriptor (analyzers/registry.c). */
+struct module;
+extern const struct module tls_module;
+
+#endif

