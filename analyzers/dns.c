@@ -1,16 +1,19 @@
 /*
- * dns.c - the DNS analyzer: DNS over UDP (53, mDNS 5353, LLMNR 5355) and over
- * TCP (53, length-prefixed messages from the flow table's stream), one
- * observation per message.
+ * dns.c - the DNS analyzer: DNS over UDP and TCP on ports 53, 5353 (mDNS)
+ * and 5355 (LLMNR); over TCP, length-prefixed messages from the flow table's
+ * stream. One observation per message.
  *
  * A message goes through two parsers. First a cursor walk (walk(), dry run)
  * reads the header, the questions and every RR, enforcing the hostile-
  * protocol rules of dns.h: pointers strictly backwards, names <= 255 bytes,
- * labels <= 63, bounded jumps, rdata of decoded types exactly filled, no
- * bytes after the last RR. It renders nothing; it only says whether the
- * message is sound and remembers the first question and the OPT record.
- * A sound message is then parsed by ldns (ldns_wire2pkt) and its names and
- * rdata are rendered from the uncompressed wire bytes ldns keeps in its rdfs.
+ * labels <= 63, bounded jumps, rdata of decoded types exactly filled, one
+ * OPT, TSIG last, no bytes after the last RR. It renders nothing; it only
+ * says whether the message is sound and remembers the first question and
+ * the OPT record. A sound message is then parsed by ldns (ldns_wire2pkt):
+ * owner names and the rdata of the types we decode are rendered from the
+ * uncompressed wire bytes ldns keeps in its rdfs; the rdata of other types
+ * comes from the wire beside it, because ldns splits rdata by its own
+ * descriptors and silently drops what lies beyond them.
  * A message that the walk or ldns rejects is rendered by walking it again,
  * this time writing records, up to the damage, and is flagged malformed.
  *
@@ -441,6 +444,11 @@ static const char *rdata_text(uint16_t type, const uint8_t *msg, size_t mlen, st
 	const char *why = NULL;
 	uint8_t a[16];
 
+	if (cur_left(&rd) == 0 && !rd.err && type != LDNS_RR_TYPE_NULL) {
+		/* UPDATE deletes and prerequisites carry no rdata */
+		generic_text(t, rd);
+		return NULL;
+	}
 	switch (type) {
 	case LDNS_RR_TYPE_A:
 		if (cur_left(&rd) != 4)
@@ -581,15 +589,22 @@ static void name_field(struct dns_out *o, const uint8_t *w, size_t n)
 	rec_field(&o->rec, tmp, t.len);
 }
 
-static void q_record(struct dns_out *o, const uint8_t *w, size_t n, uint16_t type,
-		     uint16_t cls)
+/* A question; without type and class (empty fields) when has_type is 0:
+ * the name was read but the message ends before them. */
+static void q_record(struct dns_out *o, const uint8_t *w, size_t n, int has_type,
+		     uint16_t type, uint16_t cls)
 {
 	size_t start = o->rec.len;
 
 	rec_str(&o->rec, "Q");
 	name_field(o, w, n);
-	rec_num(&o->rec, type);
-	rec_num(&o->rec, cls);
+	if (has_type) {
+		rec_num(&o->rec, type);
+		rec_num(&o->rec, cls);
+	} else {
+		rec_str(&o->rec, "");
+		rec_str(&o->rec, "");
+	}
 	rec_close(o, start);
 }
 
@@ -674,10 +689,6 @@ static void walk(struct walk *w, struct dns_out *o)
 		}
 		uint16_t type = cur_be16(&c);
 		uint16_t cls = cur_be16(&c);
-		if (c.err) {
-			walk_note(w, SEC_QD, i, "question runs past the end", 1);
-			return;
-		}
 		if (i == 0) {
 			w->qname = d;
 			w->qtype = type;
@@ -685,7 +696,11 @@ static void walk(struct walk *w, struct dns_out *o)
 			w->have_q = 1;
 		}
 		if (o)
-			q_record(o, d.w, d.len, type, cls);
+			q_record(o, d.w, d.len, !c.err, type, cls);
+		if (c.err) {
+			walk_note(w, SEC_QD, i, "question runs past the end", 1);
+			return;
+		}
 	}
 	for (int s = SEC_AN; s <= SEC_AR; s++) {
 		for (unsigned i = 0; i < w->count[s]; i++) {
@@ -858,7 +873,7 @@ static void render_ldns(struct dns_out *o, const struct walk *w, const ldns_pkt 
 	for (size_t i = 0; i < ldns_rr_list_rr_count(q); i++) {
 		const ldns_rr *rr = ldns_rr_list_rr(q, i);
 		const ldns_rdf *ow = ldns_rr_owner(rr);
-		q_record(o, ow ? ldns_rdf_data(ow) : root_wire, ow ? ldns_rdf_size(ow) : 1,
+		q_record(o, ow ? ldns_rdf_data(ow) : root_wire, ow ? ldns_rdf_size(ow) : 1, 1,
 			 (uint16_t)ldns_rr_get_type(rr), (uint16_t)ldns_rr_get_class(rr));
 	}
 	for (int s = 0; s < 3; s++)
@@ -927,13 +942,34 @@ static void set_reason(struct dns_out *o, const struct walk *w)
 			 w->why_idx + 1, w->why);
 }
 
+/* Close the detail record (the "CUT" marker goes into the bytes held back
+ * for it) and decide the result from the reason. */
+static int finish(struct dns_out *o, int is_short, unsigned obs_flags)
+{
+	if (o->cut || o->rec.overflow) {
+		o->cut = 1;
+		o->rec.cap = sizeof(o->info_buf);
+		o->rec.overflow = 0;
+		o->rec.fresh = 1;
+		rec_str(&o->rec, "CUT");
+		rec_end(&o->rec);
+	}
+	o->info_len = o->rec.len;
+	if (!o->reason[0])
+		return MOD_OK;
+	if (is_short && (obs_flags & OBS_F_TRUNCATED))
+		return MOD_TRUNCATED;
+	o->flags |= OBS_F_MALFORMED;
+	return MOD_MALFORMED;
+}
+
 int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct dns_out *o)
 {
 	ldns_pkt *pkt = NULL;
 	struct walk w;
 	int own = (obs_flags & DNS_PARSE_OWN) != 0;
 	int is_short = 0;
-	int ret = MOD_OK;
+	int ret;
 
 	memset(&w, 0, sizeof(w));
 	o->qname[0] = '\0';
@@ -957,8 +993,8 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 	if (h.err) {
 		snprintf(o->reason, sizeof(o->reason), "header: message shorter than 12 bytes");
 		o->id = 0;
-		is_short = 1;
-		goto done;
+		ret = finish(o, 1, obs_flags);
+		goto out;
 	}
 	o->qr = b2 >> 7;
 	o->opcode = (b2 >> 3) & 15;
@@ -1000,25 +1036,7 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 	else
 		render_ldns(o, &w, pkt);
 
-done:
-	if (o->cut || o->rec.overflow) {
-		/* the reserved bytes hold the marker */
-		o->cut = 1;
-		o->rec.cap = sizeof(o->info_buf);
-		o->rec.overflow = 0;
-		o->rec.fresh = 1;
-		rec_str(&o->rec, "CUT");
-		rec_end(&o->rec);
-	}
-	o->info_len = o->rec.len;
-	if (o->reason[0]) {
-		if (is_short && (obs_flags & OBS_F_TRUNCATED)) {
-			ret = MOD_TRUNCATED;
-		} else {
-			ret = MOD_MALFORMED;
-			o->flags |= OBS_F_MALFORMED;
-		}
-	}
+	ret = finish(o, is_short, obs_flags);
 out:
 	ldns_pkt_free(pkt);
 	return ret;
@@ -1149,7 +1167,7 @@ static int dns_on_packet(void *state, const struct pkt *p, struct emit *out)
 		return dns_message(&st->out, p, out, p->payload, p->payload_len,
 				   (p->flags & PKT_SHORT) ? OBS_F_TRUNCATED : 0);
 	case IPPROTO_TCP:
-		if (p->sport != 53 && p->dport != 53)
+		if (!dns_port(p->sport) && !dns_port(p->dport))
 			return MOD_NOT_MINE;
 		return dns_tcp(&st->out, p, out);
 	default:

@@ -2,15 +2,18 @@
  * dns.h - the DNS analyzer's pure parser: one DNS message in, the facts of
  * an observation and its detail record out.
  *
- * The normal path parses with ldns (ldns_wire2pkt) and renders every name
- * and rdata from ldns's uncompressed wire bytes (never ldns_rdf2str). A
+ * The normal path parses with ldns (ldns_wire2pkt) and renders names and
+ * rdata itself from ldns's uncompressed wire bytes (never ldns_rdf2str; the
+ * rdata of types shown as "\# len hex" is taken from the wire, since ldns
+ * drops bytes beyond its per-type descriptors). A
  * cursor-based walk over the message (sensor/cursor.h) runs first and
  * enforces the hostile-protocol rules that ldns does not: a compression
  * pointer must point strictly before the start of the name piece that
  * contains it (so no loops and no forward jumps), a name is at most 255 wire
  * bytes, a label at most 63, at most DNS_MAX_JUMPS pointers per name, each
- * rdata of a type we decode must be exactly filled by its fields, and the
- * message must end where its last RR ends. When that walk or ldns rejects
+ * rdata of a type we decode must be exactly filled by its fields, at most
+ * one OPT, TSIG only last, and the message must end where its last RR ends
+ * (over TCP: the length prefix must match). When that walk or ldns rejects
  * the message, the same walk renders what could be read (header, questions
  * and every RR up to the damage) and the message is flagged malformed with
  * a reason.
@@ -28,7 +31,8 @@
  *           set), qdcount, ancount, nscount, arcount (as on the wire),
  *           edns_udp_size, edns_version, edns_do ("0"/"1"; all three "" when
  *           there is no OPT), "udp"|"tcp", malformed reason ("" when fine)
- *   per question: "Q", name, type, class
+ *   per question: "Q", name, type, class (type and class "" when the
+ *           message ends between the name and them)
  *   per RR: "AN"|"NS"|"AR", name, type, class, ttl, data (OPT in the
  *           additional section is not listed: it is in the header)
  *   last, only when something was cut to fit: "CUT"
@@ -50,7 +54,9 @@
  *                                 (ech, keyNNNNN) as lowercase hex
  *   anything else                 "\# len hex" (RFC 3597)
  *   rdata that does not parse as its type is shown as "\# len hex" too, and
- *   the message is flagged malformed.
+ *   the message is flagged malformed. Empty rdata (UPDATE deletes and
+ *   prerequisites) is "\# 0" for every type but NULL, and is not malformed;
+ *   so for TXT an empty data field is one empty string.
  * Each data field is capped at DNS_DATA_MAX bytes and the whole record at
  * DNS_INFO_MAX; a cut sets dns_out.cut and appends the "CUT" record.
  */
@@ -64,7 +70,7 @@
 
 #define DNS_NAME_MAX 1024     /* escaped name + NUL: 255 wire bytes always fit */
 #define DNS_INFO_MAX 8192     /* the whole detail record */
-#define DNS_DATA_MAX 1024     /* one rendered rdata field */
+#define DNS_DATA_MAX 4096     /* one rendered rdata field */
 #define DNS_REASON_MAX 96
 #define DNS_SCRATCH_MAX 65536 /* uncompressed rdata of one RR from ldns */
 #define DNS_MAX_JUMPS 64      /* compression pointers followed per name */
@@ -83,7 +89,7 @@ struct dns_out {
 	char qname[DNS_NAME_MAX]; /* escaped first question name; "" when none */
 	size_t qname_len;
 	uint16_t id;
-	uint16_t qtype, qclass;   /* of the first question; 0 when none */
+	uint16_t qtype, qclass;   /* of the first question; 0 when none or cut */
 	uint16_t rcode;           /* header rcode | EDNS extended rcode << 4 */
 	uint8_t qr;               /* 1 for a response */
 	uint8_t opcode;

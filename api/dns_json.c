@@ -183,22 +183,31 @@ static int append(json_t *a, json_t *v)
 	return json_array_append_new(a, v) ? -1 : 0;
 }
 
-/* A list field (items separated by sep) as an array of strings. */
-static json_t *list_array(const char *s, size_t n, char sep)
+/*
+ * A list field (items separated by sep) as an array of strings. With
+ * keep_empty every separator splits, so "" is [""] and "a<sep>" is
+ * ["a",""] (TXT strings may be empty); without, "" is [] (flags).
+ */
+static json_t *list_array(const char *s, size_t n, char sep, int keep_empty)
 {
 	json_t *a = json_array();
-	const char *piece;
-	size_t plen;
 
 	if (!a)
 		return NULL;
-	while (rec_split(&s, &n, sep, &piece, &plen)) {
-		if (append(a, json_stringn(piece, plen))) {
+	if (n == 0 && !keep_empty)
+		return a;
+	for (;;) {
+		const char *q = memchr(s, sep, n);
+		size_t plen = q ? (size_t)(q - s) : n;
+		if (append(a, json_stringn(s, plen))) {
 			json_decref(a);
 			return NULL;
 		}
+		if (!q)
+			return a;
+		n -= plen + 1;
+		s = q + 1;
 	}
-	return a;
 }
 
 static int set_mnemonic(json_t *o, const char *key, const char *(*fn)(unsigned, char *, size_t),
@@ -226,7 +235,7 @@ static json_t *rr_json(const struct fields *f)
 	err |= set_num(rr, "ttl", fnum(f, 4));
 	/* TXT/SPF: a list; unless it did not parse and came out as "\# ..." */
 	if ((type == 16 || type == 99) && !(n >= 2 && data[0] == '\\' && data[1] == '#'))
-		err |= set(rr, "data", list_array(data, n, REC_GS));
+		err |= set(rr, "data", list_array(data, n, REC_GS, 1));
 	else
 		err |= set(rr, "data", json_stringn(data, n));
 	if (err) {
@@ -272,7 +281,7 @@ int dns_info_json(json_t *dns, const char *info, size_t len, int obs_kind)
 	err |= set_mnemonic(dns, "opcode", dns_opcode_str, fnum(&h, 2));
 	err |= set_mnemonic(dns, "rcode", dns_rcode_str, fnum(&h, 3));
 	s = fstr(&h, 4, &n);
-	flags = list_array(s, n, ',');
+	flags = list_array(s, n, ',', 0);
 	err |= set(dns, "flags", json_incref(flags));
 	{
 		int tc = 0;
@@ -286,17 +295,21 @@ int dns_info_json(json_t *dns, const char *info, size_t len, int obs_kind)
 		split_fields(rec, rlen, &f);
 		if (feq(&f, 0, "CUT")) {
 			cut = 1;
-		} else if (feq(&f, 0, "Q") && f.count >= 3) {
+		} else if (feq(&f, 0, "Q") && f.count >= 2) {
+			/* type and class are empty when the message ended there */
+			long long qtype = fnum(&f, 2), qclass = fnum(&f, 3);
 			if (nq++ == 0) {
 				err |= set_field(dns, "qname", &f, 1);
-				err |= set_mnemonic(dns, "qtype", dns_type_str, fnum(&f, 2));
-				if (fnum(&f, 3) != 1)
-					err |= set_mnemonic(dns, "qclass", dns_class_str, fnum(&f, 3));
+				if (qtype >= 0)
+					err |= set_mnemonic(dns, "qtype", dns_type_str, qtype);
+				if (qclass >= 0 && qclass != 1)
+					err |= set_mnemonic(dns, "qclass", dns_class_str, qclass);
 			}
 			json_t *q = json_object();
 			if (q) {
 				err |= set_field(q, "name", &f, 1);
-				err |= set_mnemonic(q, "type", dns_type_str, fnum(&f, 2));
+				if (qtype >= 0)
+					err |= set_mnemonic(q, "type", dns_type_str, qtype);
 			}
 			err |= append(questions, q);
 		} else {

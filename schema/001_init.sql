@@ -19,6 +19,9 @@ CREATE TABLE events (
 	flags     INTEGER NOT NULL DEFAULT 0, -- OBS_F_* (1 malformed, 2 truncated, 4 tcp)
 	info      TEXT                       -- kind-specific detail (sensor/record.h encoding)
 );
+-- A bulk load (store_config.bulk) into an empty events table drops this index
+-- and builds it at close (sensor/store.c deferred_indexes[], which must keep
+-- the same text).
 CREATE INDEX events_kind ON events(kind, id);
 
 CREATE TABLE alerts (

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct core_config cfg = {0};
 	struct core *core = NULL;
 	char err[256];
-	uint64_t ts = 1796032800000000ull; /* 2026-12-01, any fixed time */
+	uint64_t ts = 1796032800000000ull; /* 2026-11-30T10:00:00Z, any fixed time */
 	size_t off = 0;
 
 	cfg.flow.max_flows = 64;

@@ -331,6 +331,18 @@ static void test_txt(void)
 	CHECK(strstr(json_of(&OUT),
 		     "\"data\":[\"hello\",\"\",\"a b\\\\x01\\\\\\\\\\\"\"]") != NULL);
 
+	/* one empty string; a trailing empty string */
+	at = start_answer(16);
+	mb_u8(&M, 0);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK(strstr(json_of(&OUT), "\"data\":[\"\"]") != NULL);
+	at = start_answer(16);
+	mb_bytes(&M, "\x01x\x00", 3);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK(strstr(json_of(&OUT), "\"data\":[\"x\",\"\"]") != NULL);
+
 	/* SPF is shown the same way */
 	at = start_answer(99);
 	mb_bytes(&M, "\x06v=spf1", 7);
@@ -479,6 +491,16 @@ static void test_caa_unknown(void)
 	mb_rr_end(&M, at);
 	CHECK_EQ(parse(), MOD_OK);
 	CHECK_STR(field(&OUT, "AN", 0, 5), "\\# 0");
+
+	/* empty rdata of a decoded type (an UPDATE delete): "\# 0", not malformed */
+	at = start_answer(1);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "\\# 0");
+	at = start_answer(16);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK(strstr(json_of(&OUT), "\"data\":\"\\\\# 0\"") != NULL);
 
 	/* A with 5 bytes: ldns would drop the 5th silently; we flag it */
 	at = start_answer(1);
@@ -713,6 +735,9 @@ static void test_truncated_everywhere(void)
 		if (cut >= 12) {
 			const char *t = memchr(OUT.info, REC_RS, OUT.info_len);
 			size_t tl = t ? OUT.info_len - (size_t)(t + 1 - OUT.info) : 0;
+			/* a question cut after its name ends "<US><US><RS>" */
+			if (tl >= 3 && memcmp(t + 1 + tl - 3, "\x1f\x1f\x1e", 3) == 0)
+				tl -= 3;
 			if (!t || strncmp(t + 1, full_recs, tl) != 0)
 				bad_prefix++;
 			json_t *j = json_object();
@@ -739,6 +764,21 @@ static void test_truncated_everywhere(void)
 	CHECK_EQ(parse_flags(OBS_F_TRUNCATED), MOD_TRUNCATED);
 	CHECK_STR(OUT.reason, "answer 2: rdata runs past the end");
 	CHECK_EQ(count_tag(&OUT, "AN"), 1);
+
+	/* cut between the question's name and its type: the name is kept */
+	M = full;
+	M.n = 12 + 17 + 1;
+	CHECK_EQ(parse_flags(OBS_F_TRUNCATED), MOD_TRUNCATED);
+	CHECK_STR(OUT.reason, "question 1: question runs past the end");
+	CHECK_STR(OUT.qname, "www.example.com");
+	CHECK_EQ(OUT.qtype, 0);
+	CHECK_STR(vis(&OUT), "48879|response|0|0|rd,ra|1|2|1|2||||udp|question 1: question "
+			     "runs past the end\nQ|www.example.com||\n");
+	CHECK_STR(json_of(&OUT),
+		  "{\"answers\":[],\"counts\":{\"an\":2,\"ar\":2,\"ns\":1,\"qd\":1},"
+		  "\"flags\":[\"rd\",\"ra\"],\"id\":48879,\"malformed\":\"question 1: question "
+		  "runs past the end\",\"opcode\":\"QUERY\",\"qname\":\"www.example.com\","
+		  "\"qr\":\"response\",\"rcode\":\"NOERROR\",\"tc\":false}");
 }
 
 static void test_counts_lie(void)
@@ -911,10 +951,10 @@ static void test_cap(void)
 	CHECK_EQ(count_tag(&OUT, "CUT"), 1);
 	CHECK(strstr(json_of(&OUT), "\"detail_cut\":true") != NULL);
 
-	/* one NULL rdata of 2000 bytes: the data field is capped */
+	/* one NULL rdata of 3000 bytes: the data field is capped */
 	size_t at = start_answer(10);
-	memset(M.b + M.n, 0xab, 2000);
-	M.n += 2000;
+	memset(M.b + M.n, 0xab, 3000);
+	M.n += 3000;
 	mb_rr_end(&M, at);
 	CHECK_EQ(parse(), MOD_OK);
 	CHECK_EQ(OUT.cut, 1);
@@ -1079,6 +1119,13 @@ static void test_module_tcp(void)
 		CHECK_EQ(te.n, 4);
 		p.proto = IPPROTO_ICMP;
 		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_NOT_MINE);
+		p.proto = IPPROTO_TCP; /* TCP: 443 is not mine; 53 without a flow */
+		p.sport = 40000;
+		p.dport = 443;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_NOT_MINE);
+		p.dport = 5353;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_NOT_MINE);
+		CHECK_EQ(te.n, 4);
 	}
 	dns_module.fini(state);
 	dns_module.fini(NULL);

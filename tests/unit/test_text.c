@@ -13,7 +13,7 @@ static void test_escape(void)
 	int cut;
 	const uint8_t raw[] = {'a', '.', 0x00, 0xff, '\\', ' ', '~', 0x7f, 0x1f};
 
-	CHECK_EQ(text_escape(out, sizeof(out), raw, sizeof(raw), &cut), 24);
+	CHECK_EQ(text_escape(out, sizeof(out), raw, sizeof(raw), &cut), 22);
 	CHECK_STR(out, "a.\\x00\\xff\\\\ ~\\x7f\\x1f");
 	CHECK_EQ(cut, 0);
 	/* Cut at a whole escape, never in the middle of one. */
@@ -43,7 +43,7 @@ static void test_addr_time(void)
 	text_addr(out, sizeof(out), 6, v6);
 	CHECK_STR(out, "fd00:ec2::254");
 	CHECK_EQ(text_time(out, sizeof(out), 1796032865861204ull), 27);
-	CHECK_STR(out, "2026-12-01T10:01:05.861204Z");
+	CHECK_STR(out, "2026-11-30T10:01:05.861204Z");
 	text_time(out, sizeof(out), 0);
 	CHECK_STR(out, "1970-01-01T00:00:00.000000Z");
 }

@@ -1,0 +1,1105 @@
+/*
+ * http.c - the HTTP/1.x analyzer: request heads from the client stream,
+ * status heads from the server stream, each response paired with the
+ * request it answers. The rules it enforces are listed in http.h.
+ *
+ * The parser (http_parse_head) reads one head through sensor/cursor.h, line
+ * by line: line_take() finds the next line end and refuses bytes that have
+ * no business in a head, so a binary stream is caught at its first bad byte
+ * rather than after 8 KiB. Tokens are matched with locale-free ASCII tests
+ * and every value is escaped into a bounded buffer of struct http_head.
+ *
+ * The module keeps one struct http_flow per claimed flow in flow->app_state
+ * (a single flat allocation: the flow table frees it with free()): for each
+ * direction where the next message starts and how much body is left to
+ * skip, and the FIFO of requests still waiting for their response. Its own
+ * state (the head being parsed and the record buffer) is per module, not
+ * per flow. Nothing here prints, judges or keeps a global.
+ */
+#include "http.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sensor/cursor.h"
+#include "../sensor/flow.h"
+#include "../sensor/record.h"
+#include "../sensor/text.h"
+#include "module.h"
+
+/* ---- locale-free ASCII classes ------------------------------------------- */
+
+static int is_digit(int b)
+{
+	return b >= '0' && b <= '9';
+}
+
+static int is_alpha(int b)
+{
+	return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z');
+}
+
+/* RFC 9110 tchar */
+static int is_tchar(int b)
+{
+	if (is_alpha(b) || is_digit(b))
+		return 1;
+	switch (b) {
+	case '!': case '#': case '$': case '%': case '&': case '\'': case '*':
+	case '+': case '-': case '.': case '^': case '_': case '`': case '|':
+	case '~':
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int is_ows(int b)
+{
+	return b == ' ' || b == '\t';
+}
+
+static int hex_value(int b)
+{
+	if (is_digit(b))
+		return b - '0';
+	if (b >= 'a' && b <= 'f')
+		return b - 'a' + 10;
+	if (b >= 'A' && b <= 'F')
+		return b - 'A' + 10;
+	return -1;
+}
+
+static int to_lower(int b)
+{
+	return b >= 'A' && b <= 'Z' ? b + ('a' - 'A') : b;
+}
+
+/* ---- cursor helpers -------------------------------------------------------- */
+
+/* The next byte without consuming it; -1 when there is none. */
+static int peek(const struct cur *c)
+{
+	struct cur t = *c;
+	uint8_t b = cur_u8(&t);
+	return t.err ? -1 : b;
+}
+
+/* Does the whole of v equal lit, ASCII case-insensitively? lit is lowercase. */
+static int cur_ieq(struct cur v, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if (cur_left(&v) != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (to_lower(cur_u8(&v)) != (uint8_t)lit[i])
+			return 0;
+	return !v.err;
+}
+
+/* v without leading and trailing OWS. */
+static struct cur trim(struct cur v)
+{
+	struct cur t;
+	size_t n = 0, keep = 0;
+
+	while (is_ows(peek(&v)))
+		cur_skip(&v, 1);
+	t = v;
+	while (cur_has(&t, 1)) {
+		n++;
+		if (!is_ows(cur_u8(&t)))
+			keep = n;
+	}
+	return cur_take(&v, keep);
+}
+
+enum { LINE_OK = 0, LINE_SHORT, LINE_BAD };
+
+/*
+ * Take the next line of *c: *line gets its bytes without the CRLF or LF and
+ * *c moves past the terminator. Returns LINE_OK; LINE_SHORT when the bytes
+ * end before a line end (*c untouched); LINE_BAD at a byte that may not
+ * appear in a head (NUL and other controls but HT, DEL, a CR not followed by
+ * LF): *bad and *bad_at (its offset in the line) say which.
+ */
+static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at)
+{
+	struct cur r = *c;
+	size_t n = 0;
+
+	for (;;) {
+		int b = peek(&r);
+		if (b < 0)
+			return LINE_SHORT;
+		cur_skip(&r, 1);
+		if (b == '\n') {
+			*line = cur_take(c, n);
+			cur_skip(c, 1);
+			return LINE_OK;
+		}
+		if (b == '\r') {
+			int b2 = peek(&r);
+			if (b2 < 0)
+				return LINE_SHORT;
+			if (b2 == '\n') {
+				*line = cur_take(c, n);
+				cur_skip(c, 2);
+				return LINE_OK;
+			}
+		}
+		if ((b < 0x20 && b != '\t') || b == 0x7f) {
+			*bad = b;
+			*bad_at = n;
+			return LINE_BAD;
+		}
+		n++;
+	}
+}
+
+/* ---- the head -------------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4)))
+static void note(struct http_head *h, int fatal, const char *fmt, ...);
+
+static void note(struct http_head *h, int fatal, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fatal)
+		h->fatal = 1;
+	if (h->malformed)
+		return;
+	h->malformed = 1;
+	va_start(ap, fmt);
+	vsnprintf(h->why, sizeof(h->why), fmt, ap);
+	va_end(ap);
+}
+
+/* Escape the bytes of v into dst (cap bytes). Returns the length. */
+static size_t put_text(struct http_head *h, char *dst, size_t cap, struct cur v)
+{
+	size_t n = cur_left(&v);
+	const uint8_t *s = cur_ptr(&v, n);
+	int cut = 0;
+	size_t k = text_escape(dst, cap, s, s ? n : 0, &cut);
+
+	h->cut |= cut;
+	return k;
+}
+
+/* Append v to a list value in dst, after ", " when dst is not empty. */
+static void join_text(struct http_head *h, char *dst, size_t cap, struct cur v)
+{
+	size_t l = strlen(dst);
+
+	if (l) {
+		if (cap - l < 3) {
+			h->cut = 1;
+			return;
+		}
+		memcpy(dst + l, ", ", 3);
+		l += 2;
+	}
+	put_text(h, dst + l, cap - l, v);
+}
+
+/* "HTTP/" DIGIT "." DIGIT, the whole of v. */
+static int version_ok(struct cur v)
+{
+	static const char pre[] = "HTTP/";
+
+	if (cur_left(&v) != 8)
+		return 0;
+	for (size_t i = 0; i < 5; i++)
+		if (cur_u8(&v) != (uint8_t)pre[i])
+			return 0;
+	if (!is_digit(cur_u8(&v)) || cur_u8(&v) != '.' || !is_digit(cur_u8(&v)))
+		return 0;
+	return !v.err;
+}
+
+/* method SP request-target SP HTTP-version */
+static void request_line(struct http_head *h, struct cur l)
+{
+	struct cur t = l;
+	size_t n = 0;
+
+	while (is_tchar(peek(&t))) {
+		cur_skip(&t, 1);
+		n++;
+	}
+	if (n > HTTP_METHOD_LEN) {
+		note(h, 1, "method longer than %d bytes", HTTP_METHOD_LEN);
+		return;
+	}
+	put_text(h, h->method, sizeof(h->method), cur_take(&l, n));
+	if (n == 0) {
+		note(h, 1, "bad request line: no method");
+		return;
+	}
+	if (peek(&l) != ' ') {
+		note(h, 1, "bad request line: no SP after the method");
+		return;
+	}
+	cur_skip(&l, 1);
+
+	t = l;
+	n = 0;
+	while (peek(&t) >= 0 && peek(&t) != ' ') {
+		cur_skip(&t, 1);
+		n++;
+	}
+	h->uri_len = put_text(h, h->uri, sizeof(h->uri), cur_take(&l, n));
+	if (n == 0) {
+		note(h, 1, "bad request line: no request-target");
+		return;
+	}
+	if (!cur_has(&l, 1)) {
+		note(h, 1, "bad request line: no HTTP version");
+		return;
+	}
+	cur_skip(&l, 1);
+	if (!version_ok(l)) {
+		note(h, 1, "bad request line: bad HTTP version");
+		return;
+	}
+	put_text(h, h->version, sizeof(h->version), l);
+	h->have_line = 1;
+}
+
+/* HTTP-version SP 3DIGIT [SP reason-phrase] */
+static void status_line(struct http_head *h, struct cur l)
+{
+	struct cur v = cur_take(&l, 8);
+	unsigned status = 0;
+
+	if (l.err || !version_ok(v) || peek(&l) != ' ') {
+		note(h, 1, "bad status line: bad HTTP version");
+		return;
+	}
+	put_text(h, h->version, sizeof(h->version), v);
+	cur_skip(&l, 1);
+	for (int i = 0; i < 3; i++) {
+		int b = peek(&l);
+		if (!is_digit(b) || (i == 0 && b == '0')) {
+			note(h, 1, "bad status line: bad status code");
+			return;
+		}
+		status = status * 10 + (unsigned)(b - '0');
+		cur_skip(&l, 1);
+	}
+	if (cur_has(&l, 1) && peek(&l) != ' ') {
+		note(h, 1, "bad status line: bad status code");
+		return;
+	}
+	h->status = (uint16_t)status;
+	if (cur_has(&l, 1)) {
+		cur_skip(&l, 1);
+		put_text(h, h->phrase, sizeof(h->phrase), l);
+	}
+	h->have_line = 1;
+}
+
+/* Content-Length: 1*DIGIT, or a list of equal ones. -1 when bad. */
+static int64_t content_length(struct cur v)
+{
+	int64_t val = -1;
+
+	for (;;) {
+		int64_t x = 0;
+		int nd = 0;
+
+		while (is_digit(peek(&v))) {
+			if (++nd > 18)
+				return -1;
+			x = x * 10 + (cur_u8(&v) - '0');
+		}
+		if (nd == 0 || (val >= 0 && x != val))
+			return -1;
+		val = x;
+		while (is_ows(peek(&v)))
+			cur_skip(&v, 1);
+		if (!cur_has(&v, 1))
+			return val;
+		if (cur_u8(&v) != ',')
+			return -1;
+		while (is_ows(peek(&v)))
+			cur_skip(&v, 1);
+	}
+}
+
+/* Is the last coding of a Transfer-Encoding list "chunked"? */
+static int last_coding_chunked(struct cur v)
+{
+	struct cur last = cur_init(NULL, 0);
+
+	while (cur_has(&v, 1)) {
+		struct cur t = v;
+		size_t n = 0;
+
+		while (cur_has(&t, 1) && cur_u8(&t) != ',')
+			n++;
+		struct cur e = trim(cur_take(&v, n));
+		if (cur_has(&v, 1))
+			cur_skip(&v, 1);
+		if (cur_left(&e))
+			last = e;
+	}
+	return cur_ieq(last, "chunked");
+}
+
+enum field_id {
+	F_OTHER = 0, F_HOST, F_USER_AGENT, F_UPGRADE, F_CONNECTION, F_CONTENT_LENGTH,
+	F_TRANSFER_ENCODING, F_SERVER, F_LOCATION, F_METADATA, F_METADATA_FLAVOR,
+	F_AWS_TOKEN, F_AWS_TTL,
+};
+
+static const struct {
+	const char *name; /* lowercase */
+	enum field_id id;
+} field_names[] = {
+	{"host", F_HOST},
+	{"user-agent", F_USER_AGENT},
+	{"upgrade", F_UPGRADE},
+	{"connection", F_CONNECTION},
+	{"content-length", F_CONTENT_LENGTH},
+	{"transfer-encoding", F_TRANSFER_ENCODING},
+	{"server", F_SERVER},
+	{"location", F_LOCATION},
+	{"metadata", F_METADATA},
+	{"metadata-flavor", F_METADATA_FLAVOR},
+	{"x-aws-ec2-metadata-token", F_AWS_TOKEN},
+	{"x-aws-ec2-metadata-token-ttl-seconds", F_AWS_TTL},
+};
+
+static enum field_id field_lookup(struct cur name)
+{
+	for (size_t i = 0; i < sizeof(field_names) / sizeof(field_names[0]); i++)
+		if (cur_ieq(name, field_names[i].name))
+			return field_names[i].id;
+	return F_OTHER;
+}
+
+/* field-name ":" OWS field-value OWS */
+static void field_line(struct http_head *h, struct cur l)
+{
+	struct cur t = l;
+	size_t n = 0;
+	int64_t cl;
+
+	if (is_ows(peek(&l))) {
+		note(h, 0, "obsolete line folding");
+		return;
+	}
+	while (is_tchar(peek(&t))) {
+		cur_skip(&t, 1);
+		n++;
+	}
+	struct cur name = cur_take(&l, n);
+	if (n == 0 || peek(&l) != ':') {
+		note(h, 0, "bad header field name");
+		return;
+	}
+	cur_skip(&l, 1);
+	struct cur v = trim(l);
+
+	switch (field_lookup(name)) {
+	case F_HOST:
+		if (h->have_host) {
+			note(h, 0, "several Host fields");
+			break;
+		}
+		h->have_host = 1;
+		h->host_len = put_text(h, h->host, sizeof(h->host), v);
+		break;
+	case F_USER_AGENT:
+		if (!h->user_agent[0])
+			put_text(h, h->user_agent, sizeof(h->user_agent), v);
+		break;
+	case F_UPGRADE:
+		join_text(h, h->upgrade, sizeof(h->upgrade), v);
+		break;
+	case F_CONNECTION:
+		join_text(h, h->connection, sizeof(h->connection), v);
+		break;
+	case F_CONTENT_LENGTH:
+		cl = content_length(v);
+		if (cl < 0) {
+			note(h, 1, "bad Content-Length");
+			h->content_length = -2;
+		} else if (h->content_length == -2) {
+			/* an earlier one was bad: stays bad */
+		} else if (h->content_length >= 0 && h->content_length != cl) {
+			note(h, 1, "conflicting Content-Length fields");
+			h->content_length = -2;
+		} else {
+			h->content_length = cl;
+		}
+		break;
+	case F_TRANSFER_ENCODING:
+		h->te = 1;
+		h->chunked = last_coding_chunked(v);
+		break;
+	case F_SERVER:
+		if (!h->server[0])
+			put_text(h, h->server, sizeof(h->server), v);
+		break;
+	case F_LOCATION:
+		if (!h->location[0])
+			put_text(h, h->location, sizeof(h->location), v);
+		break;
+	case F_METADATA:
+		h->meta |= HTTP_META;
+		break;
+	case F_METADATA_FLAVOR:
+		h->meta |= HTTP_META_FLAVOR;
+		break;
+	case F_AWS_TOKEN:
+		h->meta |= HTTP_META_TOKEN; /* never the token itself */
+		break;
+	case F_AWS_TTL:
+		if (!(h->meta & HTTP_META_TTL))
+			put_text(h, h->ttl, sizeof(h->ttl), v);
+		h->meta |= HTTP_META_TTL;
+		break;
+	default:
+		break;
+	}
+}
+
+static void head_reset(struct http_head *h, int response)
+{
+	h->response = response != 0;
+	h->have_line = 0;
+	h->method[0] = h->uri[0] = h->version[0] = h->phrase[0] = '\0';
+	h->host[0] = h->user_agent[0] = h->upgrade[0] = h->connection[0] = '\0';
+	h->server[0] = h->location[0] = h->ttl[0] = h->why[0] = '\0';
+	h->uri_len = h->host_len = 0;
+	h->have_host = 0;
+	h->status = 0;
+	h->meta = 0;
+	h->content_length = -1;
+	h->te = h->chunked = 0;
+	h->head_len = h->seen = 0;
+	h->malformed = h->fatal = h->cut = 0;
+}
+
+int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_head *h)
+{
+	struct cur all = cur_init(buf, len);
+	int is_short, bad = 0;
+	struct cur c = cur_take_upto(&all, HTTP_HEAD_MAX, &is_short);
+	size_t avail = cur_left(&c), bad_at = 0;
+	int lines = 0;
+
+	head_reset(h, response);
+	/* RFC 9112 2.2: empty lines before the start line are ignored */
+	while (peek(&c) == '\r' || peek(&c) == '\n')
+		cur_skip(&c, 1);
+	for (;;) {
+		size_t off = avail - cur_left(&c);
+		struct cur line;
+		int r = line_take(&c, &line, &bad, &bad_at);
+
+		if (r == LINE_BAD) {
+			h->seen = off + bad_at + 1;
+			note(h, 1, "control byte 0x%02x at offset %zu", (unsigned)bad, off + bad_at);
+			break;
+		}
+		if (r == LINE_SHORT) {
+			h->seen = avail;
+			if (!is_short)
+				note(h, 1, "head longer than %d bytes", HTTP_HEAD_MAX);
+			break;
+		}
+		if (lines++ == 0) {
+			if (response)
+				status_line(h, line);
+			else
+				request_line(h, line);
+			if (h->fatal) {
+				h->seen = avail - cur_left(&c);
+				break;
+			}
+			continue;
+		}
+		if (cur_left(&line) == 0) {
+			h->head_len = h->seen = avail - cur_left(&c);
+			break;
+		}
+		field_line(h, line);
+	}
+	if (h->content_length < 0)
+		h->content_length = -1;
+	if (h->fatal)
+		return MOD_MALFORMED;
+	if (!h->head_len)
+		return MOD_TRUNCATED;
+	if (h->te && h->content_length >= 0)
+		note(h, 0, "Transfer-Encoding with Content-Length");
+	if (!response && h->te && !h->chunked)
+		note(h, 1, "Transfer-Encoding without chunked");
+	return h->malformed ? MOD_MALFORMED : MOD_OK;
+}
+
+/* ---- recognition ----------------------------------------------------------- */
+
+/* Request methods that claim a flow (IANA HTTP Method Registry). */
+static const char *const methods[] = {
+	"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+	"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "SEARCH",
+	"REPORT", "MKCALENDAR", "MKACTIVITY", "CHECKOUT", "CHECKIN", "UNCHECKOUT", "MERGE",
+	"ACL", "BIND", "UNBIND", "REBIND", "LINK", "UNLINK", "PURGE", "QUERY", "LABEL",
+	"UPDATE", "ORDERPATCH", "MKWORKSPACE", "MKREDIRECTREF", "UPDATEREDIRECTREF",
+	"VERSION-CONTROL", "BASELINE-CONTROL",
+};
+
+#define SNIFF_MAX 18 /* longer than the longest method */
+
+/* Is tok[0..n) a known method (whole), or (prefix) the start of one? */
+static int method_match(const uint8_t *tok, size_t n, int prefix)
+{
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+		size_t m = strlen(methods[i]);
+		if ((prefix ? n <= m : n == m) && memcmp(tok, methods[i], n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int http_sniff(const uint8_t *buf, size_t len)
+{
+	struct cur c = cur_init(buf, len);
+	uint8_t tok[SNIFF_MAX];
+	size_t n = 0;
+
+	while (n < sizeof(tok)) {
+		int b = peek(&c);
+		if (b < 0)
+			return method_match(tok, n, 1) ? -1 : 0;
+		cur_skip(&c, 1);
+		if (b == ' ')
+			return method_match(tok, n, 0);
+		if (!is_tchar(b))
+			return 0;
+		tok[n++] = (uint8_t)b;
+	}
+	return 0;
+}
+
+/* ---- the record ------------------------------------------------------------ */
+
+size_t http_copy_escaped(char *dst, size_t cap, const char *src, int *cut)
+{
+	size_t i = 0, o = 0, n = strlen(src);
+
+	if (cut)
+		*cut = 0;
+	if (cap == 0) {
+		if (cut && n)
+			*cut = 1;
+		return 0;
+	}
+	while (i < n) {
+		size_t k = 1;
+		if (src[i] == '\\')
+			k = i + 1 < n && src[i + 1] == 'x' ? 4 : 2;
+		if (k > n - i)
+			k = n - i;
+		if (k > cap - 1 - o) {
+			if (cut)
+				*cut = 1;
+			break;
+		}
+		memcpy(dst + o, src + i, k);
+		o += k;
+		i += k;
+	}
+	dst[o] = '\0';
+	return o;
+}
+
+static void flag_field(struct rec *r, int on)
+{
+	rec_str(r, on ? "1" : "");
+}
+
+static void length_field(struct rec *r, int64_t cl)
+{
+	if (cl >= 0)
+		rec_u64(r, (uint64_t)cl);
+	else
+		rec_str(r, "");
+}
+
+void http_head_record(const struct http_head *h, const struct http_pair *pair, struct rec *r)
+{
+	if (!h->response) {
+		rec_str(r, "req");
+		rec_str(r, h->method);
+		rec_field(r, h->uri, h->uri_len);
+		rec_str(r, h->version);
+		rec_field(r, h->host, h->host_len);
+		rec_str(r, h->user_agent);
+		rec_str(r, h->upgrade);
+		rec_str(r, h->connection);
+		length_field(r, h->content_length);
+		flag_field(r, h->meta & HTTP_META);
+		flag_field(r, h->meta & HTTP_META_FLAVOR);
+		flag_field(r, h->meta & HTTP_META_TOKEN);
+		rec_str(r, h->ttl);
+	} else {
+		rec_str(r, "resp");
+		rec_str(r, h->version);
+		if (h->have_line)
+			rec_u64(r, h->status);
+		else
+			rec_str(r, "");
+		rec_str(r, h->phrase);
+		length_field(r, h->content_length);
+		rec_str(r, h->upgrade);
+		rec_str(r, h->connection);
+		rec_str(r, h->server);
+		rec_str(r, h->location);
+		rec_str(r, pair ? pair->method : "");
+		rec_str(r, pair ? pair->host : "");
+		rec_str(r, pair ? pair->uri : "");
+	}
+	rec_str(r, h->why);
+	flag_field(r, h->cut);
+	rec_end(r);
+}
+
+/* Every field at its cap, the separators and the numbers fit the record. */
+_Static_assert(HTTP_METHOD_MAX + HTTP_URI_MAX + HTTP_VERSION_MAX + HTTP_HOST_MAX +
+		       5 * HTTP_VALUE_MAX + HTTP_PHRASE_MAX + HTTP_TTL_MAX + HTTP_WHY_MAX +
+		       HTTP_PAIR_HOST_MAX + HTTP_PAIR_URI_MAX + 256 <= HTTP_INFO_MAX,
+	       "HTTP_INFO_MAX too small");
+
+/* ---- the module ------------------------------------------------------------ */
+
+enum body_state {
+	BODY_NONE = 0,  /* the next byte starts a message */
+	BODY_LENGTH,    /* left bytes of a Content-Length body */
+	BODY_CHUNK_SIZE,/* a chunk-size line */
+	BODY_CHUNK_DATA,/* left bytes of chunk data */
+	BODY_CHUNK_END, /* the CRLF after chunk data */
+	BODY_TRAILER,   /* trailer lines up to the empty line */
+};
+
+struct http_dir {
+	uint8_t stop;      /* nothing more is parsed in this direction */
+	uint8_t body;      /* enum body_state */
+	uint64_t left;     /* body bytes still to skip */
+	uint32_t wait_len; /* stream length when the last head was incomplete */
+};
+
+struct http_pending {
+	uint64_t seq;      /* request number in the flow, from 0 */
+	uint8_t head;      /* a HEAD request: its response has no body */
+	struct http_pair pair;
+};
+
+/* Per flow, in flow->app_state: one flat allocation. */
+struct http_flow {
+	struct http_dir d[2];
+	uint64_t req_seq;  /* requests seen */
+	uint64_t resp_seq; /* final responses seen */
+	uint64_t wait_seq; /* 1 + number of the CONNECT/Upgrade request whose
+			    * response the client direction waits for; 0 none */
+	uint8_t wait_connect;
+	uint32_t q_first, q_n; /* FIFO of unanswered requests */
+	struct http_pending q[HTTP_PIPELINE_MAX];
+};
+
+/* Per module: working space shared by all flows (one packet at a time). */
+struct http_state {
+	struct http_head head;
+	char info[HTTP_INFO_MAX];
+};
+
+static int http_init(const struct module_env *env, void **state)
+{
+	struct http_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return -ENOMEM;
+	*state = st;
+	return 0;
+}
+
+static void http_fini(void *state)
+{
+	free(state);
+}
+
+/* The worse of two results: malformed > truncated > ok. */
+static int worse(int a, int b)
+{
+	if (a == MOD_MALFORMED || b == MOD_MALFORMED)
+		return MOD_MALFORMED;
+	if (a == MOD_TRUNCATED || b == MOD_TRUNCATED)
+		return MOD_TRUNCATED;
+	return MOD_OK;
+}
+
+enum { SKIP_DONE = 0, SKIP_MORE, SKIP_BAD };
+
+/* One line of chunked framing, bounded by HTTP_CHUNK_LINE_MAX. */
+static int chunk_line(struct cur *c, struct cur *line)
+{
+	int is_short, bad;
+	size_t bad_at;
+	struct cur t = *c;
+	struct cur v = cur_take_upto(&t, HTTP_CHUNK_LINE_MAX, &is_short);
+	size_t n = cur_left(&v);
+	int r = line_take(&v, line, &bad, &bad_at);
+
+	if (r == LINE_SHORT && !is_short)
+		return LINE_BAD; /* longer than HTTP_CHUNK_LINE_MAX */
+	if (r == LINE_OK)
+		cur_skip(c, n - cur_left(&v));
+	return r;
+}
+
+/* chunk-size [chunk-ext]: the size, or -1 when the line is not one. */
+static int64_t chunk_size(struct cur l)
+{
+	int64_t size = 0;
+	int nd = 0, b;
+
+	while ((b = hex_value(peek(&l))) >= 0) {
+		if (++nd > 15)
+			return -1;
+		size = size * 16 + b;
+		cur_skip(&l, 1);
+	}
+	while (is_ows(peek(&l)))
+		cur_skip(&l, 1);
+	if (nd == 0 || (cur_has(&l, 1) && peek(&l) != ';'))
+		return -1;
+	return size;
+}
+
+/*
+ * Skip body bytes at c per d's state, advancing *used past what was
+ * skipped (whole framing lines only). Returns SKIP_DONE when the body
+ * ended, SKIP_MORE when the bytes ran out first, SKIP_BAD when chunked
+ * framing is broken.
+ */
+static int body_skip(struct http_dir *d, struct cur c, size_t *used)
+{
+	size_t avail = cur_left(&c);
+
+	*used = 0;
+	while (d->body != BODY_NONE) {
+		struct cur t = c, line;
+		int64_t size;
+		int r = LINE_OK;
+
+		switch (d->body) {
+		case BODY_LENGTH:
+		case BODY_CHUNK_DATA: {
+			size_t n = cur_left(&t) < d->left ? cur_left(&t) : (size_t)d->left;
+			cur_skip(&t, n);
+			d->left -= n;
+			if (!d->left)
+				d->body = d->body == BODY_LENGTH ? BODY_NONE : BODY_CHUNK_END;
+			break;
+		}
+		case BODY_CHUNK_END:
+			r = chunk_line(&t, &line);
+			if (r == LINE_OK && cur_left(&line))
+				r = LINE_BAD;
+			if (r == LINE_OK)
+				d->body = BODY_CHUNK_SIZE;
+			break;
+		case BODY_CHUNK_SIZE:
+			r = chunk_line(&t, &line);
+			if (r != LINE_OK)
+				break;
+			size = chunk_size(line);
+			if (size < 0) {
+				r = LINE_BAD;
+			} else if (size == 0) {
+				d->body = BODY_TRAILER;
+			} else {
+				d->left = (uint64_t)size;
+				d->body = BODY_CHUNK_DATA;
+			}
+			break;
+		case BODY_TRAILER:
+			r = chunk_line(&t, &line);
+			if (r == LINE_OK && !cur_left(&line))
+				d->body = BODY_NONE;
+			break;
+		default:
+			r = LINE_BAD;
+			break;
+		}
+		if (r == LINE_BAD)
+			return SKIP_BAD;
+		if (r == LINE_SHORT)
+			return SKIP_MORE;
+		c = t;
+		*used = avail - cur_left(&c);
+		if (d->body != BODY_NONE && !cur_has(&c, 1))
+			return SKIP_MORE;
+	}
+	return SKIP_DONE;
+}
+
+/* Emit the observation of the head in ms->head. */
+static int emit_head(struct http_state *ms, const struct pkt *p, struct emit *out,
+		     const struct http_pair *pair, unsigned flags)
+{
+	const struct http_head *h = &ms->head;
+	struct rec r;
+
+	rec_init(&r, ms->info, sizeof(ms->info));
+	http_head_record(h, pair, &r);
+	struct obs ob = {
+		.kind = h->response ? OBS_HTTP_RESPONSE : OBS_HTTP_REQUEST,
+		.pkt = p,
+		.name = h->response ? (pair ? pair->host : "") : h->host,
+		.name_len = h->response ? (pair ? strlen(pair->host) : 0) : h->host_len,
+		.aux = h->response ? (pair ? pair->uri : "") : h->uri,
+		.aux_len = h->response ? (pair ? strlen(pair->uri) : 0) : h->uri_len,
+		.type = h->response ? h->status : 0,
+		.size = (uint32_t)(h->head_len ? h->head_len : h->seen),
+		.flags = flags,
+		.info = ms->info,
+		.info_len = r.len,
+	};
+	return out->obs(out, &ob);
+}
+
+/* A request head was parsed (r from http_parse_head). */
+static int request_done(struct http_state *ms, struct http_flow *fs, const struct pkt *p,
+			struct emit *out, int r)
+{
+	const struct http_head *h = &ms->head;
+	struct http_dir *d = &fs->d[0];
+	unsigned flags = 0;
+	int e;
+
+	if (r == MOD_TRUNCATED && !h->have_line)
+		return MOD_TRUNCATED; /* nothing worth an event */
+	if (h->malformed)
+		flags |= OBS_F_MALFORMED;
+	if (r == MOD_TRUNCATED)
+		flags |= OBS_F_TRUNCATED;
+	e = emit_head(ms, p, out, NULL, flags);
+	if (e < 0)
+		return e;
+
+	if (h->method[0]) {
+		uint64_t seq = fs->req_seq++;
+		if (fs->q_n < HTTP_PIPELINE_MAX) {
+			struct http_pending *q =
+				&fs->q[(fs->q_first + fs->q_n++) % HTTP_PIPELINE_MAX];
+			q->seq = seq;
+			q->head = strcmp(h->method, "HEAD") == 0;
+			http_copy_escaped(q->pair.method, sizeof(q->pair.method), h->method, NULL);
+			http_copy_escaped(q->pair.host, sizeof(q->pair.host), h->host, NULL);
+			http_copy_escaped(q->pair.uri, sizeof(q->pair.uri), h->uri, NULL);
+		}
+		if (strcmp(h->method, "CONNECT") == 0 || h->upgrade[0]) {
+			fs->wait_seq = seq + 1;
+			fs->wait_connect = strcmp(h->method, "CONNECT") == 0;
+		}
+	}
+	if (r == MOD_OK || (r == MOD_MALFORMED && !h->fatal)) {
+		if (h->chunked) {
+			d->body = BODY_CHUNK_SIZE;
+		} else if (h->content_length > 0) {
+			d->body = BODY_LENGTH;
+			d->left = (uint64_t)h->content_length;
+		}
+	}
+	return r;
+}
+
+/* The unanswered request a response answers; final responses use it up. */
+static const struct http_pending *pair_take(struct http_flow *fs, int final)
+{
+	uint64_t seq = fs->resp_seq;
+	const struct http_pending *q;
+
+	if (final)
+		fs->resp_seq++;
+	while (fs->q_n && fs->q[fs->q_first].seq < seq) {
+		fs->q_first = (fs->q_first + 1) % HTTP_PIPELINE_MAX;
+		fs->q_n--;
+	}
+	if (!fs->q_n || fs->q[fs->q_first].seq != seq)
+		return NULL;
+	q = &fs->q[fs->q_first];
+	if (final) {
+		/* the slot stays intact until the next request is pushed */
+		fs->q_first = (fs->q_first + 1) % HTTP_PIPELINE_MAX;
+		fs->q_n--;
+	}
+	return q;
+}
+
+/* A response head was parsed (r from http_parse_head). */
+static int response_done(struct http_state *ms, struct http_flow *fs, const struct pkt *p,
+			 struct emit *out, int r)
+{
+	const struct http_head *h = &ms->head;
+	struct http_dir *d = &fs->d[1];
+	unsigned status = h->status;
+	int interim = h->have_line && status >= 100 && status < 200 && status != 101;
+	int answers_wait, connect, e;
+	unsigned flags = 0;
+
+	if (r == MOD_TRUNCATED && !h->have_line)
+		return MOD_TRUNCATED;
+	answers_wait = !interim && fs->wait_seq && fs->resp_seq + 1 >= fs->wait_seq;
+	connect = answers_wait && fs->wait_connect;
+	const struct http_pending *q = pair_take(fs, !interim);
+	if (h->malformed)
+		flags |= OBS_F_MALFORMED;
+	if (r == MOD_TRUNCATED)
+		flags |= OBS_F_TRUNCATED;
+	e = emit_head(ms, p, out, q ? &q->pair : NULL, flags);
+	if (e < 0)
+		return e;
+	if (answers_wait)
+		fs->wait_seq = 0;
+	if (r != MOD_OK && !(r == MOD_MALFORMED && !h->fatal))
+		return r;
+
+	if (status == 101 || (connect && status >= 200 && status < 300)) {
+		/* the connection now carries another protocol or a tunnel */
+		fs->d[0].stop = fs->d[1].stop = 1;
+	} else if (interim || status == 204 || status == 304 || (q && q->head)) {
+		/* no body */
+	} else if (h->chunked) {
+		d->body = BODY_CHUNK_SIZE;
+	} else if (!h->te && h->content_length >= 0) {
+		if (h->content_length > 0) {
+			d->body = BODY_LENGTH;
+			d->left = (uint64_t)h->content_length;
+		}
+	} else {
+		d->stop = 1; /* the body runs to the end of the connection */
+	}
+	return r;
+}
+
+/* Is there anything new since the last incomplete head: a line end, a byte
+ * that breaks the head, or the size bound? Saves re-parsing a long head per
+ * small segment. */
+static int head_news(const struct http_dir *d, const struct flow_stream *s)
+{
+	if (!d->wait_len || d->wait_len <= s->consumed || d->wait_len > s->len ||
+	    s->len - s->consumed >= HTTP_HEAD_MAX)
+		return 1;
+	struct cur c = cur_init(s->buf + d->wait_len, s->len - d->wait_len);
+	while (cur_has(&c, 1)) {
+		uint8_t b = cur_u8(&c);
+		if (b == '\n' || (b < 0x20 && b != '\t' && b != '\r') || b == 0x7f)
+			return 1;
+	}
+	return 0;
+}
+
+/* Parse what the packet's direction has, from where the last call stopped. */
+static int http_stream(struct http_state *ms, struct http_flow *fs, const struct pkt *p,
+		       struct emit *out)
+{
+	int dir = p->dir ? 1 : 0;
+	struct flow_stream *s = &p->flow->st[dir];
+	struct http_dir *d = &fs->d[dir];
+	int ret = MOD_OK;
+
+	while (!d->stop && s->buf && s->consumed < s->len && !(dir == 0 && fs->wait_seq)) {
+		struct cur c = cur_init(s->buf + s->consumed, s->len - s->consumed);
+		int final = s->overflow || s->gap; /* no more bytes will come */
+		size_t used;
+		int r;
+
+		if (d->body != BODY_NONE) {
+			r = body_skip(d, c, &used);
+			s->consumed += (uint32_t)used;
+			d->wait_len = 0;
+			if (r == SKIP_BAD) {
+				d->stop = 1;
+				ret = worse(ret, MOD_MALFORMED);
+			} else if (r == SKIP_MORE && final) {
+				d->stop = 1; /* cannot resynchronise */
+			}
+			if (r != SKIP_DONE)
+				break;
+			continue;
+		}
+		if (!final && !head_news(d, s))
+			break;
+		r = http_parse_head(c.p, cur_left(&c), dir, &ms->head);
+		if (r == MOD_TRUNCATED && !final) {
+			d->wait_len = s->len;
+			break;
+		}
+		d->wait_len = 0;
+		r = dir ? response_done(ms, fs, p, out, r) : request_done(ms, fs, p, out, r);
+		if (r < 0)
+			return r;
+		ret = worse(ret, r);
+		if (r == MOD_TRUNCATED || ms->head.fatal || !ms->head.head_len) {
+			d->stop = 1;
+			break;
+		}
+		s->consumed += (uint32_t)ms->head.head_len;
+	}
+	return ret;
+}
+
+/* Claim an unclaimed flow whose client stream starts with a method. */
+static int http_claim(struct flow *f, const struct pkt *p)
+{
+	const struct flow_stream *s = &f->st[0];
+	struct http_flow *fs;
+
+	if (p->dir != 0 || f->app_state || s->consumed || s->done ||
+	    http_sniff(s->buf, s->buf ? s->len : 0) != 1)
+		return MOD_NOT_MINE;
+	fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	f->app = APP_HTTP;
+	f->app_state = fs;
+	return MOD_OK;
+}
+
+static int http_on_packet(void *state, const struct pkt *p, struct emit *out)
+{
+	struct flow *f = p->flow;
+	int r;
+
+	if (p->proto != IPPROTO_TCP || !f)
+		return MOD_NOT_MINE;
+	if (f->app == APP_NONE) {
+		r = http_claim(f, p);
+		if (r != MOD_OK)
+			return r;
+	} else if (f->app != APP_HTTP || !f->app_state) {
+		return MOD_NOT_MINE;
+	}
+	return http_stream(state, f->app_state, p, out);
+}
+
+const struct module http_module = {
+	.name = "http",
+	.sel = SEL_TCP | SEL_PAYLOAD,
+	.init = http_init,
+	.fini = http_fini,
+	.on_packet = http_on_packet,
+};

@@ -1,0 +1,165 @@
+/*
+ * fuzz_http.c - fuzz target over the HTTP analyzer: the pure head parser,
+ * the record writer and its JSON reader, then the module itself over a
+ * hand-built flow.
+ *
+ * Input: client bytes, optionally followed by FUZZ_SEP and server bytes, so
+ * corpus files are plain HTTP text. Each side is parsed whole as one head
+ * (both ways), then both are cut into segments whose sizes come from a
+ * xorshift generator seeded by the input size, appended alternately to the
+ * flow's two streams the way the flow table appends (capped at
+ * FUZZ_STREAM_MAX, which sets overflow) and handed to the module, so
+ * pipelining, bodies, pairing, splits and the caps are reached. Every
+ * record, from the parser or from an observation, must be escaped text that
+ * http_info_json reads back.
+ *
+ * Built two ways: with -fsanitize=fuzzer as a libFuzzer target, or (default)
+ * with tests/fuzz/driver.c, whose main() replays tests/fuzz/corpus-http/.
+ */
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "analyzers/http.h"
+#include "analyzers/module.h"
+#include "api/http_json.h"
+#include "sensor/flow.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FUZZ_STREAM_MAX 4096
+
+static void check_record(const char *info, size_t len, int kind)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		abort();
+	if (strlen(info) != len)
+		abort();
+	for (size_t i = 0; i < len; i++) {
+		unsigned char b = (unsigned char)info[i];
+		if (b != 0x1e && b != 0x1f && (b < 0x20 || b > 0x7e))
+			abort(); /* only escaped text and separators */
+	}
+	if (http_info_json(o, info, len, kind) == -22 && len)
+		abort(); /* the analyzer's records always read back */
+	json_decref(o);
+}
+
+static int fuzz_obs(struct emit *e, const struct obs *o)
+{
+	if (strlen(o->name) != o->name_len || strlen(o->aux) != o->aux_len)
+		abort();
+	check_record(o->info, o->info_len, o->kind);
+	return 0;
+}
+
+static struct http_head head; /* large: not on the stack */
+static char info[HTTP_INFO_MAX];
+
+static const char FUZZ_SEP[] = "\n--server--\n";
+
+static void parse_both(const uint8_t *data, size_t size)
+{
+	/* an exact-size copy, so ASan sees any overread */
+	uint8_t *copy = malloc(size ? size : 1);
+
+	if (!copy)
+		abort();
+	if (size)
+		memcpy(copy, data, size);
+	for (int response = 0; response < 2; response++) {
+		struct rec rec;
+		int r = http_parse_head(copy, size, response, &head);
+		if (r == MOD_OK && (head.head_len == 0 || head.head_len > size))
+			abort();
+		if (head.head_len > HTTP_HEAD_MAX || head.seen > size)
+			abort();
+		rec_init(&rec, info, sizeof(info));
+		http_head_record(&head, NULL, &rec);
+		if (rec.overflow)
+			abort();
+		check_record(info, rec.len, response ? OBS_HTTP_RESPONSE : OBS_HTTP_REQUEST);
+	}
+	http_sniff(copy, size);
+	free(copy);
+}
+
+/* Append n bytes to dir and run the module, as the flow table would. */
+static void feed(void *state, struct flow *f, struct emit *out, int dir, const uint8_t *d,
+		 size_t n)
+{
+	struct flow_stream *s = &f->st[dir];
+	struct pkt p;
+
+	if (!s->overflow) {
+		size_t k = n < FUZZ_STREAM_MAX - s->len ? n : FUZZ_STREAM_MAX - s->len;
+		memcpy(s->buf + s->len, d, k);
+		s->len += (uint32_t)k;
+		if (s->len >= FUZZ_STREAM_MAX)
+			s->overflow = 1;
+	}
+	memset(&p, 0, sizeof(p));
+	p.proto = IPPROTO_TCP;
+	p.flow = f;
+	p.dir = dir;
+	p.payload = d;
+	p.payload_len = n;
+	(void)http_module.on_packet(state, &p, out);
+	if (s->consumed > s->len)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct emit out = {.obs = fuzz_obs};
+	struct flow f;
+	void *state = NULL;
+	const uint8_t *side[2] = {data, NULL};
+	size_t len[2] = {size, 0}, off[2] = {0, 0};
+	size_t sl = sizeof(FUZZ_SEP) - 1;
+	uint32_t x = (uint32_t)size * 2654435761u | 1;
+
+	for (size_t i = 0; i + sl <= size; i++) {
+		if (memcmp(data + i, FUZZ_SEP, sl) == 0) {
+			len[0] = i;
+			side[1] = data + i + sl;
+			len[1] = size - i - sl;
+			break;
+		}
+	}
+	parse_both(side[0], len[0]);
+	if (side[1])
+		parse_both(side[1], len[1]);
+
+	memset(&f, 0, sizeof(f));
+	f.proto = IPPROTO_TCP;
+	f.st[0].buf = malloc(FUZZ_STREAM_MAX);
+	f.st[1].buf = malloc(FUZZ_STREAM_MAX);
+	if (!f.st[0].buf || !f.st[1].buf || http_module.init(NULL, &state) < 0)
+		abort();
+	while (off[0] < len[0] || off[1] < len[1]) {
+		for (int dir = 0; dir < 2; dir++) {
+			size_t n;
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			n = 1 + x % (x & 0x100 ? 1500 : 16);
+			if (n > len[dir] - off[dir])
+				n = len[dir] - off[dir];
+			if (n)
+				feed(state, &f, &out, dir, side[dir] + off[dir], n);
+			off[dir] += n;
+		}
+	}
+	free(f.app_state);
+	free(f.st[0].buf);
+	free(f.st[1].buf);
+	http_module.fini(state);
+	return 0;
+}

@@ -1,0 +1,88 @@
+/*
+ * fuzz_tls.c - fuzz target over the TLS analyzer's pure parsers and its JSON
+ * renderer: the input is taken (1) as the first bytes of a TCP stream
+ * (tls_reassemble, then tls_parse_handshake on what it gathered, whole or as
+ * a prefix) and (2) as one handshake message, whole and as a prefix. Every
+ * detail record produced is rendered by tls_info_json. Invariants that must
+ * hold for any input abort (so the fuzzer and the corpus test notice).
+ *
+ * Built with tests/fuzz/driver.c (main() replays the corpus directory
+ * tests/fuzz/corpus-tls/ as an ordinary test) or with -fsanitize=fuzzer.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "analyzers/module.h"
+#include "analyzers/tls.h"
+#include "api/tls_json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The record must be printable ASCII plus separators, end in RS, and render. */
+static void check_hello(const struct tls_hello *h, int r)
+{
+	if (h->info_len != strlen(h->info) || h->sni_len != strlen(h->sni) ||
+	    h->alpn_aux_len != strlen(h->alpn_aux) || strlen(h->ja4) >= TLS_JA4_MAX)
+		abort();
+	if (r == MOD_NOT_MINE || h->info_len == 0)
+		return;
+	if (h->info[h->info_len - 1] != REC_RS)
+		abort();
+	for (size_t i = 0; i < h->info_len; i++) {
+		char c = h->info[i];
+		if ((c < 0x20 || c > 0x7e) && c != REC_US && c != REC_RS && c != REC_GS)
+			abort();
+	}
+	if (r == MOD_OK && h->hs_type == TLS_CLIENT_HELLO && strlen(h->ja4) != 36)
+		abort();
+	json_t *o = json_object();
+	if (!o)
+		return;
+	int kind = h->hs_type == TLS_CLIENT_HELLO ? OBS_TLS_CLIENT_HELLO : OBS_TLS_SERVER_HELLO;
+	if (tls_info_json(o, h->info, h->info_len, kind) == -EINVAL)
+		abort(); /* the analyzer's own record must always be readable */
+	json_decref(o);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct tls_hello *h = malloc(sizeof(*h));
+	uint8_t *msg = malloc(TLS_MSG_MAX);
+	uint8_t *copy = malloc(size ? size : 1);
+	const char *why;
+	size_t mlen;
+	int r;
+
+	if (!h || !msg || !copy)
+		abort();
+	/* an exact-size copy, so ASan sees any overread */
+	memcpy(copy, data, size);
+
+	r = tls_reassemble(copy, size, msg, TLS_MSG_MAX, &mlen, &why);
+	if (mlen > TLS_MSG_MAX || (r == TLS_ASM_BAD) != (why != NULL))
+		abort();
+	if (r != TLS_ASM_NOT_HS) {
+		uint8_t *m = malloc(mlen ? mlen : 1);
+		if (!m)
+			abort();
+		memcpy(m, msg, mlen);
+		int pr = tls_parse_handshake(m, mlen, r == TLS_ASM_DONE ? 0 : OBS_F_TRUNCATED, h);
+		check_hello(h, pr);
+		free(m);
+	}
+
+	r = tls_parse_handshake(copy, size, 0, h);
+	check_hello(h, r);
+	r = tls_parse_handshake(copy, size, OBS_F_TRUNCATED, h);
+	check_hello(h, r);
+
+	free(copy);
+	free(msg);
+	free(h);
+	return 0;
+}

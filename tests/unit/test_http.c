@@ -1,0 +1,998 @@
+/*
+ * test_http.c - the HTTP/1.x analyzer on crafted bytes: every field of a
+ * request and a status head, every truncation point of both, heads split
+ * at every byte across segments, pipelining and pairing, bodies by
+ * Content-Length and chunked framing, interim and no-body responses,
+ * CONNECT and Upgrade, the hostile-input bounds, recognition, and the JSON
+ * renderer. The module runs over a struct flow built here, with stream
+ * buffers filled the way the flow table fills them.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <netinet/in.h>
+
+#include "../unit/check.h"
+#include "api/http_json.h"
+#include "flow.h"
+#include "http.h"
+#include "module.h"
+
+/* ---- observations captured from the module -------------------------------- */
+
+#define MAX_EV 64
+
+struct ev {
+	int kind;
+	unsigned flags;
+	uint16_t type;
+	uint32_t size;
+	char name[HTTP_HOST_MAX];
+	char aux[HTTP_URI_MAX];
+	char info[HTTP_INFO_MAX];
+	size_t info_len;
+};
+
+struct cap {
+	struct emit emit;
+	int n;
+	struct ev ev[MAX_EV];
+};
+
+static int cap_obs(struct emit *e, const struct obs *o)
+{
+	struct cap *c = (struct cap *)e;
+	struct ev *v;
+
+	CHECK(o->name && o->aux && o->info);
+	CHECK_EQ(strlen(o->name), o->name_len);
+	CHECK_EQ(strlen(o->aux), o->aux_len);
+	CHECK_EQ(strlen(o->info), o->info_len);
+	if (c->n >= MAX_EV)
+		return 0;
+	v = &c->ev[c->n++];
+	v->kind = o->kind;
+	v->flags = o->flags;
+	v->type = o->type;
+	v->size = o->size;
+	snprintf(v->name, sizeof(v->name), "%s", o->name);
+	snprintf(v->aux, sizeof(v->aux), "%s", o->aux);
+	memcpy(v->info, o->info, o->info_len + 1);
+	v->info_len = o->info_len;
+	return 0;
+}
+
+/* Field i of a record, copied into a static-free caller buffer. */
+static const char *field(const char *info, size_t len, int i, char *buf, size_t cap)
+{
+	const char *rec, *piece;
+	size_t rlen, plen;
+
+	buf[0] = '\0';
+	if (!rec_split(&info, &len, REC_RS, &rec, &rlen))
+		return "(none)";
+	for (int k = 0; rec_split(&rec, &rlen, REC_US, &piece, &plen); k++) {
+		if (k == i) {
+			snprintf(buf, cap, "%.*s", (int)plen, piece);
+			return buf;
+		}
+	}
+	return "(none)";
+}
+
+static char fb[HTTP_INFO_MAX];
+#define EVF(e, i) field((e)->info, (e)->info_len, (i), fb, sizeof(fb))
+
+/* Request record fields (http.h). */
+enum { RQ_METHOD = 1, RQ_URI, RQ_VERSION, RQ_HOST, RQ_UA, RQ_UPGRADE, RQ_CONN, RQ_CL,
+       RQ_META, RQ_FLAVOR, RQ_TOKEN, RQ_TTL, RQ_WHY, RQ_CUT };
+/* Response record fields. */
+enum { RS_VERSION = 1, RS_STATUS, RS_PHRASE, RS_CL, RS_UPGRADE, RS_CONN, RS_SERVER,
+       RS_LOCATION, RS_RMETHOD, RS_RHOST, RS_RURI, RS_WHY, RS_CUT };
+
+/* ---- a connection over a hand-built flow ----------------------------------- */
+
+struct conn {
+	void *state;
+	struct flow f;
+	uint8_t *buf[2];
+	uint32_t max; /* stream_max */
+	struct cap cap;
+};
+
+static void conn_open(struct conn *c, uint32_t max)
+{
+	memset(c, 0, sizeof(*c));
+	CHECK_EQ(http_module.init(NULL, &c->state), 0);
+	c->f.proto = IPPROTO_TCP;
+	c->f.ipv = 4;
+	c->max = max;
+	c->buf[0] = malloc(max);
+	c->buf[1] = malloc(max);
+	c->cap.emit.obs = cap_obs;
+}
+
+static void conn_close(struct conn *c)
+{
+	free(c->f.app_state); /* as the flow table does */
+	free(c->buf[0]);
+	free(c->buf[1]);
+	http_module.fini(c->state);
+}
+
+/* Append n bytes to direction dir as the flow table does, then run the
+ * module on the packet. */
+static int feed(struct conn *c, int dir, const void *data, size_t n)
+{
+	struct flow_stream *s = &c->f.st[dir];
+	struct pkt p;
+
+	if (!s->buf)
+		s->buf = c->buf[dir];
+	if (!s->overflow && !s->gap && !s->done) {
+		size_t k = n < c->max - s->len ? n : c->max - s->len;
+		memcpy(s->buf + s->len, data, k);
+		s->len += (uint32_t)k;
+		if (s->len >= c->max)
+			s->overflow = 1;
+	}
+	memset(&p, 0, sizeof(p));
+	p.proto = IPPROTO_TCP;
+	p.ipv = 4;
+	p.flow = &c->f;
+	p.dir = dir;
+	p.payload = data;
+	p.payload_len = n;
+	return http_module.on_packet(c->state, &p, &c->cap.emit);
+}
+
+static int feeds(struct conn *c, int dir, const char *s)
+{
+	return feed(c, dir, s, strlen(s));
+}
+
+/* ---- the pure parser ------------------------------------------------------- */
+
+static struct http_head H;
+
+static const char curl_req[] =
+	"GET /latest/meta-data/ HTTP/1.1\r\n"
+	"Host: 169.254.169.254\r\n"
+	"User-Agent: curl/7.88.1\r\n"
+	"Accept: */*\r\n"
+	"\r\n";
+
+static void test_request_fields(void)
+{
+	static const char req[] =
+		"PUT /latest/api/token HTTP/1.1\r\n"
+		"host:   169.254.169.254  \r\n"
+		"USER-AGENT: aws-sdk-go/1.44\r\n"
+		"Connection: keep-alive\r\n"
+		"connection: Upgrade\r\n"
+		"Upgrade: websocket\r\n"
+		"Content-Length: 0\r\n"
+		"Metadata: true\r\n"
+		"Metadata-Flavor: Google\r\n"
+		"X-aws-ec2-metadata-token: AQAEAKsecretTOKENvalue==\r\n"
+		"X-aws-ec2-metadata-token-ttl-seconds: 21600\r\n"
+		"\r\n";
+	struct rec r;
+	char info[HTTP_INFO_MAX];
+
+	CHECK_EQ(http_parse_head((const uint8_t *)req, strlen(req), 0, &H), MOD_OK);
+	CHECK_EQ(H.head_len, strlen(req));
+	CHECK_STR(H.method, "PUT");
+	CHECK_STR(H.uri, "/latest/api/token");
+	CHECK_EQ(H.uri_len, strlen("/latest/api/token"));
+	CHECK_STR(H.version, "HTTP/1.1");
+	CHECK_STR(H.host, "169.254.169.254");
+	CHECK_EQ(H.host_len, 15);
+	CHECK_STR(H.user_agent, "aws-sdk-go/1.44");
+	CHECK_STR(H.connection, "keep-alive, Upgrade");
+	CHECK_STR(H.upgrade, "websocket");
+	CHECK_EQ(H.content_length, 0);
+	CHECK_EQ(H.meta, HTTP_META | HTTP_META_FLAVOR | HTTP_META_TOKEN | HTTP_META_TTL);
+	CHECK_STR(H.ttl, "21600");
+	CHECK_EQ(H.malformed, 0);
+	CHECK_EQ(H.cut, 0);
+
+	rec_init(&r, info, sizeof(info));
+	http_head_record(&H, NULL, &r);
+	CHECK_STR(info, "req\x1fPUT\x1f/latest/api/token\x1fHTTP/1.1\x1f"
+			"169.254.169.254\x1f"
+			"aws-sdk-go/1.44\x1fwebsocket\x1fkeep-alive, Upgrade\x1f"
+			"0\x1f"
+			"1\x1f"
+			"1\x1f"
+			"1\x1f"
+			"21600\x1f\x1f\x1e");
+	CHECK(strstr(info, "secret") == NULL); /* the token is never kept */
+	CHECK(!r.overflow);
+
+	/* curl, and the defaults of absent fields */
+	CHECK_EQ(http_parse_head((const uint8_t *)curl_req, strlen(curl_req), 0, &H), MOD_OK);
+	CHECK_STR(H.user_agent, "curl/7.88.1");
+	CHECK_EQ(H.content_length, -1);
+	CHECK_EQ(H.meta, 0);
+	rec_init(&r, info, sizeof(info));
+	http_head_record(&H, NULL, &r);
+	CHECK_STR(info, "req\x1fGET\x1f/latest/meta-data/\x1fHTTP/1.1\x1f"
+			"169.254.169.254\x1f"
+			"curl/7.88.1\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1e");
+}
+
+static void test_request_targets(void)
+{
+	static const struct {
+		const char *req, *method, *uri;
+	} t[] = {
+		{"GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\nHost: 169.254.169.254\r\n\r\n",
+		 "GET", "http://169.254.169.254/latest/meta-data/"},
+		{"CONNECT metadata.google.internal:443 HTTP/1.1\r\nHost: metadata.google.internal:443\r\n\r\n",
+		 "CONNECT", "metadata.google.internal:443"},
+		{"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", "OPTIONS", "*"},
+		{"GET /a%20b?x=1&y=\"2\"#f HTTP/1.0\n\n", "GET", "/a%20b?x=1&y=\"2\"#f"},
+		{"PROPFIND /dav/ HTTP/1.1\r\n\r\n", "PROPFIND", "/dav/"},
+		{"GET /\\\xff\x80 HTTP/1.1\r\n\r\n", "GET", "/\\\\\\xff\\x80"},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		CHECK_EQ(http_parse_head((const uint8_t *)t[i].req, strlen(t[i].req), 0, &H),
+			 MOD_OK);
+		CHECK_STR(H.method, t[i].method);
+		CHECK_STR(H.uri, t[i].uri);
+		CHECK_EQ(H.head_len, strlen(t[i].req));
+	}
+	/* Host escaped: non-ASCII and backslash */
+	static const char esc[] = "GET / HTTP/1.1\r\nHost: \xe4\xbe\x8b.\\test\r\n\r\n";
+	CHECK_EQ(http_parse_head((const uint8_t *)esc, strlen(esc), 0, &H), MOD_OK);
+	CHECK_STR(H.host, "\\xe4\\xbe\\x8b.\\\\test");
+	/* HTTP/1.0 version kept as sent; empty Host */
+	static const char h10[] = "GET / HTTP/1.0\r\nHost:\r\n\r\n";
+	CHECK_EQ(http_parse_head((const uint8_t *)h10, strlen(h10), 0, &H), MOD_OK);
+	CHECK_STR(H.version, "HTTP/1.0");
+	CHECK_STR(H.host, "");
+	CHECK_EQ(H.have_host, 1);
+	/* leading empty lines are skipped */
+	static const char lead[] = "\r\n\r\nGET /x HTTP/1.1\r\n\r\n";
+	CHECK_EQ(http_parse_head((const uint8_t *)lead, strlen(lead), 0, &H), MOD_OK);
+	CHECK_STR(H.uri, "/x");
+	CHECK_EQ(H.head_len, strlen(lead));
+}
+
+static void test_response_fields(void)
+{
+	static const char resp[] =
+		"HTTP/1.1 403 Forbidden by policy\r\n"
+		"Server: squid/5.7\r\n"
+		"Content-Length: 3\r\n"
+		"Location: http://proxy.example/denied\r\n"
+		"Connection: close\r\n"
+		"\r\n";
+	struct http_pair pair = {"GET", "169.254.169.254", "http://169.254.169.254/"};
+	struct rec r;
+	char info[HTTP_INFO_MAX];
+
+	CHECK_EQ(http_parse_head((const uint8_t *)resp, strlen(resp), 1, &H), MOD_OK);
+	CHECK_EQ(H.response, 1);
+	CHECK_EQ(H.status, 403);
+	CHECK_STR(H.phrase, "Forbidden by policy");
+	CHECK_STR(H.version, "HTTP/1.1");
+	CHECK_STR(H.server, "squid/5.7");
+	CHECK_STR(H.location, "http://proxy.example/denied");
+	CHECK_STR(H.connection, "close");
+	CHECK_EQ(H.content_length, 3);
+	rec_init(&r, info, sizeof(info));
+	http_head_record(&H, &pair, &r);
+	CHECK_STR(info, "resp\x1fHTTP/1.1\x1f"
+			"403\x1f"
+			"Forbidden by policy\x1f"
+			"3\x1f\x1f"
+			"close\x1fsquid/5.7\x1fhttp://proxy.example/denied\x1fGET\x1f"
+			"169.254.169.254\x1fhttp://169.254.169.254/\x1f\x1f\x1e");
+
+	static const struct {
+		const char *s;
+		int ret;
+		unsigned status;
+		const char *phrase;
+	} t[] = {
+		{"HTTP/1.1 200\r\n\r\n", MOD_OK, 200, ""},
+		{"HTTP/1.1 200 \r\n\r\n", MOD_OK, 200, ""},
+		{"HTTP/1.0 404 Not\tFound\n\n", MOD_OK, 404, "Not\\x09Found"},
+		{"HTTP/1.1 099 X\r\n\r\n", MOD_MALFORMED, 0, ""},
+		{"HTTP/1.1 20 OK\r\n\r\n", MOD_MALFORMED, 0, ""},
+		{"HTTP/1.1 2000 OK\r\n\r\n", MOD_MALFORMED, 0, ""},
+		{"HTTP/1.1  200 OK\r\n\r\n", MOD_MALFORMED, 0, ""},
+		{"HTTP/11 200 OK\r\n\r\n", MOD_MALFORMED, 0, ""},
+		{"http/1.1 200 OK\r\n\r\n", MOD_MALFORMED, 0, ""},
+		{"SSH-2.0-OpenSSH_9.2\r\n", MOD_MALFORMED, 0, ""},
+		{"HTTP/1.1\r\n\r\n", MOD_MALFORMED, 0, ""},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int ret = http_parse_head((const uint8_t *)t[i].s, strlen(t[i].s), 1, &H);
+		CHECK_EQ(ret, t[i].ret);
+		CHECK_EQ(H.status, t[i].status);
+		CHECK_STR(H.phrase, t[i].phrase);
+		if (ret == MOD_MALFORMED) {
+			CHECK(H.fatal);
+			CHECK(H.why[0] != '\0');
+			CHECK_EQ(H.have_line, 0);
+		}
+	}
+}
+
+/* Every prefix of a complete head is MOD_TRUNCATED with nothing wrong; the
+ * whole is MOD_OK. */
+static void truncation_points(const char *s, int response)
+{
+	size_t n = strlen(s);
+	int bad = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		int ret = http_parse_head((const uint8_t *)s, k, response, &H);
+		if (ret != MOD_TRUNCATED || H.malformed || H.head_len) {
+			fprintf(stderr, "prefix %zu of %zu: ret %d why '%s'\n", k, n, ret, H.why);
+			bad++;
+		}
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(http_parse_head((const uint8_t *)s, n, response, &H), MOD_OK);
+	CHECK_EQ(H.head_len, n);
+}
+
+static void test_truncation(void)
+{
+	truncation_points(curl_req, 0);
+	truncation_points("POST /x HTTP/1.1\nHost: a\nContent-Length: 10\n\n", 0);
+	truncation_points("HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Length: 5\r\n\r\n", 1);
+	/* start line fields are there as soon as the line is complete */
+	CHECK_EQ(http_parse_head((const uint8_t *)curl_req, 33, 0, &H), MOD_TRUNCATED);
+	CHECK_EQ(H.have_line, 1);
+	CHECK_STR(H.uri, "/latest/meta-data/");
+	CHECK_EQ(http_parse_head((const uint8_t *)curl_req, 32, 0, &H), MOD_TRUNCATED);
+	CHECK_EQ(H.have_line, 0);
+	CHECK_EQ(http_parse_head(NULL, 0, 0, &H), MOD_TRUNCATED);
+}
+
+static void test_hostile(void)
+{
+	static uint8_t big[HTTP_HEAD_MAX + 64];
+	static const char pre[] = "GET / HTTP/1.1\r\nX-Pad: ";
+	size_t n = strlen(pre);
+
+	/* exactly HTTP_HEAD_MAX with its terminator: fine */
+	memcpy(big, pre, n);
+	memset(big + n, 'a', HTTP_HEAD_MAX - n - 4);
+	memcpy(big + HTTP_HEAD_MAX - 4, "\r\n\r\n", 4);
+	CHECK_EQ(http_parse_head(big, HTTP_HEAD_MAX, 0, &H), MOD_OK);
+	CHECK_EQ(H.head_len, HTTP_HEAD_MAX);
+	/* one byte more: too long, whatever follows */
+	memset(big + n, 'a', HTTP_HEAD_MAX - n - 3);
+	memcpy(big + HTTP_HEAD_MAX - 3, "\r\n\r\n", 4);
+	CHECK_EQ(http_parse_head(big, HTTP_HEAD_MAX - 1, 0, &H), MOD_TRUNCATED);
+	CHECK_EQ(http_parse_head(big, HTTP_HEAD_MAX, 0, &H), MOD_MALFORMED);
+	CHECK_STR(H.why, "head longer than 8192 bytes");
+	CHECK_EQ(http_parse_head(big, HTTP_HEAD_MAX + 64, 0, &H), MOD_MALFORMED);
+	CHECK(H.fatal);
+	CHECK_STR(H.why, "head longer than 8192 bytes");
+	CHECK_STR(H.method, "GET");
+	CHECK_EQ(H.seen, HTTP_HEAD_MAX);
+
+	static const struct {
+		const char *s;
+		size_t len; /* 0: strlen */
+		int fatal;
+		const char *why;
+	} t[] = {
+		{"GET / HTTP/1.1\r\nHost: a\0b\r\n\r\n", 29, 1, "control byte 0x00 at offset 23"},
+		{"GET /\x01 HTTP/1.1\r\n\r\n", 0, 1, "control byte 0x01 at offset 5"},
+		{"GET / HTTP/1.1\r\nX: \x7f\r\n\r\n", 0, 1, "control byte 0x7f at offset 19"},
+		{"GET / HTTP/1.1\rHost: a\r\n\r\n", 0, 1, "control byte 0x0d at offset 14"},
+		{"GET / HTTP/1.1\r\n\x16\x03\x01", 0, 1, "control byte 0x16 at offset 16"},
+		{"GET /\r\n\r\n", 0, 1, "bad request line: no HTTP version"},
+		{"GET / HTTP/1.1 x\r\n\r\n", 0, 1, "bad request line: bad HTTP version"},
+		{"GET  / HTTP/1.1\r\n\r\n", 0, 1, "bad request line: no request-target"},
+		{"GET\t/ HTTP/1.1\r\n\r\n", 0, 1, "bad request line: no SP after the method"},
+		{" GET / HTTP/1.1\r\n\r\n", 0, 1, "bad request line: no method"},
+		{"OPTIONS rtsp://cam/ RTSP/1.0\r\n\r\n", 0, 1, "bad request line: bad HTTP version"},
+		{"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA / HTTP/1.1\r\n\r\n", 0, 1,
+		 "method longer than 32 bytes"},
+		{"GET / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n", 0, 1, "bad Content-Length"},
+		{"GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 0, 1,
+		 "conflicting Content-Length fields"},
+		{"GET / HTTP/1.1\r\nContent-Length: 1, 2\r\n\r\n", 0, 1, "bad Content-Length"},
+		{"GET / HTTP/1.1\r\nContent-Length: 1234567890123456789\r\n\r\n", 0, 1,
+		 "bad Content-Length"},
+		{"GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 0, 1, "bad Content-Length"},
+		{"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 0, 1,
+		 "Transfer-Encoding without chunked"},
+		{"GET / HTTP/1.1\r\nHost: a\r\n b\r\n\r\n", 0, 0, "obsolete line folding"},
+		{"GET / HTTP/1.1\r\nHost : a\r\n\r\n", 0, 0, "bad header field name"},
+		{"GET / HTTP/1.1\r\nno colon\r\n\r\n", 0, 0, "bad header field name"},
+		{"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 0, 0, "several Host fields"},
+		{"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 0,
+		 0, "Transfer-Encoding with Content-Length"},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		size_t len = t[i].len ? t[i].len : strlen(t[i].s);
+		int ret = http_parse_head((const uint8_t *)t[i].s, len, 0, &H);
+		CHECK_EQ(ret, MOD_MALFORMED);
+		CHECK_EQ(H.fatal, t[i].fatal);
+		CHECK_STR(H.why, t[i].why);
+		if (!t[i].fatal)
+			CHECK_EQ(H.head_len, len);
+	}
+	/* the first Host wins */
+	CHECK_EQ(http_parse_head((const uint8_t *)t[21].s, strlen(t[21].s), 0, &H), MOD_MALFORMED);
+	CHECK_STR(H.host, "a");
+	/* a list of equal Content-Length values is one value */
+	static const char cl2[] = "GET / HTTP/1.1\r\nContent-Length: 7 , 7\r\nContent-Length: 7\r\n\r\n";
+	CHECK_EQ(http_parse_head((const uint8_t *)cl2, strlen(cl2), 0, &H), MOD_OK);
+	CHECK_EQ(H.content_length, 7);
+	/* chunked last: fine for a request */
+	static const char te[] = "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, Chunked \r\n\r\n";
+	CHECK_EQ(http_parse_head((const uint8_t *)te, strlen(te), 0, &H), MOD_OK);
+	CHECK_EQ(H.chunked, 1);
+	/* a response may end in a non-chunked coding (body to the close) */
+	static const char te1[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n";
+	CHECK_EQ(http_parse_head((const uint8_t *)te1, strlen(te1), 1, &H), MOD_OK);
+	CHECK_EQ(H.chunked, 0);
+	CHECK_EQ(H.te, 1);
+	/* a control byte in an incomplete head is seen at once */
+	CHECK_EQ(http_parse_head((const uint8_t *)"GET / HTTP/1.1\r\nX\0", 18, 0, &H),
+		 MOD_MALFORMED);
+	/* values longer than their buffers are cut at a whole escape */
+	static char longua[2048];
+	n = (size_t)snprintf(longua, sizeof(longua), "GET / HTTP/1.1\r\nUser-Agent: ");
+	for (int i = 0; i < 300; i++)
+		longua[n++] = (char)0xff;
+	memcpy(longua + n, "\r\n\r\n", 5);
+	CHECK_EQ(http_parse_head((const uint8_t *)longua, strlen(longua), 0, &H), MOD_OK);
+	CHECK_EQ(H.cut, 1);
+	CHECK_EQ(strlen(H.user_agent) % 4, 0);
+	CHECK(strlen(H.user_agent) > HTTP_VALUE_MAX - 5);
+}
+
+static void test_sniff(void)
+{
+	static const struct {
+		const char *s;
+		int want;
+	} t[] = {
+		{"GET / HTTP/1.1\r\n", 1}, {"GET ", 1}, {"GET", -1}, {"G", -1}, {"", -1},
+		{"POST /", 1}, {"PROPFIND /", 1}, {"PROPPATC", -1}, {"CONNECT a:1", 1},
+		{"BASELINE-CONTROL /", 1}, {"get / HTTP/1.1", 0}, {"GETX /", 0},
+		{"GET\t/", 0}, {"\x16\x03\x01\x02\x00\x01\x00\x01", 0}, {"SSH-2.0-", 0},
+		{"PRI * HTTP/2.0", 0}, {"HTTP/1.1 200 OK", 0}, {"EHLO x", 0},
+		{"\r\nGET / HTTP/1.1", 0},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int got = http_sniff((const uint8_t *)t[i].s, strlen(t[i].s));
+		if (got != t[i].want)
+			fprintf(stderr, "sniff '%s': %d\n", t[i].s, got);
+		CHECK_EQ(got, t[i].want);
+	}
+	CHECK_EQ(http_sniff(NULL, 0), -1);
+}
+
+static void test_copy_escaped(void)
+{
+	char d[8];
+	int cut;
+
+	CHECK_EQ(http_copy_escaped(d, sizeof(d), "ab\\xffc", &cut), 7);
+	CHECK_EQ(cut, 0);
+	CHECK_EQ(http_copy_escaped(d, sizeof(d), "abcd\\xff", &cut), 4);
+	CHECK_STR(d, "abcd");
+	CHECK_EQ(cut, 1);
+	CHECK_EQ(http_copy_escaped(d, sizeof(d), "abcdef\\\\", &cut), 6);
+	CHECK_STR(d, "abcdef");
+	CHECK_EQ(cut, 1);
+	CHECK_EQ(http_copy_escaped(d, 0, "a", &cut), 0);
+	CHECK_EQ(cut, 1);
+}
+
+/* ---- the module over a flow ------------------------------------------------ */
+
+static void test_claim(void)
+{
+	struct conn c;
+
+	/* a TLS ClientHello: not mine, not claimed */
+	conn_open(&c, 16384);
+	CHECK_EQ(feed(&c, 0, "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11), MOD_NOT_MINE);
+	CHECK_EQ(c.f.app, APP_NONE);
+	CHECK(c.f.app_state == NULL);
+	conn_close(&c);
+
+	/* the server speaks first: not claimed on its bytes */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 1, "HTTP/1.1 200 OK\r\n\r\n"), MOD_NOT_MINE);
+	CHECK_EQ(c.f.app, APP_NONE);
+	conn_close(&c);
+
+	/* another analyzer's flow */
+	conn_open(&c, 16384);
+	c.f.app = APP_TLS;
+	CHECK_EQ(feeds(&c, 0, curl_req), MOD_NOT_MINE);
+	CHECK_EQ(c.cap.n, 0);
+	c.f.app = APP_NONE;
+	conn_close(&c);
+
+	/* a method split across segments: wait, then claim */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GE"), MOD_NOT_MINE);
+	CHECK_EQ(c.f.app, APP_NONE);
+	CHECK_EQ(feed(&c, 0, curl_req + 2, strlen(curl_req) - 2), MOD_OK);
+	CHECK_EQ(c.f.app, APP_HTTP);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(c.f.st[0].consumed, strlen(curl_req));
+	conn_close(&c);
+
+	/* any port, and UDP is never looked at */
+	conn_open(&c, 16384);
+	struct pkt p;
+	memset(&p, 0, sizeof(p));
+	p.proto = IPPROTO_UDP;
+	p.flow = &c.f;
+	CHECK_EQ(http_module.on_packet(c.state, &p, &c.cap.emit), MOD_NOT_MINE);
+	CHECK_EQ(http_module.sel, SEL_TCP | SEL_PAYLOAD);
+	conn_close(&c);
+}
+
+static void test_event(void)
+{
+	struct conn c;
+
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, curl_req), MOD_OK);
+	CHECK_EQ(c.cap.n, 1);
+	struct ev *e = &c.cap.ev[0];
+	CHECK_EQ(e->kind, OBS_HTTP_REQUEST);
+	CHECK_STR(e->name, "169.254.169.254");
+	CHECK_STR(e->aux, "/latest/meta-data/");
+	CHECK_EQ(e->type, 0);
+	CHECK_EQ(e->size, strlen(curl_req));
+	CHECK_EQ(e->flags, 0);
+	CHECK_STR(EVF(e, RQ_UA), "curl/7.88.1");
+
+	CHECK_EQ(feeds(&c, 1, "HTTP/1.1 200 OK\r\nServer: EC2ws\r\nContent-Length: 4\r\n\r\nami-"),
+		 MOD_OK);
+	CHECK_EQ(c.cap.n, 2);
+	e = &c.cap.ev[1];
+	CHECK_EQ(e->kind, OBS_HTTP_RESPONSE);
+	CHECK_EQ(e->type, 200);
+	CHECK_STR(e->name, "169.254.169.254");
+	CHECK_STR(e->aux, "/latest/meta-data/");
+	CHECK_STR(EVF(e, RS_RMETHOD), "GET");
+	CHECK_STR(EVF(e, RS_SERVER), "EC2ws");
+	CHECK_EQ(c.f.st[1].consumed, c.f.st[1].len);
+	conn_close(&c);
+}
+
+/* The request split into two segments at every byte, and fed byte by byte:
+ * always one event with the same fields. */
+static void test_split(void)
+{
+	static const char req[] =
+		"GET /computeMetadata/v1/instance/ HTTP/1.1\r\n"
+		"Host: metadata.google.internal\r\n"
+		"Metadata-Flavor: Google\r\n"
+		"\r\n";
+	static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	size_t n = strlen(req), m = strlen(resp);
+	int bad = 0;
+
+	for (size_t k = 0; k <= n; k++) {
+		struct conn c;
+		conn_open(&c, 16384);
+		if (k)
+			feed(&c, 0, req, k);
+		if (k < n)
+			feed(&c, 0, req + k, n - k);
+		if (c.cap.n != 1 || strcmp(c.cap.ev[0].name, "metadata.google.internal") ||
+		    strcmp(EVF(&c.cap.ev[0], RQ_FLAVOR), "1") ||
+		    strcmp(c.cap.ev[0].aux, "/computeMetadata/v1/instance/") ||
+		    c.cap.ev[0].flags)
+			bad++;
+		/* and the response, split at every byte too */
+		size_t j = k % (m + 1);
+		if (j)
+			feed(&c, 1, resp, j);
+		if (j < m)
+			feed(&c, 1, resp + j, m - j);
+		if (c.cap.n != 2 || c.cap.ev[1].type != 200 ||
+		    strcmp(c.cap.ev[1].name, "metadata.google.internal"))
+			bad++;
+		conn_close(&c);
+	}
+	CHECK_EQ(bad, 0);
+
+	struct conn c;
+	conn_open(&c, 16384);
+	for (size_t k = 0; k < n; k++)
+		feed(&c, 0, req + k, 1);
+	for (size_t k = 0; k < m; k++)
+		feed(&c, 1, resp + k, 1);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_STR(c.cap.ev[0].name, "metadata.google.internal");
+	CHECK_EQ(c.cap.ev[1].type, 200);
+	CHECK_EQ(c.f.st[0].consumed, n);
+	CHECK_EQ(c.f.st[1].consumed, m);
+	conn_close(&c);
+}
+
+static void test_pipeline(void)
+{
+	struct conn c;
+
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0,
+		       "GET /a HTTP/1.1\r\nHost: one\r\n\r\n"
+		       "POST /b HTTP/1.1\r\nHost: two\r\nContent-Length: 5\r\n\r\nhello"
+		       "HEAD /c HTTP/1.1\r\nHost: three\r\n\r\n"),
+		 MOD_OK);
+	CHECK_EQ(c.cap.n, 3);
+	CHECK_STR(c.cap.ev[0].aux, "/a");
+	CHECK_STR(c.cap.ev[1].aux, "/b");
+	CHECK_STR(EVF(&c.cap.ev[1], RQ_CL), "5");
+	CHECK_STR(c.cap.ev[2].aux, "/c");
+	CHECK_STR(c.cap.ev[2].name, "three");
+	CHECK_EQ(c.f.st[0].consumed, c.f.st[0].len);
+	/* responses in order; the HEAD response has a Content-Length but no body */
+	CHECK_EQ(feeds(&c, 1,
+		       "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"
+		       "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"
+		       "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
+		       "HTTP/1.1 408 Request Timeout\r\n\r\n"),
+		 MOD_OK);
+	CHECK_EQ(c.cap.n, 7);
+	CHECK_STR(c.cap.ev[3].name, "one");
+	CHECK_STR(c.cap.ev[4].name, "two");
+	CHECK_STR(EVF(&c.cap.ev[4], RS_RMETHOD), "POST");
+	CHECK_STR(c.cap.ev[5].name, "three");
+	CHECK_STR(EVF(&c.cap.ev[5], RS_RMETHOD), "HEAD");
+	CHECK_EQ(c.cap.ev[6].type, 408);
+	CHECK_STR(c.cap.ev[6].name, "");            /* nothing left to pair with */
+	CHECK_STR(EVF(&c.cap.ev[6], RS_RMETHOD), "");
+	conn_close(&c);
+
+	/* more requests in flight than remembered: the rest go unpaired */
+	conn_open(&c, 16384);
+	for (int i = 0; i < 20; i++) {
+		char r[64];
+		snprintf(r, sizeof(r), "GET /%d HTTP/1.1\r\nHost: h%d\r\n\r\n", i, i);
+		feeds(&c, 0, r);
+	}
+	CHECK_EQ(c.cap.n, 20);
+	for (int i = 0; i < 20; i++)
+		feeds(&c, 1, "HTTP/1.1 204 No Content\r\n\r\n");
+	CHECK_EQ(c.cap.n, 40);
+	int paired = 0, wrong = 0;
+	for (int i = 0; i < 20; i++) {
+		char want[16];
+		snprintf(want, sizeof(want), "h%d", i);
+		if (c.cap.ev[20 + i].name[0]) {
+			paired++;
+			wrong += strcmp(c.cap.ev[20 + i].name, want) != 0;
+		}
+	}
+	CHECK_EQ(paired, HTTP_PIPELINE_MAX);
+	CHECK_EQ(wrong, 0);
+	conn_close(&c);
+}
+
+static void test_bodies(void)
+{
+	static const char chunked[] =
+		"POST /upload HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"5;ext=1\r\nhello\r\n"
+		"1A\r\nabcdefghijklmnopqrstuvwxyz\r\n"
+		"0\r\nX-Trailer: t\r\n\r\n"
+		"GET /next HTTP/1.1\r\nHost: b\r\n\r\n";
+	size_t n = strlen(chunked);
+	int bad = 0;
+
+	for (size_t k = 0; k <= n; k++) {
+		struct conn c;
+		conn_open(&c, 16384);
+		if (k)
+			feed(&c, 0, chunked, k);
+		if (k < n)
+			feed(&c, 0, chunked + k, n - k);
+		if (c.cap.n != 2 || strcmp(c.cap.ev[1].aux, "/next") || c.cap.ev[0].flags ||
+		    c.cap.ev[1].flags || c.f.st[0].consumed != n)
+			bad++;
+		conn_close(&c);
+	}
+	CHECK_EQ(bad, 0);
+
+	/* a Content-Length body arriving in pieces, then the next request */
+	struct conn c;
+	conn_open(&c, 16384);
+	feeds(&c, 0, "PUT /x HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123");
+	feeds(&c, 0, "456");
+	CHECK_EQ(c.cap.n, 1);
+	feeds(&c, 0, "789GET /y HTTP/1.1\r\n\r\n");
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_STR(c.cap.ev[1].aux, "/y");
+	conn_close(&c);
+
+	/* broken chunked framing: malformed, the direction stops */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
+			      "GET /y HTTP/1.1\r\n\r\n"),
+		 MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(feeds(&c, 0, "GET /z HTTP/1.1\r\n\r\n"), MOD_OK);
+	CHECK_EQ(c.cap.n, 1);
+	conn_close(&c);
+
+	/* a chunked response, 204 and 304 without bodies, then a body to the close */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\nGET /3 HTTP/1.1\r\n\r\n"
+		     "GET /4 HTTP/1.1\r\n\r\nGET /5 HTTP/1.1\r\n\r\n");
+	CHECK_EQ(c.cap.n, 5);
+	feeds(&c, 1, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+		     "HTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\n"
+		     "HTTP/1.1 304 Not Modified\r\nContent-Length: 7\r\n\r\n"
+		     "HTTP/1.0 200 OK\r\n\r\nHTTP/1.1 200 looks like a head but is body\r\n\r\n");
+	CHECK_EQ(c.cap.n, 9);
+	CHECK_STR(c.cap.ev[5].aux, "/1");
+	CHECK_STR(c.cap.ev[6].aux, "/2");
+	CHECK_EQ(c.cap.ev[7].type, 304);
+	CHECK_STR(c.cap.ev[8].aux, "/4");
+	CHECK_EQ(feeds(&c, 1, "HTTP/1.1 200 OK\r\n\r\n"), MOD_OK);
+	CHECK_EQ(c.cap.n, 9);
+	conn_close(&c);
+}
+
+static void test_interim_upgrade_connect(void)
+{
+	struct conn c;
+
+	/* 100 Continue pairs without using the request up */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "POST /p HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+	feeds(&c, 1, "HTTP/1.1 100 Continue\r\n\r\n");
+	feeds(&c, 0, "hi");
+	feeds(&c, 1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	CHECK_EQ(c.cap.n, 3);
+	CHECK_EQ(c.cap.ev[1].type, 100);
+	CHECK_STR(c.cap.ev[1].aux, "/p");
+	CHECK_EQ(c.cap.ev[2].type, 200);
+	CHECK_STR(c.cap.ev[2].aux, "/p");
+	conn_close(&c);
+
+	/* WebSocket: the client waits for 101, then frames are not HTTP */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /chat HTTP/1.1\r\nHost: ws.example\r\nUpgrade: websocket\r\n"
+		     "Connection: Upgrade\r\nSec-WebSocket-Key: x\r\n\r\n");
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_UPGRADE), "websocket");
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_CONN), "Upgrade");
+	feed(&c, 0, "\x81\x85\x37\xfa\x21\x3d\x7f\x9f\x4d\x51\x58", 11); /* before the 101 */
+	CHECK_EQ(c.cap.n, 1);
+	feeds(&c, 1, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+		     "Connection: Upgrade\r\n\r\n\x81\x05hello");
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_EQ(c.cap.ev[1].type, 101);
+	CHECK_STR(EVF(&c.cap.ev[1], RS_UPGRADE), "websocket");
+	CHECK_STR(c.cap.ev[1].aux, "/chat");
+	CHECK_EQ(feed(&c, 0, "\x81\x80\x00\x00\x00\x00", 6), MOD_OK);
+	CHECK_EQ(feed(&c, 1, "\x81\x02hi", 4), MOD_OK);
+	CHECK_EQ(c.cap.n, 2);
+	conn_close(&c);
+
+	/* CONNECT refused by the proxy: the 403 is tied to it, then a retry */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "CONNECT 169.254.169.254:80 HTTP/1.1\r\nHost: 169.254.169.254:80\r\n\r\n");
+	feeds(&c, 1, "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_EQ(c.cap.ev[1].type, 403);
+	CHECK_STR(c.cap.ev[1].aux, "169.254.169.254:80");
+	CHECK_STR(c.cap.ev[1].name, "169.254.169.254:80");
+	CHECK_STR(EVF(&c.cap.ev[1], RS_RMETHOD), "CONNECT");
+	feeds(&c, 0, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n");
+	CHECK_EQ(c.cap.n, 3);
+	/* accepted: a tunnel; what follows is TLS, not HTTP */
+	feeds(&c, 1, "HTTP/1.1 200 Connection established\r\n\r\n");
+	CHECK_EQ(c.cap.n, 4);
+	CHECK_STR(c.cap.ev[3].aux, "example.com:443");
+	CHECK_EQ(feed(&c, 0, "\x16\x03\x01\x00\x05hello", 10), MOD_OK);
+	CHECK_EQ(feed(&c, 1, "\x16\x03\x03\x00\x02hi", 7), MOD_OK);
+	CHECK_EQ(c.cap.n, 4);
+	conn_close(&c);
+
+	/* TLS sent right after the CONNECT head waits for the answer */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "CONNECT a:443 HTTP/1.1\r\n\r\n\x16\x03\x01");
+	CHECK_EQ(c.cap.n, 1);
+	feeds(&c, 1, "HTTP/1.1 200 OK\r\n\r\n");
+	CHECK_EQ(feed(&c, 0, "\x00\x05", 2), MOD_OK);
+	CHECK_EQ(c.cap.n, 2);
+	conn_close(&c);
+}
+
+static void test_stream_bounds(void)
+{
+	struct conn c;
+
+	/* binary after a request: malformed event, the direction stops */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET / HTTP/1.1\r\nHost: a\r\nX-Junk: \x01\x02\r\n\r\n"), MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK(c.cap.ev[0].flags & OBS_F_MALFORMED);
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "control byte 0x01 at offset 33");
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_HOST), "a");
+	CHECK_EQ(c.cap.ev[0].size, 34);
+	CHECK_EQ(feeds(&c, 0, "GET /again HTTP/1.1\r\n\r\n"), MOD_OK);
+	CHECK_EQ(c.cap.n, 1);
+	/* its response still pairs */
+	feeds(&c, 1, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_STR(EVF(&c.cap.ev[1], RS_RMETHOD), "GET");
+	conn_close(&c);
+
+	/* a soft problem: flagged, and the next request is parsed */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET /1 HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\nGET /2 HTTP/1.1\r\n\r\n"),
+		 MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+	CHECK_EQ(c.cap.ev[1].flags, 0);
+	conn_close(&c);
+
+	/* a head that never ends: malformed once it passes 8 KiB */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /big HTTP/1.1\r\nX-Pad: ");
+	static char pad[1024];
+	memset(pad, 'p', sizeof(pad));
+	int r = MOD_OK;
+	for (int i = 0; i < 8 && r == MOD_OK; i++)
+		r = feed(&c, 0, pad, sizeof(pad));
+	CHECK_EQ(r, MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "head longer than 8192 bytes");
+	CHECK_STR(c.cap.ev[0].aux, "/big");
+	CHECK_EQ(c.cap.ev[0].size, HTTP_HEAD_MAX);
+	conn_close(&c);
+
+	/* the stream cap cuts a head: emitted as truncated */
+	conn_open(&c, 64);
+	CHECK_EQ(feeds(&c, 0, "GET /cut HTTP/1.1\r\nHost: example.org\r\nUser-Agent: a-very-long-agent/1.0\r\n\r\n"),
+		 MOD_TRUNCATED);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_TRUNCATED);
+	CHECK_STR(c.cap.ev[0].name, "example.org");
+	CHECK_STR(c.cap.ev[0].aux, "/cut");
+	conn_close(&c);
+
+	/* the stream cap inside a body: the direction just stops */
+	conn_open(&c, 64);
+	CHECK_EQ(feeds(&c, 0, "POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\n0123456789012345678901234567890"),
+		 MOD_OK);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(feeds(&c, 0, "GET / HTTP/1.1\r\n\r\n"), MOD_OK);
+	CHECK_EQ(c.cap.n, 1);
+	conn_close(&c);
+
+	/* a hole never filled: what was read is kept */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /gap HTTP/1.1\r\nHost: g\r\n");
+	CHECK_EQ(c.cap.n, 0);
+	c.f.st[0].gap = 1;
+	CHECK_EQ(feeds(&c, 0, "X"), MOD_TRUNCATED);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_TRUNCATED);
+	CHECK_STR(c.cap.ev[0].name, "g");
+	conn_close(&c);
+
+	/* a response that is not HTTP on a claimed flow */
+	conn_open(&c, 16384);
+	feeds(&c, 0, curl_req);
+	CHECK_EQ(feeds(&c, 1, "SSH-2.0-OpenSSH\r\n"), MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_EQ(c.cap.ev[1].flags, OBS_F_MALFORMED);
+	CHECK_EQ(c.cap.ev[1].type, 0);
+	CHECK_STR(c.cap.ev[1].aux, "/latest/meta-data/");
+	CHECK_STR(EVF(&c.cap.ev[1], RS_STATUS), "");
+	conn_close(&c);
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static void json_is(const char *info, size_t len, int kind, const char *want)
+{
+	json_t *o = json_object();
+	CHECK(o != NULL);
+	CHECK_EQ(http_info_json(o, info, len, kind), 0);
+	char *s = json_dumps(o, JSON_COMPACT);
+	CHECK_STR(s, want);
+	free(s);
+	json_decref(o);
+}
+
+static void test_json(void)
+{
+	struct conn c;
+
+	conn_open(&c, 16384);
+	feeds(&c, 0, curl_req);
+	feeds(&c, 0, "PUT /latest/api/token HTTP/1.1\r\nHost: 169.254.169.254\r\n"
+		     "X-aws-ec2-metadata-token-ttl-seconds: 21600\r\n"
+		     "X-aws-ec2-metadata-token: s3cr3t\r\nMetadata: true\r\n"
+		     "Content-Length: 0\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\n\r\n");
+	feeds(&c, 1, "HTTP/1.1 403 Forbidden\r\nServer: squid\r\nContent-Length: 0\r\n\r\n");
+	CHECK_EQ(c.cap.n, 3);
+	json_is(c.cap.ev[0].info, c.cap.ev[0].info_len, OBS_HTTP_REQUEST,
+		"{\"method\":\"GET\",\"host\":\"169.254.169.254\",\"uri\":\"/latest/meta-data/\","
+		"\"version\":\"HTTP/1.1\",\"user_agent\":\"curl/7.88.1\"}");
+	json_is(c.cap.ev[1].info, c.cap.ev[1].info_len, OBS_HTTP_REQUEST,
+		"{\"method\":\"PUT\",\"host\":\"169.254.169.254\",\"uri\":\"/latest/api/token\","
+		"\"version\":\"HTTP/1.1\",\"user_agent\":\"\",\"upgrade\":\"h2c\","
+		"\"connection\":\"Upgrade, HTTP2-Settings\",\"content_length\":0,"
+		"\"metadata_headers\":[\"Metadata\",\"X-aws-ec2-metadata-token\","
+		"\"X-aws-ec2-metadata-token-ttl-seconds\"],\"metadata_token_ttl\":\"21600\"}");
+	CHECK(strstr(c.cap.ev[1].info, "s3cr3t") == NULL);
+	json_is(c.cap.ev[2].info, c.cap.ev[2].info_len, OBS_HTTP_RESPONSE,
+		"{\"status\":403,\"reason\":\"Forbidden\",\"version\":\"HTTP/1.1\","
+		"\"content_length\":0,\"server\":\"squid\",\"request\":{\"method\":\"GET\","
+		"\"host\":\"169.254.169.254\",\"uri\":\"/latest/meta-data/\"}}");
+	conn_close(&c);
+
+	/* malformed and cut; escapes survive as text */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /\"q\" HTTP/1.1\r\nHost: \xff\"\r\nX: \x02\r\n\r\n");
+	CHECK_EQ(c.cap.n, 1);
+	json_is(c.cap.ev[0].info, c.cap.ev[0].info_len, OBS_HTTP_REQUEST,
+		"{\"method\":\"GET\",\"host\":\"\\\\xff\\\"\",\"uri\":\"/\\\"q\\\"\","
+		"\"version\":\"HTTP/1.1\",\"user_agent\":\"\","
+		"\"malformed\":\"control byte 0x02 at offset 32\"}");
+	conn_close(&c);
+
+	/* an unpaired response without a status line */
+	conn_open(&c, 16384);
+	feeds(&c, 0, curl_req);
+	feeds(&c, 1, "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
+	feeds(&c, 1, "junk\r\n\r\n");
+	CHECK_EQ(c.cap.n, 3);
+	json_is(c.cap.ev[2].info, c.cap.ev[2].info_len, OBS_HTTP_RESPONSE,
+		"{\"reason\":\"\",\"version\":\"\",\"malformed\":\"bad status line: bad HTTP version\"}");
+	conn_close(&c);
+
+	/* the wrong kind, or no record */
+	json_t *o = json_object();
+	static const char rq[] = "req\x1fGET\x1f/\x1fHTTP/1.1\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1e";
+	CHECK_EQ(http_info_json(o, rq, strlen(rq), OBS_HTTP_RESPONSE), -22);
+	CHECK_EQ(http_info_json(o, "", 0, OBS_HTTP_REQUEST), -22);
+	CHECK_EQ(http_info_json(o, NULL, 0, OBS_HTTP_REQUEST), -22);
+	CHECK_EQ(http_info_json(o, "req\x1fGET\x1e", 8, OBS_HTTP_REQUEST), -22);
+	CHECK_EQ(json_object_size(o), 0);
+	CHECK_EQ(http_info_json(o, rq, strlen(rq), OBS_HTTP_REQUEST), 0);
+	json_decref(o);
+}
+
+int main(void)
+{
+	test_request_fields();
+	test_request_targets();
+	test_response_fields();
+	test_truncation();
+	test_hostile();
+	test_sniff();
+	test_copy_escaped();
+	test_claim();
+	test_event();
+	test_split();
+	test_pipeline();
+	test_bodies();
+	test_interim_upgrade_connect();
+	test_stream_bounds();
+	test_json();
+	return check_done();
+}

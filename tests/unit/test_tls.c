@@ -1,0 +1,1092 @@
+/*
+ * test_tls.c - the TLS analyzer on crafted bytes: SHA-256 vectors, every
+ * ClientHello and ServerHello field, JA4 (a published Chrome fingerprint),
+ * GREASE, ECH, every truncation point of the message and of the record
+ * stream, hellos split over records and over TCP segments through the flow
+ * table, the malformed cases of tls.h, and the JSON renderer.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../unit/check.h"
+#include "flow.h"
+#include "module.h"
+#include "sha256.h"
+#include "tls.h"
+#include "tls_json.h"
+
+/* ---- byte builder --------------------------------------------------------- */
+
+struct bb {
+	uint8_t b[40000];
+	size_t n;
+};
+
+static void u8(struct bb *w, unsigned v)
+{
+	w->b[w->n++] = (uint8_t)v;
+}
+
+static void u16(struct bb *w, unsigned v)
+{
+	u8(w, v >> 8);
+	u8(w, v);
+}
+
+static void raw(struct bb *w, const void *p, size_t n)
+{
+	memcpy(w->b + w->n, p, n);
+	w->n += n;
+}
+
+static void fill(struct bb *w, unsigned v, size_t n)
+{
+	memset(w->b + w->n, (int)v, n);
+	w->n += n;
+}
+
+/* Length prefixes: open reserves `size` bytes, close writes the length. */
+static size_t open_len(struct bb *w, int size)
+{
+	size_t at = w->n;
+	w->n += (size_t)size;
+	return at;
+}
+
+static void close_len(struct bb *w, size_t at, int size)
+{
+	size_t len = w->n - at - (size_t)size;
+	for (int i = 0; i < size; i++)
+		w->b[at + (size_t)i] = (uint8_t)(len >> (8 * (size - 1 - i)));
+}
+
+/* ---- hello builders ------------------------------------------------------- */
+
+struct ext {
+	uint16_t type;
+	struct bb *data; /* NULL: empty */
+};
+
+static struct bb *new_bb(void)
+{
+	struct bb *w = calloc(1, sizeof(*w));
+	if (!w)
+		abort();
+	return w;
+}
+
+static struct bb *sni_ext(const char *name)
+{
+	struct bb *w = new_bb();
+	size_t l = open_len(w, 2);
+	u8(w, 0);
+	size_t h = open_len(w, 2);
+	raw(w, name, strlen(name));
+	close_len(w, h, 2);
+	close_len(w, l, 2);
+	return w;
+}
+
+/* names: NUL-separated list ending in an empty name */
+static struct bb *alpn_ext(const char *names)
+{
+	struct bb *w = new_bb();
+	size_t l = open_len(w, 2);
+	for (const char *s = names; *s; s += strlen(s) + 1) {
+		u8(w, (unsigned)strlen(s));
+		raw(w, s, strlen(s));
+	}
+	close_len(w, l, 2);
+	return w;
+}
+
+static struct bb *u16_list(const uint16_t *v, size_t n, int lensize)
+{
+	struct bb *w = new_bb();
+	size_t l = open_len(w, lensize);
+	for (size_t i = 0; i < n; i++)
+		u16(w, v[i]);
+	close_len(w, l, lensize);
+	return w;
+}
+
+static struct bb *blob(unsigned v, size_t n)
+{
+	struct bb *w = new_bb();
+	fill(w, v, n);
+	return w;
+}
+
+static void free_exts(struct ext *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(e[i].data);
+}
+
+/* A ClientHello handshake message (header included) into m. */
+static void client_hello(struct bb *m, uint16_t legacy, const uint16_t *cs, size_t ncs,
+			 const struct ext *e, size_t ne)
+{
+	u8(m, 1);
+	size_t body = open_len(m, 3);
+	u16(m, legacy);
+	fill(m, 0x5a, 32); /* random */
+	u8(m, 32);
+	fill(m, 0x11, 32); /* session_id */
+	size_t l = open_len(m, 2);
+	for (size_t i = 0; i < ncs; i++)
+		u16(m, cs[i]);
+	close_len(m, l, 2);
+	u8(m, 1);
+	u8(m, 0); /* null compression */
+	if (e) {
+		size_t xl = open_len(m, 2);
+		for (size_t i = 0; i < ne; i++) {
+			u16(m, e[i].type);
+			size_t el = open_len(m, 2);
+			if (e[i].data)
+				raw(m, e[i].data->b, e[i].data->n);
+			close_len(m, el, 2);
+		}
+		close_len(m, xl, 2);
+	}
+	close_len(m, body, 3);
+}
+
+/* The message m as TLS records of at most frag payload bytes each. */
+static void records(struct bb *s, const struct bb *m, size_t frag)
+{
+	for (size_t off = 0; off < m->n; off += frag) {
+		size_t k = m->n - off < frag ? m->n - off : frag;
+		u8(s, 22);
+		u16(s, 0x0301);
+		u16(s, (unsigned)k);
+		raw(s, m->b + off, k);
+	}
+}
+
+/*
+ * The ClientHello of the published JA4 example (Chrome 143, browserleaks):
+ * t13d1516h2_8daaf6152771_d8a2da3f94cd, with GREASE cipher, extensions and
+ * version added and a 1,248-byte X25519MLKEM768-sized key share, so the
+ * message is over 1,500 bytes. Extension order as in its ja4_ro.
+ */
+static const uint16_t chrome_cs[] = {0x0a0a, 0x1301, 0x1302, 0x1303, 0xc02b, 0xc02f, 0xc02c,
+				     0xc030, 0xcca9, 0xcca8, 0xc013, 0xc014, 0x009c, 0x009d,
+				     0x002f, 0x0035};
+static const uint16_t chrome_sig[] = {0x0403, 0x0804, 0x0401, 0x0503,
+				      0x0805, 0x0501, 0x0806, 0x0601};
+static const uint16_t chrome_ver[] = {0x3a3a, 0x0304, 0x0303};
+#define CHROME_JA4 "t13d1516h2_8daaf6152771_d8a2da3f94cd"
+
+static void chrome_hello(struct bb *m, const char *sni)
+{
+	struct ext e[] = {
+		{0x1a1a, NULL},
+		{0x002d, blob(0x01, 2)},
+		{0x0033, blob(0x44, 1258)},
+		{0x0010, alpn_ext("h2\0http/1.1\0")},
+		{0xfe0d, blob(0x00, 186)},
+		{0x0017, NULL},
+		{0x44cd, blob(0x00, 5)},
+		{0x0000, sni_ext(sni)},
+		{0x000b, blob(0x01, 2)},
+		{0x000a, blob(0x00, 10)},
+		{0x002b, NULL},
+		{0xff01, blob(0x00, 1)},
+		{0x0023, NULL},
+		{0x0012, NULL},
+		{0x0005, blob(0x00, 5)},
+		{0x000d, u16_list(chrome_sig, 8, 2)},
+		{0x001b, blob(0x02, 3)},
+		{0x2a2a, blob(0x00, 1)},
+	};
+	struct bb *v = new_bb();
+	u8(v, 6);
+	for (int i = 0; i < 3; i++)
+		u16(v, chrome_ver[i]);
+	e[10].data = v;
+	client_hello(m, 0x0303, chrome_cs, 16, e, sizeof(e) / sizeof(e[0]));
+	free_exts(e, sizeof(e) / sizeof(e[0]));
+}
+
+/* Offset just past the server_name extension of a chrome_hello message. */
+static size_t chrome_sni_end(const struct bb *m)
+{
+	/* header 4, version 2, random 32, sid 33, ciphers 2+32, comp 2, ext len 2 */
+	size_t off = 4 + 2 + 32 + 33 + 2 + 32 + 2 + 2;
+	for (;;) {
+		uint16_t type = (uint16_t)(m->b[off] << 8 | m->b[off + 1]);
+		uint16_t len = (uint16_t)(m->b[off + 2] << 8 | m->b[off + 3]);
+		off += 4 + len;
+		if (type == 0)
+			return off;
+	}
+}
+
+static int parse_stream(const struct bb *s, struct tls_hello *h)
+{
+	uint8_t msg[TLS_MSG_MAX];
+	size_t mlen;
+	const char *why;
+	int r = tls_reassemble(s->b, s->n, msg, sizeof(msg), &mlen, &why);
+	if (r != TLS_ASM_DONE)
+		return -100 - r;
+	return tls_parse_handshake(msg, mlen, 0, h);
+}
+
+/* Field i of the one record in info, copied into buf. */
+static const char *field(const struct tls_hello *h, int i, char *buf, size_t cap)
+{
+	const char *s = h->info, *piece = "";
+	size_t n = h->info_len, plen = 0;
+	if (n && s[n - 1] == REC_RS)
+		n--;
+	for (int k = 0; k <= i; k++)
+		if (!rec_split(&s, &n, REC_US, &piece, &plen)) {
+			piece = "";
+			plen = 0;
+		}
+	if (plen >= cap)
+		plen = cap - 1;
+	memcpy(buf, piece, plen);
+	buf[plen] = '\0';
+	return buf;
+}
+
+/* ---- SHA-256 -------------------------------------------------------------- */
+
+static void hex(const uint8_t *d, size_t n, char *out)
+{
+	static const char x[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = x[d[i] >> 4];
+		out[2 * i + 1] = x[d[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static const char *sha_hex(const void *p, size_t n, char out[65])
+{
+	struct sha256 s;
+	uint8_t d[SHA256_LEN];
+	sha256_init(&s);
+	sha256_update(&s, p, n);
+	sha256_final(&s, d);
+	hex(d, sizeof(d), out);
+	return out;
+}
+
+static void test_sha256(void)
+{
+	char out[65];
+	struct sha256 s;
+	uint8_t d[SHA256_LEN];
+	static uint8_t a[1000];
+
+	CHECK_STR(sha_hex("", 0, out),
+		  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	CHECK_STR(sha_hex("abc", 3, out),
+		  "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	CHECK_STR(sha_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, out),
+		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	/* one million 'a', fed in uneven pieces */
+	memset(a, 'a', sizeof(a));
+	sha256_init(&s);
+	for (size_t done = 0, k = 1; done < 1000000; done += k, k = k % 997 + 1) {
+		if (k > 1000000 - done)
+			k = 1000000 - done;
+		sha256_update(&s, a, k);
+	}
+	sha256_final(&s, d);
+	hex(d, sizeof(d), out);
+	CHECK_STR(out, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	/* the JA4 hash inputs of the published example */
+	const char *c = "002f,0035,009c,009d,1301,1302,1303,c013,c014,c02b,c02c,c02f,c030,cca8,cca9";
+	CHECK(strncmp(sha_hex(c, strlen(c), out), "8daaf6152771", 12) == 0);
+	const char *e = "0005,000a,000b,000d,0012,0015,0017,001b,0023,002b,002d,0033,4469,ff01_"
+			"0403,0804,0401,0503,0805,0501,0806,0601";
+	CHECK(strncmp(sha_hex(e, strlen(e), out), "e5627efa2ab1", 12) == 0);
+}
+
+/* ---- ClientHello fields --------------------------------------------------- */
+
+static void test_chrome(struct tls_hello *h)
+{
+	struct bb *m = new_bb(), *s = new_bb();
+	char f[256];
+
+	chrome_hello(m, "tls.browserleaks.com");
+	CHECK(m->n > 1500);
+	records(s, m, 16384);
+	CHECK_EQ(parse_stream(s, h), MOD_OK);
+	CHECK_EQ(h->hs_type, TLS_CLIENT_HELLO);
+	CHECK_EQ(h->hs_len, m->n - 4);
+	CHECK_STR(h->sni, "tls.browserleaks.com");
+	CHECK_EQ(h->has_sni, 1);
+	CHECK_STR(h->alpn_aux, "h2,http/1.1");
+	CHECK_STR(h->alpn, "h2\x1dhttp/1.1");
+	CHECK_EQ(h->n_alpn, 2);
+	CHECK_EQ(h->legacy_version, 0x0303);
+	CHECK_EQ(h->version, 0x0304);
+	CHECK_EQ(h->n_versions, 2); /* GREASE left out */
+	CHECK_EQ(h->versions[0], 0x0304);
+	CHECK_EQ(h->versions[1], 0x0303);
+	CHECK_EQ(h->n_ciphers, 16);
+	CHECK_EQ(h->n_exts, 18);
+	CHECK_EQ(h->ech, 1);
+	CHECK_EQ(h->flags, 0);
+	CHECK(h->reason == NULL);
+	CHECK_STR(h->ja4, CHROME_JA4);
+	CHECK_EQ(h->info_len, strlen(h->info));
+	CHECK_STR(field(h, 0, f, sizeof(f)), "tls.browserleaks.com");
+	CHECK_STR(field(h, 1, f, sizeof(f)), "h2\x1dhttp/1.1");
+	CHECK_STR(field(h, 2, f, sizeof(f)), "0x0303");
+	CHECK_STR(field(h, 3, f, sizeof(f)), "0x0304\x1d" "0x0303");
+	CHECK_STR(field(h, 4, f, sizeof(f)), "16");
+	CHECK_STR(field(h, 5, f, sizeof(f)), "18");
+	CHECK_STR(field(h, 6, f, sizeof(f)), "1");
+	CHECK_STR(field(h, 7, f, sizeof(f)), CHROME_JA4);
+	CHECK_STR(field(h, 8, f, sizeof(f)), "");
+	CHECK_STR(field(h, 9, f, sizeof(f)), "0x0304");
+	CHECK_STR(field(h, 10, f, sizeof(f)), "0");
+	CHECK(h->info[h->info_len - 1] == REC_RS);
+
+	/* the same message cut into small records, and into 1-byte records */
+	static const size_t frags[] = {1, 2, 3, 5, 100, 512, 1000, 1500};
+	for (size_t i = 0; i < sizeof(frags) / sizeof(frags[0]); i++) {
+		s->n = 0;
+		records(s, m, frags[i]);
+		CHECK_EQ(parse_stream(s, h), MOD_OK);
+		CHECK_STR(h->sni, "tls.browserleaks.com");
+		CHECK_STR(h->ja4, CHROME_JA4);
+	}
+	free(m);
+	free(s);
+}
+
+/* A plain TLS 1.2 hello: no supported_versions, SNI, one ALPN, no ECH. */
+static void test_tls12(struct tls_hello *h)
+{
+	static const uint16_t cs[] = {0xc02f, 0xc030, 0x009c};
+	static const uint16_t sig[] = {0x0401, 0x0501};
+	struct ext e[] = {
+		{0x0000, sni_ext("example.com")},
+		{0x0010, alpn_ext("http/1.1\0")},
+		{0x000d, u16_list(sig, 2, 2)},
+		{0x000a, blob(0x00, 4)},
+	};
+	struct bb *m = new_bb();
+	char f[64];
+
+	client_hello(m, 0x0303, cs, 3, e, 4);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	CHECK_STR(h->sni, "example.com");
+	CHECK_EQ(h->version, 0x0303);
+	CHECK_EQ(h->has_versions, 0);
+	CHECK_EQ(h->ech, 0);
+	CHECK_STR(field(h, 3, f, sizeof(f)), "");
+	CHECK_STR(field(h, 6, f, sizeof(f)), "0");
+	CHECK_STR(field(h, 9, f, sizeof(f)), "0x0303");
+	CHECK(strncmp(h->ja4, "t12d0304h1_", 11) == 0);
+	free(m);
+	free_exts(e, 4);
+
+	/* no extensions at all, TLS 1.0, no SNI: "i" and "00" */
+	m = new_bb();
+	client_hello(m, 0x0301, cs, 3, NULL, 0);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	CHECK_EQ(h->has_sni, 0);
+	CHECK_STR(h->sni, "");
+	CHECK_EQ(h->n_alpn, 0);
+	CHECK_EQ(h->version, 0x0301);
+	CHECK(strncmp(h->ja4, "t10i030000_", 11) == 0);
+	CHECK_STR(h->ja4 + 24, "000000000000");
+	free(m);
+}
+
+/* Escaping of SNI and ALPN, GREASE in sigalgs, ECH code points, ALPN in JA4. */
+static void test_fields(struct tls_hello *h)
+{
+	static const uint16_t cs[] = {0x1301};
+	struct bb *m = new_bb();
+
+	/* hostile SNI bytes and an ALPN name with a comma and a control byte */
+	struct ext e[] = {
+		{0x0000, sni_ext("a\\b\x01\xff.evil\x1f")},
+		{0x0010, alpn_ext("x,y\0\x02z\0")},
+	};
+	client_hello(m, 0x0303, cs, 1, e, 2);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	CHECK_STR(h->sni, "a\\\\b\\x01\\xff.evil\\x1f");
+	CHECK_EQ(h->sni_len, strlen(h->sni));
+	CHECK_STR(h->alpn_aux, "x\\x2cy,\\x02z");
+	CHECK_STR(h->alpn, "x,y\x1d\\x02z");
+	/* first ALPN "x,y": both ends alphanumeric */
+	CHECK(strncmp(h->ja4, "t12d0102xy_", 11) == 0);
+	free_exts(e, 2);
+
+	/* first ALPN with a non-alphanumeric end: hex digits of the ends */
+	struct ext e2[] = {{0x0010, alpn_ext("h2-\0")}};
+	m->n = 0;
+	client_hello(m, 0x0303, cs, 1, e2, 1);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	CHECK(strncmp(h->ja4, "t12i01016d_", 11) == 0);
+	free_exts(e2, 1);
+
+	/* each ECH/ESNI code point */
+	static const uint16_t ech[] = {0xfe0d, 0xff02, 0xffce, 0xfe0c};
+	for (int i = 0; i < 4; i++) {
+		struct ext e3[] = {{ech[i], blob(0, 8)}};
+		m->n = 0;
+		client_hello(m, 0x0303, cs, 1, e3, 1);
+		CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+		CHECK_EQ(h->ech, i < 3);
+		free_exts(e3, 1);
+	}
+
+	/* GREASE-only supported_versions: falls back to legacy_version */
+	static const uint16_t gv[] = {0x0a0a, 0xfafa};
+	struct bb *v = u16_list(gv, 2, 1);
+	struct ext e4[] = {{0x002b, v}};
+	m->n = 0;
+	client_hello(m, 0x0303, cs, 1, e4, 1);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	CHECK_EQ(h->has_versions, 1);
+	CHECK_EQ(h->n_versions, 0);
+	CHECK_EQ(h->version, 0x0303);
+	free_exts(e4, 1);
+
+	/* highest version wins whatever the order; GREASE sigalgs are left out of JA4 */
+	static const uint16_t ov[] = {0x0302, 0x0304, 0x0303};
+	static const uint16_t s1[] = {0x0403, 0x0804};
+	static const uint16_t s2[] = {0x0403, 0x2a2a, 0x0804};
+	char j1[TLS_JA4_MAX];
+	struct ext e5[] = {{0x002b, u16_list(ov, 3, 1)}, {0x000d, u16_list(s1, 2, 2)}};
+	m->n = 0;
+	client_hello(m, 0x0303, cs, 1, e5, 2);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	CHECK_EQ(h->version, 0x0304);
+	strcpy(j1, h->ja4);
+	free(e5[1].data);
+	e5[1].data = u16_list(s2, 3, 2);
+	m->n = 0;
+	client_hello(m, 0x0303, cs, 1, e5, 2);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	CHECK_STR(h->ja4, j1);
+	free_exts(e5, 2);
+
+	/* a very long SNI is cut at a whole escape, still NUL-terminated */
+	char big[1500];
+	memset(big, 0xee, sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	struct ext e6[] = {{0x0000, sni_ext(big)}};
+	m->n = 0;
+	client_hello(m, 0x0303, cs, 1, e6, 1);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	CHECK_EQ(h->cut, 1);
+	CHECK(h->sni_len < TLS_SNI_MAX && h->sni_len % 4 == 0);
+	CHECK_EQ(h->sni_len, strlen(h->sni));
+	free_exts(e6, 1);
+
+	/* a second host_name entry is ignored; a non-host_name type first is skipped */
+	struct bb *sn = new_bb();
+	size_t l = open_len(sn, 2);
+	u8(sn, 7);
+	u16(sn, 3);
+	raw(sn, "abc", 3);
+	u8(sn, 0);
+	u16(sn, 5);
+	raw(sn, "first", 5);
+	u8(sn, 0);
+	u16(sn, 6);
+	raw(sn, "second", 6);
+	close_len(sn, l, 2);
+	struct ext e7[] = {{0x0000, sn}};
+	m->n = 0;
+	client_hello(m, 0x0303, cs, 1, e7, 1);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	CHECK_STR(h->sni, "first");
+	free_exts(e7, 1);
+	free(m);
+}
+
+/* ---- truncation ----------------------------------------------------------- */
+
+static void test_truncation(struct tls_hello *h)
+{
+	struct bb *m = new_bb(), *s = new_bb();
+	uint8_t msg[TLS_MSG_MAX];
+	size_t mlen, sni_end;
+	const char *why;
+	int bad = 0;
+
+	chrome_hello(m, "cut.example");
+	sni_end = chrome_sni_end(m);
+	/* every prefix of the message, as a prefix and as a lying length */
+	for (size_t k = 0; k < m->n; k++) {
+		uint8_t *cp = malloc(k ? k : 1); /* exact size: ASan sees overreads */
+		memcpy(cp, m->b, k);
+		int r = tls_parse_handshake(cp, k, OBS_F_TRUNCATED, h);
+		if (r != MOD_TRUNCATED || h->has_sni != (k >= sni_end) ||
+		    (k >= 4 && !(h->flags & OBS_F_TRUNCATED)) || h->ja4[0] != '\0' ||
+		    h->info_len != strlen(h->info) || (k >= 4) != (h->info_len > 0))
+			bad++;
+		if (k >= sni_end && strcmp(h->sni, "cut.example") != 0)
+			bad++;
+		r = tls_parse_handshake(cp, k, 0, h);
+		if (r != MOD_MALFORMED || (k >= 4 && !(h->flags & OBS_F_MALFORMED)))
+			bad++;
+		free(cp);
+	}
+	CHECK_EQ(bad, 0);
+
+	/* every prefix of the record stream (three records) */
+	records(s, m, 700);
+	bad = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		int r = tls_reassemble(s->b, k, msg, sizeof(msg), &mlen, &why);
+		if (r != TLS_ASM_MORE || mlen > m->n || memcmp(msg, m->b, mlen) != 0)
+			bad++;
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(tls_reassemble(s->b, s->n, msg, sizeof(msg), &mlen, &why), TLS_ASM_DONE);
+	CHECK_EQ(mlen, m->n);
+	CHECK(memcmp(msg, m->b, m->n) == 0);
+
+	/* a buffer smaller than the message */
+	CHECK_EQ(tls_reassemble(s->b, s->n, msg, 100, &mlen, &why), TLS_ASM_BIG);
+	CHECK_EQ(mlen, 100);
+	free(m);
+	free(s);
+}
+
+/* ---- record layer --------------------------------------------------------- */
+
+static void test_records(struct tls_hello *h)
+{
+	struct bb *m = new_bb(), *s = new_bb();
+	uint8_t msg[TLS_MSG_MAX];
+	size_t mlen;
+	const char *why;
+	static const uint16_t cs[] = {0x1301};
+	struct ext e[] = {{0x0000, sni_ext("r.example")}};
+
+	client_hello(m, 0x0303, cs, 1, e, 1);
+	free_exts(e, 1);
+
+	/* not a handshake record: SSLv2 hello, HTTP, alert, bad major */
+	static const uint8_t v2[] = {0x80, 0x2e, 0x01, 0x03, 0x01};
+	static const uint8_t http[] = "GET / HTTP/1.1\r\n";
+	static const uint8_t alert[] = {21, 3, 3, 0, 2, 2, 40};
+	static const uint8_t major[] = {22, 4, 1, 0, 4};
+	CHECK_EQ(tls_reassemble(v2, sizeof(v2), msg, sizeof(msg), &mlen, &why), TLS_ASM_NOT_HS);
+	CHECK_EQ(tls_reassemble(http, 1, msg, sizeof(msg), &mlen, &why), TLS_ASM_NOT_HS);
+	CHECK_EQ(tls_reassemble(alert, sizeof(alert), msg, sizeof(msg), &mlen, &why),
+		 TLS_ASM_NOT_HS);
+	CHECK_EQ(tls_reassemble(major, 2, msg, sizeof(msg), &mlen, &why), TLS_ASM_NOT_HS);
+	CHECK_EQ(tls_reassemble(major, 1, msg, sizeof(msg), &mlen, &why), TLS_ASM_MORE);
+	CHECK_EQ(tls_reassemble(major, 0, msg, sizeof(msg), &mlen, &why), TLS_ASM_MORE);
+
+	/* an alert between two fragments of the message */
+	records(s, m, 20);
+	memcpy(s->b + 25, alert, 5);
+	CHECK_EQ(tls_reassemble(s->b, s->n, msg, sizeof(msg), &mlen, &why), TLS_ASM_BAD);
+	CHECK(why != NULL);
+	CHECK_EQ(mlen, 20);
+
+	/* a record longer than 2^14 */
+	s->n = 0;
+	u8(s, 22);
+	u16(s, 0x0303);
+	u16(s, 16385);
+	CHECK_EQ(tls_reassemble(s->b, s->n, msg, sizeof(msg), &mlen, &why), TLS_ASM_BAD);
+
+	/* empty records in between are fine; bytes after the message are not read */
+	s->n = 0;
+	u8(s, 22);
+	u16(s, 0x0301);
+	u16(s, 0);
+	records(s, m, 10000);
+	u8(s, 23);
+	u16(s, 0x0303);
+	u16(s, 0x4000);
+	CHECK_EQ(parse_stream(s, h), MOD_OK);
+	CHECK_STR(h->sni, "r.example");
+
+	/* two messages in one record: only the first is taken */
+	s->n = 0;
+	u8(s, 22);
+	u16(s, 0x0301);
+	u16(s, (unsigned)(m->n + 4));
+	raw(s, m->b, m->n);
+	u8(s, 11);
+	u8(s, 0);
+	u16(s, 0);
+	CHECK_EQ(tls_reassemble(s->b, s->n, msg, sizeof(msg), &mlen, &why), TLS_ASM_DONE);
+	CHECK_EQ(mlen, m->n);
+	free(m);
+	free(s);
+}
+
+/* ---- malformed ------------------------------------------------------------ */
+
+/* Patch byte off of a fresh simple hello to v and expect MOD_MALFORMED. */
+static int malformed_at(struct tls_hello *h, size_t off, uint8_t v)
+{
+	static const uint16_t cs[] = {0x1301, 0x1302};
+	struct ext e[] = {{0x0000, sni_ext("m.example")}, {0x0010, alpn_ext("h2\0")}};
+	struct bb *m = new_bb();
+	int r;
+
+	client_hello(m, 0x0303, cs, 2, e, 2);
+	free_exts(e, 2);
+	m->b[off] = v;
+	r = tls_parse_handshake(m->b, m->n, 0, h);
+	free(m);
+	return r;
+}
+
+static int malformed_with(struct tls_hello *h, const struct ext *e, size_t ne)
+{
+	static const uint16_t cs[] = {0x1301};
+	struct bb *m = new_bb();
+	int r;
+
+	client_hello(m, 0x0303, cs, 1, e, ne);
+	r = tls_parse_handshake(m->b, m->n, 0, h);
+	free(m);
+	return r;
+}
+
+static void test_malformed(struct tls_hello *h)
+{
+	char f[128];
+	/* layout of the simple hello: hdr 4, ver 2, random 32, sid 1+32 @38,
+	 * cs len @71, ciphers 4, comp @77, ext len @79, sni ext @81 */
+	CHECK_EQ(malformed_at(h, 38, 33), MOD_MALFORMED);
+	CHECK_STR(h->reason, "session_id longer than 32 bytes");
+	CHECK(h->flags & OBS_F_MALFORMED);
+	CHECK_STR(field(h, 8, f, sizeof(f)), "session_id longer than 32 bytes");
+	CHECK_EQ(malformed_at(h, 72, 3), MOD_MALFORMED); /* odd cipher length */
+	CHECK_EQ(malformed_at(h, 72, 0), MOD_MALFORMED);
+	CHECK_EQ(malformed_at(h, 72, 200), MOD_MALFORMED);
+	CHECK_EQ(malformed_at(h, 77, 0), MOD_MALFORMED); /* no compression methods */
+	CHECK_STR(h->reason, "no compression_methods");
+	CHECK_EQ(malformed_at(h, 80, 0xff), MOD_MALFORMED); /* extensions too long */
+	CHECK_STR(h->reason, "extensions run past the message");
+	CHECK_EQ(malformed_at(h, 80, 4), MOD_MALFORMED); /* extensions too short: trailing */
+	CHECK_EQ(malformed_at(h, 84, 0xff), MOD_MALFORMED); /* sni ext runs past */
+	CHECK_EQ(malformed_at(h, 86, 0x20), MOD_MALFORMED); /* sni list runs past */
+	CHECK_STR(h->reason, "server_name list runs past its extension");
+	CHECK_EQ(malformed_at(h, 89, 0x20), MOD_MALFORMED); /* host_name runs past */
+	CHECK_STR(h->reason, "host_name runs past the server_name list");
+	CHECK_EQ(malformed_at(h, 3, 0xff), MOD_MALFORMED); /* handshake length lies */
+	CHECK_EQ(malformed_at(h, 0, 11), MOD_NOT_MINE); /* not a hello */
+	CHECK_EQ(h->info_len, 0);
+
+	struct bb *b = new_bb();
+	u16(b, 0);
+	struct ext e1[] = {{0x0000, b}};
+	CHECK_EQ(malformed_with(h, e1, 1), MOD_MALFORMED);
+	CHECK_STR(h->reason, "empty server_name list");
+	free_exts(e1, 1);
+
+	struct ext e2[] = {{0x0000, sni_ext("")}};
+	CHECK_EQ(malformed_with(h, e2, 1), MOD_MALFORMED);
+	CHECK_STR(h->reason, "empty host_name");
+	free_exts(e2, 1);
+
+	struct ext e3[] = {{0x0010, alpn_ext("h2\0")}};
+	e3[0].data->b[2] = 0; /* first name length 0 */
+	CHECK_EQ(malformed_with(h, e3, 1), MOD_MALFORMED);
+	CHECK_STR(h->reason, "empty ALPN protocol name");
+	free_exts(e3, 1);
+
+	struct ext e4[] = {{0x0010, alpn_ext("h2\0")}};
+	e4[0].data->b[2] = 9; /* name runs past its list */
+	CHECK_EQ(malformed_with(h, e4, 1), MOD_MALFORMED);
+	free_exts(e4, 1);
+
+	struct ext e5[] = {{0x0000, sni_ext("a.example")}, {0x0000, sni_ext("b.example")}};
+	CHECK_EQ(malformed_with(h, e5, 2), MOD_MALFORMED);
+	CHECK_STR(h->reason, "extension repeated");
+	CHECK_STR(h->sni, "a.example"); /* what was read before stays */
+	CHECK_EQ(h->info_len, strlen(h->info));
+	free_exts(e5, 2);
+
+	struct bb *v = new_bb();
+	u8(v, 3);
+	u16(v, 0x0304);
+	u8(v, 3);
+	struct ext e6[] = {{0x002b, v}};
+	CHECK_EQ(malformed_with(h, e6, 1), MOD_MALFORMED);
+	CHECK_STR(h->reason, "supported_versions length is odd or zero");
+	free_exts(e6, 1);
+
+	static const uint16_t one[] = {0x0403};
+	struct bb *sg = u16_list(one, 1, 2);
+	u8(sg, 0); /* a byte after the list */
+	struct ext e7[] = {{0x000d, sg}};
+	CHECK_EQ(malformed_with(h, e7, 1), MOD_MALFORMED);
+	CHECK_STR(h->reason, "bytes after the signature_algorithms list");
+	free_exts(e7, 1);
+
+	struct ext e8[] = {{0x000d, blob(0, 1)}};
+	CHECK_EQ(malformed_with(h, e8, 1), MOD_MALFORMED);
+	free_exts(e8, 1);
+
+	/* a malformed hello has no JA4 */
+	CHECK_STR(h->ja4, "");
+}
+
+/* ---- ServerHello ---------------------------------------------------------- */
+
+static void server_hello(struct bb *m, uint16_t legacy, uint16_t cipher, int sv, uint16_t ver)
+{
+	u8(m, 2);
+	size_t body = open_len(m, 3);
+	u16(m, legacy);
+	fill(m, 0x33, 32);
+	u8(m, 32);
+	fill(m, 0x11, 32);
+	u16(m, cipher);
+	u8(m, 0);
+	if (sv >= 0) {
+		size_t xl = open_len(m, 2);
+		u16(m, 0x0033); /* key_share */
+		u16(m, 36);
+		u16(m, 0x001d);
+		u16(m, 32);
+		fill(m, 0x77, 32);
+		if (sv) {
+			u16(m, 0x002b);
+			u16(m, 2);
+			u16(m, ver);
+		}
+		close_len(m, xl, 2);
+	}
+	close_len(m, body, 3);
+}
+
+static void test_server(struct tls_hello *h)
+{
+	struct bb *m = new_bb();
+	char f[64];
+
+	server_hello(m, 0x0303, 0x1301, 1, 0x0304);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	CHECK_EQ(h->hs_type, TLS_SERVER_HELLO);
+	CHECK_EQ(h->version, 0x0304);
+	CHECK_EQ(h->legacy_version, 0x0303);
+	CHECK_EQ(h->cipher, 0x1301);
+	CHECK_STR(field(h, 0, f, sizeof(f)), "0x0304");
+	CHECK_STR(field(h, 1, f, sizeof(f)), "0x1301");
+	CHECK_STR(field(h, 2, f, sizeof(f)), "0x0303");
+	CHECK_STR(field(h, 4, f, sizeof(f)), "0");
+
+	m->n = 0;
+	server_hello(m, 0x0303, 0xc02f, 0, 0);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	CHECK_EQ(h->version, 0x0303);
+	CHECK_EQ(h->cipher, 0xc02f);
+
+	m->n = 0;
+	server_hello(m, 0x0301, 0x002f, -1, 0); /* no extensions block */
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	CHECK_EQ(h->version, 0x0301);
+
+	/* supported_versions of the wrong size */
+	m->n = 0;
+	server_hello(m, 0x0303, 0x1301, 1, 0x0304);
+	m->b[m->n - 3] = 3;
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_MALFORMED);
+
+	/* every truncation point */
+	m->n = 0;
+	server_hello(m, 0x0303, 0x1301, 1, 0x0304);
+	int bad = 0;
+	for (size_t k = 0; k < m->n; k++) {
+		uint8_t *cp = malloc(k ? k : 1);
+		memcpy(cp, m->b, k);
+		if (tls_parse_handshake(cp, k, OBS_F_TRUNCATED, h) != MOD_TRUNCATED)
+			bad++;
+		if (tls_parse_handshake(cp, k, 0, h) != MOD_MALFORMED)
+			bad++;
+		free(cp);
+	}
+	CHECK_EQ(bad, 0);
+	free(m);
+}
+
+/* ---- the module through the flow table ------------------------------------ */
+
+struct sink {
+	int n;
+	int kind[8];
+	char name[8][64];
+	char aux[8][64];
+	unsigned type[8], code[8], flags[8];
+	uint32_t size[8];
+	char info[8][512];
+};
+
+static int sink_obs(struct emit *e, const struct obs *o)
+{
+	struct sink *s = e->core;
+	if (s->n >= 8)
+		return 0;
+	s->kind[s->n] = o->kind;
+	snprintf(s->name[s->n], 64, "%s", o->name ? o->name : "(null)");
+	snprintf(s->aux[s->n], 64, "%s", o->aux ? o->aux : "(null)");
+	s->type[s->n] = o->type;
+	s->code[s->n] = o->code;
+	s->flags[s->n] = o->flags;
+	s->size[s->n] = o->size;
+	snprintf(s->info[s->n], 512, "%.*s", (int)o->info_len, o->info);
+	s->n++;
+	return 0;
+}
+
+struct conn {
+	struct flow_table *ft;
+	void *state;
+	struct emit emit;
+	struct sink sink;
+	uint32_t seq[2];
+	uint16_t cport;
+};
+
+static void put32(uint8_t *a, uint32_t v)
+{
+	a[0] = (uint8_t)(v >> 24);
+	a[1] = (uint8_t)(v >> 16);
+	a[2] = (uint8_t)(v >> 8);
+	a[3] = (uint8_t)v;
+}
+
+/* One segment in direction dir (0 client); returns the module's result. */
+static int seg(struct conn *c, int dir, uint8_t flags, const uint8_t *data, size_t n)
+{
+	struct pkt p;
+	memset(&p, 0, sizeof(p));
+	p.ipv = 4;
+	p.proto = IPPROTO_TCP;
+	p.ts_us = 1796032800000000ull;
+	put32(dir ? p.src : p.dst, 0x5db8d822u);
+	put32(dir ? p.dst : p.src, 0x0a63000au);
+	p.sport = dir ? 8443 : c->cport;
+	p.dport = dir ? c->cport : 8443;
+	p.tcp_flags = flags;
+	p.seq = c->seq[dir];
+	p.ack = c->seq[!dir];
+	p.payload = data;
+	p.payload_len = n;
+	c->seq[dir] += (uint32_t)n + ((flags & TH_SYN) ? 1 : 0);
+	if (!flow_table_update(c->ft, &p))
+		return -1;
+	if (!n)
+		return MOD_OK;
+	return tls_module.on_packet(c->state, &p, &c->emit);
+}
+
+static void conn_open(struct conn *c, uint16_t port, const struct flow_config *cfg)
+{
+	memset(c, 0, sizeof(*c));
+	c->ft = flow_table_new(cfg, NULL, NULL);
+	struct module_env env = {.flows = c->ft};
+	CHECK(c->ft != NULL);
+	CHECK_EQ(tls_module.init(&env, &c->state), 0);
+	c->emit.obs = sink_obs;
+	c->emit.core = &c->sink;
+	c->cport = port;
+	c->seq[0] = 1000;
+	c->seq[1] = 5000;
+	seg(c, 0, TH_SYN, NULL, 0);
+	seg(c, 1, TH_SYN | TH_ACK, NULL, 0);
+}
+
+static void conn_close(struct conn *c)
+{
+	tls_module.fini(c->state);
+	flow_table_free(c->ft);
+}
+
+static void test_module(void)
+{
+	struct bb *m = new_bb(), *s = new_bb(), *sh = new_bb(), *ss = new_bb();
+	struct conn c;
+	int waiting = 0;
+
+	chrome_hello(m, "seg.example");
+	records(s, m, 1000); /* two records */
+	server_hello(sh, 0x0303, 0x1302, 1, 0x0304);
+	records(ss, sh, 16384);
+
+	/* the hello in 7 segments of up to 300 bytes; nothing until the last */
+	conn_open(&c, 40001, NULL);
+	for (size_t off = 0; off < s->n; off += 300) {
+		size_t k = s->n - off < 300 ? s->n - off : 300;
+		int r = seg(&c, 0, TH_ACK | TH_PUSH, s->b + off, k);
+		CHECK_EQ(r, MOD_OK);
+		if (off + k < s->n && c.sink.n == 0)
+			waiting++;
+	}
+	CHECK(waiting >= 5);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_EQ(c.sink.kind[0], OBS_TLS_CLIENT_HELLO);
+	CHECK_STR(c.sink.name[0], "seg.example");
+	CHECK_STR(c.sink.aux[0], "h2,http/1.1");
+	CHECK_EQ(c.sink.type[0], 0x0304);
+	CHECK_EQ(c.sink.size[0], m->n - 4);
+	CHECK_EQ(c.sink.flags[0], 0);
+	/* client data after the hello: nothing more */
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, (const uint8_t *)"\x17\x03\x03\x00\x01x", 6), MOD_OK);
+	CHECK_EQ(c.sink.n, 1);
+	/* the ServerHello in two segments */
+	CHECK_EQ(seg(&c, 1, TH_ACK, ss->b, 10), MOD_OK);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_EQ(seg(&c, 1, TH_ACK, ss->b + 10, ss->n - 10), MOD_OK);
+	CHECK_EQ(c.sink.n, 2);
+	CHECK_EQ(c.sink.kind[1], OBS_TLS_SERVER_HELLO);
+	CHECK_EQ(c.sink.type[1], 0x0304);
+	CHECK_EQ(c.sink.code[1], 0x1302);
+	CHECK_STR(c.sink.name[1], "");
+	conn_close(&c);
+
+	/* not ours: HTTP, SSLv2, a flow owned by another analyzer */
+	conn_open(&c, 40002, NULL);
+	CHECK_EQ(seg(&c, 0, TH_ACK, (const uint8_t *)"GET / HTTP/1.1\r\n", 16), MOD_NOT_MINE);
+	conn_close(&c);
+	conn_open(&c, 40003, NULL);
+	CHECK_EQ(seg(&c, 0, TH_ACK, (const uint8_t *)"\x80\x2e\x01\x03\x01", 5), MOD_NOT_MINE);
+	conn_close(&c);
+	conn_open(&c, 40004, NULL);
+	CHECK_EQ(seg(&c, 0, TH_ACK, s->b, 2), MOD_NOT_MINE); /* too short to tell */
+	CHECK_EQ(seg(&c, 0, TH_ACK, s->b + 2, 3), MOD_OK);   /* now it is */
+	conn_close(&c);
+
+	/* a stream cap below the hello: a truncated event, since the SNI came first */
+	/* (the SNI follows the 1,258-byte key share: past the first record) */
+	struct flow_config cfg = {.stream_max = (uint32_t)chrome_sni_end(m) + 2 * 5 + 20};
+	conn_open(&c, 40005, &cfg);
+	CHECK_EQ(seg(&c, 0, TH_ACK, s->b, s->n), MOD_TRUNCATED);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_STR(c.sink.name[0], "seg.example");
+	CHECK_EQ(c.sink.flags[0], OBS_F_TRUNCATED);
+	conn_close(&c);
+
+	/* ... and a cap before the SNI: nothing */
+	cfg.stream_max = (uint32_t)chrome_sni_end(m) + 2 * 5 - 1;
+	conn_open(&c, 40006, &cfg);
+	CHECK_EQ(seg(&c, 0, TH_ACK, s->b, s->n), MOD_TRUNCATED);
+	CHECK_EQ(c.sink.n, 0);
+	conn_close(&c);
+
+	free(m);
+	free(s);
+	free(sh);
+	free(ss);
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+static char *dump(json_t *o)
+{
+	return json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+}
+
+static void test_json(struct tls_hello *h)
+{
+	struct bb *m = new_bb();
+	json_t *o;
+	char *js, buf[TLS_VERSION_STR_MAX];
+
+	chrome_hello(m, "json.example");
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	o = json_object();
+	CHECK_EQ(tls_info_json(o, h->info, h->info_len, OBS_TLS_CLIENT_HELLO), 0);
+	js = dump(o);
+	CHECK_STR(js, "{\"hello\":\"client\",\"sni\":\"json.example\",\"alpn\":[\"h2\",\"http/1.1\"],"
+		      "\"version\":\"TLS 1.3\",\"legacy_version\":\"TLS 1.2\","
+		      "\"supported_versions\":[\"TLS 1.3\",\"TLS 1.2\"],\"ciphers\":16,"
+		      "\"extensions\":18,\"ech\":true,\"ja4\":\"" CHROME_JA4 "\"}");
+	free(js);
+	json_decref(o);
+
+	/* no SNI, no ALPN, malformed */
+	static const uint16_t cs[] = {0x1301};
+	struct ext e[] = {{0x000d, blob(0, 1)}};
+	m->n = 0;
+	client_hello(m, 0x0301, cs, 1, e, 1);
+	free_exts(e, 1);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_MALFORMED);
+	o = json_object();
+	CHECK_EQ(tls_info_json(o, h->info, h->info_len, OBS_TLS_CLIENT_HELLO), 0);
+	js = dump(o);
+	CHECK_STR(js, "{\"hello\":\"client\",\"alpn\":[],\"version\":\"TLS 1.0\","
+		      "\"legacy_version\":\"TLS 1.0\",\"ciphers\":1,\"extensions\":1,\"ech\":false,"
+		      "\"malformed\":\"signature_algorithms extension shorter than its list "
+		      "length\"}");
+	free(js);
+	json_decref(o);
+
+	/* truncated with SNI */
+	m->n = 0;
+	chrome_hello(m, "t.example");
+	CHECK_EQ(tls_parse_handshake(m->b, chrome_sni_end(m), OBS_F_TRUNCATED, h), MOD_TRUNCATED);
+	o = json_object();
+	CHECK_EQ(tls_info_json(o, h->info, h->info_len, OBS_TLS_CLIENT_HELLO), 0);
+	CHECK_STR(json_string_value(json_object_get(o, "sni")), "t.example");
+	CHECK(json_is_true(json_object_get(o, "truncated")));
+	CHECK(json_object_get(o, "ja4") == NULL);
+	json_decref(o);
+
+	/* server */
+	m->n = 0;
+	server_hello(m, 0x0303, 0x1301, 1, 0x0304);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	o = json_object();
+	CHECK_EQ(tls_info_json(o, h->info, h->info_len, OBS_TLS_SERVER_HELLO), 0);
+	js = dump(o);
+	CHECK_STR(js, "{\"hello\":\"server\",\"version\":\"TLS 1.3\",\"cipher\":\"0x1301\","
+		      "\"legacy_version\":\"TLS 1.2\"}");
+	free(js);
+	json_decref(o);
+
+	/* unknown versions by number; bad input */
+	CHECK_STR(tls_version_str(0x7f1c, buf, sizeof(buf)), "0x7f1c");
+	CHECK_STR(tls_version_str(0x0300, buf, sizeof(buf)), "SSL 3.0");
+	o = json_object();
+	CHECK_EQ(tls_info_json(o, "", 0, OBS_TLS_CLIENT_HELLO), -EINVAL);
+	CHECK_EQ(tls_info_json(o, "x\x1fy", 3, OBS_TLS_SERVER_HELLO), -EINVAL);
+	CHECK_EQ(tls_info_json(o, h->info, h->info_len, OBS_DNS_QUERY), -EINVAL);
+	CHECK_EQ(json_object_size(o), 0);
+	json_decref(o);
+	free(m);
+}
+
+int main(void)
+{
+	struct tls_hello *h = malloc(sizeof(*h));
+
+	if (!h)
+		return 1;
+	test_sha256();
+	test_chrome(h);
+	test_tls12(h);
+	test_fields(h);
+	test_truncation(h);
+	test_records(h);
+	test_malformed(h);
+	test_server(h);
+	test_module();
+	test_json(h);
+	free(h);
+	return check_done();
+}
