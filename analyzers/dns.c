@@ -1114,6 +1114,14 @@ static int dns_message(struct dns_out *o, const struct pkt *p, struct emit *out,
  * what was consumed. A message still missing bytes waits for the next
  * segment, unless the stream can no longer grow (overflow or a hole): then
  * what is there is parsed as a cut message and the direction is finished.
+ *
+ * Capture loss (flow.h, "Holes"): a message must end before the first
+ * skipped hole at or after the cursor (flow_stream_avail). One that reaches
+ * into the hole is dropped, unparsed and unemitted, and parsing resumes at
+ * s->resync, the first byte after the hole, on the guess that a message
+ * starts there (a segment usually begins with one). If the guess is wrong,
+ * the message read there is garbage: when it comes out malformed, the
+ * direction is abandoned (done) rather than parsed into more garbage.
  */
 static int dns_tcp(struct dns_out *o, const struct pkt *p, struct emit *out)
 {
@@ -1124,12 +1132,19 @@ static int dns_tcp(struct dns_out *o, const struct pkt *p, struct emit *out)
 		return MOD_NOT_MINE;
 	s = &p->flow->st[p->dir ? 1 : 0];
 	while (!s->done && s->buf && s->consumed < s->len) {
-		struct cur c = cur_init(s->buf + s->consumed, s->len - s->consumed);
+		uint32_t avail = flow_stream_avail(s, s->consumed);
+		struct cur c = cur_init(s->buf + s->consumed, avail - s->consumed);
 		uint16_t mlen = cur_be16(&c);
 		struct cur body = c;
 		const uint8_t *m = cur_ptr(&c, mlen);
+		int resynced = s->holes && s->consumed == s->resync;
 		int r;
 
+		if (!m && avail < s->len) {
+			/* the message runs into a skipped hole: drop it */
+			s->consumed = s->resync;
+			continue;
+		}
 		if (!m) {
 			size_t left = cur_left(&body);
 			if (!s->overflow && !s->gap)
@@ -1148,6 +1163,8 @@ static int dns_tcp(struct dns_out *o, const struct pkt *p, struct emit *out)
 		r = dns_message(o, p, out, m, mlen, OBS_F_TCP);
 		if (r < 0)
 			return r;
+		if (r == MOD_MALFORMED && resynced)
+			s->done = 1; /* the boundary guess was wrong: stop here */
 		ret = worse(ret, r);
 	}
 	return ret;

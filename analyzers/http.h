@@ -21,7 +21,8 @@
  *     "HTTP/" DIGIT "." DIGIT; the status line is HTTP-version SP 3DIGIT
  *     [SP reason];
  *   - Content-Length is 1..18 digits (a list of equal values is one value);
- *     several that differ, or a bad one, lose the body framing.
+ *     several that differ, or a bad one, lose the body framing; so does a
+ *     request whose Transfer-Encoding does not end in chunked.
  * Lines end in CRLF or a bare LF; the head ends at the first empty line.
  * Those problems are "fatal": the framing of the stream is lost, so the
  * analyzer emits what was read and stops the direction. Softer problems
@@ -51,7 +52,13 @@
  *   - when a direction stops growing (the flow table's 16 KiB stream cap
  *     or a hole never filled) inside a head, the head is emitted with
  *     OBS_F_TRUNCATED if its start line was complete; inside a body, the
- *     direction just stops (it cannot resynchronise).
+ *     direction just stops (it cannot resynchronise);
+ *   - broken chunked framing (a size line that is not hex, longer than
+ *     HTTP_CHUNK_LINE_MAX, or data not followed by CRLF) is counted as
+ *     MOD_MALFORMED and stops the direction; no event (the head had one);
+ *   - a stopped direction is never parsed again; its packets count as
+ *     MOD_OK (the flow stays claimed). A head that is incomplete when the
+ *     connection closes is not reported (the module sees no flow end).
  *
  * Observations:
  *   OBS_HTTP_REQUEST   name = Host ("" when absent), aux = request-target as

@@ -5,8 +5,10 @@
 #include "module.h"
 
 extern const struct module dns_module;
+extern const struct module tls_module;
 
 const struct module *const modules[] = {
 	&dns_module,
+	&tls_module,
 	NULL,
 };

@@ -35,7 +35,16 @@
  * the ClientHello observation is emitted only when the server_name host_name
  * was read (flags OBS_F_TRUNCATED, and OBS_F_MALFORMED when the record layer
  * broke). A cut ServerHello emits nothing. JA4 is computed only for a
- * ClientHello parsed whole and sound; otherwise it is "".
+ * ClientHello parsed whole and sound; otherwise it is "". In a cut or
+ * malformed hello every field is "as far as it was read" (e.g. the version
+ * falls back to legacy_version when supported_versions was not reached).
+ *
+ * Direction. The first handshake message of each direction is parsed once
+ * (then the direction's stream is released with flow_stream_done); its own
+ * type decides the observation kind, so a capture that starts mid-way with
+ * the roles reversed still reports each hello as what it is. A first message
+ * that is neither hello (e.g. encrypted handshake data mid-connection) is
+ * MOD_NOT_MINE and emits nothing.
  *
  * Observations:
  *   OBS_TLS_CLIENT_HELLO: name = SNI (escaped, "" when none), aux = ALPN

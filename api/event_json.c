@@ -17,6 +17,22 @@
 #include "../sensor/text.h"
 
 #include "dns_json.h"
+#include "tls_json.h"
+
+/* Each kind's detail record is rendered by its analyzer's renderer: one
+ * table, indexed by enum obs_kind. */
+typedef int (*detail_json_fn)(json_t *obj, const char *info, size_t len, int obs_kind);
+
+static detail_json_fn event_detail_renderer(int kind)
+{
+	static const detail_json_fn renderers[OBS_KIND_MAX] = {
+		[OBS_DNS_QUERY] = dns_info_json,
+		[OBS_DNS_ANSWER] = dns_info_json,
+		[OBS_TLS_CLIENT_HELLO] = tls_info_json,
+		[OBS_TLS_SERVER_HELLO] = tls_info_json,
+	};
+	return kind > 0 && kind < OBS_KIND_MAX ? renderers[kind] : NULL;
+}
 
 static const char *const severity_names[] = {NULL, "info", "low", "medium", "high", "critical"};
 
@@ -112,6 +128,7 @@ json_t *event_json_new(const struct event_row *r)
 	char pbuf[16], kbuf[16];
 	const char *kind = event_kind_name(r->kind);
 	json_t *o = json_object(), *k = NULL;
+	detail_json_fn detail;
 	int rc = 0;
 
 	if (!o)
@@ -134,8 +151,9 @@ json_t *event_json_new(const struct event_row *r)
 	k = json_object();
 	if (!k)
 		goto fail;
-	if (r->kind == OBS_DNS_QUERY || r->kind == OBS_DNS_ANSWER) {
-		int drc = dns_info_json(k, r->info ? r->info : "", r->info ? r->info_len : 0, r->kind);
+	detail = event_detail_renderer(r->kind);
+	if (detail) {
+		int drc = detail(k, r->info ? r->info : "", r->info ? r->info_len : 0, r->kind);
 		if (drc == -ENOMEM)
 			goto fail;
 		if (drc < 0) {

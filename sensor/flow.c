@@ -23,6 +23,14 @@
  * a byte already received (in order or held) is never overwritten, so the
  * first copy of any byte wins. Offsets are serial-number differences from the
  * ISN (int32), so sequence wraparound is invisible.
+ *
+ * Holes (flow.h, "Holes"): stream_skip() turns the hole in front of the next
+ * data into zeros and moves len past it. It is called when the peer's
+ * highest ACK (kept per direction in acked) covers the hole before held or
+ * arriving data, when the ooo_max ranges would be exceeded, and at FIN/RST
+ * with data held. The skip never touches bytes we hold, and the hole record
+ * is a single range per direction, so all of it is bounded and needs no
+ * allocation beyond the stream buffer itself.
  */
 #include "flow.h"
 
@@ -426,6 +434,78 @@ static void ooo_absorb(struct flow_stream *st)
 	}
 }
 
+/*
+ * Skip the hole [len, to): len < to <= stream_max and no held byte lies
+ * below to. The hole's bytes become zeros, len moves to to, held ranges that
+ * now touch the stream are absorbed, and the hole is recorded: it replaces
+ * the recorded range when the analyzer's cursor has passed that range, else
+ * extends it. Returns 0, or -1 when the buffer cannot grow (the direction
+ * then stops, as overflow).
+ */
+static int stream_skip(struct flow_table *ft, struct flow_stream *st, uint32_t to)
+{
+	if (stream_reserve(ft, st, to) < 0) {
+		st->overflow = 1;
+		ft->stats.stream_capped++;
+		ooo_free(ft, st);
+		return -1;
+	}
+	memset(st->buf + st->len, 0, to - st->len);
+	if (!st->holes || st->consumed >= st->resync)
+		st->hole_start = st->len;
+	st->resync = to;
+	st->holes++;
+	ft->stats.stream_holes++;
+	st->len = to;
+	ooo_absorb(st);
+	if (st->len >= ft->cfg.stream_max) {
+		st->overflow = 1;
+		ft->stats.stream_truncated++;
+		ooo_free(ft, st);
+	}
+	return 0;
+}
+
+/*
+ * Skip the holes the peer has acknowledged. With next == 0, every hole in
+ * front of held data whose start the peer's ACK reaches; otherwise (a
+ * segment starting at next > len is arriving) only up to next, so no byte of
+ * that segment falls into a hole. A hole with no data after it is left
+ * alone: its bytes may still show up (the capture reordered the directions).
+ */
+static void stream_skip_acked(struct flow_table *ft, struct flow_stream *st, uint32_t next)
+{
+	if (!st->acked_set || !st->isn_set)
+		return;
+	const int64_t ack = (int32_t)(st->acked - st->isn); /* serial */
+
+	while (!st->done && !st->overflow) {
+		uint32_t to;
+		if (next) {
+			if (st->len >= next)
+				break;
+			to = next;
+			if (st->ooo_n && st->ooo[0].start < to)
+				to = st->ooo[0].start;
+		} else {
+			if (!st->ooo_n)
+				break;
+			to = st->ooo[0].start;
+		}
+		if ((int64_t)to > ack || stream_skip(ft, st, to) < 0)
+			break;
+	}
+}
+
+/* No more bytes will come before the held data (FIN, RST): skip every hole
+ * in front of it. */
+static void stream_flush(struct flow_table *ft, struct flow_stream *st)
+{
+	while (!st->done && !st->overflow && st->ooo_n)
+		if (stream_skip(ft, st, st->ooo[0].start) < 0)
+			break;
+}
+
 /* Add n payload bytes whose first byte has sequence number seq. */
 static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t seq,
 		       const uint8_t *data, size_t n)
@@ -451,6 +531,27 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 	if (e > (int64_t)max)
 		e = max;
 
+	/* A hole in front: skip it if the peer has the bytes, or if holding
+	 * this segment would take more than ooo_max ranges (the first hole
+	 * goes, never past this segment's start). */
+	uint32_t i = 0, j = 0;
+	if (s > (int64_t)st->len)
+		stream_skip_acked(ft, st, (uint32_t)s);
+	for (;;) {
+		if (st->overflow || e <= (int64_t)st->len)
+			return;
+		if (s < (int64_t)st->len)
+			s = st->len;
+		if (s == (int64_t)st->len ||
+		    ooo_span(st, (uint32_t)s, (uint32_t)e, &i, &j) <= ft->cfg.ooo_max)
+			break;
+		uint32_t to = st->ooo[0].start; /* ooo_n >= ooo_max >= 1 here */
+		if ((int64_t)to > s)
+			to = (uint32_t)s;
+		if (stream_skip(ft, st, to) < 0)
+			return;
+	}
+
 	if (s == (int64_t)st->len) {
 		if (stream_reserve(ft, st, (uint32_t)e) < 0) {
 			st->overflow = 1;
@@ -470,15 +571,8 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 		return;
 	}
 
-	/* Out of order: hold it in place if the range budget allows. */
-	uint32_t i, j;
-	if (ooo_span(st, (uint32_t)s, (uint32_t)e, &i, &j) > ft->cfg.ooo_max) {
-		st->gap = 1;
-		ft->stats.ooo_dropped++;
-		ft->stats.stream_gaps++;
-		ooo_free(ft, st);
-		return;
-	}
+	/* Out of order, within the range budget (i, j from ooo_span): hold it
+	 * in place. */
 	if (!st->ooo) {
 		if (ooo_bytes(ft) > stream_room(ft)) {
 			ft->stats.ooo_dropped++;
@@ -650,8 +744,24 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
 		f->state |= FLOW_FIN;
 		f->fin_dirs |= (uint8_t)(1u << dir);
 	}
-	if (!(fl & TH_RST))
-		stream_add(ft, st, seq, p->payload, p->payload_len);
+	if ((fl & (TH_ACK | TH_RST)) == TH_ACK) {
+		/* The peer's stream: what our ACK says we have received. RST
+		 * segments are left out (stacks fill their ACK loosely). */
+		struct flow_stream *peer = &f->st[!dir];
+		if (!peer->acked_set || (int32_t)(p->ack - peer->acked) > 0) {
+			peer->acked = p->ack;
+			peer->acked_set = 1;
+		}
+		stream_skip_acked(ft, peer, 0);
+	}
+	if (fl & TH_RST) {
+		stream_flush(ft, &f->st[0]);
+		stream_flush(ft, &f->st[1]);
+		return;
+	}
+	stream_add(ft, st, seq, p->payload, p->payload_len);
+	if (fl & TH_FIN)
+		stream_flush(ft, st);
 }
 
 /*

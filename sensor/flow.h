@@ -11,6 +11,34 @@
  * A flow's stream buffer is allocated when the first payload byte arrives and
  * freed when the flow dies or an analyzer calls flow_stream_done().
  *
+ * Holes (capture loss). A segment the capture never saw leaves a hole in the
+ * stream. The table skips a hole that will not be filled, as Zeek and
+ * Suricata do: (1) the peer has acknowledged the bytes after it (the highest
+ * ACK from the other direction reaches the start of data held, or arriving,
+ * beyond the hole: the receiver has the bytes we missed), (2) holding one
+ * more out-of-order range would exceed ooo_max (the first hole is skipped),
+ * or (3) a FIN from this direction, or a RST from either, arrives while data
+ * is held (every hole below the held data is skipped). Skipping means: the
+ * hole's bytes are left in buf as zeros, len moves past them (absorbing held
+ * data), and the hole is recorded. A hole with nothing held or arriving
+ * after it is not skipped on an ACK alone, so a data segment that the capture
+ * shows after the ACK for it (the two directions reordered) still lands.
+ * Bytes of a skipped hole that arrive later are dropped like retransmissions.
+ *
+ * Each direction counts its skipped holes (holes) and records [hole_start,
+ * resync): every byte of buf in there may be a zero standing for lost data,
+ * and resync is where the data after the latest hole starts. The range
+ * covers every hole skipped at or after consumed: when a hole is skipped
+ * while consumed is still below resync, the range grows to include both
+ * (with whatever real data lies between them). So, for an analyzer that
+ * keeps consumed: bytes [consumed, len) are all real when holes == 0 or
+ * consumed >= resync; otherwise [consumed, hole_start) are real and the
+ * analyzer must not read across hole_start. flow_stream_avail() says how
+ * far it may read. A length-framed parser drops the message that straddles
+ * the range and resumes at resync, assuming a message boundary there.
+ * Analyzers that predate holes and ignore these fields read zeros instead of
+ * the lost bytes.
+ *
  * Keys. A flow is (ipv, proto, address and port of each end), matched in
  * either orientation. Ports are the TCP/UDP ports; for ICMP and ICMPv6 echo
  * (request or reply) both "ports" are the echo identifier, so an echo request
@@ -58,15 +86,20 @@ enum flow_state_bits {
 /* Which application analyzer owns the flow's streams. */
 enum flow_app { APP_NONE = 0, APP_DNS, APP_HTTP, APP_TLS, APP_OTHER };
 
+/* A byte range in offsets from isn: [start, end). */
+struct flow_seg {
+	uint32_t start, end;
+};
+
 struct flow_stream {
-	uint8_t *buf;      /* in-order bytes [0, len); NULL until data arrives */
-	uint32_t len;      /* contiguous bytes reassembled */
+	uint8_t *buf;      /* bytes [0, len), zeros in skipped holes; NULL until data arrives */
+	uint32_t len;      /* contiguous bytes reassembled (skipped holes included) */
 	uint32_t cap;      /* allocated size of buf */
 	uint32_t isn;      /* sequence number of byte 0 */
 	uint8_t isn_set;
 	uint8_t done;      /* analyzer finished: further data ignored */
 	uint8_t overflow;  /* stream_max reached: later bytes not kept */
-	uint8_t gap;       /* a hole never filled (too many out-of-order segments) */
+	uint8_t gap;       /* never set since holes are skipped (kept for old readers) */
 	uint32_t consumed; /* bytes the analyzer has parsed (its cursor) */
 	/* Held out-of-order data: the bytes are copied into buf at their offset
 	 * (beyond len); ooo[0..ooo_n) are the held byte ranges, sorted, disjoint
@@ -74,11 +107,14 @@ struct flow_stream {
 	 * ooo_max ranges per direction. */
 	struct flow_seg *ooo;
 	uint32_t ooo_n;
-};
-
-/* A held out-of-order range, in offsets from isn: [start, end). */
-struct flow_seg {
-	uint32_t start, end;
+	/* Skipped holes (see "Holes" above). */
+	uint32_t holes;      /* holes skipped in this direction; 0: none */
+	uint32_t hole_start; /* [hole_start, resync): the holes not yet passed */
+	uint32_t resync;     /* where data after the latest hole starts; <= len */
+	/* table internal: the highest ACK the peer sent (a sequence number of
+	 * this direction), valid when acked_set */
+	uint32_t acked;
+	uint8_t acked_set;
 };
 
 struct flow {
@@ -120,7 +156,8 @@ struct flow_stats {
 	uint64_t stream_far;       /* segments dropped: start >= stream_max past isn */
 	uint64_t stream_capped;    /* directions stopped by stream_total_max */
 	uint64_t stream_cap_bytes; /* payload bytes not kept because of stream_total_max */
-	uint64_t stream_gaps;      /* directions stopped by a hole (ooo_max reached) */
+	uint64_t stream_gaps;      /* always 0: holes are skipped now (kept for old readers) */
+	uint64_t stream_holes;     /* holes skipped (capture loss), see "Holes" */
 };
 
 struct flow_table;
@@ -146,7 +183,8 @@ void flow_table_free(struct flow_table *ft);
  * protocols), set p->flow and p->dir, update counters and TCP state, and for
  * TCP append the payload to the direction's stream (in order, holding
  * out-of-order segments, dropping retransmitted and overlapping bytes: the
- * bytes that arrived first win). Also expires idle flows by p->ts_us.
+ * bytes that arrived first win; skipping holes that will not be filled, see
+ * "Holes"). Also expires idle flows by p->ts_us.
  * Streams take TCP payload only (not from RST segments); bytes[] counts L4
  * payload bytes. Returns the flow (owned by the table, valid until a later
  * table call may end it), or NULL when p is not IP (ipv not 4 or 6), is a
@@ -171,6 +209,20 @@ void flow_table_expire(struct flow_table *ft, uint64_t now_us);
  * and held segments, set done; later data for it is ignored. buf becomes
  * NULL (len keeps the count of bytes reassembled). NULL f is fine. */
 void flow_stream_done(struct flow_table *ft, struct flow *f, int dir);
+
+/*
+ * How far an analyzer whose cursor is at `from` (normally st->consumed) may
+ * read without crossing a skipped hole: st->hole_start when a recorded hole
+ * lies at or after from (from < st->resync), else st->len. When it returns
+ * from itself, the analyzer is at a hole: it drops what it was parsing and
+ * continues at st->resync.
+ */
+static inline uint32_t flow_stream_avail(const struct flow_stream *st, uint32_t from)
+{
+	if (st->holes && from < st->resync)
+		return from < st->hole_start ? st->hole_start : from;
+	return st->len;
+}
 
 /* Counters (borrowed; live as long as the table). */
 const struct flow_stats *flow_table_stats(const struct flow_table *ft);

@@ -263,6 +263,9 @@ static int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "egresswatch replay: interrupted; what was read is stored\n");
 		rc = EXIT_RUNTIME;
 	}
+	/* Commit what is queued, so the summary counts what is on disk. */
+	if (core_flush(core) < 0)
+		rc = rc ? rc : EXIT_RUNTIME;
 	double elapsed = now_mono() - t0;
 	if (!quiet)
 		print_summary(stdout, core, db, (unsigned)(argc - optind), elapsed);

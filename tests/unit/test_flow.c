@@ -80,11 +80,15 @@ static struct flow *cdata(struct flow_table *ft, uint32_t seq, const char *data)
 	return tcp(ft, C_IP, 40000, S_IP, 443, TH_ACK | TH_PUSH, seq, 1, data, 2 * SEC, NULL);
 }
 
-static int stream_is(const struct flow *f, int dir, const char *want)
+static int stream_is_n(const struct flow *f, int dir, const char *want, size_t n)
 {
-	size_t n = strlen(want);
 	const struct flow_stream *st = &f->st[dir];
 	return st->len == n && (n == 0 || (st->buf && memcmp(st->buf, want, n) == 0));
+}
+
+static int stream_is(const struct flow *f, int dir, const char *want)
+{
+	return stream_is_n(f, dir, want, strlen(want));
 }
 
 /* ----------------------------------------------------------- direction */
@@ -429,26 +433,40 @@ static void test_reasm_caps(void)
 	CHECK_EQ(flow_table_stats(ft)->stream_truncated, 1);
 	flow_table_free(ft);
 
-	/* ooo_max: a hole that never fills becomes a gap, and the direction
-	 * stops. */
+	/* ooo_max: holding a fifth range skips the first hole instead (it
+	 * will not be filled in time), and the direction goes on. */
 	ft = flow_table_new(&cfg, NULL, NULL);
 	f = conn(ft, 1);
 	cdata(ft, 1, "ab");
 	for (uint32_t i = 0; i < 4; i++)
 		cdata(ft, 11 + 4 * i, "x"); /* 4 separate ranges */
 	CHECK_EQ(f->st[0].ooo_n, 4);
-	CHECK_EQ(f->st[0].gap, 0);
 	cdata(ft, 12, "y"); /* adjacent to a held range: merges, still 4 */
 	CHECK_EQ(f->st[0].ooo_n, 4);
+	CHECK_EQ(f->st[0].holes, 0);
+	cdata(ft, 40, "z"); /* a fifth range: hole [2,10) skipped, [10,12) joins */
 	CHECK_EQ(f->st[0].gap, 0);
-	cdata(ft, 40, "z"); /* a fifth range */
-	CHECK_EQ(f->st[0].gap, 1);
-	CHECK_EQ(f->st[0].ooo_n, 0);
-	CHECK(f->st[0].ooo == NULL);
-	CHECK_EQ(flow_table_stats(ft)->ooo_dropped, 1);
-	CHECK_EQ(flow_table_stats(ft)->stream_gaps, 1);
-	cdata(ft, 3, "cdefgh"); /* the hole fills too late */
-	CHECK(stream_is(f, 0, "ab"));
+	CHECK_EQ(f->st[0].holes, 1);
+	CHECK_EQ(f->st[0].hole_start, 2);
+	CHECK_EQ(f->st[0].resync, 10);
+	CHECK_EQ(f->st[0].ooo_n, 4); /* [14,15) [18,19) [22,23) [39,40) */
+	CHECK(stream_is_n(f, 0, "ab\0\0\0\0\0\0\0\0xy", 12));
+	CHECK_EQ(flow_table_stats(ft)->ooo_dropped, 0);
+	CHECK_EQ(flow_table_stats(ft)->stream_gaps, 0);
+	CHECK_EQ(flow_table_stats(ft)->stream_holes, 1);
+	cdata(ft, 3, "cdefgh"); /* the hole fills too late: dropped */
+	CHECK(stream_is_n(f, 0, "ab\0\0\0\0\0\0\0\0xy", 12));
+	/* A segment before the first held range never lands in a hole: the
+	 * skip stops at its start. */
+	cdata(ft, 50, "w"); /* a fifth range again */
+	CHECK_EQ(f->st[0].holes, 2);
+	CHECK_EQ(f->st[0].len, 15);
+	CHECK_EQ(f->st[0].ooo_n, 4);
+	cdata(ft, 17, "Q"); /* [16,17): fifth; skips [15,16) only, lands in order */
+	CHECK_EQ(f->st[0].holes, 3);
+	CHECK_EQ(f->st[0].len, 17);
+	CHECK_EQ(f->st[0].buf[16], 'Q');
+	CHECK_EQ(f->st[0].ooo_n, 4);
 
 	/* Far outside the window: dropped and counted. */
 	int dir;
@@ -501,6 +519,195 @@ static void test_reasm_caps(void)
 	CHECK_EQ(f->st[0].len, 1000);
 	CHECK_EQ(f->st[0].overflow, 1);
 	CHECK(flow_table_stats(ft)->stream_bytes <= 1500);
+	flow_table_free(ft);
+}
+
+/* Server to client: a bare ACK (what the client's stream has reached). */
+static void sack(struct flow_table *ft, uint32_t ack)
+{
+	tcp(ft, S_IP, 443, C_IP, 40000, TH_ACK, 1, ack, NULL, 2 * SEC, NULL);
+}
+
+static int zeros(const struct flow_stream *st, uint32_t from, uint32_t to)
+{
+	for (uint32_t k = from; k < to; k++)
+		if (st->buf[k])
+			return 0;
+	return 1;
+}
+
+/* Capture loss: holes the peer acknowledged, holes at FIN and RST. */
+static void test_reasm_holes(void)
+{
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct flow *f = conn(ft, 1000);
+	struct flow_stream *st = &f->st[0];
+	const struct flow_stats *stats = flow_table_stats(ft);
+
+	/* The sv-dns-tcp-ts-gap order: [10,30) never seen, the server ACKs
+	 * past it, then the next segment comes. An ACK alone skips nothing
+	 * (nothing after the hole yet); the segment lands after the hole. */
+	cdata(ft, 1000, "0123456789");
+	sack(ft, 1030);
+	CHECK_EQ(st->len, 10);
+	CHECK_EQ(st->holes, 0);
+	CHECK_EQ(flow_stream_avail(st, 0), 10);
+	cdata(ft, 1030, "after");
+	CHECK_EQ(st->len, 35);
+	CHECK_EQ(st->holes, 1);
+	CHECK_EQ(st->hole_start, 10);
+	CHECK_EQ(st->resync, 30);
+	CHECK(zeros(st, 10, 30));
+	CHECK(memcmp(st->buf + 30, "after", 5) == 0);
+	CHECK_EQ(stats->stream_holes, 1);
+	CHECK_EQ(flow_stream_avail(st, 0), 10);  /* up to the hole */
+	CHECK_EQ(flow_stream_avail(st, 12), 12); /* inside it: nothing */
+	CHECK_EQ(flow_stream_avail(st, 30), 35); /* after it: all */
+	/* The missing bytes turn up late: dropped, the zeros stay. */
+	cdata(ft, 1010, "LATELATELATELATELATE");
+	CHECK(zeros(st, 10, 30));
+	CHECK_EQ(st->len, 35);
+
+	/* Held data first, then the ACK that covers the hole before it. An
+	 * older ACK never lowers what was acknowledged. */
+	cdata(ft, 1040, "held");  /* [40,44), hole [35,40) */
+	CHECK_EQ(st->ooo_n, 1);
+	sack(ft, 1039);           /* does not reach the held data */
+	CHECK_EQ(st->len, 35);
+	sack(ft, 1044);
+	sack(ft, 1020);
+	CHECK_EQ(st->len, 44);
+	CHECK_EQ(st->ooo_n, 0);
+	CHECK_EQ(st->holes, 2);
+	/* the analyzer is still before the first hole: the range grows */
+	CHECK_EQ(st->hole_start, 10);
+	CHECK_EQ(st->resync, 40);
+	CHECK(memcmp(st->buf + 40, "held", 4) == 0);
+	/* once past it, the next hole replaces the record */
+	st->consumed = 44;
+	cdata(ft, 1050, "xy");    /* [50,52), hole [44,50) */
+	CHECK_EQ(st->len, 52);    /* already acknowledged: 1044 < 1050? no */
+	flow_table_free(ft);
+
+	/* (The ACK above was 1044, so [44,50) is not covered: redo it.) */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1000);
+	st = &f->st[0];
+	cdata(ft, 1000, "abcd");
+	st->consumed = 4;
+	cdata(ft, 1010, "efgh");  /* hole [4,10) */
+	cdata(ft, 1020, "ijkl");  /* hole [14,20) */
+	CHECK_EQ(st->ooo_n, 2);
+	sack(ft, 1012);           /* covers the first hole only */
+	CHECK_EQ(st->len, 14);
+	CHECK_EQ(st->holes, 1);
+	CHECK_EQ(st->hole_start, 4);
+	CHECK_EQ(st->resync, 10);
+	st->consumed = 14;
+	sack(ft, 1024);
+	CHECK_EQ(st->len, 24);
+	CHECK_EQ(st->holes, 2);
+	CHECK_EQ(st->hole_start, 14); /* replaced: the cursor passed [4,10) */
+	CHECK_EQ(st->resync, 20);
+	CHECK(memcmp(st->buf + 20, "ijkl", 4) == 0);
+	/* The ACK reaches past a hole with nothing after it: kept open, and a
+	 * segment the capture shows after its ACK lands in order. */
+	sack(ft, 1040);
+	cdata(ft, 1024, "mnop");
+	CHECK_EQ(st->len, 28);
+	CHECK_EQ(st->holes, 2);
+	/* A segment overlapping held data, arriving after the ACK: the skip
+	 * stops at its start, so none of its bytes become zeros. */
+	cdata(ft, 1034, "ST");    /* held [34,36) */
+	cdata(ft, 1030, "QRst");  /* [30,34) + [34,36) held first */
+	CHECK_EQ(st->len, 36);
+	CHECK_EQ(st->holes, 3);
+	CHECK_EQ(st->hole_start, 4); /* the cursor (14) had not passed [14,20) */
+	CHECK_EQ(st->resync, 30);
+	CHECK(memcmp(st->buf + 28, "\0\0QRST", 6) == 0);
+	CHECK_EQ(stats = flow_table_stats(ft), stats);
+	CHECK_EQ(stats->stream_holes, 3);
+	CHECK_EQ(stats->ooo_dropped, 0);
+	flow_table_free(ft);
+
+	/* FIN with data held: every hole in front of it goes. */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1000);
+	st = &f->st[0];
+	cdata(ft, 1000, "AAAA");
+	cdata(ft, 1008, "CCCC");
+	cdata(ft, 1016, "EEEE");
+	CHECK_EQ(st->ooo_n, 2);
+	tcp(ft, C_IP, 40000, S_IP, 443, TH_ACK | TH_FIN, 1020, 1, NULL, 2 * SEC, NULL);
+	CHECK(stream_is_n(f, 0, "AAAA\0\0\0\0CCCC\0\0\0\0EEEE", 20));
+	CHECK_EQ(st->holes, 2);
+	CHECK_EQ(st->ooo_n, 0);
+	CHECK_EQ(st->hole_start, 4);
+	CHECK_EQ(st->resync, 16);
+	/* a FIN whose own payload is out of order */
+	tcp(ft, S_IP, 443, C_IP, 40000, TH_ACK | TH_PUSH, 1000, 1021, "srv", 2 * SEC, NULL);
+	tcp(ft, S_IP, 443, C_IP, 40000, TH_ACK | TH_FIN, 1006, 1021, "end", 2 * SEC, NULL);
+	CHECK(stream_is_n(f, 1, "srv\0\0end", 8));
+	CHECK_EQ(f->st[1].holes, 1);
+	CHECK_EQ(stats = flow_table_stats(ft), stats);
+	CHECK_EQ(flow_table_stats(ft)->stream_holes, 3);
+	flow_table_free(ft);
+
+	/* RST from the other end: the held data is delivered too. */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1000);
+	cdata(ft, 1000, "AB");
+	cdata(ft, 1004, "EF");
+	tcp(ft, S_IP, 443, C_IP, 40000, TH_RST | TH_ACK, 1, 1, NULL, 2 * SEC, NULL);
+	CHECK(stream_is_n(f, 0, "AB\0\0EF", 6));
+	CHECK_EQ(f->st[0].holes, 1);
+	/* no FIN or RST, no ACK: a hole stays open (no data made up) */
+	f = tcp(ft, C_IP, 40001, S_IP, 443, TH_SYN, 99, 0, NULL, SEC, NULL);
+	tcp(ft, C_IP, 40001, S_IP, 443, TH_ACK, 100, 1, "ab", SEC, NULL);
+	tcp(ft, C_IP, 40001, S_IP, 443, TH_ACK, 110, 1, "cd", SEC, NULL);
+	CHECK_EQ(f->st[0].len, 2);
+	CHECK_EQ(f->st[0].holes, 0);
+	CHECK_EQ(f->st[0].ooo_n, 1);
+	flow_table_free(ft);
+
+	/* Across the sequence wrap: hole [4,20) crosses 2^32. */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 0xfffffff0u);
+	st = &f->st[0];
+	cdata(ft, 0xfffffff0u, "abcd");
+	sack(ft, 0xfffffff4u);
+	cdata(ft, 0x00000004u, "WXYZ"); /* offset 20: held, ACK is behind */
+	CHECK_EQ(st->holes, 0);
+	sack(ft, 0x00000008u);          /* serially after 0xfffffff4 */
+	CHECK(stream_is_n(f, 0, "abcd\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0WXYZ", 24));
+	CHECK_EQ(st->holes, 1);
+	CHECK_EQ(st->hole_start, 4);
+	CHECK_EQ(st->resync, 20);
+	CHECK_EQ(st->acked, 8);
+	sack(ft, 0xfffffff8u);          /* serially older: ignored */
+	CHECK_EQ(st->acked, 8);
+	cdata(ft, 0x0000000cu, "hi");   /* [28,30) held */
+	cdata(ft, 0xfffffffcu, "late"); /* inside the skipped hole: dropped */
+	CHECK_EQ(st->len, 24);
+	CHECK(zeros(st, 4, 20));
+	sack(ft, 0x0000000eu);          /* offset 30 */
+	CHECK_EQ(st->len, 30);
+	CHECK_EQ(st->holes, 2);
+	CHECK(memcmp(st->buf + 28, "hi", 2) == 0);
+	flow_table_free(ft);
+
+	/* Skipping needs the buffer; under stream_total_max it stops the
+	 * direction like any other growth that does not fit. */
+	struct flow_config cfg = {.stream_max = 4096, .stream_total_max = 1100};
+	ft = flow_table_new(&cfg, NULL, NULL);
+	f = conn(ft, 1);
+	cdata(ft, 1, "a");
+	sack(ft, 3000);
+	cdata(ft, 2000, "b"); /* offset 1999: hole [1,1999) needs 2 KiB */
+	CHECK_EQ(f->st[0].overflow, 1);
+	CHECK_EQ(f->st[0].holes, 0);
+	CHECK_EQ(f->st[0].len, 1);
+	CHECK(flow_table_stats(ft)->stream_bytes <= 1100);
 	flow_table_free(ft);
 }
 
@@ -723,6 +930,7 @@ int main(void)
 	test_reasm_basic();
 	test_reasm_wrap();
 	test_reasm_caps();
+	test_reasm_holes();
 	test_expiry();
 	test_eviction();
 	test_find();

@@ -864,7 +864,8 @@ static void test_stream_bounds(void)
 
 	/* the stream cap cuts a head: emitted as truncated */
 	conn_open(&c, 64);
-	CHECK_EQ(feeds(&c, 0, "GET /cut HTTP/1.1\r\nHost: example.org\r\nUser-Agent: a-very-long-agent/1.0\r\n\r\n"),
+	CHECK_EQ(feeds(&c, 0, "GET /cut HTTP/1.1\r\nHost: example.org\r\n"
+			      "User-Agent: a-very-long-agent/1.0\r\n\r\n"),
 		 MOD_TRUNCATED);
 	CHECK_EQ(c.cap.n, 1);
 	CHECK_EQ(c.cap.ev[0].flags, OBS_F_TRUNCATED);
@@ -874,7 +875,8 @@ static void test_stream_bounds(void)
 
 	/* the stream cap inside a body: the direction just stops */
 	conn_open(&c, 64);
-	CHECK_EQ(feeds(&c, 0, "POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\n0123456789012345678901234567890"),
+	CHECK_EQ(feeds(&c, 0, "POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\n"
+			      "0123456789012345678901234567890"),
 		 MOD_OK);
 	CHECK_EQ(c.cap.n, 1);
 	CHECK_EQ(feeds(&c, 0, "GET / HTTP/1.1\r\n\r\n"), MOD_OK);
@@ -967,7 +969,8 @@ static void test_json(void)
 
 	/* the wrong kind, or no record */
 	json_t *o = json_object();
-	static const char rq[] = "req\x1fGET\x1f/\x1fHTTP/1.1\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1e";
+	static const char rq[] =
+		"req\x1fGET\x1f/\x1fHTTP/1.1\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1e";
 	CHECK_EQ(http_info_json(o, rq, strlen(rq), OBS_HTTP_RESPONSE), -22);
 	CHECK_EQ(http_info_json(o, "", 0, OBS_HTTP_REQUEST), -22);
 	CHECK_EQ(http_info_json(o, NULL, 0, OBS_HTTP_REQUEST), -22);
