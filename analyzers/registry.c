@@ -6,9 +6,11 @@
 
 extern const struct module dns_module;
 extern const struct module tls_module;
+extern const struct module http_module;
 
 const struct module *const modules[] = {
 	&dns_module,
 	&tls_module,
+	&http_module,
 	NULL,
 };

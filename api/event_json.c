@@ -17,6 +17,7 @@
 #include "../sensor/text.h"
 
 #include "dns_json.h"
+#include "http_json.h"
 #include "tls_json.h"
 
 /* Each kind's detail record is rendered by its analyzer's renderer: one
@@ -28,6 +29,8 @@ static detail_json_fn event_detail_renderer(int kind)
 	static const detail_json_fn renderers[OBS_KIND_MAX] = {
 		[OBS_DNS_QUERY] = dns_info_json,
 		[OBS_DNS_ANSWER] = dns_info_json,
+		[OBS_HTTP_REQUEST] = http_info_json,
+		[OBS_HTTP_RESPONSE] = http_info_json,
 		[OBS_TLS_CLIENT_HELLO] = tls_info_json,
 		[OBS_TLS_SERVER_HELLO] = tls_info_json,
 	};

@@ -333,12 +333,17 @@ def normalize_icmp(events):
 
 
 def normalize_tls(events):
+    """Our ClientHello events (tls.hello == "client") -> {"sni", "ech"} per hello,
+    in event order; ServerHello events are not ClientHellos and are left out.
+    A hello without a server_name has "sni": None, as in the corpus."""
     hellos = []
     for ev in events:
         t = ev.get("tls") or {}
-        rec = {"sni": t.get("sni")}
-        if "ech" in t:
-            rec["ech"] = bool(t["ech"])
+        if t.get("hello") != "client":
+            continue
+        sni = t.get("sni")
+        rec = {"sni": sni if isinstance(sni, str) and sni != "" else None,
+               "ech": bool(t.get("ech"))}
         if "frame" in ev:
             rec = dict(frame=ev["frame"], **rec)
         hellos.append(rec)
@@ -454,15 +459,28 @@ def compare(kind, match, exp_list, got_list):
     return False, detail
 
 
+def _sni_key(s):
+    """Comparison key of an SNI: lowercased (zeek lowercases); None stays None."""
+    return s.lower() if isinstance(s, str) else None
+
+
 def compare_tls(match, exp, hellos):
+    """exp: {"sni": [...], "client_hellos": [...]} (either may be absent).
+    "sni" of an exact line lists the names of the hellos that have one, in order;
+    a source line's "sni" may hold null (zeek's "-"), asserting a hello without one."""
     sni = [h["sni"] for h in hellos if h.get("sni") is not None]
     if "sni" in exp:
-        want = [s.lower() for s in exp["sni"]]
-        have = [s.lower() for s in sni]
-        if match == "exact" and want != have:
-            return False, "sni: expected %s, got %s" % (_short(exp["sni"]), _short(sni))
-        if match != "exact" and any(w not in have for w in want):
-            return False, "sni: %s not all among %s" % (_short(exp["sni"]), _short(sni))
+        have = [_sni_key(s) for s in sni]
+        if match == "exact":
+            want = [_sni_key(s) for s in exp["sni"]]
+            if want != have:
+                return False, "sni: expected %s, got %s" % (_short(exp["sni"]), _short(sni))
+        else:
+            all_keys = [_sni_key(h.get("sni")) for h in hellos]
+            missing = [w for w in exp["sni"] if _sni_key(w) not in all_keys]
+            if missing:
+                return False, "sni: %s not all among %s" % (
+                    _short(exp["sni"]), _short([h.get("sni") for h in hellos]))
     if "client_hellos" in exp:
         ok, detail = compare("tls_hellos", match, exp["client_hellos"], hellos)
         if not ok:

@@ -1,0 +1,82 @@
+/*
+ * rules.h - the rules file (rules/*.yaml, read with libyaml): where the
+ * sandbox is, what it may reach, which zones are trusted, which endpoints are
+ * instance-metadata services, and the detectors' thresholds.
+ *
+ * rules_load() is strict (style.md practice 8): any unknown key, wrong type,
+ * bad address or CIDR is an error reported as "file:line: message" and the
+ * whole file is refused. A loaded struct rules is immutable and owned by the
+ * caller; rules_free() accepts NULL. Detectors read it through module_env.
+ */
+#ifndef EW_RULES_H
+#define EW_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* An address or a network: ipv 4 or 6, prefix length in bits; port 0 = any. */
+struct rules_net {
+	uint8_t ipv;
+	uint8_t prefix;
+	uint16_t port;
+	uint8_t addr[16];
+};
+
+struct rules_netlist {
+	struct rules_net *v;
+	size_t n;
+};
+
+struct rules_strlist {
+	char **v; /* lowercase, no trailing dot */
+	size_t n;
+};
+
+struct rules_thresholds {
+	/* dns_tunnel */
+	unsigned tunnel_min_queries;      /* queries to one domain before judging (default 8) */
+	unsigned tunnel_window_s;         /* burst window (default 60) */
+	unsigned tunnel_score;            /* 0..100 score at which to alert (default 70) */
+	unsigned tunnel_budget_hour;      /* compressed unique bytes per domain per hour (default 4096) */
+	unsigned tunnel_budget_day;       /* ... per day (default 32768) */
+	/* icmp_tunnel */
+	unsigned icmp_payload_max;        /* echo payload bytes above which it carries data (default 128) */
+	unsigned icmp_entropy_x100;       /* bits/byte x100 above which a payload is data (default 600) */
+	unsigned icmp_volume_bytes;       /* echo bytes per source per minute (default 8192) */
+	/* alerts */
+	unsigned suppress_s;              /* aggregation window per (class, src, subject) (default 300) */
+};
+
+struct rules {
+	char *path;                       /* file it came from */
+	int has_sandbox;                  /* a sandbox section: the policy classes are on */
+	struct rules_netlist sandbox;     /* networks where agents live */
+	struct rules_netlist proxies;     /* allow.proxies */
+	struct rules_netlist resolvers;   /* allow.resolvers */
+	struct rules_netlist destinations;/* allow.destinations */
+	struct rules_strlist domains;     /* allow.domains ("*.example.org" allowed); empty = any */
+	int allow_ipv6;
+	int allow_dns_over_tcp;
+	struct rules_strlist trusted_domains;
+	struct rules_netlist metadata_addrs; /* metadata: entries that are addresses */
+	struct rules_strlist metadata_names; /* metadata: entries that are names */
+	struct rules_thresholds t;
+};
+
+/*
+ * Load and validate a rules file. On success returns 0 and *out (free with
+ * rules_free). On failure returns -1 and writes "file:line: message" into err.
+ */
+int rules_load(const char *path, struct rules **out, char *err, size_t errlen);
+
+/* Built-in defaults (no sandbox section, the shipped metadata list). */
+struct rules *rules_default(void);
+
+void rules_free(struct rules *r);
+
+/* Helpers for detectors. */
+int rules_net_match(const struct rules_netlist *l, int ipv, const uint8_t *addr, uint16_t port);
+/* Name is inside one of the zones (dot-boundary, case-insensitive). */
+int rules_domain_match(const struct rules_strlist *l, const char *name, size_t len);
+
+#endif

@@ -1,0 +1,89 @@
+#!/bin/sh
+# cli.sh - the command line's contract (architecture.md section 2): exit
+# statuses, one-line errors naming the file, --help on every subcommand,
+# several files in order, stdin, and a capture damaged part-way.
+#   cli.sh EGRESSWATCH PCAPS_DIR
+set -u
+EW=$1
+PCAPS=$2
+T=$(mktemp -d /tmp/ew-cli.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# expect STATUS STDERR-PATTERN -- command...
+expect() {
+	want=$1 pat=$2
+	shift 3
+	"$@" >"$T/out" 2>"$T/err"
+	got=$?
+	if [ "$got" != "$want" ]; then
+		bad "$* exited $got, want $want: $(head -c 300 "$T/err")"
+	elif [ -n "$pat" ] && ! grep -q -- "$pat" "$T/err"; then
+		bad "$* stderr lacks '$pat': $(head -c 300 "$T/err")"
+	else
+		ok
+	fi
+}
+
+# Usage and help.
+expect 2 "usage" -- "$EW"
+expect 0 "" -- "$EW" --help
+expect 2 "unknown command 'frobnicate'" -- "$EW" frobnicate
+for c in replay watch events alerts; do
+	expect 0 "" -- "$EW" "$c" --help
+	grep -q "usage: egresswatch $c" "$T/out" && ok || bad "$c --help does not show its usage"
+done
+expect 2 "no capture file" -- "$EW" replay -d "$T/x.db"
+expect 2 "no interface" -- "$EW" watch -d "$T/x.db"
+expect 2 "--kind bogus" -- "$EW" events -d "$T/x.db" --kind bogus
+expect 2 "--limit -3" -- "$EW" events -d "$T/x.db" --limit -3
+expect 0 "" -- "$EW" version
+
+# Input errors name the file and exit 2.
+expect 2 "$T/missing.pcap" -- "$EW" replay -d "$T/a.db" "$T/missing.pcap"
+printf 'this is not a capture file at all\n' > "$T/text.pcap"
+expect 2 "$T/text.pcap" -- "$EW" replay -d "$T/a.db" "$T/text.pcap"
+# An unsupported link type (DLT_FDDI = 10) is named.
+printf '\324\303\262\241\002\000\004\000\000\000\000\000\000\000\000\000\377\377\000\000\012\000\000\000' > "$T/fddi.pcap"
+expect 2 "unsupported link type FDDI" -- "$EW" replay -d "$T/a.db" "$T/fddi.pcap"
+# A database that cannot be opened is a runtime failure naming it.
+expect 1 "$T/nodir/x.db" -- "$EW" replay -d "$T/nodir/x.db" "$PCAPS/dns_basic.pcap"
+expect 1 "$T/nothere.db" -- "$EW" events -d "$T/nothere.db"
+
+# Several files in order, and stdin.
+expect 0 "" -- "$EW" replay -q -d "$T/two.db" "$PCAPS/dns_basic.pcap" "$PCAPS/dns_tcp.pcap"
+"$EW" events -d "$T/two.db" --json > "$T/two.json"
+"$EW" replay -q -d "$T/b1.db" "$PCAPS/dns_basic.pcap" && "$EW" replay -q -d "$T/b1.db" "$PCAPS/dns_tcp.pcap"
+"$EW" events -d "$T/b1.db" --json > "$T/b1.json"
+cmp -s "$T/two.json" "$T/b1.json" && ok || bad "two files in one run differ from two runs in order"
+expect 0 "" -- sh -c "\"$EW\" replay -q -d \"$T/stdin.db\" - < \"$PCAPS/dns_basic.pcap\""
+"$EW" replay -q -d "$T/file.db" "$PCAPS/dns_basic.pcap"
+[ "$("$EW" events -d "$T/stdin.db" --json)" = "$("$EW" events -d "$T/file.db" --json)" ] && ok ||
+	bad "stdin replay differs from file replay"
+
+# A capture cut part-way: keeps what came before, says where, exits 1.
+size=$(wc -c < "$PCAPS/dns_basic.pcap")
+head -c $((size - 40)) "$PCAPS/dns_basic.pcap" > "$T/cut.pcap"
+expect 1 "$T/cut.pcap: .*after packet 27" -- "$EW" replay -d "$T/cut.db" "$T/cut.pcap"
+grep -q "28 packets\|27 packets" "$T/out" && ok || bad "summary missing after a damaged file: $(cat "$T/out")"
+n=$("$EW" events -d "$T/cut.db" --json | wc -l)
+[ "$n" -eq 27 ] && ok || bad "a cut capture kept $n events, want 27"
+
+# Paging with --since-id neither skips nor repeats.
+"$EW" events -d "$T/two.db" --json | sed 's/^{"id":\([0-9]*\),.*/\1/' > "$T/all.ids"
+: > "$T/paged.ids"
+last=0
+while :; do
+	"$EW" events -d "$T/two.db" --json --since-id "$last" --limit 5 | sed 's/^{"id":\([0-9]*\),.*/\1/' > "$T/page"
+	[ -s "$T/page" ] || break
+	cat "$T/page" >> "$T/paged.ids"
+	last=$(tail -n 1 "$T/page")
+done
+cmp -s "$T/all.ids" "$T/paged.ids" && ok || bad "paging by --since-id differs from one listing"
+"$EW" events -d "$T/two.db" --kind dns --json | grep -v '"kind":"dns"' | grep -q . && bad "--kind dns lists other kinds" || ok
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
