@@ -23,6 +23,7 @@
  * caller's struct dns_out, which the module keeps in its state.
  */
 #include "dns.h"
+#include "http.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -1184,8 +1185,21 @@ static int dns_on_packet(void *state, const struct pkt *p, struct emit *out)
 		return dns_message(&st->out, p, out, p->payload, p->payload_len,
 				   (p->flags & PKT_SHORT) ? OBS_F_TRUNCATED : 0);
 	case IPPROTO_TCP:
-		if (!dns_port(p->sport) && !dns_port(p->dport))
+		if ((!dns_port(p->sport) && !dns_port(p->dport)) || !p->flow)
 			return MOD_NOT_MINE;
+		if (p->flow->app == APP_NONE) {
+			/* Claim the flow, unless the client speaks TLS or HTTP
+			 * on the DNS port (a tunnel past a port filter): those
+			 * belong to their own analyzers. */
+			const struct flow_stream *c = &p->flow->st[0];
+			if (c->buf && c->len >= 3 && c->buf[0] == 0x16 && c->buf[1] == 0x03)
+				return MOD_NOT_MINE;
+			if (c->buf && http_sniff(c->buf, c->len) != 0)
+				return MOD_NOT_MINE;
+			p->flow->app = APP_DNS;
+		} else if (p->flow->app != APP_DNS) {
+			return MOD_NOT_MINE;
+		}
 		return dns_tcp(&st->out, p, out);
 	default:
 		return MOD_NOT_MINE;

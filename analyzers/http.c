@@ -243,6 +243,12 @@ static void request_line(struct http_head *h, struct cur l)
 		note(h, 1, "bad request line: no method");
 		return;
 	}
+	if (!cur_has(&l, 1)) {
+		/* a method alone ("OPTIONS"): readable, flagged */
+		note(h, 0, "bad request line: no request-target");
+		h->have_line = 1;
+		return;
+	}
 	if (peek(&l) != ' ') {
 		note(h, 1, "bad request line: no SP after the method");
 		return;
@@ -256,12 +262,17 @@ static void request_line(struct http_head *h, struct cur l)
 		n++;
 	}
 	h->uri_len = put_text(h, h->uri, sizeof(h->uri), cur_take(&l, n));
-	if (n == 0) {
-		note(h, 1, "bad request line: no request-target");
-		return;
-	}
+	/* Lenient where the request is still readable, as tshark and the
+	 * servers are: an empty target ("OPTIONS  HTTP/1.1") or a missing
+	 * version ("GET /", the HTTP/0.9 form) is reported, flagged. */
+	if (n == 0)
+		note(h, 0, "bad request line: no request-target");
 	if (!cur_has(&l, 1)) {
-		note(h, 1, "bad request line: no HTTP version");
+		if (n == 0)
+			note(h, 1, "bad request line: no request-target");
+		else
+			note(h, 0, "bad request line: no HTTP version");
+		h->have_line = n > 0;
 		return;
 	}
 	cur_skip(&l, 1);
@@ -714,6 +725,7 @@ struct http_flow {
 	uint64_t wait_seq; /* 1 + number of the CONNECT/Upgrade request whose
 			    * response the client direction waits for; 0 none */
 	uint8_t wait_connect;
+	uint8_t tunnel;    /* a 2xx answered CONNECT: hand the flow back */
 	uint32_t q_first, q_n; /* FIFO of unanswered requests */
 	struct http_pending q[HTTP_PIPELINE_MAX];
 };
@@ -889,8 +901,8 @@ static int request_done(struct http_state *ms, struct http_flow *fs, const struc
 	unsigned flags = 0;
 	int e;
 
-	if (r == MOD_TRUNCATED && !h->have_line)
-		return MOD_TRUNCATED; /* nothing worth an event */
+	if (!h->have_line)
+		return r; /* no request line: counted, nothing worth an event */
 	if (h->malformed)
 		flags |= OBS_F_MALFORMED;
 	if (r == MOD_TRUNCATED)
@@ -977,8 +989,13 @@ static int response_done(struct http_state *ms, struct http_flow *fs, const stru
 	if (r != MOD_OK && !(r == MOD_MALFORMED && !h->fatal))
 		return r;
 
-	if (status == 101 || (connect && status >= 200 && status < 300)) {
-		/* the connection now carries another protocol or a tunnel */
+	if (connect && status >= 200 && status < 300) {
+		/* a tunnel: what follows is another protocol (usually TLS),
+		 * which the flow's next claimant may read (http_stream) */
+		fs->d[0].stop = fs->d[1].stop = 1;
+		fs->tunnel = 1;
+	} else if (status == 101) {
+		/* the connection now carries another protocol */
 		fs->d[0].stop = fs->d[1].stop = 1;
 	} else if (interim || status == 204 || status == 304 || (q && q->head)) {
 		/* no body */
@@ -1012,6 +1029,19 @@ static int head_news(const struct http_dir *d, const struct flow_stream *s)
 	return 0;
 }
 
+/* Skip up to 8 CR/LF bytes at the stream cursor (never past end). Returns
+ * whether any were skipped. */
+static int skip_blank_lines(struct flow_stream *s, uint32_t end)
+{
+	uint32_t n = 0;
+
+	while (n < 8 && s->consumed + n < end &&
+	       (s->buf[s->consumed + n] == '\r' || s->buf[s->consumed + n] == '\n'))
+		n++;
+	s->consumed += n;
+	return n > 0;
+}
+
 /* Parse what the packet's direction has, from where the last call stopped. */
 static int http_stream(struct http_state *ms, struct http_flow *fs, const struct pkt *p,
 		       struct emit *out)
@@ -1022,8 +1052,15 @@ static int http_stream(struct http_state *ms, struct http_flow *fs, const struct
 	int ret = MOD_OK;
 
 	while (!d->stop && s->buf && s->consumed < s->len && !(dir == 0 && fs->wait_seq)) {
-		struct cur c = cur_init(s->buf + s->consumed, s->len - s->consumed);
-		int final = s->overflow || s->gap; /* no more bytes will come */
+		/* Never read across a hole the flow table skipped (capture
+		 * loss): parse up to it, and stop the direction inside it. */
+		uint32_t end = flow_stream_avail(s, s->consumed);
+		if (end <= s->consumed) {
+			d->stop = 1;
+			break;
+		}
+		struct cur c = cur_init(s->buf + s->consumed, end - s->consumed);
+		int final = s->overflow || s->gap || end < s->len; /* no more bytes will come */
 		size_t used;
 		int r;
 
@@ -1041,6 +1078,10 @@ static int http_stream(struct http_state *ms, struct http_flow *fs, const struct
 				break;
 			continue;
 		}
+		/* Empty lines before a head are ignored (RFC 9112 2.2): clients
+		 * send a stray CRLF after a body or a CONNECT head. */
+		if (skip_blank_lines(s, end))
+			continue;
 		if (!final && !head_news(d, s))
 			break;
 		r = http_parse_head(c.p, cur_left(&c), dir, &ms->head);
@@ -1059,6 +1100,15 @@ static int http_stream(struct http_state *ms, struct http_flow *fs, const struct
 		}
 		s->consumed += (uint32_t)ms->head.head_len;
 	}
+	if (fs->tunnel) {
+		/* Hand the tunnel back: the client stream's consumed cursor sits
+		 * after the CONNECT head, where another analyzer (TLS) may claim
+		 * the flow. */
+		struct flow *f = p->flow;
+		free(f->app_state);
+		f->app_state = NULL;
+		f->app = APP_NONE;
+	}
 	return ret;
 }
 
@@ -1068,8 +1118,13 @@ static int http_claim(struct flow *f, const struct pkt *p)
 	const struct flow_stream *s = &f->st[0];
 	struct http_flow *fs;
 
-	if (p->dir != 0 || f->app_state || s->consumed || s->done ||
-	    http_sniff(s->buf, s->buf ? s->len : 0) != 1)
+	if (p->dir != 0 || f->app_state || s->done ||
+	    !s->buf)
+		return MOD_NOT_MINE;
+	uint32_t at = s->consumed, n = 0;
+	while (n < 8 && at + n < s->len && (s->buf[at + n] == '\r' || s->buf[at + n] == '\n'))
+		n++;
+	if (http_sniff(s->buf + at + n, s->len - at - n) != 1)
 		return MOD_NOT_MINE;
 	fs = calloc(1, sizeof(*fs));
 	if (!fs)

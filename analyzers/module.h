@@ -75,7 +75,9 @@ struct alert {
 	const struct pkt *pkt; /* NULL for alerts from on_tick */
 	const char *subject;   /* domain or host:port */
 	const char *detail;    /* short human text, <= 256 bytes */
-	const char *evidence;  /* optional: one evidence item */
+	const char *evidence;  /* optional: one evidence item (escaped text) */
+	const char *outcome;   /* optional: "blocked" or "answered" when the detector
+				* knows (a proxy's 403); NULL: from the flow's state */
 };
 
 struct emit {

@@ -7,10 +7,12 @@
 extern const struct module dns_module;
 extern const struct module tls_module;
 extern const struct module http_module;
+extern const struct module icmp_module;
 
 const struct module *const modules[] = {
 	&dns_module,
 	&tls_module,
 	&http_module,
+	&icmp_module,
 	NULL,
 };

@@ -14,11 +14,18 @@
  * length field (record → handshake → extensions → each extension → its
  * lists), and the direction's stream is released.
  *
+ * A client stream that began with a whole ClientHello is then followed, a
+ * record at a time, for a second ClientHello (after a HelloRetryRequest),
+ * skipping ChangeCipherSpec, until anything else arrives (tls.h, "Direction").
+ *
  * The not-mine exit is cheap: a flow owned by another analyzer, or a client
- * stream not starting 0x16 0x03 0x00..0x04 (SSLv2-format hellos included), is
- * not ours and is not claimed. Nothing here prints, judges or keeps a global:
- * the working memory (scratch message and struct tls_hello) is the module
- * state, and flow->app_state is not used.
+ * stream not starting 0x16 0x03 0x00..0x04 (SSLv2-format hellos included)
+ * nor with text lines ending in a STARTTLS-like command and such a record,
+ * is not ours and is not claimed. Nothing here prints, judges or keeps a
+ * global: the working memory (scratch message and struct tls_hello) is the
+ * module state; flow->app_state holds a small struct tls_flow (where each
+ * direction's records start, hellos seen), and each direction's cursor is its
+ * stream's consumed.
  */
 #include "tls.h"
 
@@ -35,7 +42,7 @@
 #include "module.h"
 #include "sha256.h"
 
-enum { CT_HANDSHAKE = 22 };
+enum { CT_CCS = 20, CT_HANDSHAKE = 22 };
 
 enum {
 	EXT_SERVER_NAME = 0x0000,
@@ -64,11 +71,12 @@ static size_t hex16(char *t, uint16_t v)
 
 /* ---- record layer --------------------------------------------------------- */
 
-int tls_reassemble(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t *msg_len,
-		   const char **why)
+int tls_gather(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t *msg_len,
+	       size_t *used, const char **why)
 {
 	struct cur c = cur_init(s, n);
 	size_t got = 0, need = 0; /* need: 4 + body length, once the header is in */
+	size_t rec_end = 0;       /* offset in s just past the last record read */
 	int first = 1, cut = 0, ret;
 
 	*why = NULL;
@@ -113,6 +121,7 @@ int tls_reassemble(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t 
 			goto out;
 		}
 		first = 0;
+		rec_end = (n - cur_left(&c)) + rlen;
 
 		struct cur r = cur_take_upto(&c, rlen, &cut);
 		size_t k = cur_left(&r);
@@ -128,7 +137,133 @@ int tls_reassemble(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t 
 	}
 out:
 	*msg_len = got;
+	*used = rec_end;
 	return ret;
+}
+
+int tls_reassemble(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t *msg_len,
+		   const char **why)
+{
+	size_t used;
+
+	return tls_gather(s, n, buf, cap, msg_len, &used, why);
+}
+
+int tls_next(const uint8_t *s, size_t n, size_t *skip)
+{
+	struct cur c = cur_init(s, n);
+
+	*skip = 0;
+	for (;;) {
+		uint8_t type = cur_u8(&c);
+		uint8_t major = cur_u8(&c);
+		cur_skip(&c, 1); /* minor: any */
+		uint16_t rlen = cur_be16(&c);
+		size_t have = n - *skip; /* bytes of this record header present */
+
+		if (c.err) {
+			/* judge the bytes of the header that are there */
+			if ((have >= 1 && type != CT_HANDSHAKE && type != CT_CCS) ||
+			    (have >= 2 && major != 3))
+				return TLS_NEXT_END;
+			return TLS_NEXT_WAIT;
+		}
+		if (major != 3)
+			return TLS_NEXT_END;
+		if (type == CT_HANDSHAKE)
+			return TLS_NEXT_HS;
+		if (type != CT_CCS || rlen != 1)
+			return TLS_NEXT_END; /* application data, alert, ... */
+		cur_skip(&c, rlen);
+		if (c.err)
+			return TLS_NEXT_WAIT;
+		*skip = n - cur_left(&c);
+	}
+}
+
+/* ---- STARTTLS ------------------------------------------------------------- */
+
+/* A byte of a text protocol line: no control characters but tab, CR and LF. */
+static int text_byte(uint8_t b)
+{
+	return (b >= 0x20 && b != 0x7f) || b == '\t' || b == '\r' || b == '\n';
+}
+
+static int upper(uint8_t b)
+{
+	return b >= 'a' && b <= 'z' ? b - 'a' + 'A' : b;
+}
+
+/* The line s[0..n) (line end removed) equals lit, ASCII case-insensitively. */
+static int line_is(const uint8_t *s, size_t n, const char *lit)
+{
+	size_t k = strlen(lit);
+
+	if (n != k)
+		return 0;
+	for (size_t i = 0; i < k; i++)
+		if (upper(s[i]) != (uint8_t)lit[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * A command after which the client speaks TLS: STARTTLS (SMTP, LMTP, NNTP,
+ * ManageSieve), "<tag> STARTTLS" (IMAP), STLS (POP3), AUTH TLS / AUTH SSL
+ * (FTP, RFC 4217).
+ */
+static int starttls_cmd(const uint8_t *s, size_t n)
+{
+	if (line_is(s, n, "STARTTLS") || line_is(s, n, "STLS") || line_is(s, n, "AUTH TLS") ||
+	    line_is(s, n, "AUTH SSL"))
+		return 1;
+	if (n <= 9 || !line_is(s + n - 9, 9, " STARTTLS"))
+		return 0;
+	for (size_t i = 0; i < n - 9; i++)
+		if (s[i] == ' ')
+			return 0; /* the IMAP tag is one token */
+	return 1;
+}
+
+int tls_starttls(const uint8_t *s, size_t n, int client, size_t *off)
+{
+	size_t m = n < TLS_STARTTLS_SCAN ? n : TLS_STARTTLS_SCAN;
+	int more = m == n ? 0 : -1; /* running out: wait, or past the scan bound */
+	struct cur c = cur_init(s, m);
+	int armed = 0; /* a TLS record may start at this line start */
+
+	*off = 0;
+	while (cur_left(&c)) {
+		size_t at = m - cur_left(&c), len = 0;
+		const uint8_t *line = s + at;
+
+		if (armed && line[0] == CT_HANDSHAKE) {
+			struct cur h = cur_init(line, m - at);
+			cur_skip(&h, 1);
+			uint8_t major = cur_u8(&h);
+			uint8_t minor = cur_u8(&h);
+			if (h.err)
+				return (m - at >= 2 && major != 3) ? -1 : more;
+			if (major != 3 || minor > 4)
+				return -1;
+			*off = at;
+			return 1;
+		}
+		for (;;) {
+			uint8_t b = cur_u8(&c);
+			if (c.err)
+				return more; /* the line goes on */
+			if (!text_byte(b))
+				return -1;
+			if (b == '\n')
+				break;
+			len++;
+		}
+		if (len && line[len - 1] == '\r')
+			len--;
+		armed = client ? starttls_cmd(line, len) : 1;
+	}
+	return more;
 }
 
 /* ---- handshake parsing ---------------------------------------------------- */
@@ -693,6 +828,13 @@ struct tls_state {
 	struct tls_hello hello;
 };
 
+/* Per claimed flow, in flow->app_state (freed by the flow table). Each
+ * direction's cursor is its stream's consumed: where its next record starts. */
+struct tls_flow {
+	uint8_t started[2]; /* the direction's first record offset is known */
+	uint8_t hellos[2];  /* ClientHellos emitted from the direction */
+};
+
 static int tls_init(const struct module_env *env, void **state)
 {
 	struct tls_state *st = calloc(1, sizeof(*st));
@@ -709,10 +851,11 @@ static void tls_fini(void *state)
 	free(state);
 }
 
-/* A TLS handshake record header: 0x16, major 3, minor 0..4. */
+/* A TLS handshake record header at s->consumed: 0x16, major 3, minor 0..4. */
 static int tls_sniff(const struct flow_stream *s)
 {
-	struct cur c = cur_init(s->buf, s->buf ? s->len : 0);
+	struct cur c = cur_init(s->buf ? s->buf + s->consumed : NULL,
+				s->buf && s->len > s->consumed ? s->len - s->consumed : 0);
 	uint8_t type = cur_u8(&c), major = cur_u8(&c), minor = cur_u8(&c);
 
 	return !c.err && type == CT_HANDSHAKE && major == 3 && minor <= 4;
@@ -738,34 +881,37 @@ static int emit_hello(const struct tls_hello *h, const struct pkt *p, struct emi
 	return out->obs(out, &ob);
 }
 
+/* What a direction does after a step. */
+enum step { STEP_WAIT, STEP_STOP, STEP_GO };
+
 /*
- * The first handshake message of p's direction, once it is whole or can no
- * longer become whole; the direction is then finished and its stream
- * released. A message that never completes is emitted only when it is a
- * ClientHello whose host_name was read.
+ * The first handshake message of a direction whose records start at
+ * s->consumed, once it is whole or can no longer become whole (final). Emits
+ * it when it is whole, or when it is a ClientHello whose host_name was read.
+ * *next: STEP_WAIT (not whole yet), STEP_GO (a whole ClientHello: later ones
+ * may follow; s->consumed moved to the end of its last record) or STEP_STOP.
+ * Returns the module result.
  */
-static int tls_direction(struct tls_state *st, const struct pkt *p, struct emit *out)
+static int first_message(struct tls_state *st, const struct pkt *p, struct flow_stream *s,
+			 size_t avail, int final, struct emit *out, enum step *next)
 {
-	struct flow *f = p->flow;
-	int dir = p->dir ? 1 : 0;
-	struct flow_stream *s = &f->st[dir];
 	struct tls_hello *h = &st->hello;
 	const char *why;
-	size_t mlen;
+	size_t mlen, used;
 	int r, ret, e;
 
-	if (s->done || !s->buf || s->len == 0)
+	*next = STEP_STOP;
+	r = tls_gather(s->buf + s->consumed, avail - s->consumed, st->msg, sizeof(st->msg), &mlen,
+		       &used, &why);
+	if (r == TLS_ASM_MORE && !final) {
+		*next = STEP_WAIT;
 		return MOD_OK;
-	r = tls_reassemble(s->buf, s->len, st->msg, sizeof(st->msg), &mlen, &why);
-	if (r == TLS_ASM_MORE && !s->overflow && !s->gap)
-		return MOD_OK; /* wait for the next segment */
-	if (r == TLS_ASM_NOT_HS) {
-		ret = MOD_NOT_MINE;
-		goto out;
 	}
+	if (r == TLS_ASM_NOT_HS)
+		return MOD_NOT_MINE;
 	ret = tls_parse_handshake(st->msg, mlen, r == TLS_ASM_DONE ? 0 : OBS_F_TRUNCATED, h);
 	if (ret == MOD_NOT_MINE)
-		goto out;
+		return ret;
 	if (r == TLS_ASM_BAD) {
 		/* the record layer broke before the message was whole */
 		h->flags |= OBS_F_MALFORMED;
@@ -775,30 +921,164 @@ static int tls_direction(struct tls_state *st, const struct pkt *p, struct emit 
 		ret = MOD_MALFORMED;
 	}
 	if (r != TLS_ASM_DONE && !(h->hs_type == TLS_CLIENT_HELLO && h->has_sni))
-		goto out;
+		return ret;
 	e = emit_hello(h, p, out);
 	if (e < 0)
-		ret = e;
-out:
+		return e;
+	if (r == TLS_ASM_DONE && h->hs_type == TLS_CLIENT_HELLO) {
+		s->consumed += (uint32_t)used;
+		*next = STEP_GO;
+	}
+	return ret;
+}
+
+/*
+ * After a ClientHello: skip ChangeCipherSpec records, then take the next
+ * handshake message, which counts only as a whole and sound ClientHello
+ * (sent again after a HelloRetryRequest). *next: STEP_GO (one was emitted
+ * and s->consumed moved past its last record), STEP_WAIT or STEP_STOP.
+ * Returns 0 or -errno.
+ */
+static int later_hello(struct tls_state *st, const struct pkt *p, struct flow_stream *s,
+		       size_t avail, int final, struct emit *out, enum step *next)
+{
+	struct tls_hello *h = &st->hello;
+	const char *why;
+	size_t mlen, used, skip;
+	int r, e;
+
+	*next = final ? STEP_STOP : STEP_WAIT;
+	if (s->consumed >= avail)
+		return 0;
+	r = tls_next(s->buf + s->consumed, avail - s->consumed, &skip);
+	s->consumed += (uint32_t)skip;
+	if (r == TLS_NEXT_WAIT)
+		return 0;
+	*next = STEP_STOP;
+	if (r == TLS_NEXT_END)
+		return 0;
+	r = tls_gather(s->buf + s->consumed, avail - s->consumed, st->msg, sizeof(st->msg), &mlen,
+		       &used, &why);
+	if (r == TLS_ASM_MORE && !final) {
+		*next = STEP_WAIT;
+		return 0;
+	}
+	if (r != TLS_ASM_DONE || tls_parse_handshake(st->msg, mlen, 0, h) != MOD_OK ||
+	    h->hs_type != TLS_CLIENT_HELLO)
+		return 0;
+	e = emit_hello(h, p, out);
+	if (e < 0)
+		return e;
+	s->consumed += (uint32_t)used;
+	*next = STEP_GO;
+	return 0;
+}
+
+/*
+ * The hellos of p's direction, from s->consumed (where its TLS starts): the
+ * first handshake message, then, in a direction that began with a whole
+ * ClientHello, later ClientHellos (at most TLS_HELLOS_MAX in all) until
+ * anything else. When the direction is finished, its stream is released.
+ */
+static int tls_direction(struct tls_state *st, struct tls_flow *tf, const struct pkt *p,
+			 struct emit *out)
+{
+	struct flow *f = p->flow;
+	int dir = p->dir ? 1 : 0;
+	struct flow_stream *s = &f->st[dir];
+	size_t avail, off;
+	enum step next;
+	int final, r, ret = MOD_OK;
+
+	if (s->done || !s->buf || s->len == 0)
+		return MOD_OK;
+	if (!tf->started[dir]) {
+		/* STARTTLS: the server's records start after its text lines */
+		r = s->consumed <= s->len
+			    ? tls_starttls(s->buf + s->consumed, s->len - s->consumed, 0, &off)
+			    : -1;
+		if (r == 0 && !s->overflow)
+			return MOD_OK;
+		if (r <= 0) {
+			ret = MOD_NOT_MINE;
+			goto done;
+		}
+		s->consumed += (uint32_t)off;
+		tf->started[dir] = 1;
+	}
+	avail = flow_stream_avail(s, s->consumed);
+	final = s->overflow || avail < s->len; /* a cap or a hole: no more bytes will come */
+	if (tf->hellos[dir] == 0) {
+		ret = first_message(st, p, s, avail, final, out, &next);
+		if (next == STEP_WAIT)
+			return ret;
+		if (ret < 0 || next == STEP_STOP)
+			goto done;
+		tf->hellos[dir] = 1;
+	}
+	while (tf->hellos[dir] < TLS_HELLOS_MAX) {
+		r = later_hello(st, p, s, avail, final, out, &next);
+		if (r < 0) {
+			ret = r;
+			goto done;
+		}
+		if (next == STEP_WAIT)
+			return ret;
+		if (next == STEP_STOP)
+			goto done;
+		tf->hellos[dir]++;
+	}
+done:
 	flow_stream_done(st->flows, f, dir);
 	s->done = 1;
 	return ret;
 }
 
+/*
+ * Claim f when its client stream starts with a TLS handshake record, or
+ * carries one right after a STARTTLS-like command line; the per-flow state
+ * says where each direction's records start. "Starts" is at the stream's
+ * consumed: 0, unless an analyzer handed the flow back (app APP_NONE, no
+ * app_state) with its cursors past what it read, e.g. at an HTTP CONNECT
+ * tunnel; each direction's TLS then starts at its consumed.
+ */
+static int tls_claim(struct flow *f)
+{
+	struct flow_stream *c = &f->st[0];
+	struct tls_flow *tf;
+	size_t off = 0;
+	int direct = tls_sniff(c);
+
+	if (f->app_state || !c->buf || c->consumed > c->len)
+		return MOD_NOT_MINE;
+	if (!direct && tls_starttls(c->buf + c->consumed, c->len - c->consumed, 1, &off) != 1)
+		return MOD_NOT_MINE;
+	tf = calloc(1, sizeof(*tf));
+	if (!tf)
+		return -ENOMEM;
+	tf->started[0] = 1;
+	tf->started[1] = direct;
+	c->consumed += (uint32_t)off;
+	f->app = APP_TLS;
+	f->app_state = tf;
+	return MOD_OK;
+}
+
 static int tls_on_packet(void *state, const struct pkt *p, struct emit *out)
 {
 	struct flow *f = p->flow;
+	int r;
 
 	if (p->proto != IPPROTO_TCP || !f)
 		return MOD_NOT_MINE;
 	if (f->app == APP_NONE) {
-		if (!tls_sniff(&f->st[0]))
-			return MOD_NOT_MINE;
-		f->app = APP_TLS;
-	} else if (f->app != APP_TLS) {
+		r = tls_claim(f);
+		if (r != MOD_OK)
+			return r;
+	} else if (f->app != APP_TLS || !f->app_state) {
 		return MOD_NOT_MINE;
 	}
-	return tls_direction(state, p, out);
+	return tls_direction(state, f->app_state, p, out);
 }
 
 const struct module tls_module = {

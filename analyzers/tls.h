@@ -1,8 +1,8 @@
 /*
- * tls.h - the TLS analyzer's pure parsers: the first handshake message of
- * each direction of a TCP stream (ClientHello from the initiator, ServerHello
- * from the responder), on any port, in, the facts of an observation and its
- * detail record out.
+ * tls.h - the TLS analyzer's pure parsers: the hellos of each direction of
+ * a TCP stream (ClientHello from the initiator, ServerHello from the
+ * responder), on any port and after STARTTLS, in, the facts of an
+ * observation and its detail record out.
  *
  * Two steps, both over bounded cursors (sensor/cursor.h):
  *  1. tls_reassemble() walks the TLS record layer from the first byte of a
@@ -39,12 +39,28 @@
  * malformed hello every field is "as far as it was read" (e.g. the version
  * falls back to legacy_version when supported_versions was not reached).
  *
- * Direction. The first handshake message of each direction is parsed once
- * (then the direction's stream is released with flow_stream_done); its own
- * type decides the observation kind, so a capture that starts mid-way with
- * the roles reversed still reports each hello as what it is. A first message
- * that is neither hello (e.g. encrypted handshake data mid-connection) is
- * MOD_NOT_MINE and emits nothing.
+ * Streams. A flow is claimed when its client stream starts with a
+ * handshake record, or (STARTTLS) when it starts with text lines and a
+ * handshake record begins right after a line that is a STARTTLS-like command
+ * (STARTTLS, "<tag> STARTTLS", STLS, AUTH TLS, AUTH SSL); the server's records
+ * then start after its own text lines. The text is looked at up to
+ * TLS_STARTTLS_SCAN bytes. Each direction's cursor is its stream's consumed.
+ *
+ * Direction. The first handshake message of each direction is parsed once;
+ * its own type decides the observation kind, so a capture that starts mid-way
+ * with the roles reversed still reports each hello as what it is. A first
+ * message that is neither hello (e.g. encrypted handshake data mid-connection)
+ * is MOD_NOT_MINE and emits nothing. A direction that began with a whole
+ * ClientHello goes on (a client sends a second ClientHello after a TLS 1.3
+ * HelloRetryRequest, as tshark counts): ChangeCipherSpec records (1 byte) are
+ * skipped, and the next handshake message is emitted when it is a whole and
+ * sound ClientHello, up to TLS_HELLOS_MAX per direction; anything else
+ * (application data, an alert, another handshake message, a cut or broken
+ * one) finishes the direction. Messages after a hello in the same record are
+ * not looked at: the next one starts at a record boundary. A finished
+ * direction's stream is released with flow_stream_done. Reading stops at a
+ * skipped hole (flow_stream_avail): a message cut by one is treated like one
+ * cut by the stream cap.
  *
  * Observations:
  *   OBS_TLS_CLIENT_HELLO: name = SNI (escaped, "" when none), aux = ALPN
@@ -83,6 +99,8 @@
 #define TLS_VERSIONS_MAX 128 /* supported_versions: at most 127 on the wire */
 #define TLS_JA4_MAX 40      /* "t13d1516h2_8daaf6152771_b186095e22b6" + NUL */
 #define TLS_INFO_MAX 4096   /* the whole detail record */
+#define TLS_HELLOS_MAX 4    /* ClientHellos emitted per direction (a retry after HRR) */
+#define TLS_STARTTLS_SCAN 4096 /* text looked at before a STARTTLS handshake */
 
 enum tls_hs_type { TLS_CLIENT_HELLO = 1, TLS_SERVER_HELLO = 2 };
 
@@ -104,6 +122,41 @@ enum tls_asm {
  */
 int tls_reassemble(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t *msg_len,
 		   const char **why);
+
+/*
+ * As tls_reassemble, and *used = the offset in s just past the last record
+ * read (the record holding the message's last byte: it may lie beyond n when
+ * that record is not all there yet; 0 when no record was read). The next
+ * message of another record starts there.
+ */
+int tls_gather(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t *msg_len,
+	       size_t *used, const char **why);
+
+/* tls_next results. */
+enum tls_next_result {
+	TLS_NEXT_WAIT = 0, /* the bytes end first (a record header or a CCS is cut) */
+	TLS_NEXT_HS,       /* a handshake record starts at s + *skip */
+	TLS_NEXT_END,      /* anything else: application data, alert, not TLS */
+};
+
+/*
+ * What follows a hello at s[0..n) (a record boundary): whole
+ * ChangeCipherSpec records (type 20, length 1) are skipped, *skip is set to
+ * the bytes skipped, and the next record decides. Pure.
+ */
+int tls_next(const uint8_t *s, size_t n, size_t *skip);
+
+/*
+ * Where TLS starts in a stream that opens with text lines (STARTTLS):
+ * client != 0 wants the line before to be a STARTTLS-like command (see
+ * "Streams"); for the server any line start will do. Returns 1 with *off set
+ * to the first byte of a handshake record (0x16 0x03 0x00..0x04) that starts
+ * a line; 0 when s is text so far and the answer needs more bytes; -1 when
+ * it is not (a byte that is neither text nor a record there, or no answer
+ * within TLS_STARTTLS_SCAN bytes). Text is any byte but the control
+ * characters other than tab, CR and LF. Pure.
+ */
+int tls_starttls(const uint8_t *s, size_t n, int client, size_t *off);
 
 /*
  * What tls_parse_handshake found. The caller owns the struct (about 70 KB:

@@ -18,6 +18,7 @@
 
 #include "dns_json.h"
 #include "http_json.h"
+#include "icmp_json.h"
 #include "tls_json.h"
 
 /* Each kind's detail record is rendered by its analyzer's renderer: one
@@ -31,6 +32,7 @@ static detail_json_fn event_detail_renderer(int kind)
 		[OBS_DNS_ANSWER] = dns_info_json,
 		[OBS_HTTP_REQUEST] = http_info_json,
 		[OBS_HTTP_RESPONSE] = http_info_json,
+		[OBS_ICMP] = icmp_info_json,
 		[OBS_TLS_CLIENT_HELLO] = tls_info_json,
 		[OBS_TLS_SERVER_HELLO] = tls_info_json,
 	};

@@ -125,7 +125,10 @@ static int request_json(json_t *http, const struct fields *f)
 	int err = 0;
 
 	err |= set_field(http, "method", f, RQ_METHOD);
-	err |= set_field(http, "host", f, RQ_HOST);
+	/* A request without a Host header has "host": null (HTTP/1.0,
+	 * CONNECT without Host), as tshark and Zeek show it. */
+	err |= set(http, "host", fempty(f, RQ_HOST) ? json_null()
+						 : json_stringn(f->s[RQ_HOST], f->n[RQ_HOST]));
 	err |= set_field(http, "uri", f, RQ_URI);
 	err |= set_field(http, "version", f, RQ_VERSION);
 	err |= set_field(http, "user_agent", f, RQ_USER_AGENT);

@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alerts.h"
 #include "log.h"
+#include "rules.h"
 
 #define TICK_US 1000000u /* detectors' on_tick period, packet time */
 
@@ -23,6 +25,8 @@ struct core {
 	struct decoder *dec;
 	struct flow_table *flows;
 	struct store *store;
+	struct alerts *alerts;
+	struct rules *own_rules; /* rules_default() when the caller gave none */
 	const char *db_path;
 	void *mod_state[CORE_MAX_MODULES];
 	unsigned n_modules;
@@ -32,6 +36,7 @@ struct core {
 };
 
 static int core_emit_obs(struct emit *e, const struct obs *o);
+static void core_flow_end(void *user, struct flow *f);
 static int core_emit_alert(struct emit *e, const struct alert *a);
 
 const char *core_kind_name(enum obs_kind k)
@@ -70,13 +75,21 @@ int core_open(struct core **out, const struct core_config *cfg, char *err, size_
 	c->emit.core = c;
 	c->db_path = cfg->db_path;
 	c->dec = decoder_new(&cfg->decode);
-	c->flows = flow_table_new(&cfg->flow, NULL, c);
-	if (!c->dec || !c->flows) {
+	c->flows = flow_table_new(&cfg->flow, core_flow_end, c);
+	if (!cfg->rules)
+		c->own_rules = rules_default();
+	env.rules = cfg->rules ? cfg->rules : c->own_rules;
+	if (!c->dec || !c->flows || !env.rules) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
 	if (cfg->db_path && store_open(&c->store, cfg->db_path, &cfg->store, err, errlen) < 0)
 		goto fail;
+	c->alerts = alerts_new(c->store, (uint64_t)env.rules->t.suppress_s * 1000000u, 0);
+	if (!c->alerts) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	env.flows = c->flows;
 	for (unsigned i = 0; modules[i]; i++) {
 		if (i >= CORE_MAX_MODULES) {
@@ -123,6 +136,10 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	}
 	store_put_stat(c->store, "flows.created", (int64_t)fs->created);
 	store_put_stat(c->store, "flows.evicted", (int64_t)fs->evicted);
+	for (int k = 0; k < AC_COUNT; k++) {
+		snprintf(name, sizeof(name), "alerts.%s", alerts_class_name(k));
+		store_put_stat(c->store, name, (int64_t)c->stats.alerts_by_class[k]);
+	}
 	for (unsigned i = 0; i < c->n_modules; i++) {
 		const struct mod_counts *m = &c->stats.mod[i];
 		snprintf(name, sizeof(name), "module.%s.ok", modules[i]->name);
@@ -149,12 +166,20 @@ int core_close(struct core *c)
 	for (unsigned i = 0; i < c->n_modules; i++)
 		if (modules[i]->fini)
 			modules[i]->fini(c->mod_state[i]);
+	if (c->alerts) {
+		c->stats.alert_rows = alerts_get_stats(c->alerts)->rows;
+		memcpy(c->stats.alerts_by_class, alerts_get_stats(c->alerts)->by_class,
+		       sizeof(c->stats.alerts_by_class));
+	}
+	alerts_free(c->alerts);
+	c->alerts = NULL;
 	if (c->store) {
 		core_write_stats(c, &fs);
 		if (store_close(c->store) < 0)
 			rc = -1;
 	}
 	decoder_free(c->dec);
+	rules_free(c->own_rules);
 	free(c);
 	return rc;
 }
@@ -217,8 +242,15 @@ static void core_count(struct mod_counts *m, int r)
 	}
 }
 
+static void core_flow_end(void *user, struct flow *f)
+{
+	struct core *c = user;
+	alerts_flow_end(c->alerts, f);
+}
+
 static void core_tick(struct core *c, uint64_t now_us)
 {
+	alerts_tick(c->alerts, now_us);
 	for (unsigned i = 0; i < c->n_modules; i++)
 		if (modules[i]->on_tick)
 			modules[i]->on_tick(c->mod_state[i], now_us, &c->emit);
@@ -282,10 +314,10 @@ static int core_emit_obs(struct emit *e, const struct obs *o)
 static int core_emit_alert(struct emit *e, const struct alert *a)
 {
 	struct core *c = e->core;
+	uint64_t now = a->pkt ? a->pkt->ts_us : c->stats.last_ts_us;
 
-	(void)a;
 	c->stats.alerts++;
-	return 0;
+	return alerts_raise(c->alerts, a, now);
 }
 
 int core_flush(struct core *c)
@@ -317,4 +349,9 @@ const struct flow_stats *core_flow_stats(const struct core *c)
 const struct store_stats *core_store_stats(const struct core *c)
 {
 	return c->store ? store_get_stats(c->store) : NULL;
+}
+
+void core_alert_counts(const struct core *c, uint64_t by_class[14])
+{
+	memcpy(by_class, alerts_get_stats(c->alerts)->by_class, sizeof(uint64_t) * AC_COUNT);
 }

@@ -28,7 +28,9 @@ struct core_stats {
 	uint64_t packets, bytes;
 	uint64_t events[OBS_KIND_MAX];   /* by obs kind */
 	uint64_t events_malformed;
-	uint64_t alerts;
+	uint64_t alerts;          /* raised by detectors */
+	uint64_t alert_rows;      /* rows after aggregation (known at close) */
+	uint64_t alerts_by_class[14]; /* rows per class, AC_* order (sensor/alerts.h) */
 	uint64_t store_errors;
 	uint64_t first_ts_us, last_ts_us;
 	struct mod_counts mod[CORE_MAX_MODULES];
@@ -36,6 +38,7 @@ struct core_stats {
 
 struct core_config {
 	const char *db_path;      /* NULL: no store (events only counted) */
+	const struct rules *rules;/* NULL: rules_default(); borrowed for the run */
 	struct store_config store;
 	struct flow_config flow;
 	struct decode_config decode;
@@ -65,6 +68,8 @@ const struct core_stats *core_stats(const struct core *c);
 const struct decode_stats *core_decode_stats(const struct core *c);
 const struct flow_stats *core_flow_stats(const struct core *c);
 const struct store_stats *core_store_stats(const struct core *c);
+/* Alert rows so far, per class (AC_* order of sensor/alerts.h). */
+void core_alert_counts(const struct core *c, uint64_t by_class[14]);
 
 /* Name of obs kind for output: "dns", "http", "tls", "icmp". */
 const char *core_kind_name(enum obs_kind k);

@@ -22,7 +22,9 @@
 #include "sensor/capture.h"
 #include "sensor/core.h"
 #include "sensor/decode.h"
+#include "sensor/alerts.h"
 #include "sensor/log.h"
+#include "sensor/rules.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -51,13 +53,15 @@ static void usage_main(FILE *f)
 	      "Network egress monitoring for AI-agent sandboxes.\n"
 	      "\n"
 	      "commands:\n"
-	      "  replay [-d DB] PCAP...          replay capture files into the database; prints a summary\n"
-	      "  watch  [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB]\n"
+	      "  replay [-c RULES] [-d DB] PCAP...\n"
+	      "                                  replay capture files into the database; prints a summary\n"
+	      "  watch  [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB]\n"
 	      "                                  capture live from interfaces until SIGINT/SIGTERM\n"
 	      "  events [-d DB] [--json] [--kind K] [--since-id N] [--limit N]\n"
 	      "                                  list stored events (dns, http, tls, icmp)\n"
 	      "  alerts [-d DB] [--json] [--class C] [--limit N]\n"
 	      "                                  list stored alerts\n"
+	      "  rules check RULES...            validate rules files (docs/rules.md)\n"
 	      "  version                         print the version\n"
 	      "\n"
 	      "Run 'egresswatch COMMAND --help' for a command's options.\n"
@@ -69,12 +73,14 @@ static void usage_main(FILE *f)
 
 static void usage_replay(FILE *f)
 {
-	fputs("usage: egresswatch replay [-d DB] [--no-progress] PCAP...\n"
+	fputs("usage: egresswatch replay [-c RULES] [-d DB] [--no-progress] PCAP...\n"
 	      "\n"
 	      "Replay pcap or pcapng files (in the order given; '-' reads stdin) through\n"
 	      "the decoders and analyzers, store every event in DB, and print a summary.\n"
 	      "Time comes from the packets, so a replay is deterministic.\n"
 	      "\n"
+	      "  -c, --rules RULES   rules file (default: the built-in rules, the same as\n"
+	      "                      rules/default.yaml; see docs/rules.md)\n"
 	      "  -d, --db DB         SQLite database (default ./" DEFAULT_DB ")\n"
 	      "  -q, --quiet         no summary\n"
 	      "      --no-progress   no progress bar (it is shown only when stderr is a TTY)\n"
@@ -165,7 +171,18 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 			modules[i]->name, m->ok, m->truncated, m->malformed,
 			modules[i + 1] ? ";" : "");
 	}
-	fprintf(f, "\n  alerts:  %" PRIu64 "\n", s->alerts);
+	uint64_t by_class[AC_COUNT], rows = 0;
+	core_alert_counts(core, by_class);
+	for (int k = 0; k < AC_COUNT; k++)
+		rows += by_class[k];
+	fprintf(f, "\n  alerts:  %" PRIu64 "%s", rows, rows ? " (" : "");
+	for (int k = 0, first = 1; k < AC_COUNT; k++) {
+		if (!by_class[k])
+			continue;
+		fprintf(f, "%s%s %" PRIu64, first ? "" : ", ", alerts_class_name(k), by_class[k]);
+		first = 0;
+	}
+	fprintf(f, "%s from %" PRIu64 " detections\n", rows ? ")" : "", s->alerts);
 	if (ss)
 		fprintf(f, "  store:   %s, %" PRIu64 " events written, %" PRIu64 " errors\n", db,
 			ss->events, ss->errors + s->store_errors);
@@ -174,6 +191,7 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 static int cmd_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{"rules", required_argument, NULL, 'c'},
 		{"db", required_argument, NULL, 'd'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"no-progress", no_argument, NULL, 'P'},
@@ -183,14 +201,18 @@ static int cmd_replay(int argc, char **argv)
 	};
 	struct core_config cfg = {0};
 	struct core *core = NULL;
-	const char *db = DEFAULT_DB;
+	struct rules *rules = NULL;
+	const char *db = DEFAULT_DB, *rules_path = NULL;
 	int quiet = 0, progress, no_store = 0, opt, rc = 0;
 	char err[512];
 	double t0;
 
 	progress = isatty(STDERR_FILENO);
-	while ((opt = getopt_long(argc, argv, "d:qh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:d:qh", opts, NULL)) != -1) {
 		switch (opt) {
+		case 'c':
+			rules_path = optarg;
+			break;
 		case 'd':
 			db = optarg;
 			break;
@@ -215,10 +237,16 @@ static int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "egresswatch replay: no capture file given (see --help)\n");
 		return EXIT_USAGE;
 	}
+	if (rules_path && rules_load(rules_path, &rules, err, sizeof(err)) < 0) {
+		fprintf(stderr, "egresswatch replay: %s\n", err);
+		return EXIT_USAGE;
+	}
+	cfg.rules = rules;
 	cfg.db_path = no_store ? NULL : db;
 	cfg.store.bulk = 1;
 	if (core_open(&core, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "egresswatch replay: %s\n", err);
+		rules_free(rules);
 		return EXIT_RUNTIME;
 	}
 	signal(SIGINT, on_stop_signal);
@@ -273,6 +301,7 @@ static int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "egresswatch replay: %s: could not write the last batch\n", db);
 		rc = rc ? rc : EXIT_RUNTIME;
 	}
+	rules_free(rules);
 	return rc;
 }
 
@@ -280,11 +309,12 @@ static int cmd_replay(int argc, char **argv)
 
 static void usage_watch(FILE *f)
 {
-	fputs("usage: egresswatch watch [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
+	fputs("usage: egresswatch watch [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
 	      "\n"
 	      "Capture live on one or more interfaces (a bridge, veths) into one flow table\n"
 	      "and store events in DB until SIGINT or SIGTERM, which flush and exit 0.\n"
 	      "\n"
+	      "  -c, --rules RULES    rules file (default: the built-in rules)\n"
 	      "  -d, --db DB          SQLite database (default ./" DEFAULT_DB ")\n"
 	      "  -i, --interface IF   interface to capture on (repeatable, at most 16)\n"
 	      "  -f, --filter BPF     capture filter (pcap-filter(7) syntax)\n"
@@ -297,6 +327,7 @@ static void usage_watch(FILE *f)
 static int cmd_watch(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{"rules", required_argument, NULL, 'c'},
 		{"db", required_argument, NULL, 'd'},
 		{"interface", required_argument, NULL, 'i'},
 		{"filter", required_argument, NULL, 'f'},
@@ -311,14 +342,18 @@ static int cmd_watch(int argc, char **argv)
 	struct capture_live_opts lo = {.immediate = 1};
 	struct core_config cfg = {0};
 	struct core *core = NULL;
-	const char *db = DEFAULT_DB;
+	struct rules *rules = NULL;
+	const char *db = DEFAULT_DB, *rules_path = NULL;
 	unsigned n = 0;
 	int opt, rc = 0;
 	char err[512];
 	double last_flush;
 
-	while ((opt = getopt_long(argc, argv, "d:i:f:B:s:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:d:i:f:B:s:h", opts, NULL)) != -1) {
 		switch (opt) {
+		case 'c':
+			rules_path = optarg;
+			break;
 		case 'd':
 			db = optarg;
 			break;
@@ -368,6 +403,11 @@ static int cmd_watch(int argc, char **argv)
 			n == 0 ? "no interface given (-i IFACE)" : "unexpected argument");
 		return EXIT_USAGE;
 	}
+	if (rules_path && rules_load(rules_path, &rules, err, sizeof(err)) < 0) {
+		fprintf(stderr, "egresswatch watch: %s\n", err);
+		return EXIT_USAGE;
+	}
+	cfg.rules = rules;
 	for (unsigned i = 0; i < n; i++) {
 		caps[i] = capture_open_live(ifaces[i], &lo, err, sizeof(err));
 		if (!caps[i]) {
@@ -437,6 +477,7 @@ out:
 	}
 	for (unsigned i = 0; i < n; i++)
 		capture_close(caps[i]);
+	rules_free(rules);
 	return rc;
 }
 
@@ -598,6 +639,61 @@ static int cmd_alerts(int argc, char **argv)
 	return query_print_alerts(db, &f, stdout, json) < 0 ? EXIT_RUNTIME : 0;
 }
 
+/* ---- rules ------------------------------------------------------------- */
+
+static void usage_rules(FILE *f)
+{
+	fputs("usage: egresswatch rules check RULES...\n"
+	      "\n"
+	      "Validate rules files (docs/rules.md) as start-up would: print\n"
+	      "\"RULES: ok (...)\" with what each holds, or the first error as\n"
+	      "\"RULES:LINE: message\" on stderr.\n"
+	      "\n"
+	      "  -h, --help   this text\n"
+	      "\n"
+	      "Exit status: 0 every file is valid; 2 a usage error, or a file is missing or\n"
+	      "invalid.\n",
+	      f);
+}
+
+static int cmd_rules(int argc, char **argv)
+{
+	int rc = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage_rules(stdout);
+			return 0;
+		}
+	}
+	if (argc < 2 || strcmp(argv[1], "check") != 0) {
+		if (argc < 2)
+			fprintf(stderr, "egresswatch rules: no action given (see --help)\n");
+		else
+			fprintf(stderr, "egresswatch rules: unknown action '%s' (see --help)\n",
+				argv[1]);
+		return EXIT_USAGE;
+	}
+	if (argc < 3) {
+		fprintf(stderr, "egresswatch rules check: no rules file given (see --help)\n");
+		return EXIT_USAGE;
+	}
+	for (int i = 2; i < argc; i++) {
+		struct rules *r = NULL;
+		char err[1024], sum[512];
+
+		if (rules_load(argv[i], &r, err, sizeof(err)) < 0) {
+			fprintf(stderr, "%s\n", err);
+			rc = EXIT_USAGE;
+			continue;
+		}
+		rules_summary(r, sum, sizeof(sum));
+		printf("%s: ok (%s)\n", argv[i], sum);
+		rules_free(r);
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -608,6 +704,7 @@ int main(int argc, char **argv)
 		{"watch", cmd_watch},
 		{"events", cmd_events},
 		{"alerts", cmd_alerts},
+		{"rules", cmd_rules},
 	};
 
 	if (argc < 2) {

@@ -1,5 +1,5 @@
 /*
- * rules.h - the rules file (rules/*.yaml, read with libyaml): where the
+ * rules.h - the rules file (YAML under rules/, read with libyaml): where the
  * sandbox is, what it may reach, which zones are trusted, which endpoints are
  * instance-metadata services, and the detectors' thresholds.
  *
@@ -74,9 +74,53 @@ struct rules *rules_default(void);
 
 void rules_free(struct rules *r);
 
-/* Helpers for detectors. */
+/*
+ * Helpers for detectors.
+ *
+ * rules_net_match: 1 if addr (ipv 4: 4 bytes, ipv 6: 16 bytes) is inside
+ * one of the networks of l and the port fits, else 0. An entry with port 0
+ * takes any port; a query with port 0 asks about the address alone (ICMP,
+ * DNS answers) and ignores the entries' ports. An IPv4-mapped IPv6 address
+ * (::ffff:a.b.c.d) is also tried as the IPv4 address a.b.c.d.
+ */
 int rules_net_match(const struct rules_netlist *l, int ipv, const uint8_t *addr, uint16_t port);
-/* Name is inside one of the zones (dot-boundary, case-insensitive). */
+/*
+ * Name is inside one of the zones (dot-boundary, case-insensitive): zone
+ * "cloudfront.net" takes "cloudfront.net" and "a.cloudfront.net", not
+ * "xcloudfront.net"; "*.example.org" takes subdomains only. name need not be
+ * NUL-terminated; one trailing dot is ignored. Returns 1 or 0 (0 for an
+ * empty list: the caller decides what an empty allow.domains means).
+ */
 int rules_domain_match(const struct rules_strlist *l, const char *name, size_t len);
+
+/*
+ * Parse one address as the rules file spells it: "10.0.0.1", "10.0.0.0/8",
+ * "10.0.0.1:8080", "10.0.0.0/8:443", "fd00::1", "fd00::/64", "[fd00::1]:8080",
+ * "[fd00::/64]:443". Strict: inet_pton, prefix 0..32 or 0..128 with no host
+ * bits set, port 1..65535. Returns 0, or -1 with the reason in why (a phrase
+ * that follows the quoted value: "is not an address", "has a port out of
+ * range (1..65535)", ...).
+ */
+int rules_net_parse(const char *s, struct rules_net *out, char *why, size_t whylen);
+
+/*
+ * Normalise a domain name of the rules file into out (outlen >= 256):
+ * lowercase, one trailing dot removed, labels non-empty and <= 63 bytes of
+ * [a-z0-9_-], at most 253 bytes. wildcard = 1 also takes a leading "*.".
+ * Returns 0, or -1 with the reason in why (as for rules_net_parse).
+ */
+int rules_name_parse(const char *s, size_t len, int wildcard, char *out, size_t outlen,
+		     char *why, size_t whylen);
+
+/* Render a net as the rules file spells it ("10.0.0.0/8:443",
+ * "[fd00::1]:8080"). Returns the length; always NUL-terminates (cap > 0). */
+size_t rules_net_format(const struct rules_net *n, char *dst, size_t cap);
+
+/*
+ * One line for `rules check` and reload logs: "1 sandbox network, 1 proxy,
+ * 1 resolver, 0 destinations, any domain, 12 trusted zones, 17 metadata
+ * endpoints". Returns the length; always NUL-terminates (cap > 0).
+ */
+size_t rules_summary(const struct rules *r, char *dst, size_t cap);
 
 #endif

@@ -32,7 +32,7 @@ expect() {
 expect 2 "usage" -- "$EW"
 expect 0 "" -- "$EW" --help
 expect 2 "unknown command 'frobnicate'" -- "$EW" frobnicate
-for c in replay watch events alerts; do
+for c in replay watch events alerts; do  # rules --help is checked below
 	expect 0 "" -- "$EW" "$c" --help
 	grep -q "usage: egresswatch $c" "$T/out" && ok || bad "$c --help does not show its usage"
 done
@@ -84,6 +84,26 @@ while :; do
 done
 cmp -s "$T/all.ids" "$T/paged.ids" && ok || bad "paging by --since-id differs from one listing"
 "$EW" events -d "$T/two.db" --kind dns --json | grep -v '"kind":"dns"' | grep -q . && bad "--kind dns lists other kinds" || ok
+
+# Rules files (docs/rules.md): "FILE: ok (...)" on stdout; "FILE:LINE: message" on stderr, exit 2.
+RULES=$PCAPS/../tests/rules
+expect 0 "" -- "$EW" rules check "$PCAPS/../rules/default.yaml"
+grep -q "default.yaml: ok (no sandbox, policy classes off, 22 trusted zones, 17 metadata endpoints)" "$T/out" && ok || bad "rules check default.yaml: $(cat "$T/out")"
+expect 0 "" -- "$EW" rules check "$RULES/good-sandbox.yaml" "$RULES/good-full.yaml" "$RULES/good-empty.yaml"
+grep -q "good-sandbox.yaml: ok (2 sandbox networks, 1 proxy, 1 resolver, 0 destinations" "$T/out" && ok || bad "rules check summary: $(cat "$T/out")"
+expect 2 "bad-address.yaml:7: allow.proxies: \"10.99.0.300:8080\" is not an address" -- "$EW" rules check "$RULES/bad-address.yaml"
+expect 2 "bad-duplicate.yaml:6: allow: duplicate key \"resolvers\" (first on line 5)" -- "$EW" rules check "$RULES/bad-duplicate.yaml"
+expect 2 "bad-unknown-key.yaml:5: allow: unknown key \"proxy\"" -- "$EW" rules check "$RULES/bad-unknown-key.yaml"
+expect 2 "bad-syntax.yaml:4: did not find expected ',' or ']'" -- "$EW" rules check "$RULES/bad-syntax.yaml"
+expect 2 "bad-threshold.yaml:4: thresholds.tunnel_score: 150 is out of range (1..100)" -- "$EW" rules check "$RULES/bad-threshold.yaml"
+expect 2 "bad-address.yaml:7:" -- "$EW" rules check "$RULES/good-sandbox.yaml" "$RULES/bad-address.yaml"
+expect 2 "$T/none.yaml: No such file or directory" -- "$EW" rules check "$T/none.yaml"
+expect 2 "no rules file given" -- "$EW" rules check
+expect 2 "unknown action 'frob'" -- "$EW" rules frob
+expect 0 "" -- "$EW" rules --help
+grep -q "usage: egresswatch rules check" "$T/out" && ok || bad "rules --help does not show its usage"
+# -c with a bad rules file stops replay before it starts
+expect 2 "bad-cidr.yaml:3: sandbox.networks" -- "$EW" replay -c "$RULES/bad-cidr.yaml" -d "$T/r.db" "$PCAPS/dns_basic.pcap"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

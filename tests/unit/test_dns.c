@@ -1239,7 +1239,8 @@ static void test_module_tcp_hole(void)
 		seg(ft, state, &te, 1, TH_ACK | TH_PUSH, isn + (uint32_t)m1, 701, cs + m1, m2 - m1);
 		CHECK_EQ(te.n, 0);
 		seg(ft, state, &te, 0, TH_ACK, 701, isn + (uint32_t)m2, NULL, 0);
-		seg(ft, state, &te, 1, TH_ACK | TH_PUSH, isn + (uint32_t)m2, 701, cs + m2, len - m2);
+		seg(ft, state, &te, 1, TH_ACK | TH_PUSH, isn + (uint32_t)m2, 701, cs + m2,
+		    len - m2);
 		CHECK_EQ(te.n, 2);
 		CHECK_STR(te.names[0], "two.example");
 		CHECK_STR(te.names[1], "three.example");
@@ -1259,7 +1260,8 @@ static void test_module_tcp_hole(void)
 		seg(ft, state, &te, 1, TH_ACK | TH_PUSH, isn, 701, cs, 10);
 		seg(ft, state, &te, 0, TH_ACK, 701, isn + cut, NULL, 0);
 		/* from cs[cut]: 2 bytes read as a length, then garbage */
-		int r = seg(ft, state, &te, 1, TH_ACK | TH_PUSH, isn + cut, 701, cs + cut, len - cut);
+		int r = seg(ft, state, &te, 1, TH_ACK | TH_PUSH, isn + cut, 701, cs + cut,
+			    len - cut);
 		f = flow_table_find(ft, 4, IPPROTO_TCP, (const uint8_t[]){10, 0, 0, 1}, 40000,
 				    (const uint8_t[]){10, 0, 0, 53}, 53, NULL);
 		CHECK(f != NULL);

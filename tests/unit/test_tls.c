@@ -994,6 +994,250 @@ static void test_module(void)
 	free(ss);
 }
 
+/* ---- later ClientHellos and STARTTLS ---------------------------------------- */
+
+/* A ChangeCipherSpec record (the TLS 1.3 middlebox-compatibility one). */
+static void ccs(struct bb *s)
+{
+	u8(s, 20);
+	u16(s, 0x0303);
+	u16(s, 1);
+	u8(s, 1);
+}
+
+/* A small ClientHello with server_name sni as one record into s. */
+static void hello_record(struct bb *s, const char *sni)
+{
+	static const uint16_t cs[] = {0x1301, 0x1302};
+	struct ext e[] = {{0x0000, sni_ext(sni)}};
+	struct bb *m = new_bb();
+
+	client_hello(m, 0x0303, cs, 2, e, 1);
+	free_exts(e, 1);
+	records(s, m, 16384);
+	free(m);
+}
+
+static void test_gather_next(void)
+{
+	struct bb *s = new_bb();
+	uint8_t msg[TLS_MSG_MAX];
+	size_t mlen, used, skip;
+	const char *why;
+
+	/* used: the end of the record holding the message's end */
+	hello_record(s, "a.example");
+	size_t first = s->n;
+	ccs(s);
+	hello_record(s, "b.example");
+	CHECK_EQ(tls_gather(s->b, s->n, msg, sizeof(msg), &mlen, &used, &why), TLS_ASM_DONE);
+	CHECK_EQ(used, first);
+	CHECK_EQ(mlen, first - 5);
+	/* ... even when that record is not all there yet */
+	CHECK_EQ(tls_gather(s->b, first - 1, msg, sizeof(msg), &mlen, &used, &why), TLS_ASM_MORE);
+	CHECK_EQ(used, first);
+
+	/* CCS skipped, then a handshake record */
+	CHECK_EQ(tls_next(s->b + first, s->n - first, &skip), TLS_NEXT_HS);
+	CHECK_EQ(skip, 6);
+	/* a cut CCS or record header: wait, nothing skipped past the cut */
+	CHECK_EQ(tls_next(s->b + first, 5, &skip), TLS_NEXT_WAIT);
+	CHECK_EQ(skip, 0);
+	CHECK_EQ(tls_next(s->b + first, 8, &skip), TLS_NEXT_WAIT);
+	CHECK_EQ(skip, 6);
+	CHECK_EQ(tls_next(s->b, 0, &skip), TLS_NEXT_WAIT);
+	/* application data, an alert, a CCS of the wrong size, not TLS: the end */
+	static const uint8_t appdata[] = {23, 3, 3, 0, 1, 0};
+	static const uint8_t alert[] = {21, 3, 3, 0, 2, 2, 40};
+	static const uint8_t bigccs[] = {20, 3, 3, 0, 2, 1, 1};
+	static const uint8_t major[] = {22, 2};
+	CHECK_EQ(tls_next(appdata, sizeof(appdata), &skip), TLS_NEXT_END);
+	CHECK_EQ(tls_next(appdata, 1, &skip), TLS_NEXT_END);
+	CHECK_EQ(tls_next(alert, sizeof(alert), &skip), TLS_NEXT_END);
+	CHECK_EQ(tls_next(bigccs, sizeof(bigccs), &skip), TLS_NEXT_END);
+	CHECK_EQ(tls_next(major, 2, &skip), TLS_NEXT_END);
+	CHECK_EQ(tls_next(major, 1, &skip), TLS_NEXT_WAIT);
+	free(s);
+}
+
+static int starttls_at(const char *text, int client, size_t *off)
+{
+	struct bb *s = new_bb();
+	int r;
+
+	raw(s, text, strlen(text));
+	hello_record(s, "mail.example");
+	r = tls_starttls(s->b, s->n, client, off);
+	free(s);
+	return r;
+}
+
+static void test_starttls(void)
+{
+	size_t off;
+	static const char smtp[] = "EHLO client.example\r\nSTARTTLS\r\n";
+	static const char *const cmds[] = {"STARTTLS\r\n", "starttls\n", "a001 STARTTLS\r\n",
+					   "STLS\r\n", "AUTH TLS\r\n", "AUTH SSL\r\n"};
+
+	CHECK_EQ(starttls_at(smtp, 1, &off), 1);
+	CHECK_EQ(off, strlen(smtp));
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		CHECK_EQ(starttls_at(cmds[i], 1, &off), 1);
+		CHECK_EQ(off, strlen(cmds[i]));
+	}
+	/* the server: after any text line */
+	CHECK_EQ(starttls_at("220 ready\r\n250 ok\r\n220 go ahead\r\n", 0, &off), 1);
+	CHECK_EQ(off, 33);
+	/* not after another line, nor a two-token IMAP tag, nor binary text */
+	CHECK_EQ(starttls_at("GET / HTTP/1.1\r\n\r\n", 1, &off), -1);
+	CHECK_EQ(starttls_at("a b STARTTLS\r\n", 1, &off), -1);
+	CHECK_EQ(starttls_at("EHLO x\r\nNOSTARTTLS\r\n", 1, &off), -1);
+	CHECK_EQ(starttls_at("SSH-2.0-x\r\n\x01", 1, &off), -1);
+	/* text so far: wait; a record that is not 3.x: no */
+	static const uint8_t wait1[] = "EHLO x\r\nSTARTTLS\r\n\x16";
+	static const uint8_t bad[] = "STARTTLS\r\n\x16\x02\x01";
+	CHECK_EQ(tls_starttls((const uint8_t *)smtp, 10, 1, &off), 0);
+	CHECK_EQ(tls_starttls((const uint8_t *)smtp, strlen(smtp), 1, &off), 0);
+	CHECK_EQ(tls_starttls(wait1, sizeof(wait1) - 1, 1, &off), 0);
+	CHECK_EQ(tls_starttls(bad, sizeof(bad) - 1, 1, &off), -1);
+	/* no answer within TLS_STARTTLS_SCAN bytes */
+	struct bb *s = new_bb();
+	fill(s, 'a', TLS_STARTTLS_SCAN + 1);
+	CHECK_EQ(tls_starttls(s->b, s->n, 1, &off), -1);
+	CHECK_EQ(tls_starttls(s->b, TLS_STARTTLS_SCAN - 1, 1, &off), 0);
+	free(s);
+}
+
+/* Hellos through the flow table: a retry after HelloRetryRequest, STARTTLS. */
+static void test_module_more(void)
+{
+	struct bb *s = new_bb(), *sh = new_bb(), *ss = new_bb();
+	struct conn c;
+
+	server_hello(sh, 0x0303, 0x1301, 1, 0x0304);
+	records(ss, sh, 16384);
+
+	/* CH, (HRR), CCS + CH: two ClientHellos; then application data ends it */
+	conn_open(&c, 41001, NULL);
+	hello_record(s, "first.example");
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, s->b, s->n), MOD_OK);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_EQ(seg(&c, 1, TH_ACK | TH_PUSH, ss->b, ss->n), MOD_OK);
+	CHECK_EQ(c.sink.n, 2);
+	s->n = 0;
+	ccs(s);
+	hello_record(s, "second.example");
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, s->b, 3), MOD_OK); /* a cut CCS: wait */
+	CHECK_EQ(c.sink.n, 2);
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, s->b + 3, 20), MOD_OK); /* a cut hello: wait */
+	CHECK_EQ(c.sink.n, 2);
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, s->b + 23, s->n - 23), MOD_OK);
+	CHECK_EQ(c.sink.n, 3);
+	CHECK_EQ(c.sink.kind[2], OBS_TLS_CLIENT_HELLO);
+	CHECK_STR(c.sink.name[2], "second.example");
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, (const uint8_t *)"\x17\x03\x03\x00\x01x", 6), MOD_OK);
+	struct flow *f = flow_table_find(c.ft, 4, IPPROTO_TCP, (const uint8_t *)"\x0a\x63\x00\x0a",
+					 41001, (const uint8_t *)"\x5d\xb8\xd8\x22", 8443, NULL);
+	CHECK(f != NULL);
+	CHECK(f && f->st[0].done && f->st[0].buf == NULL);
+	conn_close(&c);
+
+	/* the retry in the same segment, without CCS */
+	conn_open(&c, 41002, NULL);
+	s->n = 0;
+	hello_record(s, "one.example");
+	hello_record(s, "two.example");
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, s->b, s->n), MOD_OK);
+	CHECK_EQ(c.sink.n, 2);
+	CHECK_STR(c.sink.name[1], "two.example");
+	conn_close(&c);
+
+	/* TLS 1.2: a ClientKeyExchange after the hello finishes the direction */
+	conn_open(&c, 41003, NULL);
+	s->n = 0;
+	hello_record(s, "tls12.example");
+	u8(s, 22);
+	u16(s, 0x0303);
+	u16(s, 8);
+	u8(s, 16);
+	u8(s, 0);
+	u16(s, 4);
+	fill(s, 0x42, 4);
+	hello_record(s, "never.example");
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, s->b, s->n), MOD_OK);
+	CHECK_EQ(c.sink.n, 1);
+	conn_close(&c);
+
+	/* a broken later message is not emitted, and at most TLS_HELLOS_MAX are */
+	conn_open(&c, 41004, NULL);
+	s->n = 0;
+	for (int i = 0; i < TLS_HELLOS_MAX + 2; i++)
+		hello_record(s, "many.example");
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, s->b, s->n), MOD_OK);
+	CHECK_EQ(c.sink.n, TLS_HELLOS_MAX);
+	conn_close(&c);
+	conn_open(&c, 41005, NULL);
+	s->n = 0;
+	hello_record(s, "ok.example");
+	size_t k = s->n;
+	hello_record(s, "bad.example");
+	s->b[k + 5 + 38] = 33; /* session_id longer than 32 */
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, s->b, s->n), MOD_OK);
+	CHECK_EQ(c.sink.n, 1);
+	conn_close(&c);
+
+	/* SMTP STARTTLS: both hellos after the text */
+	conn_open(&c, 41006, NULL);
+	static const char banner[] = "220 mx.example ESMTP\r\n";
+	static const char ehlo[] = "EHLO client.example\r\n";
+	static const char caps[] = "250-mx.example\r\n250 STARTTLS\r\n";
+	static const char go[] = "220 2.0.0 Ready to start TLS\r\n";
+	CHECK_EQ(seg(&c, 1, TH_ACK | TH_PUSH, (const uint8_t *)banner, strlen(banner)),
+		 MOD_NOT_MINE);
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, (const uint8_t *)ehlo, strlen(ehlo)), MOD_NOT_MINE);
+	CHECK_EQ(seg(&c, 1, TH_ACK | TH_PUSH, (const uint8_t *)caps, strlen(caps)), MOD_NOT_MINE);
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, (const uint8_t *)"STARTTLS\r\n", 10), MOD_NOT_MINE);
+	CHECK_EQ(seg(&c, 1, TH_ACK | TH_PUSH, (const uint8_t *)go, strlen(go)), MOD_NOT_MINE);
+	s->n = 0;
+	hello_record(s, "mx.example");
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, s->b, s->n), MOD_OK);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_STR(c.sink.name[0], "mx.example");
+	CHECK_EQ(seg(&c, 1, TH_ACK | TH_PUSH, ss->b, ss->n), MOD_OK);
+	CHECK_EQ(c.sink.n, 2);
+	CHECK_EQ(c.sink.kind[1], OBS_TLS_SERVER_HELLO);
+	CHECK_EQ(c.sink.code[1], 0x1301);
+	conn_close(&c);
+
+	/* a flow handed back at an HTTP CONNECT tunnel: TLS starts at consumed */
+	conn_open(&c, 41007, NULL);
+	static const char req[] = "CONNECT mx.example:443 HTTP/1.1\r\nHost: mx.example:443\r\n\r\n";
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, (const uint8_t *)req, strlen(req)), MOD_NOT_MINE);
+	CHECK_EQ(seg(&c, 1, TH_ACK | TH_PUSH, (const uint8_t *)ok, strlen(ok)), MOD_NOT_MINE);
+	f = flow_table_find(c.ft, 4, IPPROTO_TCP, (const uint8_t *)"\x0a\x63\x00\x0a", 41007,
+			    (const uint8_t *)"\x5d\xb8\xd8\x22", 8443, NULL);
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_EQ(f->app, APP_NONE);
+		f->st[0].consumed = (uint32_t)strlen(req);
+		f->st[1].consumed = (uint32_t)strlen(ok);
+	}
+	s->n = 0;
+	hello_record(s, "tunnel.example");
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, s->b, s->n), MOD_OK);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_STR(c.sink.name[0], "tunnel.example");
+	CHECK_EQ(seg(&c, 1, TH_ACK | TH_PUSH, ss->b, ss->n), MOD_OK);
+	CHECK_EQ(c.sink.n, 2);
+	CHECK_EQ(c.sink.kind[1], OBS_TLS_SERVER_HELLO);
+	conn_close(&c);
+
+	free(s);
+	free(sh);
+	free(ss);
+}
+
 /* ---- JSON ----------------------------------------------------------------- */
 
 static char *dump(json_t *o)
@@ -1086,6 +1330,9 @@ int main(void)
 	test_malformed(h);
 	test_server(h);
 	test_module();
+	test_gather_next();
+	test_starttls();
+	test_module_more();
 	test_json(h);
 	free(h);
 	return check_done();

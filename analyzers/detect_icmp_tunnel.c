@@ -1,0 +1,211 @@
+/*
+ * detect_icmp_tunnel.c - the icmp_tunnel detector of detect_icmp_tunnel.h.
+ *
+ * Echo messages are meant to carry a few bytes that come back unchanged;
+ * a tunnel needs them to carry its data. So a payload that is large, or
+ * dense (high entropy) while not tiny, or a source that pushes many echo
+ * bytes a minute, is raised. The facts come from the ICMP analyzer: the
+ * type, the payload size (obs.size) and the entropy (field 7 of the detail
+ * record, bits/byte x100). A message the capture cut is judged by its size
+ * on the wire (the bytes libpcap did not keep are added back).
+ */
+#include "detect_icmp_tunnel.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sensor/record.h"
+#include "../sensor/rules.h"
+#include "../sensor/text.h"
+#include "module.h"
+
+#define PROBE_MAX 8 /* slots looked at per source */
+
+struct vol {
+	uint8_t used, ipv, alerted;
+	uint8_t a[16];
+	uint64_t start_us; /* window start, packet time */
+	uint64_t bytes;    /* echo payload bytes sent in the window */
+};
+
+struct tunnel_state {
+	const struct rules *rules; /* borrowed from module_env */
+	struct vol vol[ICMP_TUNNEL_SOURCES];
+};
+
+static int is_echo(int ipv, unsigned type)
+{
+	return ipv == 4 ? (type == 8 || type == 0) : (type == 128 || type == 129);
+}
+
+/* Entropy x100 from field 7 of the ICMP detail record; -1 when absent. */
+static int entropy_x100(const struct obs *o)
+{
+	const char *info = o->info, *rec, *f;
+	size_t len = o->info_len, rlen, flen;
+	unsigned i = 0;
+	int v = 0;
+
+	if (!info || !rec_split(&info, &len, REC_RS, &rec, &rlen))
+		return -1;
+	for (i = 0; i <= 7; i++)
+		if (!rec_split(&rec, &rlen, REC_US, &f, &flen))
+			return -1;
+	if (flen == 0 || flen > 4)
+		return -1;
+	for (size_t k = 0; k < flen; k++) {
+		if (f[k] < '0' || f[k] > '9')
+			return -1;
+		v = v * 10 + (f[k] - '0');
+	}
+	return v;
+}
+
+static uint32_t addr_hash(int ipv, const uint8_t *a)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)ipv;
+	for (size_t i = 0; i < (ipv == 6 ? 16u : 4u); i++)
+		h = (h ^ a[i]) * 16777619u;
+	return h;
+}
+
+/* The volume window of source a: found, else a free slot or the one of the
+ * probe range whose window started first (reset, starting at now_us). Never
+ * NULL. */
+static struct vol *vol_slot(struct tunnel_state *st, int ipv, const uint8_t *a, uint64_t now_us)
+{
+	uint32_t h = addr_hash(ipv, a);
+	struct vol *pick = NULL;
+
+	for (unsigned i = 0; i < PROBE_MAX; i++) {
+		struct vol *v = &st->vol[(h + i) & (ICMP_TUNNEL_SOURCES - 1)];
+		if (v->used && v->ipv == ipv && memcmp(v->a, a, ipv == 6 ? 16 : 4) == 0)
+			return v;
+		if (!v->used) {
+			if (!pick || pick->used)
+				pick = v;
+		} else if (!pick || (pick->used && v->start_us < pick->start_us)) {
+			pick = v;
+		}
+	}
+	memset(pick, 0, sizeof(*pick));
+	pick->used = 1;
+	pick->ipv = (uint8_t)ipv;
+	memcpy(pick->a, a, ipv == 6 ? 16 : 4);
+	pick->start_us = now_us;
+	return pick;
+}
+
+/*
+ * Raise for message p. The row belongs to the echo's requester: a reply is
+ * turned around (its destination becomes the alert's source), so a
+ * conversation is one row whichever way its data flowed; the subject is the
+ * peer.
+ */
+static void raise_tunnel(struct emit *out, const struct pkt *p, int reply, int score,
+			 const char *detail, const char *evidence)
+{
+	char subject[64];
+	struct pkt q = *p;
+
+	if (reply) {
+		memcpy(q.src, p->dst, sizeof(q.src));
+		memcpy(q.dst, p->src, sizeof(q.dst));
+		q.sport = p->dport;
+		q.dport = p->sport;
+		q.dir = !p->dir;
+	}
+	text_addr(subject, sizeof(subject), q.ipv, q.dst);
+	struct alert a = {
+		.class = "icmp_tunnel",
+		.severity = 4,
+		.score = score,
+		.pkt = &q,
+		.subject = subject,
+		.detail = detail,
+		.evidence = evidence,
+	};
+	out->alert(out, &a);
+}
+
+static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
+{
+	struct tunnel_state *st = state;
+	const struct rules_thresholds *t = &st->rules->t;
+	const struct pkt *p = o->pkt;
+	char detail[256], evidence[128];
+	uint64_t size;
+	int ent, reply;
+	char who[64];
+
+	if (o->kind != OBS_ICMP || !p || (p->ipv != 4 && p->ipv != 6) ||
+	    !is_echo(p->ipv, o->type))
+		return MOD_NOT_MINE;
+	size = o->size;
+	if ((o->flags & OBS_F_TRUNCATED) && p->wirelen > p->caplen)
+		size += p->wirelen - p->caplen;
+	ent = entropy_x100(o);
+	reply = o->type == 0 || o->type == 129;
+	snprintf(evidence, sizeof(evidence), "%s: %llu bytes, entropy %d.%02d",
+		 reply ? "reply" : "request",
+		 (unsigned long long)size, ent < 0 ? 0 : ent / 100, ent < 0 ? 0 : ent % 100);
+
+	if (size > t->icmp_payload_max) {
+		snprintf(detail, sizeof(detail), "echo payload of %llu bytes (more than %u)",
+			 (unsigned long long)size, t->icmp_payload_max);
+		raise_tunnel(out, p, reply, 80, detail, evidence);
+	} else if (size >= ICMP_TUNNEL_ENTROPY_MIN && ent > (int)t->icmp_entropy_x100) {
+		snprintf(detail, sizeof(detail),
+			 "echo payload of %llu bytes at %d.%02d bits/byte (more than %u.%02u)",
+			 (unsigned long long)size, ent / 100, ent % 100,
+			 t->icmp_entropy_x100 / 100, t->icmp_entropy_x100 % 100);
+		raise_tunnel(out, p, reply, 75, detail, evidence);
+	}
+
+	struct vol *v = vol_slot(st, p->ipv, p->src, p->ts_us);
+	if (p->ts_us >= v->start_us + ICMP_TUNNEL_WINDOW_US) {
+		v->start_us = p->ts_us;
+		v->bytes = 0;
+		v->alerted = 0;
+	}
+	v->bytes += size;
+	if (v->bytes > t->icmp_volume_bytes && !v->alerted) {
+		v->alerted = 1;
+		text_addr(who, sizeof(who), p->ipv, p->src);
+		snprintf(detail, sizeof(detail),
+			 "%llu echo payload bytes from %s within a minute (more than %u)",
+			 (unsigned long long)v->bytes, who, t->icmp_volume_bytes);
+		raise_tunnel(out, p, reply, 70, detail, evidence);
+	}
+	return MOD_OK;
+}
+
+static int tunnel_init(const struct module_env *env, void **state)
+{
+	struct tunnel_state *st;
+
+	if (!env || !env->rules)
+		return -EINVAL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->rules = env->rules;
+	*state = st;
+	return 0;
+}
+
+static void tunnel_fini(void *state)
+{
+	free(state);
+}
+
+const struct module detect_icmp_tunnel_module = {
+	.name = "detect_icmp_tunnel",
+	.obs_mask = 1u << OBS_ICMP,
+	.init = tunnel_init,
+	.fini = tunnel_fini,
+	.on_obs = tunnel_on_obs,
+};

@@ -1,0 +1,37 @@
+/*
+ * detect_icmp_tunnel.h - the icmp_tunnel detector: ICMP and ICMPv6 echo
+ * traffic that carries data (ptunnel, icmpsh, hans, icmptunnel, ...).
+ *
+ * A content class (architecture.md section 6): it runs with or without a
+ * sandbox section and judges echoes from any source. From OBS_ICMP
+ * observations (never packet bytes), each echo request or reply is judged
+ * on its own:
+ *   - size: payload bytes > thresholds.icmp_payload_max;
+ *   - entropy: payload bits/byte x100 > thresholds.icmp_entropy_x100, for a
+ *     payload of at least ICMP_TUNNEL_ENTROPY_MIN bytes (below that the
+ *     entropy of even random bytes is capped by the length);
+ *   - volume: echo payload bytes sent by one source (requests and replies
+ *     alike) within a minute of packet time > thresholds.icmp_volume_bytes
+ *     (once per source per window).
+ * Every alert belongs to the echo's requester: a reply's alert is turned
+ * around (source = the host that sent the request, subject = its peer), so
+ * one conversation is one alert row whichever way its data flows.
+ * ping's default 56-byte payload (a timestamp and an incrementing pattern)
+ * raises nothing: at 56 bytes the entropy cannot exceed log2(56) = 5.81
+ * bits/byte, and one a second is 3360 bytes a minute.
+ *
+ * State: a fixed table of ICMP_TUNNEL_SOURCES volume windows (a full table
+ * replaces the stalest window), whatever the traffic. Time is packet time.
+ */
+#ifndef EW_DETECT_ICMP_TUNNEL_H
+#define EW_DETECT_ICMP_TUNNEL_H
+
+#define ICMP_TUNNEL_ENTROPY_MIN 32    /* payload bytes before entropy counts */
+#define ICMP_TUNNEL_WINDOW_US 60000000ull /* the volume window: one minute */
+#define ICMP_TUNNEL_SOURCES 1024      /* volume windows kept */
+
+/* The detector descriptor (analyzers/registry.c). */
+struct module;
+extern const struct module detect_icmp_tunnel_module;
+
+#endif

@@ -1,0 +1,470 @@
+/*
+ * alerts.c - the alert table of alerts.h.
+ *
+ * Open rows live in a fixed array (max_open slots) with a hash on (class,
+ * source, subject) and an LRU list for eviction. Flows that raised a row are
+ * remembered in a bounded two-way set-associative cache keyed by flow id, so
+ * that when a flow ends its outcome can settle the row; a flow pushed out of
+ * the cache keeps the outcome it had when it last raised.
+ */
+#include "alerts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+#include "text.h"
+
+#define DEFAULT_MAX_OPEN 4096u
+#define FLOWREF_SETS 32768u /* two ways each */
+#define SUBJECT_MAX 256
+#define EVIDENCE_LEN 256
+#define SUMMARY_MAX 256
+#define WRITE_EVERY_US 1000000u
+
+static const char *const class_names[AC_COUNT] = {
+	[AC_DNS_TUNNEL] = "dns_tunnel",
+	[AC_METADATA_PROBE] = "metadata_probe",
+	[AC_DNS_REBIND] = "dns_rebind",
+	[AC_PROXY_BYPASS] = "proxy_bypass",
+	[AC_UDP_EGRESS] = "udp_egress",
+	[AC_ICMP_EGRESS] = "icmp_egress",
+	[AC_ICMP_TUNNEL] = "icmp_tunnel",
+	[AC_IPV6_EGRESS] = "ipv6_egress",
+	[AC_DNS_OVER_TCP] = "dns_over_tcp",
+	[AC_DOH] = "doh",
+	[AC_WEBSOCKET] = "websocket",
+	[AC_SMTP] = "smtp",
+	[AC_DOMAIN_NOT_ALLOWED] = "domain_not_allowed",
+	[AC_PROXY_DENIED] = "proxy_denied",
+};
+
+enum outcome { OUT_UNKNOWN = 0, OUT_BLOCKED, OUT_ANSWERED };
+
+struct row {
+	int64_t id;              /* store id; 0 = slot free */
+	int cls;
+	uint8_t ipv, proto;
+	uint8_t src[16], dst[16];
+	uint16_t sport, dport;
+	char subject[SUBJECT_MAX];
+	uint64_t first_ts, last_ts, count, written_ts;
+	int severity, score;
+	int fixed_outcome;       /* stated by the detector, OUT_* or -1 */
+	uint32_t flows_open, flows_blocked, flows_answered;
+	char summary[SUMMARY_MAX];
+	char evidence[ALERTS_EVIDENCE_MAX][EVIDENCE_LEN];
+	unsigned n_evidence;
+	int dirty;
+	uint32_t hnext;          /* hash chain: slot + 1, 0 = end */
+	uint32_t lru_prev, lru_next; /* slot + 1, 0 = none */
+};
+
+struct flowref {
+	uint64_t flow_id;        /* 0 = empty */
+	uint32_t slot;
+	int64_t row_id;
+	uint8_t counted;         /* counted as open in the row */
+};
+
+struct alerts {
+	struct store *store;
+	uint64_t suppress_us;
+	unsigned max_open;
+	struct row *rows;
+	uint32_t *buckets;       /* max_open * 2 buckets, slot + 1 */
+	uint32_t nbuckets;
+	uint32_t lru_head, lru_tail; /* most / least recently hit, slot + 1 */
+	uint32_t free_hint;
+	unsigned n_open;
+	struct flowref *refs;    /* FLOWREF_SETS * 2 */
+	struct alerts_stats stats;
+};
+
+int alerts_class_index(const char *name)
+{
+	if (!name)
+		return -1;
+	for (int i = 0; i < AC_COUNT; i++)
+		if (strcmp(class_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+const char *alerts_class_name(int idx)
+{
+	return idx >= 0 && idx < AC_COUNT ? class_names[idx] : "unknown";
+}
+
+struct alerts *alerts_new(struct store *store, uint64_t suppress_us, unsigned max_open)
+{
+	struct alerts *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->store = store;
+	t->suppress_us = suppress_us;
+	t->max_open = max_open ? max_open : DEFAULT_MAX_OPEN;
+	t->nbuckets = 1;
+	while (t->nbuckets < t->max_open * 2)
+		t->nbuckets <<= 1;
+	t->rows = calloc(t->max_open, sizeof(*t->rows));
+	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
+	t->refs = calloc(FLOWREF_SETS * 2, sizeof(*t->refs));
+	if (!t->rows || !t->buckets || !t->refs) {
+		alerts_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static uint32_t row_hash(int cls, uint8_t ipv, const uint8_t *src, const char *subject)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)cls;
+	size_t n = ipv == 6 ? 16 : 4;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ src[i]) * 16777619u;
+	for (const char *s = subject; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+static int row_outcome(const struct row *r)
+{
+	if (r->fixed_outcome >= 0)
+		return r->fixed_outcome;
+	if (r->flows_answered)
+		return OUT_ANSWERED;
+	if (r->flows_blocked && !r->flows_open)
+		return OUT_BLOCKED;
+	return OUT_UNKNOWN;
+}
+
+static void row_write(struct alerts *t, struct row *r)
+{
+	static const char *const outcomes[] = {"unknown", "blocked", "answered"};
+	char src[64] = "", dst[64] = "", evidence[ALERTS_EVIDENCE_MAX * (EVIDENCE_LEN + 1)];
+	struct store_alert sa = {0};
+	size_t off = 0;
+
+	r->dirty = 0;
+	if (!t->store)
+		return;
+	if (r->ipv) {
+		text_addr(src, sizeof(src), r->ipv, r->src);
+		text_addr(dst, sizeof(dst), r->ipv, r->dst);
+	}
+	evidence[0] = '\0';
+	for (unsigned i = 0; i < r->n_evidence; i++) {
+		size_t n = strlen(r->evidence[i]);
+		if (i)
+			evidence[off++] = REC_GS;
+		memcpy(evidence + off, r->evidence[i], n);
+		off += n;
+		evidence[off] = '\0';
+	}
+	sa.id = r->id;
+	sa.class = class_names[r->cls];
+	sa.severity = r->severity;
+	sa.first_ts = r->first_ts;
+	sa.last_ts = r->last_ts;
+	sa.count = r->count;
+	sa.outcome = outcomes[row_outcome(r)];
+	sa.proto = r->proto;
+	sa.src_ip = r->ipv ? src : NULL;
+	sa.dst_ip = r->ipv ? dst : NULL;
+	sa.src_port = r->sport;
+	sa.dst_port = r->dport;
+	sa.subject = r->subject;
+	sa.score = r->score / 100.0;
+	sa.rule = class_names[r->cls];
+	sa.summary = r->summary;
+	sa.evidence = r->n_evidence ? evidence : NULL;
+	store_alert_upsert(t->store, &sa);
+}
+
+static void lru_unlink(struct alerts *t, uint32_t slot)
+{
+	struct row *r = &t->rows[slot];
+	if (r->lru_prev)
+		t->rows[r->lru_prev - 1].lru_next = r->lru_next;
+	else
+		t->lru_head = r->lru_next;
+	if (r->lru_next)
+		t->rows[r->lru_next - 1].lru_prev = r->lru_prev;
+	else
+		t->lru_tail = r->lru_prev;
+	r->lru_prev = r->lru_next = 0;
+}
+
+static void lru_push_head(struct alerts *t, uint32_t slot)
+{
+	struct row *r = &t->rows[slot];
+	r->lru_prev = 0;
+	r->lru_next = t->lru_head;
+	if (t->lru_head)
+		t->rows[t->lru_head - 1].lru_prev = slot + 1;
+	t->lru_head = slot + 1;
+	if (!t->lru_tail)
+		t->lru_tail = slot + 1;
+}
+
+/* Close a row: write it if it changed, unlink it, free the slot. */
+static void row_close(struct alerts *t, uint32_t slot)
+{
+	struct row *r = &t->rows[slot];
+	uint32_t b = row_hash(r->cls, r->ipv, r->src, r->subject) & (t->nbuckets - 1);
+	uint32_t *pp = &t->buckets[b];
+
+	if (r->dirty)
+		row_write(t, r);
+	while (*pp && *pp != slot + 1)
+		pp = &t->rows[*pp - 1].hnext;
+	if (*pp)
+		*pp = r->hnext;
+	lru_unlink(t, slot);
+	memset(r, 0, sizeof(*r));
+	t->n_open--;
+}
+
+static uint32_t row_find(struct alerts *t, int cls, uint8_t ipv, const uint8_t *src,
+			 const char *subject)
+{
+	uint32_t b = row_hash(cls, ipv, src, subject) & (t->nbuckets - 1);
+	for (uint32_t s = t->buckets[b]; s; s = t->rows[s - 1].hnext) {
+		const struct row *r = &t->rows[s - 1];
+		if (r->cls == cls && r->ipv == ipv &&
+		    memcmp(r->src, src, ipv == 6 ? 16 : 4) == 0 && strcmp(r->subject, subject) == 0)
+			return s;
+	}
+	return 0;
+}
+
+static uint32_t row_alloc(struct alerts *t)
+{
+	if (t->n_open == t->max_open) {
+		uint32_t victim = t->lru_tail - 1;
+		row_close(t, victim);
+		t->stats.evicted++;
+	}
+	for (unsigned i = 0; i < t->max_open; i++) {
+		uint32_t s = (t->free_hint + i) % t->max_open;
+		if (!t->rows[s].id) {
+			t->free_hint = s + 1;
+			return s;
+		}
+	}
+	return UINT32_MAX; /* not reached: a slot was freed above */
+}
+
+static int flow_outcome(const struct flow *f, int ended)
+{
+	if (f->state & (FLOW_RST | FLOW_UNREACH))
+		return OUT_BLOCKED;
+	if (f->state & (FLOW_SYNACK | FLOW_DATA1 | FLOW_REPLY))
+		return OUT_ANSWERED;
+	return ended ? OUT_BLOCKED : OUT_UNKNOWN;
+}
+
+static void row_count_flow(struct row *r, int outcome, int delta)
+{
+	switch (outcome) {
+	case OUT_ANSWERED:
+		r->flows_answered += (uint32_t)delta;
+		break;
+	case OUT_BLOCKED:
+		r->flows_blocked += (uint32_t)delta;
+		break;
+	default:
+		r->flows_open += (uint32_t)delta;
+		break;
+	}
+}
+
+/* Remember that flow f raised row slot (still open, unless settled now). */
+static void flow_remember(struct alerts *t, uint32_t slot, const struct flow *f)
+{
+	struct row *r = &t->rows[slot];
+	uint32_t set = (uint32_t)(f->id * 0x9E3779B97F4A7C15ull >> 40) & (FLOWREF_SETS - 1);
+	struct flowref *w = &t->refs[set * 2];
+	int out = flow_outcome(f, 0);
+
+	for (int i = 0; i < 2; i++)
+		if (w[i].flow_id == f->id && w[i].row_id == r->id)
+			return; /* already counted */
+	if (out != OUT_UNKNOWN) {
+		row_count_flow(r, out, 1);
+		return;
+	}
+	/* Replace an empty way, else the older (way 1 moves to way 0). */
+	struct flowref *dst = !w[0].flow_id ? &w[0] : !w[1].flow_id ? &w[1] : NULL;
+	if (!dst) {
+		/* Evicted reference: its flow keeps counting as open; settle
+		 * it as unknown by leaving it there (never answered here). */
+		w[0] = w[1];
+		dst = &w[1];
+	}
+	dst->flow_id = f->id;
+	dst->slot = slot;
+	dst->row_id = r->id;
+	dst->counted = 1;
+	row_count_flow(r, OUT_UNKNOWN, 1);
+}
+
+void alerts_flow_end(struct alerts *t, const struct flow *f)
+{
+	uint32_t set;
+	struct flowref *w;
+
+	if (!t)
+		return;
+	set = (uint32_t)(f->id * 0x9E3779B97F4A7C15ull >> 40) & (FLOWREF_SETS - 1);
+	w = &t->refs[set * 2];
+	for (int i = 0; i < 2; i++) {
+		if (w[i].flow_id != f->id)
+			continue;
+		struct row *r = &t->rows[w[i].slot];
+		if (r->id == w[i].row_id) {
+			int before = row_outcome(r);
+			row_count_flow(r, OUT_UNKNOWN, -1);
+			row_count_flow(r, flow_outcome(f, 1), 1);
+			if (row_outcome(r) != before)
+				r->dirty = 1;
+		}
+		memset(&w[i], 0, sizeof(w[i]));
+	}
+}
+
+static void add_evidence(struct row *r, const char *ev)
+{
+	if (!ev || !*ev || r->n_evidence == ALERTS_EVIDENCE_MAX)
+		return;
+	for (unsigned i = 0; i < r->n_evidence; i++)
+		if (strncmp(r->evidence[i], ev, EVIDENCE_LEN - 1) == 0)
+			return;
+	snprintf(r->evidence[r->n_evidence++], EVIDENCE_LEN, "%s", ev);
+	r->dirty = 1;
+}
+
+int alerts_raise(struct alerts *t, const struct alert *a, uint64_t now_us)
+{
+	static const uint8_t zero[16];
+	const struct pkt *p = a->pkt;
+	int cls = alerts_class_index(a->class);
+	const char *subject = a->subject ? a->subject : "";
+	uint8_t ipv = p ? p->ipv : 0;
+	const uint8_t *src = p ? p->src : zero;
+	uint32_t s;
+	struct row *r;
+
+	t->stats.raised++;
+	if (cls < 0 || a->severity < 1 || a->severity > 5) {
+		t->stats.rejected++;
+		return -1;
+	}
+	s = row_find(t, cls, ipv, src, subject);
+	if (s && now_us > t->rows[s - 1].last_ts + t->suppress_us) {
+		row_close(t, s - 1); /* window over: a new row */
+		s = 0;
+	}
+	if (!s) {
+		uint32_t slot = row_alloc(t);
+		uint32_t b;
+		r = &t->rows[slot];
+		memset(r, 0, sizeof(*r));
+		r->id = t->store ? store_alert_id(t->store) : (int64_t)t->stats.rows + 1;
+		r->cls = cls;
+		r->ipv = ipv;
+		memcpy(r->src, src, 16);
+		if (p) {
+			memcpy(r->dst, p->dst, 16);
+			r->proto = p->proto;
+			r->sport = p->sport;
+			r->dport = p->dport;
+		}
+		snprintf(r->subject, sizeof(r->subject), "%s", subject);
+		r->first_ts = r->last_ts = now_us;
+		r->fixed_outcome = -1;
+		b = row_hash(cls, ipv, src, r->subject) & (t->nbuckets - 1);
+		r->hnext = t->buckets[b];
+		t->buckets[b] = slot + 1;
+		lru_push_head(t, slot);
+		t->n_open++;
+		t->stats.rows++;
+		t->stats.by_class[cls]++;
+		s = slot + 1;
+		r->dirty = 1;
+		r->written_ts = 0;
+	} else {
+		r = &t->rows[s - 1];
+		lru_unlink(t, s - 1);
+		lru_push_head(t, s - 1);
+		r->dirty = 1;
+	}
+	r->count++;
+	if (now_us > r->last_ts)
+		r->last_ts = now_us;
+	if (a->severity > r->severity)
+		r->severity = a->severity;
+	if (a->score > r->score)
+		r->score = a->score > 100 ? 100 : a->score;
+	if (a->detail && *a->detail)
+		snprintf(r->summary, sizeof(r->summary), "%s", a->detail);
+	if (a->outcome) {
+		if (strcmp(a->outcome, "blocked") == 0)
+			r->fixed_outcome = OUT_BLOCKED;
+		else if (strcmp(a->outcome, "answered") == 0)
+			r->fixed_outcome = OUT_ANSWERED;
+	}
+	add_evidence(r, a->evidence);
+	if (p && p->flow)
+		flow_remember(t, s - 1, p->flow);
+	/* A new row is written at once; a changing one at most once a second. */
+	if (r->count == 1 || now_us >= r->written_ts + WRITE_EVERY_US) {
+		row_write(t, r);
+		r->written_ts = now_us;
+	}
+	return 0;
+}
+
+void alerts_tick(struct alerts *t, uint64_t now_us)
+{
+	if (!t)
+		return;
+	for (unsigned i = 0; i < t->max_open; i++) {
+		struct row *r = &t->rows[i];
+		if (!r->id)
+			continue;
+		if (now_us > r->last_ts + t->suppress_us && !r->flows_open) {
+			row_close(t, i);
+		} else if (r->dirty && now_us >= r->written_ts + WRITE_EVERY_US) {
+			row_write(t, r);
+			r->written_ts = now_us;
+		}
+	}
+}
+
+void alerts_set_window(struct alerts *t, uint64_t suppress_us)
+{
+	if (t)
+		t->suppress_us = suppress_us;
+}
+
+const struct alerts_stats *alerts_get_stats(const struct alerts *t)
+{
+	return &t->stats;
+}
+
+void alerts_free(struct alerts *t)
+{
+	if (!t)
+		return;
+	if (t->rows)
+		for (unsigned i = 0; i < t->max_open; i++)
+			if (t->rows[i].id && t->rows[i].dirty)
+				row_write(t, &t->rows[i]);
+	free(t->refs);
+	free(t->buckets);
+	free(t->rows);
+	free(t);
+}

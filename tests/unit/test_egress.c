@@ -1,0 +1,1320 @@
+/*
+ * test_egress.c - the egress detectors (analyzers/detect_egress.h and
+ * analyzers/detect_icmp_tunnel.h) on synthetic packets and observations,
+ * with a test emit that records every alert: for each class a positive and
+ * the negatives at its edges, the policy classes off without a sandbox
+ * section while doh and icmp_tunnel still run, allowed proxies, resolvers
+ * and destinations raising nothing, and proxy_denied's stated outcome.
+ *
+ * The rules are built by hand (struct rules), so these tests depend on the
+ * loader only through rules_net_match and rules_domain_match; one test at
+ * the end loads the same layout from YAML to tie the two together.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../analyzers/detect_egress.h"
+#include "../../analyzers/detect_icmp_tunnel.h"
+#include "../../analyzers/module.h"
+#include "../../sensor/flow.h"
+#include "../../sensor/record.h"
+#include "../../sensor/rules.h"
+#include "../../sensor/text.h"
+#include "check.h"
+
+/* ---- the recording emit --------------------------------------------------- */
+
+#define MAX_ALERTS 64
+
+struct got {
+	char class[32];
+	char subject[256];
+	char detail[256];
+	char evidence[256];
+	char outcome[16];
+	char src[64];
+	int severity, score;
+};
+
+struct recorder {
+	struct got a[MAX_ALERTS];
+	int n;
+};
+
+static int rec_alert(struct emit *e, const struct alert *a)
+{
+	struct recorder *r = e->core;
+	struct got *g;
+
+	if (r->n >= MAX_ALERTS)
+		return 0;
+	g = &r->a[r->n++];
+	snprintf(g->class, sizeof(g->class), "%s", a->class);
+	snprintf(g->subject, sizeof(g->subject), "%s", a->subject ? a->subject : "");
+	snprintf(g->detail, sizeof(g->detail), "%s", a->detail ? a->detail : "");
+	snprintf(g->evidence, sizeof(g->evidence), "%s", a->evidence ? a->evidence : "");
+	snprintf(g->outcome, sizeof(g->outcome), "%s", a->outcome ? a->outcome : "");
+	g->severity = a->severity;
+	g->score = a->score;
+	g->src[0] = '\0';
+	if (a->pkt)
+		text_addr(g->src, sizeof(g->src), a->pkt->ipv, a->pkt->src);
+	return 0;
+}
+
+static int rec_obs(struct emit *e, const struct obs *o)
+{
+	(void)e;
+	(void)o;
+	return 0;
+}
+
+static struct recorder R;
+static struct emit E = {rec_obs, rec_alert, &R};
+
+/* Alerts of class cls recorded since the last reset. */
+static int count(const char *cls)
+{
+	int n = 0;
+	for (int i = 0; i < R.n; i++)
+		if (strcmp(R.a[i].class, cls) == 0)
+			n++;
+	return n;
+}
+
+/* The first alert of class cls, or NULL. */
+static const struct got *first(const char *cls)
+{
+	for (int i = 0; i < R.n; i++)
+		if (strcmp(R.a[i].class, cls) == 0)
+			return &R.a[i];
+	return NULL;
+}
+
+static void reset(void)
+{
+	R.n = 0;
+}
+
+/* ---- rules by hand --------------------------------------------------------- */
+
+static struct rules_net net(const char *addr, unsigned prefix, unsigned port)
+{
+	struct rules_net n = {0};
+
+	if (inet_pton(AF_INET, addr, n.addr) == 1) {
+		n.ipv = 4;
+	} else {
+		n.ipv = 6;
+		if (inet_pton(AF_INET6, addr, n.addr) != 1)
+			abort();
+	}
+	n.prefix = (uint8_t)prefix;
+	n.port = (uint16_t)port;
+	return n;
+}
+
+static struct rules_net sandbox_nets[2], proxy_nets[2], resolver_nets[2], dest_nets[2];
+static char dom1[] = "example.org", dom2[] = "*.api.example.com";
+static char *domain_v[] = {dom1, dom2};
+
+static void thresholds(struct rules *r)
+{
+	r->t.icmp_payload_max = 128;
+	r->t.icmp_entropy_x100 = 600;
+	r->t.icmp_volume_bytes = 8192;
+	r->t.suppress_s = 300;
+}
+
+/*
+ * The layout: sandbox 10.99.0.0/24 and fd00:99::/64; proxies 10.99.0.2:8080
+ * (inside) and 10.98.0.2:3128 (outside); resolvers 10.99.0.53 and
+ * 10.98.0.53; destinations 203.0.113.0/24 port 443 and 192.0.2.10 (any
+ * port). Domains empty unless a test sets them.
+ */
+static void sandbox_rules(struct rules *r)
+{
+	memset(r, 0, sizeof(*r));
+	sandbox_nets[0] = net("10.99.0.0", 24, 0);
+	sandbox_nets[1] = net("fd00:99::", 64, 0);
+	proxy_nets[0] = net("10.99.0.2", 32, 8080);
+	proxy_nets[1] = net("10.98.0.2", 32, 3128);
+	resolver_nets[0] = net("10.99.0.53", 32, 0);
+	resolver_nets[1] = net("10.98.0.53", 32, 0);
+	dest_nets[0] = net("203.0.113.0", 24, 443);
+	dest_nets[1] = net("192.0.2.10", 32, 0);
+	r->path = "(test)";
+	r->has_sandbox = 1;
+	r->sandbox = (struct rules_netlist){sandbox_nets, 2};
+	r->proxies = (struct rules_netlist){proxy_nets, 2};
+	r->resolvers = (struct rules_netlist){resolver_nets, 2};
+	r->destinations = (struct rules_netlist){dest_nets, 2};
+	thresholds(r);
+}
+
+static void bare_rules(struct rules *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->path = "(test)";
+	thresholds(r);
+}
+
+/* ---- packets and observations --------------------------------------------- */
+
+static uint64_t next_flow_id = 1;
+
+struct tpkt {
+	struct pkt p;
+	struct flow f;
+};
+
+/* A packet from src to dst (text addresses) with its own new flow. */
+static void mk(struct tpkt *t, unsigned proto, const char *src, unsigned sport, const char *dst,
+	       unsigned dport, unsigned tcp_flags)
+{
+	memset(t, 0, sizeof(*t));
+	if (inet_pton(AF_INET, src, t->p.src) == 1) {
+		t->p.ipv = 4;
+		if (inet_pton(AF_INET, dst, t->p.dst) != 1)
+			abort();
+	} else {
+		t->p.ipv = 6;
+		if (inet_pton(AF_INET6, src, t->p.src) != 1 ||
+		    inet_pton(AF_INET6, dst, t->p.dst) != 1)
+			abort();
+	}
+	t->p.proto = (uint8_t)proto;
+	t->p.sport = (uint16_t)sport;
+	t->p.dport = (uint16_t)dport;
+	t->p.tcp_flags = (uint8_t)tcp_flags;
+	t->p.ts_us = 1700000000000000ull;
+	t->p.caplen = t->p.wirelen = 100;
+	t->f.id = next_flow_id++;
+	t->p.flow = &t->f;
+	t->p.dir = 0;
+}
+
+struct mod {
+	const struct module *m;
+	void *state;
+};
+
+static void mod_open(struct mod *md, const struct module *m, const struct rules *r)
+{
+	struct module_env env = {.rules = r};
+
+	md->m = m;
+	md->state = NULL;
+	CHECK_EQ(m->init(&env, &md->state), 0);
+}
+
+static void mod_close(struct mod *md)
+{
+	md->m->fini(md->state);
+	md->state = NULL;
+}
+
+static void pkt_in(struct mod *md, const struct pkt *p)
+{
+	md->m->on_packet(md->state, p, &E);
+}
+
+static void obs_in(struct mod *md, const struct obs *o)
+{
+	if (md->m->obs_mask & (1u << o->kind))
+		md->m->on_obs(md->state, o, &E);
+}
+
+/* A TCP SYN from src to dst:dport, through the module. */
+static void syn(struct mod *md, const char *src, const char *dst, unsigned dport)
+{
+	struct tpkt t;
+	mk(&t, IPPROTO_TCP, src, 40000, dst, dport, TH_SYN);
+	pkt_in(md, &t.p);
+}
+
+static void udp(struct mod *md, const char *src, const char *dst, unsigned dport)
+{
+	struct tpkt t;
+	mk(&t, IPPROTO_UDP, src, 40000, dst, dport, 0);
+	pkt_in(md, &t.p);
+}
+
+static char infobuf[4096];
+
+/* An HTTP request observation with its detail record. */
+static void http_req(struct mod *md, const struct pkt *p, const char *method, const char *target,
+		     const char *host, const char *upgrade)
+{
+	struct rec r;
+
+	rec_init(&r, infobuf, sizeof(infobuf));
+	rec_str(&r, "req");
+	rec_str(&r, method);
+	rec_str(&r, target);
+	rec_str(&r, "HTTP/1.1");
+	rec_str(&r, host);
+	rec_str(&r, "curl/8.0");
+	rec_str(&r, upgrade);
+	rec_str(&r, upgrade[0] ? "Upgrade" : "");
+	rec_str(&r, "");
+	rec_str(&r, "0");
+	rec_str(&r, "0");
+	rec_str(&r, "0");
+	rec_str(&r, "");
+	rec_str(&r, "");
+	rec_str(&r, "0");
+	rec_end(&r);
+	struct obs o = {
+		.kind = OBS_HTTP_REQUEST, .pkt = p, .name = host, .name_len = strlen(host),
+		.aux = target, .aux_len = strlen(target), .info = infobuf, .info_len = r.len,
+	};
+	obs_in(md, &o);
+}
+
+/* An HTTP response observation (p from the server) paired with a request. */
+static void http_resp(struct mod *md, const struct pkt *p, unsigned status, const char *method,
+		      const char *host, const char *target)
+{
+	struct rec r;
+
+	rec_init(&r, infobuf, sizeof(infobuf));
+	rec_str(&r, "resp");
+	rec_str(&r, "HTTP/1.1");
+	rec_u64(&r, status);
+	rec_str(&r, "Forbidden");
+	rec_str(&r, "153");
+	rec_str(&r, "");
+	rec_str(&r, "");
+	rec_str(&r, "nginx");
+	rec_str(&r, "");
+	rec_str(&r, method);
+	rec_str(&r, host);
+	rec_str(&r, target);
+	rec_str(&r, "");
+	rec_str(&r, "0");
+	rec_end(&r);
+	struct obs o = {
+		.kind = OBS_HTTP_RESPONSE, .pkt = p, .name = host, .name_len = strlen(host),
+		.aux = target, .aux_len = strlen(target), .type = (uint16_t)status,
+		.info = infobuf, .info_len = r.len,
+	};
+	obs_in(md, &o);
+}
+
+static void name_obs(struct mod *md, enum obs_kind kind, const struct pkt *p, const char *name,
+		     unsigned flags)
+{
+	struct obs o = {
+		.kind = kind, .pkt = p, .name = name, .name_len = strlen(name), .flags = flags,
+	};
+	obs_in(md, &o);
+}
+
+/* An ICMP/ICMPv6 observation: type, payload size, entropy x100. */
+static void icmp_obs(struct mod *md, const struct pkt *p, unsigned type, unsigned size, int ent)
+{
+	struct rec r;
+
+	rec_init(&r, infobuf, sizeof(infobuf));
+	rec_u64(&r, p->ipv);
+	rec_u64(&r, type);
+	rec_u64(&r, 0);
+	rec_str(&r, "echo");
+	rec_u64(&r, 7);
+	rec_u64(&r, 1);
+	rec_u64(&r, size);
+	if (ent >= 0)
+		rec_u64(&r, (uint64_t)ent);
+	else
+		rec_str(&r, "");
+	for (int i = 0; i < 6; i++)
+		rec_str(&r, "");
+	rec_str(&r, "0");
+	rec_str(&r, "");
+	rec_str(&r, "0");
+	rec_str(&r, "");
+	rec_str(&r, "");
+	rec_end(&r);
+	struct obs o = {
+		.kind = OBS_ICMP, .pkt = p, .name = "", .type = (uint16_t)type, .size = size,
+		.info = infobuf, .info_len = r.len,
+	};
+	obs_in(md, &o);
+}
+
+static void ping(struct mod *md, const char *src, const char *dst, unsigned type, unsigned size,
+		 int ent)
+{
+	struct tpkt t;
+	mk(&t, strchr(src, ':') ? IPPROTO_ICMPV6 : IPPROTO_ICMP, src, 0, dst, 0, 0);
+	icmp_obs(md, &t.p, type, size, ent);
+}
+
+#define SBX "10.99.0.10"
+#define SBX6 "fd00:99::10"
+#define OUT "198.51.100.7"
+#define OUT6 "2001:db8::1"
+
+/* ---- the descriptors ------------------------------------------------------- */
+
+static void test_descriptors(void)
+{
+	CHECK_STR(detect_egress_module.name, "detect_egress");
+	CHECK(detect_egress_module.on_packet && detect_egress_module.on_obs);
+	CHECK(detect_egress_module.obs_mask & (1u << OBS_HTTP_RESPONSE));
+	CHECK(detect_egress_module.obs_mask & (1u << OBS_ICMP));
+	CHECK_STR(detect_icmp_tunnel_module.name, "detect_icmp_tunnel");
+	CHECK_EQ(detect_icmp_tunnel_module.obs_mask, 1u << OBS_ICMP);
+	CHECK(detect_icmp_tunnel_module.on_packet == NULL);
+
+	struct module_env env = {0};
+	void *st = NULL;
+	CHECK(detect_egress_module.init(&env, &st) < 0); /* no rules */
+	CHECK(detect_icmp_tunnel_module.init(&env, &st) < 0);
+	detect_egress_module.fini(NULL);
+	detect_icmp_tunnel_module.fini(NULL);
+}
+
+/* ---- doh names -------------------------------------------------------------- */
+
+static void test_doh_names(void)
+{
+	static const char *const yes[] = {
+		"dns.google", "DNS.Google", "dns.google.", "dns.google:443", "8888.dns.google",
+		"cloudflare-dns.com", "mozilla.cloudflare-dns.com", "one.one.one.one",
+		"dns.quad9.net", "doh.opendns.com", "dns.nextdns.io", "abc123.dns.nextdns.io",
+		"doh.cleanbrowsing.org", "dns.adguard-dns.com", "[dns.google]:443",
+	};
+	static const char *const no[] = {
+		"google", "xdns.google", "dns.google.example", "google.com", "cloudflare.com",
+		"notcloudflare-dns.com", "one.one.one", "quad9.net", "opendns.com", "", ".",
+	};
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		CHECK(detect_egress_doh_name(yes[i], strlen(yes[i])) == 1);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		CHECK(detect_egress_doh_name(no[i], strlen(no[i])) == 0);
+	CHECK(detect_egress_doh_name(NULL, 0) == 0);
+}
+
+/* ---- proxy_bypass ----------------------------------------------------------- */
+
+static void test_proxy_bypass(void)
+{
+	struct rules r;
+	struct mod md;
+	struct tpkt t;
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_egress_module, &r);
+
+	reset();
+	syn(&md, SBX, OUT, 80);
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	CHECK_STR(R.a[0].subject, "198.51.100.7:80");
+	CHECK_EQ(R.a[0].severity, 4);
+	CHECK_STR(R.a[0].src, SBX);
+	CHECK_STR(R.a[0].outcome, ""); /* from the flow */
+
+	/* once per flow: a retransmitted SYN adds nothing, a new flow does */
+	reset();
+	mk(&t, IPPROTO_TCP, SBX, 40001, OUT, 443, TH_SYN);
+	pkt_in(&md, &t.p);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	syn(&md, SBX, OUT, 443);
+	CHECK_EQ(count("proxy_bypass"), 2);
+
+	/* IPv6 literal subject */
+	reset();
+	r.allow_ipv6 = 1;
+	syn(&md, SBX6, OUT6, 443);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	CHECK_STR(R.a[0].subject, "[2001:db8::1]:443");
+	CHECK_EQ(count("ipv6_egress"), 0);
+	r.allow_ipv6 = 0;
+
+	/* not a connection start: SYN+ACK, ACK, RST, data */
+	reset();
+	mk(&t, IPPROTO_TCP, SBX, 40000, OUT, 80, TH_SYN | TH_ACK);
+	pkt_in(&md, &t.p);
+	mk(&t, IPPROTO_TCP, SBX, 40000, OUT, 80, TH_ACK);
+	pkt_in(&md, &t.p);
+	mk(&t, IPPROTO_TCP, SBX, 40000, OUT, 80, TH_ACK | TH_PUSH);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(R.n, 0);
+
+	/* allowed: the proxies (on their port), destinations, inside the sandbox */
+	reset();
+	syn(&md, SBX, "10.98.0.2", 3128);
+	syn(&md, SBX, "10.99.0.2", 8080);
+	syn(&md, SBX, "203.0.113.5", 443);
+	syn(&md, SBX, "192.0.2.10", 8443);
+	syn(&md, SBX, "10.99.0.20", 22);
+	syn(&md, SBX, "10.99.0.255", 5000);
+	CHECK_EQ(R.n, 0);
+	/* the edges: the proxy's address on another port, a destination on
+	 * another port, just outside the sandbox network */
+	syn(&md, SBX, "10.98.0.2", 3129);
+	syn(&md, SBX, "203.0.113.5", 80);
+	syn(&md, SBX, "10.99.1.0", 22);
+	syn(&md, SBX, "192.0.2.11", 443);
+	CHECK_EQ(count("proxy_bypass"), 4);
+	CHECK_EQ(R.n, 4);
+
+	/* not judged: from outside, from the proxy or resolver themselves,
+	 * from just outside the sandbox network */
+	reset();
+	syn(&md, OUT, SBX, 22);
+	syn(&md, "10.99.0.2", OUT, 443);
+	syn(&md, "10.99.0.53", OUT, 443);
+	syn(&md, "10.99.1.10", OUT, 443);
+	CHECK_EQ(R.n, 0);
+
+	/* without a sandbox section: off */
+	reset();
+	r.has_sandbox = 0;
+	syn(&md, SBX, OUT, 80);
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+}
+
+/* ---- udp_egress ------------------------------------------------------------- */
+
+static void test_udp_egress(void)
+{
+	struct rules r;
+	struct mod md;
+	struct tpkt t;
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_egress_module, &r);
+
+	reset();
+	udp(&md, SBX, OUT, 9999);
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(count("udp_egress"), 1);
+	CHECK_STR(R.a[0].subject, "198.51.100.7:9999");
+	CHECK_EQ(R.a[0].severity, 4);
+
+	/* DNS to a resolver that is not allowed is udp_egress too */
+	reset();
+	udp(&md, SBX, "8.8.8.8", 53);
+	CHECK_EQ(count("udp_egress"), 1);
+	CHECK_STR(R.a[0].subject, "8.8.8.8:53");
+
+	/* once per flow */
+	reset();
+	mk(&t, IPPROTO_UDP, SBX, 5353, OUT, 4000, 0);
+	pkt_in(&md, &t.p);
+	pkt_in(&md, &t.p);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("udp_egress"), 1);
+
+	/* allowed: the resolvers (DNS), destinations, inside, multicast,
+	 * broadcast */
+	reset();
+	udp(&md, SBX, "10.98.0.53", 53);
+	udp(&md, SBX, "10.99.0.53", 53);
+	udp(&md, SBX, "192.0.2.10", 123);
+	udp(&md, SBX, "10.99.0.20", 9999);
+	udp(&md, SBX, "224.0.0.251", 5353);
+	udp(&md, SBX, "239.255.255.250", 1900);
+	udp(&md, SBX, "255.255.255.255", 67);
+	CHECK_EQ(R.n, 0);
+	/* edges: a resolver takes DNS, not NTP; a destination's port */
+	udp(&md, SBX, "10.98.0.53", 123);
+	udp(&md, SBX, "203.0.113.5", 53);
+	CHECK_EQ(count("udp_egress"), 2);
+
+	/* a reply from the sandbox to a flow started outside is not egress */
+	reset();
+	mk(&t, IPPROTO_UDP, SBX, 53, OUT, 40000, 0);
+	t.p.dir = 1;
+	pkt_in(&md, &t.p);
+	udp(&md, OUT, SBX, 9999);
+	CHECK_EQ(R.n, 0);
+
+	reset();
+	r.has_sandbox = 0;
+	udp(&md, SBX, OUT, 9999);
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+}
+
+/* ---- icmp_egress ------------------------------------------------------------ */
+
+static void test_icmp_egress(void)
+{
+	struct rules r;
+	struct mod md;
+	struct tpkt t;
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_egress_module, &r);
+
+	reset();
+	ping(&md, SBX, OUT, 8, 56, 500);
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(count("icmp_egress"), 1);
+	CHECK_STR(R.a[0].subject, OUT);
+
+	/* once per echo flow */
+	reset();
+	mk(&t, IPPROTO_ICMP, SBX, 0, OUT, 0, 0);
+	icmp_obs(&md, &t.p, 8, 56, 500);
+	icmp_obs(&md, &t.p, 8, 56, 500);
+	CHECK_EQ(count("icmp_egress"), 1);
+
+	/* not egress: replies, errors, inside, allowed, from outside,
+	 * broadcast, the packet path (ICMP is judged from observations) */
+	reset();
+	ping(&md, SBX, OUT, 0, 56, 500);
+	ping(&md, SBX, OUT, 3, 28, 0);
+	ping(&md, SBX, "10.99.0.20", 8, 56, 500);
+	ping(&md, SBX, "192.0.2.10", 8, 56, 500);
+	ping(&md, SBX, "10.98.0.53", 8, 56, 500);
+	ping(&md, OUT, SBX, 8, 56, 500);
+	ping(&md, SBX, "255.255.255.255", 8, 56, 500);
+	mk(&t, IPPROTO_ICMP, SBX, 0, OUT, 0, 0);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(R.n, 0);
+
+	/* ICMPv6 echo: icmp_egress and (IPv6 not allowed) ipv6_egress */
+	reset();
+	ping(&md, SBX6, OUT6, 128, 56, 500);
+	CHECK_EQ(count("icmp_egress"), 1);
+	CHECK_EQ(count("ipv6_egress"), 1);
+	reset();
+	ping(&md, SBX6, OUT6, 129, 56, 500);
+	ping(&md, SBX6, "ff02::1", 128, 56, 500);
+	ping(&md, SBX6, "fd00:99::20", 128, 56, 500);
+	ping(&md, SBX6, "ff02::1:ff00:1", 135, 24, 0); /* neighbour solicitation */
+	ping(&md, SBX6, OUT6, 135, 24, 0);
+	CHECK_EQ(R.n, 0);
+
+	reset();
+	r.has_sandbox = 0;
+	ping(&md, SBX, OUT, 8, 56, 500);
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+}
+
+/* ---- ipv6_egress ------------------------------------------------------------ */
+
+static void test_ipv6_egress(void)
+{
+	struct rules r;
+	struct mod md;
+	struct tpkt t;
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_egress_module, &r);
+
+	reset();
+	udp(&md, SBX6, OUT6, 443);
+	CHECK_EQ(count("ipv6_egress"), 1);
+	CHECK_EQ(count("udp_egress"), 1);
+	CHECK_STR(first("ipv6_egress")->subject, "[2001:db8::1]:443");
+	CHECK_EQ(first("ipv6_egress")->severity, 4);
+
+	/* any packet from the initiator counts (once per flow), not only SYNs */
+	reset();
+	mk(&t, IPPROTO_TCP, SBX6, 40000, OUT6, 22, TH_ACK);
+	pkt_in(&md, &t.p);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("ipv6_egress"), 1);
+	CHECK_EQ(count("proxy_bypass"), 0);
+	/* another protocol (GRE) */
+	mk(&t, 47, SBX6, 0, OUT6, 0, 0);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("ipv6_egress"), 2);
+
+	/* not egress: link-local, multicast, inside, a reply */
+	reset();
+	udp(&md, SBX6, "ff02::fb", 5353);
+	udp(&md, SBX6, "fd00:99::53", 53);
+	mk(&t, IPPROTO_TCP, SBX6, 40000, "fe80::1", 22, TH_ACK);
+	pkt_in(&md, &t.p);
+	mk(&t, IPPROTO_TCP, SBX6, 22, OUT6, 40000, TH_ACK);
+	t.p.dir = 1;
+	pkt_in(&md, &t.p);
+	mk(&t, IPPROTO_TCP, OUT6, 40000, SBX6, 22, TH_SYN);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("ipv6_egress"), 0);
+
+	/* allowed by the rules */
+	reset();
+	r.allow_ipv6 = 1;
+	udp(&md, SBX6, OUT6, 443);
+	CHECK_EQ(count("ipv6_egress"), 0);
+	CHECK_EQ(count("udp_egress"), 1);
+	r.allow_ipv6 = 0;
+
+	/* IPv4 is never ipv6_egress; no sandbox: off */
+	reset();
+	udp(&md, SBX, OUT, 443);
+	CHECK_EQ(count("ipv6_egress"), 0);
+	reset();
+	r.has_sandbox = 0;
+	udp(&md, SBX6, OUT6, 443);
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+}
+
+/* ---- dns_over_tcp ----------------------------------------------------------- */
+
+static void test_dns_over_tcp(void)
+{
+	struct rules r;
+	struct mod md;
+	struct tpkt t;
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_egress_module, &r);
+
+	/* to the allowed resolver: dns_over_tcp only */
+	reset();
+	syn(&md, SBX, "10.98.0.53", 53);
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(count("dns_over_tcp"), 1);
+	CHECK_STR(R.a[0].subject, "10.98.0.53:53");
+	/* inside the sandbox too: the policy is about the protocol */
+	reset();
+	syn(&md, SBX, "10.99.0.53", 53);
+	CHECK_EQ(count("dns_over_tcp"), 1);
+	CHECK_EQ(count("proxy_bypass"), 0);
+	/* elsewhere: also a bypass */
+	reset();
+	syn(&md, SBX, "8.8.8.8", 53);
+	CHECK_EQ(count("dns_over_tcp"), 1);
+	CHECK_EQ(count("proxy_bypass"), 1);
+
+	/* a DNS-over-TCP observation (any port); once per flow with its SYN */
+	reset();
+	mk(&t, IPPROTO_TCP, SBX, 40000, "10.98.0.53", 5353, TH_ACK | TH_PUSH);
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "example.com", OBS_F_TCP);
+	CHECK_EQ(count("dns_over_tcp"), 1);
+	CHECK_STR(first("dns_over_tcp")->subject, "10.98.0.53:5353");
+	reset();
+	mk(&t, IPPROTO_TCP, SBX, 40000, "10.98.0.53", 53, TH_SYN);
+	pkt_in(&md, &t.p);
+	t.p.tcp_flags = TH_ACK | TH_PUSH;
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "example.com", OBS_F_TCP);
+	CHECK_EQ(count("dns_over_tcp"), 1);
+
+	/* DNS over UDP, other TCP ports: nothing */
+	reset();
+	mk(&t, IPPROTO_UDP, SBX, 40000, "10.98.0.53", 53, 0);
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "example.com", 0);
+	syn(&md, SBX, "10.99.0.53", 54);
+	CHECK_EQ(count("dns_over_tcp"), 0);
+
+	/* allowed by the rules, or no sandbox */
+	reset();
+	r.allow_dns_over_tcp = 1;
+	syn(&md, SBX, "10.98.0.53", 53);
+	mk(&t, IPPROTO_TCP, SBX, 40000, "10.98.0.53", 53, TH_ACK);
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "example.com", OBS_F_TCP);
+	CHECK_EQ(R.n, 0);
+	r.allow_dns_over_tcp = 0;
+	r.has_sandbox = 0;
+	syn(&md, SBX, "10.98.0.53", 53);
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "example.com", OBS_F_TCP);
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+}
+
+/* ---- doh -------------------------------------------------------------------- */
+
+static void run_doh(struct rules *r)
+{
+	struct mod md;
+	struct tpkt t;
+
+	mod_open(&md, &detect_egress_module, r);
+
+	/* a known resolver address on 443, TCP or UDP (HTTP/3) */
+	reset();
+	syn(&md, SBX, "1.1.1.1", 443);
+	CHECK_EQ(count("doh"), 1);
+	CHECK_STR(first("doh")->subject, "1.1.1.1:443");
+	reset();
+	syn(&md, SBX6, "2606:4700:4700::1111", 443);
+	CHECK_EQ(count("doh"), 1);
+	reset();
+	udp(&md, SBX, "8.8.8.8", 443);
+	CHECK_EQ(count("doh"), 1);
+	/* any TCP to 853 (DoT), UDP 853 (DoQ) */
+	reset();
+	syn(&md, SBX, OUT, 853);
+	udp(&md, SBX, OUT, 853);
+	CHECK_EQ(count("doh"), 2);
+	/* not: the address on another port, another address on 443, not a SYN */
+	reset();
+	syn(&md, SBX, "1.1.1.1", 80);
+	syn(&md, SBX, "1.1.1.4", 443);
+	mk(&t, IPPROTO_TCP, SBX, 40000, "1.1.1.1", 443, TH_ACK);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("doh"), 0);
+
+	/* names: SNI, Host, the request-target, a DNS question */
+	reset();
+	mk(&t, IPPROTO_TCP, SBX, 40000, "10.98.0.2", 3128, TH_ACK);
+	name_obs(&md, OBS_TLS_CLIENT_HELLO, &t.p, "Mozilla.Cloudflare-DNS.com", 0);
+	CHECK_EQ(count("doh"), 1);
+	CHECK_STR(first("doh")->subject, "Mozilla.Cloudflare-DNS.com");
+	reset();
+	http_req(&md, &t.p, "CONNECT", "dns.google:443", "dns.google:443", "");
+	CHECK_EQ(count("doh"), 1);
+	CHECK_STR(first("doh")->subject, "dns.google");
+	reset();
+	http_req(&md, &t.p, "GET", "/dns-query?dns=AAAB", "doh.example.net", "");
+	CHECK_EQ(count("doh"), 1);
+	CHECK_STR(first("doh")->subject, "doh.example.net");
+	reset();
+	mk(&t, IPPROTO_UDP, SBX, 40000, "10.98.0.53", 53, 0);
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "one.one.one.one", 0);
+	CHECK_EQ(count("doh"), 1);
+	/* not: lookalikes, other paths */
+	reset();
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "dns.google.example", 0);
+	name_obs(&md, OBS_TLS_CLIENT_HELLO, &t.p, "xdns.google", 0);
+	name_obs(&md, OBS_TLS_CLIENT_HELLO, &t.p, "", 0);
+	http_req(&md, &t.p, "GET", "/dns-queryx", "example.org", "");
+	http_req(&md, &t.p, "GET", "/api/dns-query", "example.org", "");
+	CHECK_EQ(count("doh"), 0);
+	mod_close(&md);
+}
+
+static void test_doh(void)
+{
+	struct rules r;
+
+	sandbox_rules(&r);
+	run_doh(&r);
+	/* a content class: the same without a sandbox section */
+	bare_rules(&r);
+	run_doh(&r);
+
+	/* and from any source */
+	struct mod md;
+	mod_open(&md, &detect_egress_module, &r);
+	reset();
+	syn(&md, "172.16.5.5", "9.9.9.9", 443);
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(count("doh"), 1);
+	mod_close(&md);
+}
+
+/* ---- websocket -------------------------------------------------------------- */
+
+static void test_websocket(void)
+{
+	struct rules r;
+	struct mod md;
+	struct tpkt t;
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_egress_module, &r);
+	mk(&t, IPPROTO_TCP, SBX, 40000, "10.98.0.2", 3128, TH_ACK);
+
+	reset();
+	http_req(&md, &t.p, "GET", "/chat", "ws.example.org", "websocket");
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(count("websocket"), 1);
+	CHECK_STR(R.a[0].subject, "ws.example.org");
+	CHECK_STR(R.a[0].evidence, "/chat");
+	reset();
+	http_req(&md, &t.p, "GET", "http://ws.example.org/chat", "ws.example.org", "WebSocket");
+	http_req(&md, &t.p, "GET", "/chat", "ws.example.org", "foo/1, websocket");
+	CHECK_EQ(count("websocket"), 2);
+	/* no Host: the destination */
+	reset();
+	http_req(&md, &t.p, "GET", "/chat", "", "websocket");
+	CHECK_STR(first("websocket")->subject, "10.98.0.2:3128");
+
+	/* not: other upgrades, none, a lookalike token, from outside */
+	reset();
+	http_req(&md, &t.p, "GET", "/", "ws.example.org", "h2c");
+	http_req(&md, &t.p, "GET", "/", "ws.example.org", "");
+	http_req(&md, &t.p, "GET", "/", "ws.example.org", "websockets");
+	mk(&t, IPPROTO_TCP, OUT, 40000, SBX, 80, TH_ACK);
+	http_req(&md, &t.p, "GET", "/", "ws.example.org", "websocket");
+	CHECK_EQ(R.n, 0);
+
+	reset();
+	r.has_sandbox = 0;
+	mk(&t, IPPROTO_TCP, SBX, 40000, "10.98.0.2", 3128, TH_ACK);
+	http_req(&md, &t.p, "GET", "/chat", "ws.example.org", "websocket");
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+}
+
+/* ---- smtp ------------------------------------------------------------------- */
+
+static void test_smtp(void)
+{
+	struct rules r;
+	struct mod md;
+	static const unsigned ports[] = {25, 465, 587, 2525};
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_egress_module, &r);
+
+	for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+		reset();
+		syn(&md, SBX, OUT, ports[i]);
+		CHECK_EQ(count("smtp"), 1);
+		CHECK_EQ(count("proxy_bypass"), 1);
+		CHECK_EQ(first("smtp")->severity, 4);
+	}
+	CHECK_STR(first("smtp")->subject, "198.51.100.7:2525");
+
+	/* not: neighbouring ports, an allowed mail relay, inside, UDP */
+	reset();
+	syn(&md, SBX, OUT, 24);
+	syn(&md, SBX, OUT, 2526);
+	syn(&md, SBX, OUT, 588);
+	syn(&md, SBX, "192.0.2.10", 25);
+	syn(&md, SBX, "10.99.0.25", 25);
+	udp(&md, SBX, "192.0.2.10", 25);
+	CHECK_EQ(count("smtp"), 0);
+
+	reset();
+	r.has_sandbox = 0;
+	syn(&md, SBX, OUT, 25);
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+}
+
+/* ---- domain_not_allowed ----------------------------------------------------- */
+
+static void test_domain_not_allowed(void)
+{
+	struct rules r;
+	struct mod md;
+	struct tpkt t, tp;
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_egress_module, &r);
+	mk(&t, IPPROTO_UDP, SBX, 40000, "10.98.0.53", 53, 0);
+	mk(&tp, IPPROTO_TCP, SBX, 40000, "10.98.0.2", 3128, TH_ACK);
+
+	/* no allowlist: any name */
+	reset();
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "evil.test", 0);
+	name_obs(&md, OBS_TLS_CLIENT_HELLO, &tp.p, "evil.test", 0);
+	http_req(&md, &tp.p, "GET", "http://evil.test/", "evil.test", "");
+	CHECK_EQ(R.n, 0);
+
+	r.domains = (struct rules_strlist){domain_v, 2};
+	reset();
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "evil.test", 0);
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(count("domain_not_allowed"), 1);
+	CHECK_STR(R.a[0].subject, "evil.test");
+	CHECK_EQ(R.a[0].severity, 3);
+	reset();
+	name_obs(&md, OBS_TLS_CLIENT_HELLO, &tp.p, "evil.test", 0);
+	CHECK_EQ(count("domain_not_allowed"), 1);
+	reset();
+	http_req(&md, &tp.p, "GET", "/", "Evil.test:8080", "");
+	CHECK_EQ(count("domain_not_allowed"), 0); /* origin form to the proxy: Host is the proxy */
+	mk(&tp, IPPROTO_TCP, SBX, 40000, OUT, 80, TH_ACK);
+	http_req(&md, &tp.p, "GET", "/", "Evil.test:8080", "");
+	CHECK_EQ(count("domain_not_allowed"), 1);
+	CHECK_STR(first("domain_not_allowed")->subject, "Evil.test");
+	mk(&tp, IPPROTO_TCP, SBX, 40000, "10.98.0.2", 3128, TH_ACK);
+	/* through the proxy: the absolute target and CONNECT authority count */
+	reset();
+	http_req(&md, &tp.p, "GET", "http://user@evil.test:81/x", "evil.test:81", "");
+	CHECK_EQ(count("domain_not_allowed"), 1);
+	CHECK_STR(first("domain_not_allowed")->subject, "evil.test");
+	reset();
+	http_req(&md, &tp.p, "CONNECT", "evil.test:443", "evil.test:443", "");
+	CHECK_EQ(count("domain_not_allowed"), 1);
+	/* a Host that hides the real target: both are judged */
+	reset();
+	http_req(&md, &tp.p, "GET", "http://evil.test/", "example.org", "");
+	CHECK_EQ(count("domain_not_allowed"), 1);
+	CHECK_STR(first("domain_not_allowed")->subject, "evil.test");
+
+	/* allowed names, the wildcard's edges */
+	reset();
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "example.org", 0);
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "www.Example.ORG", 0);
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "x.api.example.com", 0);
+	name_obs(&md, OBS_TLS_CLIENT_HELLO, &tp.p, "example.org", 0);
+	name_obs(&md, OBS_TLS_CLIENT_HELLO, &tp.p, "", 0);
+	http_req(&md, &tp.p, "CONNECT", "www.example.org:443", "www.example.org:443", "");
+	http_req(&md, &tp.p, "GET", "http://example.org./", "", "");
+	CHECK_EQ(R.n, 0);
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "api.example.com", 0); /* "*." takes subdomains only */
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "xexample.org", 0);
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "example.org.evil.test", 0);
+	CHECK_EQ(count("domain_not_allowed"), 3);
+
+	/* not judged: from outside; no sandbox */
+	reset();
+	mk(&t, IPPROTO_UDP, OUT, 40000, "10.98.0.53", 53, 0);
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "evil.test", 0);
+	mk(&t, IPPROTO_UDP, SBX, 40000, "10.98.0.53", 53, 0);
+	r.has_sandbox = 0;
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "evil.test", 0);
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+}
+
+/* ---- proxy_denied ----------------------------------------------------------- */
+
+static void test_proxy_denied(void)
+{
+	struct rules r;
+	struct mod md;
+	struct tpkt t;
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_egress_module, &r);
+	/* the response: from the proxy to the client */
+	mk(&t, IPPROTO_TCP, "10.98.0.2", 3128, SBX, 40000, TH_ACK | TH_PUSH);
+	t.p.dir = 1;
+
+	reset();
+	http_resp(&md, &t.p, 403, "GET", "api.example.com", "/admin");
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(count("proxy_denied"), 1);
+	CHECK_STR(R.a[0].subject, "api.example.com/admin");
+	CHECK_STR(R.a[0].outcome, "blocked");
+	CHECK_STR(R.a[0].src, SBX); /* the client's alert */
+	CHECK_STR(R.a[0].evidence, "GET /admin");
+	reset();
+	http_resp(&md, &t.p, 403, "GET", "evil.test", "http://evil.test/x");
+	CHECK_STR(first("proxy_denied")->subject, "http://evil.test/x");
+	reset();
+	http_resp(&md, &t.p, 403, "CONNECT", "evil.test:443", "evil.test:443");
+	CHECK_STR(first("proxy_denied")->subject, "evil.test:443");
+	CHECK_STR(first("proxy_denied")->outcome, "blocked");
+	/* unpaired: the proxy */
+	reset();
+	http_resp(&md, &t.p, 403, "", "", "");
+	CHECK_STR(first("proxy_denied")->subject, "10.98.0.2:3128");
+	/* the proxy inside the sandbox network */
+	reset();
+	mk(&t, IPPROTO_TCP, "10.99.0.2", 8080, SBX, 40000, TH_ACK | TH_PUSH);
+	http_resp(&md, &t.p, 403, "GET", "x.test", "/");
+	CHECK_EQ(count("proxy_denied"), 1);
+
+	/* not: other statuses, a 403 from elsewhere or from the proxy's other
+	 * port, to a client outside the sandbox */
+	reset();
+	http_resp(&md, &t.p, 200, "GET", "x.test", "/");
+	http_resp(&md, &t.p, 404, "GET", "x.test", "/");
+	http_resp(&md, &t.p, 407, "GET", "x.test", "/");
+	mk(&t, IPPROTO_TCP, OUT, 80, SBX, 40000, TH_ACK | TH_PUSH);
+	http_resp(&md, &t.p, 403, "GET", "x.test", "/");
+	mk(&t, IPPROTO_TCP, "10.98.0.2", 80, SBX, 40000, TH_ACK | TH_PUSH);
+	http_resp(&md, &t.p, 403, "GET", "x.test", "/");
+	mk(&t, IPPROTO_TCP, "10.98.0.2", 3128, "10.97.0.10", 40000, TH_ACK | TH_PUSH);
+	http_resp(&md, &t.p, 403, "GET", "x.test", "/");
+	CHECK_EQ(R.n, 0);
+
+	/* a policy class: off without a sandbox */
+	reset();
+	r.has_sandbox = 0;
+	mk(&t, IPPROTO_TCP, "10.98.0.2", 3128, SBX, 40000, TH_ACK | TH_PUSH);
+	http_resp(&md, &t.p, 403, "GET", "api.example.com", "/admin");
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+}
+
+/* ---- icmp_tunnel ------------------------------------------------------------ */
+
+static void run_icmp_tunnel(struct rules *r)
+{
+	struct mod md;
+	struct tpkt t;
+
+	mod_open(&md, &detect_icmp_tunnel_module, r);
+
+	/* size: above icmp_payload_max */
+	reset();
+	ping(&md, SBX, OUT, 8, 128, 300);
+	CHECK_EQ(R.n, 0);
+	ping(&md, SBX, OUT, 8, 129, 300);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(first("icmp_tunnel")->subject, OUT);
+	CHECK_EQ(first("icmp_tunnel")->severity, 4);
+	ping(&md, OUT, SBX, 0, 1000, 790); /* replies too, as the requester's */
+	CHECK_EQ(count("icmp_tunnel"), 2);
+	CHECK_STR(R.a[1].src, SBX);
+	CHECK_STR(R.a[1].subject, OUT);
+	CHECK_STR(R.a[1].evidence, "reply: 1000 bytes, entropy 7.90");
+	ping(&md, SBX6, OUT6, 128, 200, 300);
+	CHECK_EQ(count("icmp_tunnel"), 3);
+
+	/* entropy: above icmp_entropy_x100 with at least 32 bytes */
+	reset();
+	ping(&md, SBX, "198.51.100.8", 8, 32, 600);
+	ping(&md, SBX, "198.51.100.8", 8, 31, 700);
+	ping(&md, SBX, "198.51.100.8", 8, 100, -1); /* entropy unknown */
+	CHECK_EQ(R.n, 0);
+	ping(&md, SBX, "198.51.100.8", 8, 32, 601);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+
+	/* ping's default: 56 bytes, timestamp and incrementing pattern */
+	reset();
+	for (int i = 0; i < 120; i++) {
+		mk(&t, IPPROTO_ICMP, "10.99.0.11", 0, OUT, 0, 0);
+		t.p.ts_us += (uint64_t)i * 1000000u;
+		icmp_obs(&md, &t.p, 8, 56, 568);
+		mk(&t, IPPROTO_ICMP, OUT, 0, "10.99.0.11", 0, 0);
+		t.p.ts_us += (uint64_t)i * 1000000u + 300;
+		icmp_obs(&md, &t.p, 0, 56, 568);
+	}
+	CHECK_EQ(R.n, 0);
+	/* not echo: errors and others are someone else's business */
+	ping(&md, SBX, OUT, 3, 548, 700);
+	ping(&md, SBX6, OUT6, 135, 500, 700);
+	CHECK_EQ(R.n, 0);
+
+	/* volume: echo bytes per source per minute above icmp_volume_bytes */
+	reset();
+	for (int i = 0; i < 81; i++) {
+		mk(&t, IPPROTO_ICMP, "10.99.0.12", 0, OUT, 0, 0);
+		t.p.ts_us += (uint64_t)i * 100000u;
+		icmp_obs(&md, &t.p, 8, 100, 400);
+	}
+	CHECK_EQ(R.n, 0); /* 8100 bytes */
+	mk(&t, IPPROTO_ICMP, "10.99.0.12", 0, OUT, 0, 0);
+	t.p.ts_us += 81 * 100000u;
+	icmp_obs(&md, &t.p, 8, 92, 400);
+	CHECK_EQ(R.n, 0); /* 8192: not above */
+	icmp_obs(&md, &t.p, 8, 1, 0);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(first("icmp_tunnel")->src, "10.99.0.12");
+	icmp_obs(&md, &t.p, 8, 100, 400); /* once per window */
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	/* another source has its own window */
+	mk(&t, IPPROTO_ICMP, "10.99.0.13", 0, OUT, 0, 0);
+	icmp_obs(&md, &t.p, 8, 100, 400);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	/* a reply flood counts against its sender, raised as the requester's */
+	reset();
+	for (int i = 0; i < 83; i++) {
+		mk(&t, IPPROTO_ICMP, "198.51.100.20", 0, "10.99.0.15", 0, 0);
+		t.p.ts_us += (uint64_t)i * 1000u;
+		icmp_obs(&md, &t.p, 0, 100, 400);
+	}
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(first("icmp_tunnel")->src, "10.99.0.15");
+	CHECK_STR(first("icmp_tunnel")->subject, "198.51.100.20");
+	CHECK(strstr(first("icmp_tunnel")->detail, "from 198.51.100.20") != NULL);
+	/* a minute later the window starts again */
+	reset();
+	for (int i = 0; i < 83; i++) {
+		mk(&t, IPPROTO_ICMP, "10.99.0.12", 0, OUT, 0, 0);
+		t.p.ts_us += 61000000u + (uint64_t)i * 100000u;
+		icmp_obs(&md, &t.p, 8, 100, 400);
+	}
+	CHECK_EQ(count("icmp_tunnel"), 1);
+
+	/* a message the capture cut: judged by its size on the wire */
+	reset();
+	mk(&t, IPPROTO_ICMP, "10.99.0.14", 0, OUT, 0, 0);
+	t.p.caplen = 96;
+	t.p.wirelen = 1042;
+	{
+		struct obs o = {
+			.kind = OBS_ICMP, .pkt = &t.p, .name = "", .type = 8, .size = 54,
+			.flags = OBS_F_TRUNCATED,
+		};
+		obs_in(&md, &o);
+	}
+	CHECK_EQ(count("icmp_tunnel"), 1);
+
+	/* thresholds come from the rules */
+	reset();
+	r->t.icmp_payload_max = 1000;
+	ping(&md, SBX, "198.51.100.9", 8, 1000, 300);
+	CHECK_EQ(R.n, 0);
+	ping(&md, SBX, "198.51.100.9", 8, 1001, 300);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	r->t.icmp_payload_max = 128;
+	mod_close(&md);
+}
+
+static void test_icmp_tunnel(void)
+{
+	struct rules r;
+
+	sandbox_rules(&r);
+	run_icmp_tunnel(&r);
+	/* a content class: the same without a sandbox section */
+	bare_rules(&r);
+	run_icmp_tunnel(&r);
+}
+
+/* A full volume table still works: stale windows are replaced. */
+static void test_icmp_tunnel_bounded(void)
+{
+	struct rules r;
+	struct mod md;
+	struct tpkt t;
+	char src[32];
+
+	bare_rules(&r);
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+	reset();
+	for (unsigned i = 0; i < 5000; i++) {
+		snprintf(src, sizeof(src), "10.%u.%u.%u", (i >> 16) & 255, (i >> 8) & 255, i & 255);
+		mk(&t, IPPROTO_ICMP, src, 0, OUT, 0, 0);
+		t.p.ts_us += i;
+		icmp_obs(&md, &t.p, 8, 56, 500);
+	}
+	CHECK_EQ(R.n, 0);
+	for (int i = 0; i < 83; i++) {
+		mk(&t, IPPROTO_ICMP, "10.200.0.1", 0, OUT, 0, 0);
+		t.p.ts_us += 10000 + (uint64_t)i;
+		icmp_obs(&md, &t.p, 8, 100, 400);
+	}
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	mod_close(&md);
+}
+
+/* ---- the background scenario: allowed traffic raises nothing -------------- */
+
+static void test_allowed_quiet(void)
+{
+	struct rules r;
+	struct mod md, mt;
+	struct tpkt t;
+
+	sandbox_rules(&r);
+	r.domains = (struct rules_strlist){domain_v, 2};
+	mod_open(&md, &detect_egress_module, &r);
+	mod_open(&mt, &detect_icmp_tunnel_module, &r);
+	reset();
+	/* DNS to the resolver for an allowed name, the proxy in both modes,
+	 * TLS through a CONNECT tunnel to an allowed name, a ping inside */
+	mk(&t, IPPROTO_UDP, SBX, 40000, "10.99.0.53", 53, 0);
+	pkt_in(&md, &t.p);
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "api.example.org", 0);
+	mk(&t, IPPROTO_TCP, SBX, 40001, "10.99.0.2", 8080, TH_SYN);
+	pkt_in(&md, &t.p);
+	t.p.tcp_flags = TH_ACK | TH_PUSH;
+	pkt_in(&md, &t.p);
+	http_req(&md, &t.p, "POST", "/v1/chat/completions", "egress-proxy:8080", "");
+	http_req(&md, &t.p, "CONNECT", "api.example.org:443", "api.example.org:443", "");
+	name_obs(&md, OBS_TLS_CLIENT_HELLO, &t.p, "api.example.org", 0);
+	mk(&t, IPPROTO_TCP, "10.99.0.2", 8080, SBX, 40001, TH_ACK | TH_PUSH);
+	t.p.dir = 1;
+	pkt_in(&md, &t.p);
+	http_resp(&md, &t.p, 200, "POST", "egress-proxy:8080", "/v1/chat/completions");
+	mk(&t, IPPROTO_ICMP, SBX, 0, "10.99.0.1", 0, 0);
+	icmp_obs(&md, &t.p, 8, 56, 568);
+	icmp_obs(&mt, &t.p, 8, 56, 568);
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+	mod_close(&mt);
+}
+
+/* ---- the rules file and the detector together ------------------------------ */
+
+static void test_rules_file(void)
+{
+	char path[] = "/tmp/test_egress_XXXXXX";
+	static const char yaml[] =
+		"sandbox:\n"
+		"  networks: [10.99.0.0/24, \"fd00:99::/64\"]\n"
+		"allow:\n"
+		"  proxies: [\"10.99.0.2:8080\"]\n"
+		"  resolvers: [\"10.99.0.53\"]\n"
+		"  destinations: [\"203.0.113.0/24:443\"]\n"
+		"  domains: [\"*.example.org\"]\n"
+		"  ipv6: false\n"
+		"  dns_over_tcp: false\n";
+	struct rules *r = NULL;
+	struct mod md;
+	struct tpkt t;
+	char err[512] = "";
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK_EQ(write(fd, yaml, sizeof(yaml) - 1), (long long)(sizeof(yaml) - 1));
+	close(fd);
+	CHECK_EQ(rules_load(path, &r, err, sizeof(err)), 0);
+	unlink(path);
+	if (!r) {
+		fprintf(stderr, "rules_load: %s\n", err);
+		return;
+	}
+	mod_open(&md, &detect_egress_module, r);
+	reset();
+	syn(&md, SBX, "10.99.0.2", 8080);
+	syn(&md, SBX, "203.0.113.9", 443);
+	udp(&md, SBX, "10.99.0.53", 53);
+	mk(&t, IPPROTO_UDP, SBX, 40000, "10.99.0.53", 53, 0);
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "www.example.org", 0);
+	CHECK_EQ(R.n, 0);
+	syn(&md, SBX, OUT, 443);
+	udp(&md, SBX, OUT, 443);
+	syn(&md, SBX, "10.99.0.53", 53);
+	name_obs(&md, OBS_DNS_QUERY, &t.p, "example.org", 0);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	CHECK_EQ(count("udp_egress"), 1);
+	CHECK_EQ(count("dns_over_tcp"), 1);
+	CHECK_EQ(count("domain_not_allowed"), 1);
+	CHECK_EQ(R.n, 4);
+	mod_close(&md);
+	rules_free(r);
+
+	/* the built-in defaults: no sandbox, content classes only */
+	r = rules_default();
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	mod_open(&md, &detect_egress_module, r);
+	reset();
+	syn(&md, SBX, OUT, 443);
+	syn(&md, SBX, OUT, 853);
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(count("doh"), 1);
+	mod_close(&md);
+	mod_open(&md, &detect_icmp_tunnel_module, r);
+	reset();
+	ping(&md, SBX, OUT, 8, 56, 568);
+	ping(&md, SBX, OUT, 8, 129, 300);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	mod_close(&md);
+	rules_free(r);
+}
+
+int main(void)
+{
+	test_descriptors();
+	test_doh_names();
+	test_proxy_bypass();
+	test_udp_egress();
+	test_icmp_egress();
+	test_ipv6_egress();
+	test_dns_over_tcp();
+	test_doh();
+	test_websocket();
+	test_smtp();
+	test_domain_not_allowed();
+	test_proxy_denied();
+	test_icmp_tunnel();
+	test_icmp_tunnel_bounded();
+	test_allowed_quiet();
+	test_rules_file();
+	return check_done();
+}
