@@ -8,11 +8,15 @@ extern const struct module dns_module;
 extern const struct module tls_module;
 extern const struct module http_module;
 extern const struct module icmp_module;
+extern const struct module detect_egress_module;
+extern const struct module detect_icmp_tunnel_module;
 
 const struct module *const modules[] = {
 	&dns_module,
 	&tls_module,
 	&http_module,
 	&icmp_module,
+	&detect_egress_module,
+	&detect_icmp_tunnel_module,
 	NULL,
 };
