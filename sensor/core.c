@@ -29,6 +29,7 @@ struct core {
 	struct rules *own_rules; /* rules_default() when the caller gave none */
 	const char *db_path;
 	void *mod_state[CORE_MAX_MODULES];
+	const struct rules *rules; /* in force (borrowed, or own_rules) */
 	unsigned n_modules;
 	struct emit emit;
 	uint64_t next_tick_us;
@@ -79,6 +80,7 @@ int core_open(struct core **out, const struct core_config *cfg, char *err, size_
 	if (!cfg->rules)
 		c->own_rules = rules_default();
 	env.rules = cfg->rules ? cfg->rules : c->own_rules;
+	c->rules = env.rules;
 	if (!c->dec || !c->flows || !env.rules) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -354,4 +356,42 @@ const struct store_stats *core_store_stats(const struct core *c)
 void core_alert_counts(const struct core *c, uint64_t by_class[14])
 {
 	memcpy(by_class, alerts_get_stats(c->alerts)->by_class, sizeof(uint64_t) * AC_COUNT);
+}
+
+static int core_is_detector(const struct module *m)
+{
+	return m->on_obs || strncmp(m->name, "detect_", 7) == 0;
+}
+
+int core_set_rules(struct core *c, const struct rules *rules, char *err, size_t errlen)
+{
+	struct module_env env = {.rules = rules, .flows = c->flows};
+	void *fresh[CORE_MAX_MODULES] = {0};
+
+	/* Initialise every detector with the new rules first, so a failure
+	 * leaves the old ones running. */
+	for (unsigned i = 0; i < c->n_modules; i++) {
+		const struct module *m = modules[i];
+		if (!core_is_detector(m) || !m->init)
+			continue;
+		int r = m->init(&env, &fresh[i]);
+		if (r < 0) {
+			snprintf(err, errlen, "module %s: %s", m->name, strerror(-r));
+			for (unsigned j = 0; j < i; j++)
+				if (fresh[j] && modules[j]->fini)
+					modules[j]->fini(fresh[j]);
+			return -1;
+		}
+	}
+	for (unsigned i = 0; i < c->n_modules; i++) {
+		const struct module *m = modules[i];
+		if (!core_is_detector(m) || !m->init)
+			continue;
+		if (m->fini)
+			m->fini(c->mod_state[i]);
+		c->mod_state[i] = fresh[i];
+	}
+	c->rules = rules;
+	alerts_set_window(c->alerts, (uint64_t)rules->t.suppress_s * 1000000u);
+	return 0;
 }

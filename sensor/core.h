@@ -61,6 +61,15 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 /* Commit what is batched (watch mode calls this when the wire is quiet). */
 int core_flush(struct core *c);
 
+/*
+ * Swap in new rules (SIGHUP). Detectors (modules with on_obs or a name
+ * starting "detect_") are finished and initialised again with the new rules,
+ * so their windows start afresh; analyzers keep their state. The caller keeps
+ * ownership of both rule sets and may free the old one when this returns 0.
+ * On failure (-1, err filled) the old rules stay in force.
+ */
+int core_set_rules(struct core *c, const struct rules *rules, char *err, size_t errlen);
+
 /* Record an external counter (pcap drops, ...) into the store's stats. */
 void core_put_stat(struct core *c, const char *name, int64_t value);
 

@@ -32,6 +32,13 @@
 #define DEFAULT_DB "egresswatch.db"
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t reload_requested;
+
+static void on_hup_signal(int sig)
+{
+	(void)sig;
+	reload_requested = 1;
+}
 
 static void on_stop_signal(int sig)
 {
@@ -320,8 +327,34 @@ static void usage_watch(FILE *f)
 	      "  -f, --filter BPF     capture filter (pcap-filter(7) syntax)\n"
 	      "  -B, --buffer MB      kernel ring buffer per interface in MiB (default 64)\n"
 	      "  -s, --snaplen N      bytes kept per packet (default 65535)\n"
-	      "  -h, --help           this text\n",
+	      "  -h, --help           this text\n"
+	      "\n"
+	      "SIGHUP reloads the rules file; a bad file keeps the rules in force and logs why.\n",
 	      f);
+}
+
+/* SIGHUP: load the rules again; a bad file keeps the old rules and says why. */
+static void watch_reload(struct core *core, const char *path, struct rules **cur)
+{
+	struct rules *fresh = NULL;
+	char err[512];
+
+	if (!path) {
+		log_info("rules", "SIGHUP: no rules file given (-c); the built-in rules stay");
+		return;
+	}
+	if (rules_load(path, &fresh, err, sizeof(err)) < 0) {
+		log_err("rules", "reload failed, keeping the rules in force: %s", err);
+		return;
+	}
+	if (core_set_rules(core, fresh, err, sizeof(err)) < 0) {
+		log_err("rules", "reload failed, keeping the rules in force: %s", err);
+		rules_free(fresh);
+		return;
+	}
+	rules_free(*cur);
+	*cur = fresh;
+	log_info("rules", "reloaded %s", path);
 }
 
 static int cmd_watch(int argc, char **argv)
@@ -432,6 +465,7 @@ static int cmd_watch(int argc, char **argv)
 	}
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
+	signal(SIGHUP, on_hup_signal);
 	log_info("capture", "watching %u interface%s, database %s", n, n == 1 ? "" : "s", db);
 	last_flush = now_mono();
 	while (!stop_requested) {
@@ -453,6 +487,10 @@ static int cmd_watch(int argc, char **argv)
 				rc = EXIT_RUNTIME;
 				stop_requested = 1;
 			}
+		}
+		if (reload_requested) {
+			reload_requested = 0;
+			watch_reload(core, rules_path, &rules);
 		}
 		if (now_mono() - last_flush >= 1.0) {
 			for (unsigned i = 0; i < n; i++) {
