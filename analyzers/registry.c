@@ -10,6 +10,8 @@ extern const struct module http_module;
 extern const struct module icmp_module;
 extern const struct module detect_egress_module;
 extern const struct module detect_icmp_tunnel_module;
+extern const struct module detect_metadata_module;
+extern const struct module detect_rebind_module;
 
 const struct module *const modules[] = {
 	&dns_module,
@@ -18,5 +20,7 @@ const struct module *const modules[] = {
 	&icmp_module,
 	&detect_egress_module,
 	&detect_icmp_tunnel_module,
+	&detect_metadata_module,
+	&detect_rebind_module,
 	NULL,
 };

@@ -1,17 +1,32 @@
 /*
  * decode.c - link, network and transport decoding (L2..L4) with IP fragment
- * reassembly.
+ * reassembly and decapsulation of tunnels.
  *
- * One frame goes down the layers in order: the link header (Ethernet with a
- * bounded loop over VLAN tags, Linux SLL/SLL2, raw IP, BSD NULL/LOOP) yields
- * an IP version; the IP header yields a view bounded by its own declared
- * length (struct l3: the captured bytes plus how many declared bytes caplen
- * cut off); the transport header is read from that view and, for UDP,
- * narrowed again to the UDP length. Every byte is read through cursor.h.
+ * One frame goes down the layers in order: the link header (Ethernet, Linux
+ * SLL/SLL2, raw IP, BSD NULL/LOOP, PPP, Cisco HDLC, Frame Relay, FDDI,
+ * NFLOG) yields an ethertype or an IP version; an ethertype goes through a
+ * bounded loop over VLAN tags and then to IP, PPPoE (session) or an MPLS
+ * label stack; the IP header yields a view bounded by its own declared
+ * length; the transport header is read from that view and, for UDP, narrowed
+ * again to the UDP length. Every byte is read through cursor.h.
  *
- * A read that fails is a truncation when the declared length would have held
- * it (caplen cut the frame) and a malformation when it would not (a length
- * field lied); both are counted per layer and returned, never logged.
+ * Tunnels: IP-in-IP (protocols 4 and 41), GRE (47; v0 with checksum, key and
+ * sequence words, v1 PPTP with its payload length; carrying IP, MPLS,
+ * Ethernet, PPP or ERSPAN I/II/III) and UDP to the VXLAN (4789) or GENEVE
+ * (6081) port are decapsulated, and the packet handed on describes the
+ * innermost IP datagram. Each tunnel entered counts one level of p->encap;
+ * entering more than max_encap_depth is malformed (counted at L_TUNNEL), so
+ * the recursion is bounded. When a tunnel's payload is not IP (a GRE
+ * keepalive, ARP over VXLAN, a UDP datagram to 4789 that is not VXLAN) the
+ * outer datagram is the innermost IP packet and is returned as it was.
+ *
+ * struct view is the unit every layer works on: the captured part of a
+ * declared extent plus how many declared bytes caplen cut off. A read that
+ * fails is a truncation when the declared length would have held it (caplen
+ * cut the frame) and a malformation when it would not (a length field lied);
+ * both are counted per layer and returned, never logged. The view of the
+ * whole frame is special: a header cut at its end is a truncation, as the
+ * frame has no length field that could lie.
  *
  * Fragments (IPv4 MF/offset, IPv6 fragment header) go to a small table keyed
  * by (ipv, src, dst, proto, id), proto being 0 for IPv6. Each datagram keeps
@@ -20,7 +35,9 @@
  * table is bounded in datagrams, in bytes and in packet time (entries are
  * kept in creation order, so expiry looks only at the oldest). A complete
  * datagram is copied to the decoder's reassembly buffer and decoded from
- * there. The common, unfragmented path never allocates.
+ * there, so a fragmented outer datagram is reassembled before its tunnel is
+ * opened, and fragments of an inner datagram are keyed by the inner
+ * addresses. The common, unfragmented path never allocates.
  */
 #include "decode.h"
 
@@ -31,6 +48,8 @@
 #include "cursor.h"
 
 #define DEF_VLAN_DEPTH 4u
+#define DEF_ENCAP_DEPTH 4u
+#define MAX_ENCAP_DEPTH 16u  /* cap on the configured depth: one recursion per level */
 #define DEF_FRAG_DATAGRAMS 1024u
 #define DEF_FRAG_BYTES (16u << 20)
 #define DEF_FRAG_TIMEOUT_US 30000000u
@@ -39,6 +58,9 @@
 #define IP_MAX_LEN 65535u    /* largest IP datagram */
 #define FRAG_KEY_LEN 38      /* ipv, proto, id[4], src[16], dst[16] */
 #define FRAG_MAX_BUCKETS 65536u
+#define MPLS_MAX_LABELS 8    /* label stack entries read before giving up */
+#define NFLOG_MAX_TLVS 32    /* NFLOG attributes walked before giving up */
+#define Q922_MAX_ADDR 4      /* Frame Relay address bytes */
 
 /* Raw-IP link type numbers: DLT_RAW is 12 on most systems and 14 on
  * OpenBSD; LINKTYPE_RAW (101) is what savefiles carry. */
@@ -49,17 +71,60 @@
 enum {
 	ETHERTYPE_IPV4 = 0x0800,
 	ETHERTYPE_IPV6 = 0x86dd,
+	ETHERTYPE_PPPOE_SESSION = 0x8864,
+	ETHERTYPE_MPLS = 0x8847,
+	ETHERTYPE_MPLS_MCAST = 0x8848,
+	ETHERTYPE_TEB = 0x6558,     /* transparent Ethernet bridging (GRE, GENEVE) */
+	ETHERTYPE_PPP = 0x880b,     /* PPP in GRE (PPTP) */
+	ETHERTYPE_ERSPAN = 0x88be,  /* ERSPAN type I (no header) and II */
+	ETHERTYPE_ERSPAN3 = 0x22eb, /* ERSPAN type III */
 	ETHER_MAX_LEN_FIELD = 1500, /* 802.3: a length, not a type */
+};
+
+enum {
+	PPP_IPV4 = 0x0021,
+	PPP_IPV6 = 0x0057,
+	PPP_MPLS = 0x0281,
+	PPP_MPLS_MCAST = 0x0283,
+};
+
+enum {
+	GRE_C = 0x8000, /* checksum (and offset) present */
+	GRE_R = 0x4000, /* RFC 1701 source routing present */
+	GRE_K = 0x2000, /* key present (v1: payload length and call id) */
+	GRE_S = 0x1000, /* sequence number present */
+	GRE_A = 0x0080, /* v1: acknowledgement number present */
+	GRE_VER = 0x0007,
+};
+
+enum {
+	UDP_PORT_VXLAN = 4789,
+	UDP_PORT_GENEVE = 6081,
+	VXLAN_FLAG_I = 0x08,  /* the VNI is valid */
+	NFULA_PAYLOAD = 9,    /* NFLOG attribute holding the packet */
+	NLA_TYPE_MASK = 0x3fff,
+	NFLOG_AF_INET = 2,
+	NFLOG_AF_INET6 = 10,  /* NFLOG is Linux only */
 };
 
 enum link_kind {
 	LK_NONE = 0, LK_ETH, LK_SLL, LK_SLL2, LK_RAW, LK_IPV4, LK_IPV6, LK_NULL, LK_LOOP,
+	LK_PPP, LK_PPP_SERIAL, LK_PPP_ETHER, LK_CHDLC, LK_FRELAY, LK_FDDI, LK_NFLOG,
 };
 
-/* The captured part of an IP payload and how much of it caplen cut off. */
-struct l3 {
+enum tunnel {
+	TUN_IPIP4, TUN_IPIP6, TUN_GRE, TUN_VXLAN, TUN_GENEVE,
+};
+
+/*
+ * The captured part of a declared extent (an IP payload, a UDP datagram, a
+ * PPPoE session payload, the rest of the frame) and how many of its declared
+ * bytes caplen cut off. frame is set only for the view of the whole frame.
+ */
+struct view {
 	struct cur c;
 	size_t missing;
+	int frame;
 };
 
 struct frag {
@@ -112,7 +177,9 @@ struct decoder {
 static const char *const layer_names[L_COUNT] = {
 	[L_LINK] = "link", [L_VLAN] = "vlan", [L_IPV4] = "ipv4", [L_IPV6] = "ipv6",
 	[L_FRAG] = "frag", [L_TCP] = "tcp", [L_UDP] = "udp", [L_ICMP] = "icmp",
-	[L_ICMPV6] = "icmpv6",
+	[L_ICMPV6] = "icmpv6", [L_PPPOE] = "pppoe", [L_PPP] = "ppp", [L_MPLS] = "mpls",
+	[L_GRE] = "gre", [L_ERSPAN] = "erspan", [L_VXLAN] = "vxlan", [L_GENEVE] = "geneve",
+	[L_TUNNEL] = "tunnel",
 };
 
 static const uint16_t vlan_tpids[] = {0x8100, 0x88a8, 0x9100, 0x9200};
@@ -136,17 +203,31 @@ static enum decode_result tally(struct decoder *d, enum decode_layer l, enum dec
 	return r;
 }
 
-static enum decode_result not_ip(struct decoder *d)
+/* Why n bytes cannot be read from v: caplen cut them, or the declared
+ * length never had room for them. The frame itself declares nothing. */
+static enum decode_result view_short(const struct view *v, size_t n)
 {
-	d->stats.not_ip++;
-	return DECODE_NOT_IP;
+	if (v->frame)
+		return DECODE_TRUNCATED;
+	return cur_left(&v->c) + v->missing >= n ? DECODE_TRUNCATED : DECODE_MALFORMED;
 }
 
-/* Why n bytes cannot be read from v: caplen cut them, or the declared
- * length never had room for them. */
-static enum decode_result l3_short(const struct l3 *v, size_t n)
+/*
+ * Narrow to the next n declared bytes of v: *in gets them (what was
+ * captured, and how many caplen cut off) and v moves past them. Returns -1,
+ * leaving v as it was, when v never declared n more bytes.
+ */
+static int view_take(struct view *v, size_t n, struct view *in)
 {
-	return cur_left(&v->c) + v->missing >= n ? DECODE_TRUNCATED : DECODE_MALFORMED;
+	int cut;
+
+	if (v->c.err || n > cur_left(&v->c) + v->missing)
+		return -1;
+	in->c = cur_take_upto(&v->c, n, &cut);
+	in->missing = n - cur_left(&in->c);
+	in->frame = 0;
+	v->missing -= in->missing;
+	return 0;
 }
 
 static enum link_kind link_kind(int dlt)
@@ -171,6 +252,20 @@ static enum link_kind link_kind(int dlt)
 	if (dlt == LT_RAW_14)
 		return LK_RAW;
 #endif
+	if (dlt == DLT_PPP)
+		return LK_PPP;
+	if (dlt == DLT_PPP_SERIAL)
+		return LK_PPP_SERIAL;
+	if (dlt == DLT_PPP_ETHER)
+		return LK_PPP_ETHER;
+	if (dlt == DLT_C_HDLC)
+		return LK_CHDLC;
+	if (dlt == DLT_FRELAY)
+		return LK_FRELAY;
+	if (dlt == DLT_FDDI)
+		return LK_FDDI;
+	if (dlt == DLT_NFLOG)
+		return LK_NFLOG;
 	return LK_NONE;
 }
 
@@ -196,6 +291,18 @@ unsigned decode_frag_pending(const struct decoder *d)
 	return d->nfrag;
 }
 
+/* The decoders call each other down the layers (and, through tunnels, back
+ * up to IP); each tunnel level is counted in p->encap and bounded. */
+static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct pkt *p);
+static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct pkt *p);
+static enum decode_result decode_etype(struct decoder *d, struct view *v, struct pkt *p,
+				       uint16_t type);
+
+static enum decode_result decode_ip(struct decoder *d, struct view *v, struct pkt *p, int ipv)
+{
+	return ipv == 4 ? decode_ipv4(d, v, p) : decode_ipv6(d, v, p);
+}
+
 /* ---- link layer ---------------------------------------------------------- */
 
 static int is_vlan_tpid(uint16_t type)
@@ -208,9 +315,119 @@ static int is_vlan_tpid(uint16_t type)
 	return 0;
 }
 
-/* Walk VLAN tags from an ethertype, then map it to an IP version. */
-static enum decode_result ethertype(struct decoder *d, struct cur *c, struct pkt *p,
-				    uint16_t type, int *ipv)
+/*
+ * PPP from its protocol field: an optional address/control pair ff 03, then
+ * a 2-byte protocol or a 1-byte compressed one (odd first byte). IPv4, IPv6
+ * and MPLS go on; other protocols (LCP, CCP, ...) are not IP. Counted at l
+ * (L_LINK for a PPP link type, L_PPP inside PPPoE or GRE).
+ */
+static enum decode_result decode_ppp(struct decoder *d, struct view *v, struct pkt *p,
+				     enum decode_layer l)
+{
+	struct cur h = v->c;
+	size_t hlen = 0;
+	uint16_t proto;
+
+	if (!cur_has(&h, 1))
+		return tally(d, l, view_short(v, 1));
+	if (cur_u8(&h) == 0xff) {
+		if (!cur_has(&h, 1))
+			return tally(d, l, view_short(v, 2));
+		if (cur_u8(&h) != 0x03)
+			return tally(d, l, DECODE_MALFORMED);
+		hlen = 2;
+	} else {
+		h = v->c;
+	}
+	if (!cur_has(&h, 1))
+		return tally(d, l, view_short(v, hlen + 1));
+	proto = cur_u8(&h);
+	hlen++;
+	if (!(proto & 1)) {
+		if (!cur_has(&h, 1))
+			return tally(d, l, view_short(v, hlen + 1));
+		proto = (uint16_t)(proto << 8 | cur_u8(&h));
+		hlen++;
+	}
+	if (!(proto & 1))
+		return tally(d, l, DECODE_MALFORMED); /* a protocol number is odd */
+	cur_skip(&v->c, hlen);
+	tally(d, l, DECODE_OK);
+	switch (proto) {
+	case PPP_IPV4:
+		return decode_ipv4(d, v, p);
+	case PPP_IPV6:
+		return decode_ipv6(d, v, p);
+	case PPP_MPLS:
+	case PPP_MPLS_MCAST:
+		return decode_etype(d, v, p, ETHERTYPE_MPLS);
+	default:
+		return DECODE_NOT_IP;
+	}
+}
+
+/*
+ * PPPoE session stage (RFC 2516): version/type 0x11, code 0, session id and
+ * a length that bounds the PPP frame; padding after it is not payload.
+ */
+static enum decode_result decode_pppoe(struct decoder *d, struct view *v, struct pkt *p)
+{
+	struct cur h = v->c;
+	struct view in;
+	uint8_t vt, code;
+	uint16_t len;
+
+	if (!cur_has(&h, 6))
+		return tally(d, L_PPPOE, view_short(v, 6));
+	vt = cur_u8(&h);
+	code = cur_u8(&h);
+	cur_skip(&h, 2); /* session id */
+	len = cur_be16(&h);
+	if (vt != 0x11 || code != 0)
+		return tally(d, L_PPPOE, DECODE_MALFORMED);
+	cur_skip(&v->c, 6);
+	if (view_take(v, len, &in) != 0)
+		return tally(d, L_PPPOE, DECODE_MALFORMED);
+	tally(d, L_PPPOE, DECODE_OK);
+	return decode_ppp(d, &in, p, L_PPP);
+}
+
+/*
+ * An MPLS label stack, at most MPLS_MAX_LABELS entries down to the one with
+ * the bottom-of-stack bit; what follows carries no type, so the version
+ * nibble of its first byte (read here, counted at L_MPLS) picks IPv4 or IPv6.
+ */
+static enum decode_result decode_mpls(struct decoder *d, struct view *v, struct pkt *p)
+{
+	struct cur h;
+	unsigned i;
+	uint8_t vers;
+
+	for (i = 0;; i++) {
+		if (i == MPLS_MAX_LABELS)
+			return tally(d, L_MPLS, DECODE_MALFORMED);
+		if (!cur_has(&v->c, 4))
+			return tally(d, L_MPLS, view_short(v, 4));
+		if (cur_be32(&v->c) & 0x100)
+			break;
+	}
+	h = v->c;
+	if (!cur_has(&h, 1))
+		return tally(d, L_MPLS, view_short(v, 1));
+	vers = cur_u8(&h) >> 4;
+	tally(d, L_MPLS, DECODE_OK);
+	if (vers == 4 || vers == 6)
+		return decode_ip(d, v, p, vers);
+	return DECODE_NOT_IP; /* a pseudowire or something else we cannot name */
+}
+
+/*
+ * From an ethertype: VLAN tags in a bounded loop (the outermost one of the
+ * outer frame is recorded), then IPv4, IPv6, PPPoE session or MPLS. Other
+ * types (ARP, LLDP, 802.3 length fields <= 1500, ...) are not IP.
+ */
+static enum decode_result decode_etype(struct decoder *d, struct view *v, struct pkt *p,
+				       uint16_t type)
 {
 	unsigned depth;
 
@@ -219,24 +436,54 @@ static enum decode_result ethertype(struct decoder *d, struct cur *c, struct pkt
 
 		if (depth >= d->cfg.max_vlan_depth)
 			return tally(d, L_VLAN, DECODE_MALFORMED);
-		if (!cur_has(c, 4))
-			return tally(d, L_VLAN, DECODE_TRUNCATED);
-		tci = cur_be16(c);
-		type = cur_be16(c);
-		if (depth == 0)
+		if (!cur_has(&v->c, 4))
+			return tally(d, L_VLAN, view_short(v, 4));
+		tci = cur_be16(&v->c);
+		type = cur_be16(&v->c);
+		if (depth == 0 && p->encap == 0)
 			p->vlan = tci & 0x0fff;
 	}
 	if (depth)
 		tally(d, L_VLAN, DECODE_OK);
 	switch (type) {
 	case ETHERTYPE_IPV4:
-		*ipv = 4;
-		return DECODE_OK;
+		return decode_ipv4(d, v, p);
 	case ETHERTYPE_IPV6:
-		*ipv = 6;
-		return DECODE_OK;
+		return decode_ipv6(d, v, p);
+	case ETHERTYPE_PPPOE_SESSION:
+		return decode_pppoe(d, v, p);
+	case ETHERTYPE_MPLS:
+	case ETHERTYPE_MPLS_MCAST:
+		return decode_mpls(d, v, p);
 	default:
-		return not_ip(d); /* includes 802.3 length fields (<= 1500) */
+		return DECODE_NOT_IP;
+	}
+}
+
+/* An Ethernet II header (the link type, or a frame inside a tunnel). */
+static enum decode_result decode_ether(struct decoder *d, struct view *v, struct pkt *p)
+{
+	uint16_t type;
+
+	if (!cur_has(&v->c, 14))
+		return tally(d, L_LINK, view_short(v, 14));
+	cur_skip(&v->c, 12);
+	type = cur_be16(&v->c);
+	tally(d, L_LINK, DECODE_OK);
+	return decode_etype(d, v, p, type);
+}
+
+/* An ethertype-numbered payload of GRE or GENEVE. */
+static enum decode_result decode_proto(struct decoder *d, struct view *v, struct pkt *p,
+				       uint16_t type)
+{
+	switch (type) {
+	case ETHERTYPE_TEB:
+		return decode_ether(d, v, p);
+	case ETHERTYPE_PPP:
+		return decode_ppp(d, v, p, L_PPP);
+	default:
+		return decode_etype(d, v, p, type);
 	}
 }
 
@@ -256,79 +503,480 @@ static int af_ipv(uint32_t af)
 	}
 }
 
-/* Read the link header; on DECODE_OK *ipv is 4 or 6. */
-static enum decode_result decode_link(struct decoder *d, enum link_kind lk, struct cur *c,
-				      struct pkt *p, int *ipv)
+/* NFLOG attribute fields are in the capturing host's byte order, which
+ * libpcap converts to ours when it reads a savefile. */
+static uint16_t cur_host16(struct cur *c)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return cur_be16(c);
+#else
+	return cur_le16(c);
+#endif
+}
+
+/*
+ * NFLOG: family, version 0, resource id, then attributes (length including
+ * the 4-byte attribute header, type; each padded to 4 bytes), at most
+ * NFLOG_MAX_TLVS of them. The packet is the NFULA_PAYLOAD attribute; the
+ * family says which IP version it is. A message without one is not IP.
+ */
+static enum decode_result decode_nflog(struct decoder *d, struct view *v, struct pkt *p)
+{
+	struct view in;
+	unsigned i;
+	uint16_t tlen;
+	uint8_t family;
+	int ipv;
+
+	if (!cur_has(&v->c, 4))
+		return tally(d, L_LINK, DECODE_TRUNCATED);
+	family = cur_u8(&v->c);
+	if (cur_u8(&v->c) != 0)
+		return tally(d, L_LINK, DECODE_MALFORMED);
+	cur_skip(&v->c, 2); /* resource id */
+	ipv = family == NFLOG_AF_INET ? 4 : family == NFLOG_AF_INET6 ? 6 : 0;
+	for (i = 0;; i++) {
+		uint16_t type;
+		size_t pad;
+
+		if (cur_left(&v->c) == 0 && v->missing == 0) {
+			tally(d, L_LINK, DECODE_OK);
+			return DECODE_NOT_IP; /* no payload attribute */
+		}
+		if (i == NFLOG_MAX_TLVS)
+			return tally(d, L_LINK, DECODE_MALFORMED);
+		if (!cur_has(&v->c, 4))
+			return tally(d, L_LINK, view_short(v, 4));
+		tlen = cur_host16(&v->c);
+		type = cur_host16(&v->c) & NLA_TYPE_MASK;
+		if (tlen < 4)
+			return tally(d, L_LINK, DECODE_MALFORMED);
+		if (type == NFULA_PAYLOAD)
+			break;
+		pad = ((size_t)tlen + 3) / 4 * 4 - 4;
+		if (!cur_has(&v->c, tlen - 4u))
+			return tally(d, L_LINK, view_short(v, tlen - 4u));
+		if (cur_left(&v->c) < pad) /* the last attribute may end unpadded */
+			pad = tlen - 4u;
+		cur_skip(&v->c, pad);
+	}
+	if (view_take(v, tlen - 4u, &in) != 0)
+		return tally(d, L_LINK, DECODE_MALFORMED);
+	tally(d, L_LINK, DECODE_OK);
+	return ipv ? decode_ip(d, &in, p, ipv) : DECODE_NOT_IP;
+}
+
+/* Cisco HDLC: address (0x0f unicast, 0x8f broadcast), control, ethertype. */
+static enum decode_result decode_chdlc(struct decoder *d, struct view *v, struct pkt *p)
+{
+	uint16_t type;
+
+	if (!cur_has(&v->c, 4))
+		return tally(d, L_LINK, DECODE_TRUNCATED);
+	cur_skip(&v->c, 2);
+	type = cur_be16(&v->c);
+	tally(d, L_LINK, DECODE_OK);
+	return decode_etype(d, v, p, type);
+}
+
+/*
+ * Frame Relay: a Q.922 address of 2 to Q922_MAX_ADDR bytes (the last one has
+ * the EA bit set), then either RFC 2427 (control 0x03, an optional 0x00 pad,
+ * an NLPID: 0xcc IPv4, 0x8e IPv6, 0x80 SNAP with OUI and ethertype) or
+ * Cisco's encapsulation, a bare ethertype (never starting with 0x03).
+ */
+static enum decode_result decode_frelay(struct decoder *d, struct view *v, struct pkt *p)
+{
+	struct cur *c = &v->c;
+	struct cur h;
+	unsigned i;
+	uint32_t oui;
+	uint16_t type;
+	uint8_t b;
+
+	for (i = 1;; i++) {
+		if (!cur_has(c, 1))
+			return tally(d, L_LINK, DECODE_TRUNCATED);
+		if (cur_u8(c) & 1)
+			break;
+		if (i == Q922_MAX_ADDR)
+			return tally(d, L_LINK, DECODE_MALFORMED);
+	}
+	if (i < 2)
+		return tally(d, L_LINK, DECODE_MALFORMED);
+	h = *c;
+	if (!cur_has(&h, 2))
+		return tally(d, L_LINK, DECODE_TRUNCATED);
+	if (cur_u8(&h) != 0x03) {
+		type = cur_be16(c);
+		tally(d, L_LINK, DECODE_OK);
+		return decode_etype(d, v, p, type);
+	}
+	b = cur_u8(&h);
+	if (b == 0x00) {
+		if (!cur_has(&h, 1))
+			return tally(d, L_LINK, DECODE_TRUNCATED);
+		b = cur_u8(&h);
+	}
+	switch (b) {
+	case 0xcc:
+		*c = h;
+		tally(d, L_LINK, DECODE_OK);
+		return decode_ipv4(d, v, p);
+	case 0x8e:
+		*c = h;
+		tally(d, L_LINK, DECODE_OK);
+		return decode_ipv6(d, v, p);
+	case 0x80:
+		if (!cur_has(&h, 5))
+			return tally(d, L_LINK, DECODE_TRUNCATED);
+		oui = cur_be24(&h);
+		type = cur_be16(&h);
+		*c = h;
+		tally(d, L_LINK, DECODE_OK);
+		return oui == 0 ? decode_etype(d, v, p, type) : DECODE_NOT_IP;
+	default:
+		tally(d, L_LINK, DECODE_OK);
+		return DECODE_NOT_IP; /* another NLPID (CLNP, Q.933, ...) */
+	}
+}
+
+/*
+ * FDDI: frame control, destination, source (13 bytes). LLC frames (frame
+ * control format bits 01) carry 802.2 LLC; with SNAP (AA AA 03) and an OUI
+ * of 0 (RFC 1042) or 00-00-f8 (802.1H) the ethertype follows. MAC and SMT
+ * frames and other LLC saps are not IP.
+ */
+static enum decode_result decode_fddi(struct decoder *d, struct view *v, struct pkt *p)
+{
+	struct cur *c = &v->c;
+	struct cur h;
+	uint32_t oui;
+	uint16_t type;
+	uint8_t fc, dsap, ssap, ctl;
+
+	if (!cur_has(c, 13))
+		return tally(d, L_LINK, DECODE_TRUNCATED);
+	fc = cur_u8(c);
+	cur_skip(c, 12);
+	if ((fc & 0x30) != 0x10) {
+		tally(d, L_LINK, DECODE_OK);
+		return DECODE_NOT_IP;
+	}
+	h = *c;
+	if (!cur_has(&h, 3))
+		return tally(d, L_LINK, DECODE_TRUNCATED);
+	dsap = cur_u8(&h);
+	ssap = cur_u8(&h);
+	ctl = cur_u8(&h);
+	if (dsap != 0xaa || ssap != 0xaa || ctl != 0x03) {
+		tally(d, L_LINK, DECODE_OK);
+		return DECODE_NOT_IP;
+	}
+	if (!cur_has(&h, 5))
+		return tally(d, L_LINK, DECODE_TRUNCATED);
+	oui = cur_be24(&h);
+	type = cur_be16(&h);
+	*c = h;
+	tally(d, L_LINK, DECODE_OK);
+	if (oui != 0 && oui != 0xf8)
+		return DECODE_NOT_IP;
+	return decode_etype(d, v, p, type);
+}
+
+/* Read the link header of kind lk and everything below it. */
+static enum decode_result decode_link(struct decoder *d, enum link_kind lk, struct view *v,
+				      struct pkt *p)
+{
+	struct cur *c = &v->c;
 	struct cur h = *c;
 	uint16_t type;
 	uint32_t le, be;
-	uint8_t vers;
+	uint8_t b;
+	int ipv;
 
 	switch (lk) {
 	case LK_ETH:
-		if (!cur_has(c, 14))
-			return tally(d, L_LINK, DECODE_TRUNCATED);
-		cur_skip(c, 12);
-		type = cur_be16(c);
-		tally(d, L_LINK, DECODE_OK);
-		if (type <= ETHER_MAX_LEN_FIELD)
-			return not_ip(d);
-		return ethertype(d, c, p, type, ipv);
+		return decode_ether(d, v, p);
 	case LK_SLL:
 		if (!cur_has(c, 16))
 			return tally(d, L_LINK, DECODE_TRUNCATED);
 		cur_skip(c, 14);
 		type = cur_be16(c);
 		tally(d, L_LINK, DECODE_OK);
-		return ethertype(d, c, p, type, ipv);
+		return decode_etype(d, v, p, type);
 	case LK_SLL2:
 		if (!cur_has(c, 20))
 			return tally(d, L_LINK, DECODE_TRUNCATED);
 		type = cur_be16(c);
 		cur_skip(c, 18);
 		tally(d, L_LINK, DECODE_OK);
-		return ethertype(d, c, p, type, ipv);
+		return decode_etype(d, v, p, type);
 	case LK_NULL:
 	case LK_LOOP:
 		if (!cur_has(c, 4))
 			return tally(d, L_LINK, DECODE_TRUNCATED);
 		be = cur_be32(c);
 		le = cur_le32(&h);
-		*ipv = af_ipv(be);
-		if (!*ipv && lk == LK_NULL) /* host byte order of the capturer */
-			*ipv = af_ipv(le);
+		ipv = af_ipv(be);
+		if (!ipv && lk == LK_NULL) /* host byte order of the capturer */
+			ipv = af_ipv(le);
 		tally(d, L_LINK, DECODE_OK);
-		return *ipv ? DECODE_OK : not_ip(d);
+		return ipv ? decode_ip(d, v, p, ipv) : DECODE_NOT_IP;
 	case LK_RAW:
 		if (!cur_has(&h, 1))
 			return tally(d, L_LINK, DECODE_TRUNCATED);
-		vers = cur_u8(&h) >> 4;
-		if (vers != 4 && vers != 6)
+		ipv = cur_u8(&h) >> 4;
+		if (ipv != 4 && ipv != 6)
 			return tally(d, L_LINK, DECODE_MALFORMED);
-		*ipv = vers;
-		return tally(d, L_LINK, DECODE_OK);
+		tally(d, L_LINK, DECODE_OK);
+		return decode_ip(d, v, p, ipv);
 	case LK_IPV4:
-		*ipv = 4;
-		return tally(d, L_LINK, DECODE_OK);
+		tally(d, L_LINK, DECODE_OK);
+		return decode_ipv4(d, v, p);
 	case LK_IPV6:
-		*ipv = 6;
-		return tally(d, L_LINK, DECODE_OK);
+		tally(d, L_LINK, DECODE_OK);
+		return decode_ipv6(d, v, p);
+	case LK_PPP:
+		return decode_ppp(d, v, p, L_LINK);
+	case LK_PPP_SERIAL: /* PPP in HDLC-like framing, or Cisco HDLC */
+		if (!cur_has(&h, 1))
+			return tally(d, L_LINK, DECODE_TRUNCATED);
+		b = cur_u8(&h);
+		if (b == 0x0f || b == 0x8f)
+			return decode_chdlc(d, v, p);
+		return decode_ppp(d, v, p, L_LINK);
+	case LK_PPP_ETHER:
+		return decode_pppoe(d, v, p);
+	case LK_CHDLC:
+		return decode_chdlc(d, v, p);
+	case LK_FRELAY:
+		return decode_frelay(d, v, p);
+	case LK_FDDI:
+		return decode_fddi(d, v, p);
+	case LK_NFLOG:
+		return decode_nflog(d, v, p);
 	case LK_NONE:
 	default:
-		return not_ip(d);
+		return DECODE_NOT_IP;
 	}
+}
+
+/* ---- tunnels ------------------------------------------------------------- */
+
+/*
+ * ERSPAN inside GRE, then an Ethernet frame. Type I (0x88be without a GRE
+ * sequence number) has no header; type II (0x88be with one) an 8-byte
+ * header of version 1; type III (0x22eb) a 12-byte header of version 2,
+ * 8 more bytes when its O flag is set, and frame type 0 (Ethernet) only.
+ */
+static enum decode_result decode_erspan(struct decoder *d, struct view *v, struct pkt *p,
+					int type)
+{
+	struct cur h = v->c;
+	size_t hlen = type == 2 ? 8 : 12;
+	unsigned vers;
+	uint16_t last;
+
+	if (type == 1) {
+		tally(d, L_ERSPAN, DECODE_OK);
+		return decode_ether(d, v, p);
+	}
+	if (!cur_has(&h, hlen))
+		return tally(d, L_ERSPAN, view_short(v, hlen));
+	vers = cur_u8(&h) >> 4;
+	if (type == 2) {
+		if (vers != 1)
+			return tally(d, L_ERSPAN, DECODE_MALFORMED);
+	} else {
+		if (vers != 2)
+			return tally(d, L_ERSPAN, DECODE_MALFORMED);
+		cur_skip(&h, 9);
+		last = cur_be16(&h);
+		if (last & 1)
+			hlen += 8; /* platform-specific subheader */
+		if ((last >> 10) & 0x1f) {
+			tally(d, L_ERSPAN, DECODE_OK);
+			return DECODE_NOT_IP; /* not an Ethernet frame */
+		}
+	}
+	if (!cur_has(&v->c, hlen))
+		return tally(d, L_ERSPAN, view_short(v, hlen));
+	cur_skip(&v->c, hlen);
+	tally(d, L_ERSPAN, DECODE_OK);
+	return decode_ether(d, v, p);
+}
+
+/*
+ * GRE (RFC 2784/2890): flags and version, protocol type, then a checksum
+ * and offset word (C), key (K) and sequence number (S). Version 1 (PPTP,
+ * RFC 2637) always has a key made of the payload length, which bounds the
+ * PPP frame, and the call id, then S and an acknowledgement (A); an
+ * acknowledgement alone carries no payload. RFC 1701 source routing and
+ * other versions are not read (the outer datagram stands).
+ */
+static enum decode_result decode_gre(struct decoder *d, struct view *v, struct pkt *p)
+{
+	struct cur h = v->c;
+	struct view in;
+	size_t hlen = 4;
+	uint16_t fl, type, plen;
+
+	if (!cur_has(&h, 4))
+		return tally(d, L_GRE, view_short(v, 4));
+	fl = cur_be16(&h);
+	type = cur_be16(&h);
+	switch (fl & GRE_VER) {
+	case 0:
+		if (fl & GRE_R)
+			return DECODE_NOT_IP;
+		hlen += (fl & GRE_C ? 4 : 0) + (fl & GRE_K ? 4 : 0) + (fl & GRE_S ? 4 : 0);
+		if (!cur_has(&v->c, hlen))
+			return tally(d, L_GRE, view_short(v, hlen));
+		cur_skip(&v->c, hlen);
+		tally(d, L_GRE, DECODE_OK);
+		if (type == ETHERTYPE_ERSPAN)
+			return decode_erspan(d, v, p, fl & GRE_S ? 2 : 1);
+		if (type == ETHERTYPE_ERSPAN3)
+			return decode_erspan(d, v, p, 3);
+		return decode_proto(d, v, p, type);
+	case 1:
+		if ((fl & (GRE_C | GRE_R)) || !(fl & GRE_K) || type != ETHERTYPE_PPP)
+			return tally(d, L_GRE, DECODE_MALFORMED);
+		hlen = 8 + (fl & GRE_S ? 4 : 0) + (fl & GRE_A ? 4 : 0);
+		if (!cur_has(&v->c, hlen))
+			return tally(d, L_GRE, view_short(v, hlen));
+		cur_skip(&v->c, 4);
+		plen = cur_be16(&v->c);
+		cur_skip(&v->c, hlen - 6);
+		if (view_take(v, plen, &in) != 0)
+			return tally(d, L_GRE, DECODE_MALFORMED);
+		tally(d, L_GRE, DECODE_OK);
+		if (!(fl & GRE_S) || plen == 0)
+			return DECODE_NOT_IP;
+		return decode_ppp(d, &in, p, L_PPP);
+	default:
+		return DECODE_NOT_IP;
+	}
+}
+
+/*
+ * VXLAN (RFC 7348): flags with I set, 24 reserved bits, VNI, 8 reserved
+ * bits, then an Ethernet frame. A datagram to the port that is too short
+ * or lacks the I flag is not VXLAN (the outer datagram stands).
+ */
+static enum decode_result decode_vxlan(struct decoder *d, struct view *v, struct pkt *p)
+{
+	struct cur h = v->c;
+
+	if (!cur_has(&h, 8)) {
+		if (view_short(v, 8) == DECODE_TRUNCATED)
+			return tally(d, L_VXLAN, DECODE_TRUNCATED);
+		return DECODE_NOT_IP;
+	}
+	if (!(cur_u8(&h) & VXLAN_FLAG_I))
+		return DECODE_NOT_IP;
+	cur_skip(&v->c, 8);
+	tally(d, L_VXLAN, DECODE_OK);
+	return decode_ether(d, v, p);
+}
+
+/*
+ * GENEVE (RFC 8926): version 0 and option length (4-byte words), flags,
+ * protocol type, VNI, reserved, the options, then the payload named by
+ * the protocol type (0x6558 Ethernet, or an ethertype). Other versions and
+ * datagrams too short for the header are not GENEVE.
+ */
+static enum decode_result decode_geneve(struct decoder *d, struct view *v, struct pkt *p)
+{
+	struct cur h = v->c;
+	size_t hlen;
+	uint16_t type;
+	uint8_t b;
+
+	if (!cur_has(&h, 8)) {
+		if (view_short(v, 8) == DECODE_TRUNCATED)
+			return tally(d, L_GENEVE, DECODE_TRUNCATED);
+		return DECODE_NOT_IP;
+	}
+	b = cur_u8(&h);
+	cur_skip(&h, 1);
+	type = cur_be16(&h);
+	if (b >> 6 != 0)
+		return DECODE_NOT_IP;
+	hlen = 8 + (size_t)(b & 0x3f) * 4;
+	if (!cur_has(&v->c, hlen)) {
+		if (view_short(v, hlen) == DECODE_TRUNCATED)
+			return tally(d, L_GENEVE, DECODE_TRUNCATED);
+		return DECODE_NOT_IP;
+	}
+	cur_skip(&v->c, hlen);
+	tally(d, L_GENEVE, DECODE_OK);
+	return decode_proto(d, v, p, type);
+}
+
+/*
+ * Enter tunnel t whose bytes are v: one more level of p->encap, refused
+ * (malformed, at L_TUNNEL) beyond max_encap_depth. The transport fields
+ * and addresses are cleared for the inner packet. When the tunnel turns
+ * out to carry no IP, *p is put back: the outer datagram is then the
+ * innermost IP packet, and the result is DECODE_OK.
+ */
+static enum decode_result decap(struct decoder *d, struct view *v, struct pkt *p,
+				enum tunnel t)
+{
+	struct pkt outer;
+	enum decode_result r;
+
+	if (p->encap >= d->cfg.max_encap_depth)
+		return tally(d, L_TUNNEL, DECODE_MALFORMED);
+	outer = *p;
+	p->encap++;
+	p->flags &= ~(unsigned)PKT_SHORT;
+	memset(p->src, 0, sizeof(p->src));
+	memset(p->dst, 0, sizeof(p->dst));
+	p->sport = p->dport = 0;
+	p->seq = p->ack = 0;
+	p->tcp_flags = 0;
+	p->tcp_win = 0;
+	p->l4 = p->payload = NULL;
+	p->l4_len = p->payload_len = 0;
+	switch (t) {
+	case TUN_IPIP4:
+		tally(d, L_TUNNEL, DECODE_OK);
+		r = decode_ipv4(d, v, p);
+		break;
+	case TUN_IPIP6:
+		tally(d, L_TUNNEL, DECODE_OK);
+		r = decode_ipv6(d, v, p);
+		break;
+	case TUN_GRE:
+		r = decode_gre(d, v, p);
+		break;
+	case TUN_VXLAN:
+		r = decode_vxlan(d, v, p);
+		break;
+	case TUN_GENEVE:
+	default:
+		r = decode_geneve(d, v, p);
+		break;
+	}
+	if (r == DECODE_NOT_IP) {
+		*p = outer;
+		r = DECODE_OK;
+	}
+	return r;
 }
 
 /* ---- transport ----------------------------------------------------------- */
 
-static enum decode_result decode_tcp(struct decoder *d, struct l3 *v, struct pkt *p)
+static enum decode_result decode_tcp(struct decoder *d, struct view *v, struct pkt *p)
 {
 	struct cur h = v->c;
 	size_t hlen;
 
 	if (!cur_has(&h, 20))
-		return tally(d, L_TCP, l3_short(v, 20));
+		return tally(d, L_TCP, view_short(v, 20));
 	p->sport = cur_be16(&h);
 	p->dport = cur_be16(&h);
 	p->seq = cur_be32(&h);
@@ -339,7 +987,7 @@ static enum decode_result decode_tcp(struct decoder *d, struct l3 *v, struct pkt
 	if (hlen < 20)
 		return tally(d, L_TCP, DECODE_MALFORMED);
 	if (!cur_has(&v->c, hlen))
-		return tally(d, L_TCP, l3_short(v, hlen));
+		return tally(d, L_TCP, view_short(v, hlen));
 	p->l4 = v->c.p;
 	p->l4_len = cur_left(&v->c);
 	cur_skip(&v->c, hlen); /* options */
@@ -348,38 +996,42 @@ static enum decode_result decode_tcp(struct decoder *d, struct l3 *v, struct pkt
 	return tally(d, L_TCP, DECODE_OK);
 }
 
-static enum decode_result decode_udp(struct decoder *d, struct l3 *v, struct pkt *p)
+/* UDP, narrowed to the UDP length; VXLAN and GENEVE ports are opened. */
+static enum decode_result decode_udp(struct decoder *d, struct view *v, struct pkt *p)
 {
 	struct cur h = v->c;
-	struct cur u;
+	struct view u;
 	uint16_t ulen;
-	int cut;
 
 	if (!cur_has(&h, 8))
-		return tally(d, L_UDP, l3_short(v, 8));
+		return tally(d, L_UDP, view_short(v, 8));
 	p->sport = cur_be16(&h);
 	p->dport = cur_be16(&h);
 	ulen = cur_be16(&h);
-	if (ulen < 8 || ulen > cur_left(&v->c) + v->missing)
+	if (ulen < 8 || view_take(v, ulen, &u) != 0)
 		return tally(d, L_UDP, DECODE_MALFORMED);
-	u = cur_take_upto(&v->c, ulen, &cut);
-	if (cut)
+	if (u.missing)
 		p->flags |= PKT_SHORT;
-	p->l4 = u.p;
-	p->l4_len = cur_left(&u);
-	cur_skip(&u, 8);
-	p->payload = u.p;
-	p->payload_len = cur_left(&u);
-	return tally(d, L_UDP, DECODE_OK);
+	p->l4 = u.c.p;
+	p->l4_len = cur_left(&u.c);
+	cur_skip(&u.c, 8);
+	p->payload = u.c.p;
+	p->payload_len = cur_left(&u.c);
+	tally(d, L_UDP, DECODE_OK);
+	if (p->dport == UDP_PORT_VXLAN)
+		return decap(d, &u, p, TUN_VXLAN);
+	if (p->dport == UDP_PORT_GENEVE)
+		return decap(d, &u, p, TUN_GENEVE);
+	return DECODE_OK;
 }
 
 /* ICMP and ICMPv6: l4 is the whole message, payload what follows the
  * 8-byte header (type, code, checksum and 4 bytes of rest-of-header). */
-static enum decode_result decode_icmp(struct decoder *d, struct l3 *v, struct pkt *p,
+static enum decode_result decode_icmp(struct decoder *d, struct view *v, struct pkt *p,
 				      enum decode_layer l)
 {
 	if (!cur_has(&v->c, 8))
-		return tally(d, l, l3_short(v, 8));
+		return tally(d, l, view_short(v, 8));
 	p->l4 = v->c.p;
 	p->l4_len = cur_left(&v->c);
 	cur_skip(&v->c, 8);
@@ -388,7 +1040,7 @@ static enum decode_result decode_icmp(struct decoder *d, struct l3 *v, struct pk
 	return tally(d, l, DECODE_OK);
 }
 
-static enum decode_result decode_l4(struct decoder *d, struct l3 *v, struct pkt *p)
+static enum decode_result decode_l4(struct decoder *d, struct view *v, struct pkt *p)
 {
 	switch (p->proto) {
 	case 6:
@@ -408,7 +1060,16 @@ static enum decode_result decode_l4(struct decoder *d, struct l3 *v, struct pkt 
 	}
 	p->l4 = v->c.p;
 	p->l4_len = cur_left(&v->c);
-	return DECODE_OK;
+	switch (p->proto) {
+	case 4:
+		return decap(d, v, p, TUN_IPIP4);
+	case 41:
+		return decap(d, v, p, TUN_IPIP6);
+	case 47:
+		return decap(d, v, p, TUN_GRE);
+	default:
+		return DECODE_OK;
+	}
 }
 
 /* ---- fragment table ------------------------------------------------------ */
@@ -581,7 +1242,7 @@ static void frag_fill(struct decoder *d, struct frag *f, size_t off, struct cur 
  * datagram is incomplete; DECODE_OK with *len set when d->rbuf now holds it,
  * with p->ttl/p->proto (IPv4) or *nh (IPv6) from its first fragment.
  */
-static enum decode_result frag_input(struct decoder *d, struct l3 *v, const struct frag_in *fi,
+static enum decode_result frag_input(struct decoder *d, struct view *v, const struct frag_in *fi,
 				     struct pkt *p, uint8_t *nh, size_t *len)
 {
 	struct frag *f;
@@ -638,20 +1299,20 @@ static enum decode_result frag_input(struct decoder *d, struct l3 *v, const stru
 
 /* ---- network ------------------------------------------------------------- */
 
-static enum decode_result decode_ipv4(struct decoder *d, struct cur *c, size_t wire_left,
-				      struct pkt *p)
+/* IPv4 from the start of o, narrowed to its total length (which o must
+ * have declared room for). */
+static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct pkt *p)
 {
-	struct cur h = *c;
+	struct cur h = o->c;
 	struct frag_in fi;
-	struct l3 v;
+	struct view v;
 	uint8_t vihl, nh;
 	uint16_t total, id, frag;
 	size_t ihl, len;
-	int cut;
 	enum decode_result r;
 
 	if (!cur_has(&h, 20))
-		return tally(d, L_IPV4, DECODE_TRUNCATED);
+		return tally(d, L_IPV4, view_short(o, 20));
 	vihl = cur_u8(&h);
 	cur_skip(&h, 1); /* TOS */
 	total = cur_be16(&h);
@@ -663,15 +1324,13 @@ static enum decode_result decode_ipv4(struct decoder *d, struct cur *c, size_t w
 	cur_bytes(&h, p->src, 4);
 	cur_bytes(&h, p->dst, 4);
 	ihl = (size_t)(vihl & 0x0f) * 4;
-	if (vihl >> 4 != 4 || ihl < 20 || total < ihl || total > wire_left)
+	if (vihl >> 4 != 4 || ihl < 20 || total < ihl || view_take(o, total, &v) != 0)
 		return tally(d, L_IPV4, DECODE_MALFORMED);
-	v.c = cur_take_upto(c, total, &cut);
-	v.missing = total - cur_left(&v.c);
 	if (!cur_has(&v.c, ihl))
 		return tally(d, L_IPV4, DECODE_TRUNCATED); /* options cut */
 	cur_skip(&v.c, ihl);
 	p->ipv = 4;
-	if (cut)
+	if (v.missing)
 		p->flags |= PKT_SHORT;
 	tally(d, L_IPV4, DECODE_OK);
 	if (!(frag & 0x2000) && !(frag & 0x1fff))
@@ -693,6 +1352,7 @@ static enum decode_result decode_ipv4(struct decoder *d, struct cur *c, size_t w
 	p->flags = PKT_REASSEMBLED;
 	v.c = cur_init(d->rbuf, len);
 	v.missing = 0;
+	v.frame = 0;
 	return decode_l4(d, &v, p);
 }
 
@@ -703,7 +1363,7 @@ static enum decode_result decode_ipv4(struct decoder *d, struct cur *c, size_t w
  * its next header). fh NULL means fragment and hop-by-hop headers are not
  * allowed here (the fragmentable part of a reassembled datagram).
  */
-static enum decode_result ip6_walk(struct l3 *v, uint8_t *nh, struct ip6_frag *fh)
+static enum decode_result ip6_walk(struct view *v, uint8_t *nh, struct ip6_frag *fh)
 {
 	unsigned i;
 
@@ -722,7 +1382,7 @@ static enum decode_result ip6_walk(struct l3 *v, uint8_t *nh, struct ip6_frag *f
 			if (i == IP6_MAX_EXT)
 				return DECODE_MALFORMED;
 			if (!cur_has(&h, 2))
-				return l3_short(v, 2);
+				return view_short(v, 2);
 			next = cur_u8(&h);
 			hlen = ((size_t)cur_u8(&h) + 1) * 8;
 			break;
@@ -730,7 +1390,7 @@ static enum decode_result ip6_walk(struct l3 *v, uint8_t *nh, struct ip6_frag *f
 			if (i == IP6_MAX_EXT)
 				return DECODE_MALFORMED;
 			if (!cur_has(&h, 2))
-				return l3_short(v, 2);
+				return view_short(v, 2);
 			next = cur_u8(&h);
 			hlen = ((size_t)cur_u8(&h) + 2) * 4;
 			break;
@@ -738,7 +1398,7 @@ static enum decode_result ip6_walk(struct l3 *v, uint8_t *nh, struct ip6_frag *f
 			if (i == IP6_MAX_EXT || !fh || fh->present)
 				return DECODE_MALFORMED;
 			if (!cur_has(&h, 8))
-				return l3_short(v, 8);
+				return view_short(v, 8);
 			next = cur_u8(&h);
 			cur_skip(&h, 1);
 			offm = cur_be16(&h);
@@ -757,29 +1417,28 @@ static enum decode_result ip6_walk(struct l3 *v, uint8_t *nh, struct ip6_frag *f
 			return DECODE_OK;
 		}
 		if (!cur_has(&v->c, hlen))
-			return l3_short(v, hlen);
+			return view_short(v, hlen);
 		cur_skip(&v->c, hlen);
 		*nh = next;
 	}
 	return DECODE_MALFORMED;
 }
 
-static enum decode_result decode_ipv6(struct decoder *d, struct cur *c, size_t wire_left,
-				      struct pkt *p)
+/* IPv6 from the start of o, narrowed to its payload length. */
+static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct pkt *p)
 {
-	struct cur h = *c;
+	struct cur h = o->c;
 	struct ip6_frag fh = {0, 0, 0, 0};
 	struct frag_in fi;
-	struct l3 v;
+	struct view v;
 	uint32_t vtf;
 	uint16_t plen;
 	uint8_t nh;
 	size_t len;
-	int cut;
 	enum decode_result r;
 
 	if (!cur_has(&h, 40))
-		return tally(d, L_IPV6, DECODE_TRUNCATED);
+		return tally(d, L_IPV6, view_short(o, 40));
 	vtf = cur_be32(&h);
 	plen = cur_be16(&h);
 	nh = cur_u8(&h);
@@ -787,13 +1446,13 @@ static enum decode_result decode_ipv6(struct decoder *d, struct cur *c, size_t w
 	cur_bytes(&h, p->src, 16);
 	cur_bytes(&h, p->dst, 16);
 	/* Payload length 0 with hop-by-hop is a jumbogram: not supported. */
-	if (vtf >> 28 != 6 || (plen == 0 && nh == 0) || 40 + (size_t)plen > wire_left)
+	if (vtf >> 28 != 6 || (plen == 0 && nh == 0))
 		return tally(d, L_IPV6, DECODE_MALFORMED);
-	cur_skip(c, 40);
-	v.c = cur_take_upto(c, plen, &cut);
-	v.missing = plen - cur_left(&v.c);
+	cur_skip(&o->c, 40);
+	if (view_take(o, plen, &v) != 0)
+		return tally(d, L_IPV6, DECODE_MALFORMED);
 	p->ipv = 6;
-	if (cut)
+	if (v.missing)
 		p->flags |= PKT_SHORT;
 	r = ip6_walk(&v, &nh, &fh);
 	if (r != DECODE_OK)
@@ -821,6 +1480,7 @@ static enum decode_result decode_ipv6(struct decoder *d, struct cur *c, size_t w
 	p->flags = PKT_REASSEMBLED;
 	v.c = cur_init(d->rbuf, len);
 	v.missing = 0;
+	v.frame = 0;
 	r = ip6_walk(&v, &nh, NULL);
 	if (r != DECODE_OK)
 		return tally(d, L_FRAG, r);
@@ -842,6 +1502,10 @@ struct decoder *decoder_new(const struct decode_config *cfg)
 		d->cfg = *cfg;
 	if (!d->cfg.max_vlan_depth)
 		d->cfg.max_vlan_depth = DEF_VLAN_DEPTH;
+	if (!d->cfg.max_encap_depth)
+		d->cfg.max_encap_depth = DEF_ENCAP_DEPTH;
+	if (d->cfg.max_encap_depth > MAX_ENCAP_DEPTH)
+		d->cfg.max_encap_depth = MAX_ENCAP_DEPTH;
 	if (!d->cfg.frag_max_datagrams)
 		d->cfg.frag_max_datagrams = DEF_FRAG_DATAGRAMS;
 	if (!d->cfg.frag_max_bytes)
@@ -880,9 +1544,8 @@ enum decode_result decode_packet(struct decoder *d, int dlt, const uint8_t *data
 				 uint32_t caplen, uint32_t wirelen, uint64_t ts_us,
 				 struct pkt *p)
 {
-	struct cur c;
-	size_t wire, wire_left;
-	int ipv = 0;
+	struct view v;
+	size_t wire;
 	enum decode_result r;
 
 	memset(p, 0, sizeof(*p));
@@ -893,15 +1556,14 @@ enum decode_result decode_packet(struct decoder *d, int dlt, const uint8_t *data
 	if (!data)
 		caplen = 0;
 	frag_expire(d, ts_us);
-	c = cur_init(data, caplen);
-	r = decode_link(d, link_kind(dlt), &c, p, &ipv);
-	if (r != DECODE_OK)
-		return r;
-	/* Bytes of the frame on the wire after the link header: an IP length
-	 * beyond them is a lie, not a truncation. */
+	/* The frame on the wire may be longer than what was captured: an IP
+	 * length beyond it is a lie, not a truncation. */
 	wire = wirelen > caplen ? wirelen : caplen;
-	wire_left = wire - (caplen - cur_left(&c));
-	if (ipv == 4)
-		return decode_ipv4(d, &c, wire_left, p);
-	return decode_ipv6(d, &c, wire_left, p);
+	v.c = cur_init(data, caplen);
+	v.missing = wire - caplen;
+	v.frame = 1;
+	r = decode_link(d, link_kind(dlt), &v, p);
+	if (r == DECODE_NOT_IP)
+		d->stats.not_ip++;
+	return r;
 }

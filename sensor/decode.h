@@ -1,6 +1,6 @@
 /*
  * decode.h - link, network and transport decoding (L2..L4) with IP fragment
- * reassembly.
+ * reassembly and tunnel decapsulation.
  *
  * decode_packet() turns one captured frame into a struct pkt. It reads only
  * through sensor/cursor.h, takes its bounds from caplen, then narrows them to
@@ -12,6 +12,13 @@
  * packet time) until the datagram is complete; then decode_packet returns the
  * reassembled datagram with PKT_REASSEMBLED set, its bytes borrowed from the
  * decoder until the next call. Overlaps: the bytes that arrived first win.
+ *
+ * Encapsulations: PPPoE sessions (bounded by the PPPoE length), MPLS label
+ * stacks (bounded in depth), IP-in-IP, GRE (with PPP, Ethernet and ERSPAN
+ * payloads), VXLAN and GENEVE are opened, and struct pkt describes the
+ * innermost IP datagram, with p->encap counting the tunnels crossed (at
+ * most max_encap_depth). A fragmented outer datagram is reassembled before
+ * its tunnel is opened; inner fragments are keyed by the inner addresses.
  */
 #ifndef EW_DECODE_H
 #define EW_DECODE_H
@@ -20,16 +27,22 @@
 
 #include "pkt.h"
 
-/* Layers counted in decode_stats. */
+/*
+ * Layers counted in decode_stats, once per header read: a packet inside a
+ * tunnel counts its inner headers too (an Ethernet frame inside VXLAN or
+ * GRE at L_LINK, the inner IP at L_IPV4/L_IPV6). L_TUNNEL counts IP-in-IP
+ * decapsulations, and as malformed the tunnels refused by the depth bound.
+ */
 enum decode_layer {
 	L_LINK = 0, L_VLAN, L_IPV4, L_IPV6, L_FRAG, L_TCP, L_UDP, L_ICMP, L_ICMPV6,
+	L_PPPOE, L_PPP, L_MPLS, L_GRE, L_ERSPAN, L_VXLAN, L_GENEVE, L_TUNNEL,
 	L_COUNT
 };
 
 /* Result of decode_packet. */
 enum decode_result {
 	DECODE_OK = 0,        /* pkt filled; ipv != 0 */
-	DECODE_NOT_IP = 1,    /* ARP, LLDP, ... counted as other */
+	DECODE_NOT_IP = 1,    /* ARP, LLDP, PPP LCP, ... counted as other */
 	DECODE_TRUNCATED = 2, /* a header was cut by caplen */
 	DECODE_MALFORMED = 3, /* a header lied (bad version, length, ...) */
 	DECODE_HELD = 4,      /* a fragment was stored; nothing to analyze yet */
@@ -39,7 +52,8 @@ struct decode_stats {
 	uint64_t ok[L_COUNT];
 	uint64_t truncated[L_COUNT];
 	uint64_t malformed[L_COUNT];
-	uint64_t not_ip;         /* frames with a non-IP ethertype */
+	uint64_t not_ip;         /* frames carrying no IP (a tunnel without IP inside
+				  * is not counted: its outer datagram is the packet) */
 	uint64_t frag_held;      /* fragments stored */
 	uint64_t frag_done;      /* datagrams reassembled */
 	uint64_t frag_expired;   /* incomplete datagrams dropped by time */
@@ -51,6 +65,7 @@ struct decode_stats {
 /* Zero in any field means its default. */
 struct decode_config {
 	unsigned max_vlan_depth;  /* default 4 */
+	unsigned max_encap_depth; /* tunnels opened inside each other: default 4, at most 16 */
 	unsigned frag_max_datagrams; /* default 1024 in flight */
 	unsigned frag_max_bytes;  /* default 16 MiB held in total */
 	unsigned frag_timeout_us; /* default 30 s of packet time */
@@ -63,15 +78,24 @@ struct decoder;
 struct decoder *decoder_new(const struct decode_config *cfg);
 void decoder_free(struct decoder *d);
 
-/* True when libpcap's DLT is one this decoder reads. */
+/* True when libpcap's DLT is one this decoder reads (those listed at
+ * decode_packet). */
 int decode_linktype_supported(int dlt);
 
 /*
  * Decode one frame of link type dlt (DLT_EN10MB, DLT_LINUX_SLL,
- * DLT_LINUX_SLL2, DLT_RAW, DLT_IPV4, DLT_IPV6, DLT_NULL, DLT_LOOP).
- * data/caplen are the captured bytes; wirelen the original length; ts_us the
- * packet time. On DECODE_OK, *p is filled and borrows data (or the decoder's
- * reassembly buffer, valid until the next decode_packet call).
+ * DLT_LINUX_SLL2, DLT_RAW, DLT_IPV4, DLT_IPV6, DLT_NULL, DLT_LOOP, DLT_PPP,
+ * DLT_PPP_SERIAL, DLT_PPP_ETHER, DLT_C_HDLC, DLT_FRELAY, DLT_FDDI,
+ * DLT_NFLOG). data/caplen are the captured bytes; wirelen the original
+ * length; ts_us the packet time. On DECODE_OK, *p is filled and borrows data
+ * (or the decoder's reassembly buffer, valid until the next decode_packet
+ * call).
+ *
+ * Tunnels: *p describes the innermost IP datagram (addresses, ports, ttl,
+ * l4/payload, PKT_SHORT) with p->encap the number of tunnels opened; vlan
+ * stays the outer frame's. A tunnel nested deeper than max_encap_depth is
+ * DECODE_MALFORMED. A tunnel whose payload is not IP leaves *p describing
+ * the datagram that carries it (DECODE_OK, proto 47 or UDP to the port).
  *
  * *p is overwritten whole (flow, dir and iface are zeroed: the caller sets
  * iface afterwards); after a result other than DECODE_OK its fields are

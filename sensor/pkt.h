@@ -38,6 +38,7 @@ struct pkt {
 	uint8_t proto;            /* IPPROTO_* of the transport (after IPv6 ext headers) */
 	uint8_t ttl;              /* IPv4 TTL or IPv6 hop limit */
 	uint8_t tcp_flags;        /* TH_* bits, TCP only */
+	uint8_t encap;            /* tunnels opened to reach this IP datagram (decode.h) */
 	uint8_t src[16], dst[16]; /* IPv4 addresses use the first 4 bytes, rest zero */
 	uint16_t sport, dport;    /* TCP/UDP ports; 0 otherwise */
 	uint32_t seq, ack;        /* TCP sequence and acknowledgement numbers */

@@ -1,0 +1,390 @@
+/*
+ * detect_rebind.c - the dns_rebind detector: a public name that resolves to
+ * an address inside the host or the cloud (metadata, link-local, loopback,
+ * unspecified, private), the DNS half of an SSRF that passes a "no internal
+ * hosts" check by name and then connects by address.
+ *
+ * OBS_DNS_ANSWER: the answer records ("AN" in the DNS detail record,
+ * analyzers/dns.h) of class IN and type A or AAAA, and the ipv4hint /
+ * ipv6hint of SVCB and HTTPS records (browsers connect to those), are
+ * classified with rebind_addr_class(). A question name that is internal
+ * (see meta_name_internal: no dot, or under internal, local, arpa, ...) is
+ * never judged: metadata.google.internal is meant to resolve to
+ * 169.254.169.254 and db.cluster.local to a private address. Under the rules'
+ * trusted_domains (CDNs, AV look-ups that answer 127.0.0.x) only metadata and
+ * link-local answers count. A CNAME chain does not launder a name: when the
+ * question is public, every A/AAAA in the answer counts, whatever its owner.
+ * One alert per response, for the worst address, with subject the question
+ * name (lowercase) and the client that asked as source; outcome "answered",
+ * since the answer reached it.
+ *
+ * OBS_DNS_QUERY: a question whose name spells an address the way wildcard
+ * DNS services decode it (meta_name_addrs: 169.254.169.254.nip.io,
+ * 169-254-169-254.sslip.io, a9fea9fe.nip.io, ...). A metadata address counts
+ * under any public zone; other internal classes only under the known
+ * wildcard services (meta_wildcard_zone), since hostnames such as
+ * ip-10-0-0-1.example.net are common and harmless.
+ *
+ * No state but the rules pointer; nothing is kept between observations.
+ */
+#include "detect_rebind.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sensor/record.h"
+#include "../sensor/rules.h"
+#include "../sensor/text.h"
+#include "detect_metadata.h"
+#include "module.h"
+
+#define REBIND_SUBJECT_MAX 256
+#define REBIND_DETAIL_MAX 256
+#define REBIND_EVIDENCE_MAX 256
+
+static const char CLASS[] = "dns_rebind";
+
+enum { T_A = 1, T_AAAA = 28, T_SVCB = 64, T_HTTPS = 65, C_IN = 1 };
+
+static const struct {
+	int severity, score;
+} weight[] = {
+	[REBIND_NONE] = {0, 0},
+	[REBIND_PRIVATE] = {3, 70},
+	[REBIND_UNSPEC] = {3, 60},
+	[REBIND_LOOPBACK] = {4, 85},
+	[REBIND_LINKLOCAL] = {4, 90},
+	[REBIND_METADATA] = {4, 95},
+};
+
+const char *rebind_class_name(int cls)
+{
+	switch (cls) {
+	case REBIND_PRIVATE:
+		return "private";
+	case REBIND_UNSPEC:
+		return "unspecified";
+	case REBIND_LOOPBACK:
+		return "loopback";
+	case REBIND_LINKLOCAL:
+		return "link-local";
+	case REBIND_METADATA:
+		return "metadata";
+	default:
+		return "";
+	}
+}
+
+static int v4_class(const uint8_t *a)
+{
+	if (a[0] == 169 && a[1] == 254)
+		return REBIND_LINKLOCAL;
+	if (a[0] == 127)
+		return REBIND_LOOPBACK;
+	if (a[0] == 0 && a[1] == 0 && a[2] == 0 && a[3] == 0)
+		return REBIND_UNSPEC;
+	if (a[0] == 10 || (a[0] == 172 && (a[1] & 0xf0) == 16) || (a[0] == 192 && a[1] == 168) ||
+	    (a[0] == 100 && (a[1] & 0xc0) == 64))
+		return REBIND_PRIVATE;
+	return REBIND_NONE;
+}
+
+static int v6_class(const uint8_t *a)
+{
+	static const uint8_t zero[15];
+
+	if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
+		return REBIND_LINKLOCAL;
+	if (memcmp(a, zero, 15) == 0)
+		return a[15] == 1 ? REBIND_LOOPBACK : a[15] == 0 ? REBIND_UNSPEC : REBIND_NONE;
+	if ((a[0] & 0xfe) == 0xfc || (a[0] == 0xfe && (a[1] & 0xc0) == 0xc0))
+		return REBIND_PRIVATE;
+	return REBIND_NONE;
+}
+
+int rebind_addr_class(const struct rules *r, int ipv, const uint8_t *addr)
+{
+	uint8_t v4[4];
+	int c;
+
+	if (!addr || (ipv != 4 && ipv != 6))
+		return REBIND_NONE;
+	if (meta_is_endpoint(r, ipv, addr))
+		return REBIND_METADATA;
+	if (ipv == 4)
+		return v4_class(addr);
+	c = v6_class(addr);
+	if (meta_embedded_v4(addr, v4)) {
+		int c4 = v4_class(v4);
+		if (c4 > c)
+			c = c4;
+	}
+	return c;
+}
+
+/* ---- the module ------------------------------------------------------------- */
+
+struct rebind_state {
+	const struct rules *rules;
+};
+
+/* The worst address of a message so far. */
+struct worst {
+	int cls;
+	unsigned n;                      /* addresses of concern seen */
+	char addr[INET6_ADDRSTRLEN];
+	char owner[REBIND_SUBJECT_MAX];
+	const char *type;
+};
+
+static void lower_copy(char *dst, size_t cap, const char *s, size_t n)
+{
+	size_t i;
+
+	if (cap == 0)
+		return;
+	for (i = 0; i < n && i + 1 < cap; i++)
+		dst[i] = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] - 'A' + 'a') : s[i];
+	dst[i] = '\0';
+}
+
+static unsigned num(const char *s, size_t n)
+{
+	unsigned v = 0;
+
+	if (n == 0 || n > 5)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	return v;
+}
+
+/*
+ * Judge one address text s[0..n) of an answer record. owner is the record's
+ * name; judge_owner says the owner decides whether the name is internal (a
+ * message without a question).
+ */
+static void judge_addr(const struct rebind_state *st, const char *s, size_t n, int ipv,
+		       const char *owner, size_t owner_len, const char *type, int judge_owner,
+		       int trusted, struct worst *w)
+{
+	char buf[INET6_ADDRSTRLEN];
+	uint8_t a[16] = {0};
+	int cls;
+
+	if (n == 0 || n >= sizeof(buf))
+		return;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (inet_pton(ipv == 4 ? AF_INET : AF_INET6, buf, a) != 1)
+		return;
+	cls = rebind_addr_class(st->rules, ipv, a);
+	if (cls == REBIND_NONE)
+		return;
+	if (judge_owner) {
+		if (meta_name_internal(st->rules, owner, owner_len, 0))
+			return;
+		trusted = rules_domain_match(&st->rules->trusted_domains, owner, owner_len);
+	}
+	if (trusted && cls < REBIND_LINKLOCAL)
+		return;
+	w->n++;
+	if (cls <= w->cls)
+		return;
+	w->cls = cls;
+	memcpy(w->addr, buf, n + 1);
+	lower_copy(w->owner, sizeof(w->owner), owner, owner_len);
+	w->type = type;
+}
+
+/* The ipv4hint= / ipv6hint= lists of SVCB / HTTPS data. */
+static void judge_hints(const struct rebind_state *st, const char *d, size_t n, const char *owner,
+			size_t owner_len, int judge_owner, int trusted, struct worst *w)
+{
+	static const char *const keys[] = {" ipv4hint=", " ipv6hint="};
+
+	for (int k = 0; k < 2; k++) {
+		size_t kl = strlen(keys[k]);
+		for (size_t i = 0; i + kl <= n; i++) {
+			if (memcmp(d + i, keys[k], kl) != 0)
+				continue;
+			size_t j = i + kl;
+			while (j < n && d[j] != ' ') {
+				size_t e = j;
+				while (e < n && d[e] != ',' && d[e] != ' ')
+					e++;
+				judge_addr(st, d + j, e - j, k == 0 ? 4 : 6, owner, owner_len,
+					   k == 0 ? "ipv4hint" : "ipv6hint", judge_owner, trusted, w);
+				j = e < n && d[e] == ',' ? e + 1 : e;
+			}
+			break;
+		}
+	}
+}
+
+static int rebind_raise(struct emit *out, const struct pkt *p, int swap, int cls,
+			const char *subject, const char *detail, const char *evidence,
+			const char *outcome)
+{
+	struct pkt tmp;
+	struct alert a = {
+		.class = CLASS,
+		.severity = weight[cls].severity,
+		.score = weight[cls].score,
+		.pkt = p,
+		.subject = subject,
+		.detail = detail,
+		.evidence = evidence,
+		.outcome = outcome,
+	};
+
+	if (p && swap) { /* the alert belongs to the client */
+		tmp = *p;
+		memcpy(tmp.src, p->dst, 16);
+		memcpy(tmp.dst, p->src, 16);
+		tmp.sport = p->dport;
+		tmp.dport = p->sport;
+		a.pkt = &tmp;
+	}
+	return out->alert(out, &a) < 0 ? -EIO : MOD_OK;
+}
+
+static int on_answer(struct rebind_state *st, const struct obs *o, struct emit *out)
+{
+	const struct rules *r = st->rules;
+	const char *s = o->info, *rec, *f[6];
+	size_t n = o->info_len, rl, fl[6];
+	int have_q = o->name && o->name_len > 0 && !(o->name_len == 1 && o->name[0] == '.');
+	int trusted = 0;
+	struct worst w;
+	char subject[REBIND_SUBJECT_MAX], detail[REBIND_DETAIL_MAX], ev[REBIND_EVIDENCE_MAX];
+	char via[96] = "";
+
+	if (!s || n == 0)
+		return MOD_NOT_MINE;
+	if (have_q) {
+		if (meta_name_internal(r, o->name, o->name_len, 0))
+			return MOD_NOT_MINE;
+		trusted = rules_domain_match(&r->trusted_domains, o->name, o->name_len);
+	}
+	memset(&w, 0, sizeof(w));
+	while (rec_split(&s, &n, REC_RS, &rec, &rl)) {
+		size_t k = 0;
+		const char *fs;
+		size_t fn;
+		while (k < 6 && rec_split(&rec, &rl, REC_US, &fs, &fn)) {
+			f[k] = fs;
+			fl[k] = fn;
+			k++;
+		}
+		if (k < 6 || fl[0] != 2 || memcmp(f[0], "AN", 2) != 0 || num(f[3], fl[3]) != C_IN)
+			continue;
+		switch (num(f[2], fl[2])) {
+		case T_A:
+			judge_addr(st, f[5], fl[5], 4, f[1], fl[1], "A", !have_q, trusted, &w);
+			break;
+		case T_AAAA:
+			judge_addr(st, f[5], fl[5], 6, f[1], fl[1], "AAAA", !have_q, trusted, &w);
+			break;
+		case T_SVCB:
+		case T_HTTPS:
+			judge_hints(st, f[5], fl[5], f[1], fl[1], !have_q, trusted, &w);
+			break;
+		default:
+			break;
+		}
+	}
+	if (w.cls == REBIND_NONE)
+		return MOD_NOT_MINE;
+	if (have_q)
+		lower_copy(subject, sizeof(subject), o->name, o->name_len);
+	else
+		snprintf(subject, sizeof(subject), "%s", w.owner);
+	if (strcmp(subject, w.owner) != 0)
+		snprintf(via, sizeof(via), " (via %.70s)", w.owner);
+	snprintf(detail, sizeof(detail), "public name %.70s resolves%.80s to %s (%s)%s", subject, via,
+		 w.addr, rebind_class_name(w.cls), w.n > 1 ? ", and more" : "");
+	snprintf(ev, sizeof(ev), "%.160s %s %s", w.owner, w.type, w.addr);
+	return rebind_raise(out, o->pkt, 1, w.cls, subject, detail, ev, "answered");
+}
+
+static int on_query(struct rebind_state *st, const struct obs *o, struct emit *out)
+{
+	const struct rules *r = st->rules;
+	struct meta_enc enc[META_ENC_MAX];
+	char name[META_NAME_MAX], addr[INET6_ADDRSTRLEN] = "", detail[REBIND_DETAIL_MAX];
+	uint8_t ipv, a[16];
+	size_t ne, nl;
+	int worst = REBIND_NONE, wild;
+
+	if (meta_parse_host(o->name, o->name_len, &ipv, a, name, sizeof(name)) != META_HOST_NAME)
+		return MOD_NOT_MINE;
+	nl = strlen(name);
+	if (meta_name_internal(r, name, nl, 1))
+		return MOD_NOT_MINE;
+	ne = meta_name_addrs(name, nl, enc, META_ENC_MAX);
+	wild = meta_wildcard_zone(name, nl);
+	for (size_t i = 0; i < ne; i++) {
+		int c = rebind_addr_class(r, enc[i].ipv, enc[i].addr);
+		if (c != REBIND_METADATA && !wild)
+			continue;
+		if (c > worst) {
+			worst = c;
+			text_addr(addr, sizeof(addr), enc[i].ipv, enc[i].addr);
+		}
+	}
+	if (worst == REBIND_NONE)
+		return MOD_NOT_MINE;
+	snprintf(detail, sizeof(detail), "question for %.140s, a name that spells %s (%s)%s", name,
+		 addr, rebind_class_name(worst), wild ? " at a wildcard-DNS service" : "");
+	return rebind_raise(out, o->pkt, o->pkt && o->pkt->dir == 1, worst, name, detail, name,
+			    NULL);
+}
+
+static int rebind_on_obs(void *state, const struct obs *o, struct emit *out)
+{
+	struct rebind_state *st = state;
+
+	switch (o->kind) {
+	case OBS_DNS_ANSWER:
+		return on_answer(st, o, out);
+	case OBS_DNS_QUERY:
+		return on_query(st, o, out);
+	default:
+		return MOD_NOT_MINE;
+	}
+}
+
+static int rebind_init(const struct module_env *env, void **state)
+{
+	struct rebind_state *st;
+
+	if (!env || !env->rules)
+		return -EINVAL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->rules = env->rules;
+	*state = st;
+	return 0;
+}
+
+static void rebind_fini(void *state)
+{
+	free(state);
+}
+
+const struct module detect_rebind_module = {
+	.name = "detect_rebind",
+	.obs_mask = (1u << OBS_DNS_QUERY) | (1u << OBS_DNS_ANSWER),
+	.init = rebind_init,
+	.fini = rebind_fini,
+	.on_obs = rebind_on_obs,
+};

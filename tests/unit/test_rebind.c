@@ -1,0 +1,471 @@
+/*
+ * test_rebind.c - the dns_rebind detector (analyzers/detect_rebind.h). The
+ * DNS observations are real: each test builds a DNS message on the wire and
+ * runs the DNS analyzer's parser (dns_parse_message) over it, so the detail
+ * record the detector reads is exactly what the analyzer writes. A test emit
+ * records every alert.
+ *
+ * Covered: every class of address (metadata, link-local, loopback,
+ * unspecified, private, IPv4-mapped and NAT64 forms), A, AAAA and HTTPS
+ * ipv4hint answers, CNAME chains from a public name into an internal one,
+ * internal and trusted names that may resolve privately, public answers,
+ * messages without a question, and question names that spell addresses
+ * (nip.io, sslip.io, ...).
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../analyzers/detect_rebind.h"
+#include "../../analyzers/dns.h"
+#include "../../analyzers/module.h"
+#include "../../sensor/rules.h"
+#include "../../sensor/text.h"
+#include "check.h"
+
+/* ---- the recording emit --------------------------------------------------- */
+
+#define MAX_ALERTS 16
+
+struct got {
+	char class[32];
+	char subject[256];
+	char detail[256];
+	char evidence[256];
+	char outcome[16];
+	char src[64];
+	int severity, score;
+};
+
+static struct {
+	struct got a[MAX_ALERTS];
+	int n;
+} R;
+
+static int rec_alert(struct emit *e, const struct alert *a)
+{
+	struct got *g;
+
+	(void)e;
+	if (R.n >= MAX_ALERTS)
+		return 0;
+	g = &R.a[R.n++];
+	snprintf(g->class, sizeof(g->class), "%s", a->class);
+	snprintf(g->subject, sizeof(g->subject), "%s", a->subject ? a->subject : "");
+	snprintf(g->detail, sizeof(g->detail), "%s", a->detail ? a->detail : "");
+	snprintf(g->evidence, sizeof(g->evidence), "%s", a->evidence ? a->evidence : "");
+	snprintf(g->outcome, sizeof(g->outcome), "%s", a->outcome ? a->outcome : "");
+	g->severity = a->severity;
+	g->score = a->score;
+	g->src[0] = '\0';
+	if (a->pkt)
+		text_addr(g->src, sizeof(g->src), a->pkt->ipv, a->pkt->src);
+	return 0;
+}
+
+static int rec_obs(struct emit *e, const struct obs *o)
+{
+	(void)e;
+	(void)o;
+	return 0;
+}
+
+static struct emit E = {rec_obs, rec_alert, NULL};
+
+/* ---- DNS messages on the wire ----------------------------------------------- */
+
+struct mb {
+	uint8_t b[4096];
+	size_t n;
+};
+
+static struct mb M;
+static struct dns_out OUT;
+
+static void u8(unsigned v)
+{
+	M.b[M.n++] = (uint8_t)v;
+}
+
+static void u16(unsigned v)
+{
+	u8(v >> 8);
+	u8(v & 0xff);
+}
+
+static void u32(uint32_t v)
+{
+	u16(v >> 16);
+	u16(v & 0xffff);
+}
+
+static void wname(const char *s)
+{
+	while (*s) {
+		const char *d = strchr(s, '.');
+		size_t l = d ? (size_t)(d - s) : strlen(s);
+		u8((unsigned)l);
+		memcpy(M.b + M.n, s, l);
+		M.n += l;
+		s += l;
+		if (*s == '.')
+			s++;
+	}
+	u8(0);
+}
+
+/* Start a response (or a query) with one question and an answers. */
+static void msg(int response, const char *qname, unsigned qtype, unsigned an)
+{
+	M.n = 0;
+	u16(0x1234);
+	u16(response ? 0x8180 : 0x0100);
+	u16(qname ? 1 : 0);
+	u16(an);
+	u16(0);
+	u16(0);
+	if (qname) {
+		wname(qname);
+		u16(qtype);
+		u16(1);
+	}
+}
+
+/* One answer RR; owner NULL means a pointer to the question name. */
+static void rr(const char *owner, unsigned type, const void *rdata, size_t rdlen)
+{
+	if (owner) {
+		wname(owner);
+	} else {
+		u16(0xc00c);
+	}
+	u16(type);
+	u16(1);
+	u32(300);
+	u16((unsigned)rdlen);
+	memcpy(M.b + M.n, rdata, rdlen);
+	M.n += rdlen;
+}
+
+static void rr_a(const char *owner, const char *addr)
+{
+	uint8_t a[4];
+
+	if (inet_pton(AF_INET, addr, a) != 1)
+		abort();
+	rr(owner, 1, a, 4);
+}
+
+static void rr_aaaa(const char *owner, const char *addr)
+{
+	uint8_t a[16];
+
+	if (inet_pton(AF_INET6, addr, a) != 1)
+		abort();
+	rr(owner, 28, a, 16);
+}
+
+static void rr_cname(const char *owner, const char *target)
+{
+	struct mb save = M;
+	size_t start;
+
+	M.n = 0;
+	wname(target);
+	start = M.n;
+	uint8_t w[300];
+	memcpy(w, M.b, start);
+	M = save;
+	rr(owner, 5, w, start);
+}
+
+/* ---- running the detector --------------------------------------------------- */
+
+static struct rules *RD;
+static void *ST;
+static struct pkt RESP, QUERY;
+
+static void mkpkt(struct pkt *p, const char *src, const char *dst, uint16_t sport,
+		  uint16_t dport, int dir)
+{
+	memset(p, 0, sizeof(*p));
+	p->ipv = 4;
+	inet_pton(AF_INET, src, p->src);
+	inet_pton(AF_INET, dst, p->dst);
+	p->proto = IPPROTO_UDP;
+	p->sport = sport;
+	p->dport = dport;
+	p->dir = dir;
+	p->ts_us = 1700000000000000ull;
+}
+
+/* Parse M with the DNS analyzer and hand the observation to the detector. */
+static int run(void)
+{
+	int r = dns_parse_message(M.b, M.n, 0, &OUT);
+
+	CHECK_EQ(r, MOD_OK);
+	struct obs o = {
+		.kind = OUT.qr ? OBS_DNS_ANSWER : OBS_DNS_QUERY,
+		.pkt = OUT.qr ? &RESP : &QUERY,
+		.name = OUT.qname,
+		.name_len = OUT.qname_len,
+		.type = OUT.qtype,
+		.code = OUT.rcode,
+		.size = (uint32_t)M.n,
+		.flags = OUT.flags,
+		.info = OUT.info,
+		.info_len = OUT.info_len,
+	};
+	R.n = 0;
+	return detect_rebind_module.on_obs(ST, &o, &E);
+}
+
+/* A response for qname with one A or AAAA answer. */
+static int answer(const char *qname, const char *addr)
+{
+	int v6 = strchr(addr, ':') != NULL;
+
+	msg(1, qname, v6 ? 28 : 1, 1);
+	if (v6)
+		rr_aaaa(NULL, addr);
+	else
+		rr_a(NULL, addr);
+	return run();
+}
+
+static void test_classes(void)
+{
+	static const struct {
+		const char *addr;
+		int cls;
+	} t[] = {
+		{"169.254.169.254", REBIND_METADATA}, {"169.254.170.2", REBIND_METADATA},
+		{"168.63.129.16", REBIND_METADATA},   {"100.100.100.200", REBIND_METADATA},
+		{"192.0.0.192", REBIND_METADATA},     {"fd00:ec2::254", REBIND_METADATA},
+		{"fe80::a9fe:a9fe", REBIND_METADATA}, {"::ffff:169.254.169.254", REBIND_METADATA},
+		{"64:ff9b::a9fe:a9fe", REBIND_METADATA},
+		{"169.254.1.1", REBIND_LINKLOCAL},    {"fe80::1", REBIND_LINKLOCAL},
+		{"febf::1", REBIND_LINKLOCAL},        {"::ffff:169.254.1.1", REBIND_LINKLOCAL},
+		{"127.0.0.1", REBIND_LOOPBACK},       {"127.255.255.254", REBIND_LOOPBACK},
+		{"::1", REBIND_LOOPBACK},             {"::ffff:127.0.0.1", REBIND_LOOPBACK},
+		{"0.0.0.0", REBIND_UNSPEC},           {"::", REBIND_UNSPEC},
+		{"10.0.0.1", REBIND_PRIVATE},         {"10.255.255.255", REBIND_PRIVATE},
+		{"172.16.0.1", REBIND_PRIVATE},       {"172.31.255.255", REBIND_PRIVATE},
+		{"192.168.1.1", REBIND_PRIVATE},      {"100.64.0.1", REBIND_PRIVATE},
+		{"100.127.255.255", REBIND_PRIVATE},  {"fc00::1", REBIND_PRIVATE},
+		{"fd12:3456::1", REBIND_PRIVATE},     {"::ffff:10.0.0.1", REBIND_PRIVATE},
+		{"fec0::1", REBIND_PRIVATE},
+		{"93.184.216.34", REBIND_NONE},       {"172.15.255.255", REBIND_NONE},
+		{"172.32.0.1", REBIND_NONE},          {"100.63.255.255", REBIND_NONE},
+		{"100.128.0.1", REBIND_NONE},         {"169.253.255.255", REBIND_NONE},
+		{"11.0.0.1", REBIND_NONE},            {"0.0.0.1", REBIND_NONE},
+		{"2606:2800:220:1:248:1893:25c8:1946", REBIND_NONE}, {"fe00::1", REBIND_NONE},
+		{"::2", REBIND_NONE},                 {"192.167.1.1", REBIND_NONE},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint8_t a[16] = {0};
+		int ipv = strchr(t[i].addr, ':') ? 6 : 4;
+		inet_pton(ipv == 6 ? AF_INET6 : AF_INET, t[i].addr, a);
+		int c = rebind_addr_class(RD, ipv, a);
+		if (c != t[i].cls)
+			fprintf(stderr, "%s: class %d, expected %d\n", t[i].addr, c, t[i].cls);
+		CHECK_EQ(c, t[i].cls);
+	}
+	CHECK_EQ(rebind_addr_class(RD, 5, (const uint8_t *)"xxxx"), REBIND_NONE);
+	CHECK_EQ(rebind_addr_class(RD, 4, NULL), REBIND_NONE);
+	CHECK_STR(rebind_class_name(REBIND_METADATA), "metadata");
+	CHECK_STR(rebind_class_name(REBIND_PRIVATE), "private");
+	CHECK_STR(rebind_class_name(REBIND_NONE), "");
+}
+
+static void test_answers(void)
+{
+	static const struct {
+		const char *addr;
+		int severity;
+		const char *what;
+	} t[] = {
+		{"169.254.169.254", 4, "metadata"}, {"fd00:ec2::254", 4, "metadata"},
+		{"::ffff:169.254.169.254", 4, "metadata"}, {"169.254.7.7", 4, "link-local"},
+		{"fe80::1", 4, "link-local"},       {"127.0.0.1", 4, "loopback"},
+		{"::1", 4, "loopback"},             {"10.1.2.3", 3, "private"},
+		{"172.16.0.1", 3, "private"},       {"192.168.0.10", 3, "private"},
+		{"100.64.0.1", 3, "private"},       {"fd00::1", 3, "private"},
+		{"0.0.0.0", 3, "unspecified"},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		CHECK_EQ(answer("evil.example.com", t[i].addr), MOD_OK);
+		CHECK_EQ(R.n, 1);
+		CHECK_STR(R.a[0].class, "dns_rebind");
+		CHECK_STR(R.a[0].subject, "evil.example.com");
+		CHECK_EQ(R.a[0].severity, t[i].severity);
+		CHECK(strstr(R.a[0].detail, t[i].what) != NULL);
+		CHECK(strstr(R.a[0].detail, t[i].addr) != NULL ||
+		      strchr(t[i].addr, ':') != NULL);
+		CHECK_STR(R.a[0].outcome, "answered");
+		CHECK_STR(R.a[0].src, "10.99.0.10"); /* the client, not the resolver */
+	}
+	answer("evil.example.com", "169.254.169.254");
+	CHECK_STR(R.a[0].detail,
+		  "public name evil.example.com resolves to 169.254.169.254 (metadata)");
+	CHECK_STR(R.a[0].evidence, "evil.example.com A 169.254.169.254");
+	CHECK_EQ(R.a[0].score, 95);
+	/* nip.io-style names that resolve as they spell */
+	CHECK_EQ(answer("169-254-169-254.nip.io", "169.254.169.254"), MOD_OK);
+	CHECK_EQ(R.n, 1);
+	CHECK_STR(R.a[0].subject, "169-254-169-254.nip.io");
+	/* subject is lowercase, whatever the case on the wire */
+	answer("EVIL.Example.COM", "127.0.0.1");
+	CHECK_STR(R.a[0].subject, "evil.example.com");
+	/* public answers, internal names, trusted zones */
+	CHECK_EQ(answer("www.example.com", "93.184.216.34"), MOD_NOT_MINE);
+	CHECK_EQ(answer("www.example.com", "2606:2800:220:1:248:1893:25c8:1946"), MOD_NOT_MINE);
+	CHECK_EQ(answer("db.cluster.local", "10.0.0.5"), MOD_NOT_MINE);
+	CHECK_EQ(answer("kubernetes.default.svc.cluster.local", "10.96.0.1"), MOD_NOT_MINE);
+	CHECK_EQ(answer("metadata.google.internal", "169.254.169.254"), MOD_NOT_MINE);
+	CHECK_EQ(answer("instance-data.ec2.internal", "169.254.169.254"), MOD_NOT_MINE);
+	CHECK_EQ(answer("ip-10-0-0-1.ec2.internal", "10.0.0.1"), MOD_NOT_MINE);
+	CHECK_EQ(answer("myhost", "192.168.1.5"), MOD_NOT_MINE);
+	CHECK_EQ(answer("localhost", "127.0.0.1"), MOD_NOT_MINE);
+	CHECK_EQ(answer("printer.home.arpa", "192.168.1.9"), MOD_NOT_MINE);
+	CHECK_EQ(answer("nas.lan", "192.168.1.2"), MOD_NOT_MINE);
+	CHECK_EQ(answer("1.2.3.4.sophosxl.net", "127.0.0.1"), MOD_NOT_MINE); /* trusted */
+	CHECK_EQ(R.n, 0);
+	/* ... but a trusted zone does not excuse a metadata answer */
+	CHECK_EQ(answer("x.cloudfront.net", "169.254.169.254"), MOD_OK);
+	CHECK_EQ(R.n, 1);
+}
+
+static void test_shapes(void)
+{
+	uint8_t hint[64];
+	size_t n = 0;
+
+	/* a public name CNAMEs into an internal one that the resolver answers */
+	msg(1, "www.evil.example", 1, 2);
+	rr_cname(NULL, "metadata.google.internal");
+	rr_a("metadata.google.internal", "169.254.169.254");
+	CHECK_EQ(run(), MOD_OK);
+	CHECK_EQ(R.n, 1);
+	CHECK_STR(R.a[0].subject, "www.evil.example");
+	CHECK(strstr(R.a[0].detail, "via metadata.google.internal") != NULL);
+	CHECK_STR(R.a[0].evidence, "metadata.google.internal A 169.254.169.254");
+	/* several answers: the worst wins, one alert per message */
+	msg(1, "multi.example.net", 1, 3);
+	rr_a(NULL, "93.184.216.34");
+	rr_a(NULL, "10.0.0.1");
+	rr_a(NULL, "127.0.0.1");
+	CHECK_EQ(run(), MOD_OK);
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(R.a[0].severity, 4);
+	CHECK(strstr(R.a[0].detail, "127.0.0.1 (loopback), and more") != NULL);
+	/* only A/AAAA/SVCB/HTTPS data are addresses */
+	msg(1, "txt.example.net", 16, 1);
+	rr(NULL, 16, "\x0a" "10.0.0.1xx", 11);
+	CHECK_EQ(run(), MOD_NOT_MINE);
+	/* HTTPS ipv4hint */
+	hint[n++] = 0, hint[n++] = 1; /* priority */
+	hint[n++] = 0;                /* target "." */
+	hint[n++] = 0, hint[n++] = 4; /* ipv4hint */
+	hint[n++] = 0, hint[n++] = 8;
+	memcpy(hint + n, "\x5d\xb8\xd8\x22\xa9\xfe\xa9\xfe", 8);
+	n += 8;
+	msg(1, "hint.example.org", 65, 1);
+	rr(NULL, 65, hint, n);
+	CHECK_EQ(run(), MOD_OK);
+	CHECK_EQ(R.n, 1);
+	CHECK(strstr(R.a[0].evidence, "ipv4hint 169.254.169.254") != NULL);
+	/* no question: the owner decides */
+	msg(1, NULL, 0, 1);
+	rr_a("evil.example.com", "10.0.0.1");
+	CHECK_EQ(run(), MOD_OK);
+	CHECK_EQ(R.n, 1);
+	CHECK_STR(R.a[0].subject, "evil.example.com");
+	msg(1, NULL, 0, 1);
+	rr_a("db.internal", "10.0.0.1");
+	CHECK_EQ(run(), MOD_NOT_MINE);
+	/* an empty answer */
+	msg(1, "nx.example.com", 1, 0);
+	CHECK_EQ(run(), MOD_NOT_MINE);
+	/* an observation without a record */
+	{
+		struct obs o = {.kind = OBS_DNS_ANSWER, .pkt = &RESP, .name = "x.example", .name_len = 9};
+		CHECK_EQ(detect_rebind_module.on_obs(ST, &o, &E), MOD_NOT_MINE);
+		o.kind = OBS_HTTP_REQUEST;
+		CHECK_EQ(detect_rebind_module.on_obs(ST, &o, &E), MOD_NOT_MINE);
+	}
+}
+
+static int question(const char *qname)
+{
+	msg(0, qname, 1, 0);
+	return run();
+}
+
+static void test_questions(void)
+{
+	static const char *const meta[] = {
+		"169.254.169.254.nip.io", "169-254-169-254.sslip.io", "a9fea9fe.nip.io",
+		"app.169.254.169.254.xip.io", "magic-a9fea9fe.nip.io", "fe80--a9fe-a9fe.sslip.io",
+		"a9fea9fe.example.com", /* a metadata address counts under any zone */
+		"make-169.254.169.254-rr.1u.ms", "7f000001.a9fea9fe.rbndr.us",
+	};
+
+	for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++) {
+		CHECK_EQ(question(meta[i]), MOD_OK);
+		CHECK_EQ(R.n, 1);
+		CHECK_STR(R.a[0].class, "dns_rebind");
+		CHECK_STR(R.a[0].subject, meta[i]);
+		CHECK_EQ(R.a[0].severity, 4);
+		CHECK(strstr(R.a[0].detail, "(metadata)") != NULL);
+		CHECK_STR(R.a[0].outcome, "");
+		CHECK_STR(R.a[0].src, "10.99.0.10");
+	}
+	CHECK_EQ(question("10.0.0.1.nip.io"), MOD_OK);
+	CHECK_EQ(R.a[0].severity, 3);
+	CHECK_EQ(question("127-0-0-1.sslip.io"), MOD_OK);
+	CHECK_EQ(R.a[0].severity, 4);
+	CHECK_EQ(question("--1.sslip.io"), MOD_OK);
+	CHECK_EQ(R.a[0].severity, 4);
+	/* not judged: no address, a public one, private outside the services */
+	CHECK_EQ(question("www.example.com"), MOD_NOT_MINE);
+	CHECK_EQ(question("93.184.216.34.nip.io"), MOD_NOT_MINE);
+	CHECK_EQ(question("ip-10-0-0-1.example.net"), MOD_NOT_MINE);
+	CHECK_EQ(question("ec2-54-1-2-3.compute-1.amazonaws.com"), MOD_NOT_MINE);
+	CHECK_EQ(question("254.169.254.169.in-addr.arpa"), MOD_NOT_MINE);
+	CHECK_EQ(question("169-254-169-254.svc.cluster.local"), MOD_NOT_MINE);
+	CHECK_EQ(question("deadbeef.cdn.example"), MOD_NOT_MINE);
+	CHECK_EQ(R.n, 0);
+}
+
+int main(void)
+{
+	struct module_env env;
+
+	RD = rules_default();
+	if (!RD)
+		return 1;
+	env.rules = RD;
+	env.cfg = NULL;
+	env.flows = NULL;
+	CHECK_EQ(detect_rebind_module.init(&env, &ST), 0);
+	/* the resolver answers the client: dir 1 */
+	mkpkt(&RESP, "10.99.0.53", "10.99.0.10", 53, 5353, 1);
+	mkpkt(&QUERY, "10.99.0.10", "10.99.0.53", 5353, 53, 0);
+
+	test_classes();
+	test_answers();
+	test_shapes();
+	test_questions();
+
+	detect_rebind_module.fini(ST);
+	detect_rebind_module.fini(NULL);
+	rules_free(RD);
+	return check_done();
+}
