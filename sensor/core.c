@@ -137,6 +137,8 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 		store_put_stat(c->store, name, (int64_t)ds->malformed[l]);
 	}
 	store_put_stat(c->store, "flows.created", (int64_t)fs->created);
+	store_put_stat(c->store, "flows.active", (int64_t)fs->active);
+	store_put_stat(c->store, "flows.expired", (int64_t)fs->expired);
 	store_put_stat(c->store, "flows.evicted", (int64_t)fs->evicted);
 	for (int k = 0; k < AC_COUNT; k++) {
 		snprintf(name, sizeof(name), "alerts.%s", alerts_class_name(k));
@@ -151,6 +153,27 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 		snprintf(name, sizeof(name), "module.%s.malformed", modules[i]->name);
 		store_put_stat(c->store, name, (int64_t)m->malformed);
 	}
+	static const char *const obs_names[OBS_KIND_MAX] = {
+		[OBS_DNS_QUERY] = "dns_query", [OBS_DNS_ANSWER] = "dns_response",
+		[OBS_HTTP_REQUEST] = "http_request", [OBS_HTTP_RESPONSE] = "http_response",
+		[OBS_TLS_CLIENT_HELLO] = "tls_client_hello",
+		[OBS_TLS_SERVER_HELLO] = "tls_server_hello", [OBS_ICMP] = "icmp",
+	};
+	for (int k = 1; k < OBS_KIND_MAX; k++) {
+		snprintf(name, sizeof(name), "events.%s", obs_names[k]);
+		store_put_stat(c->store, name, (int64_t)c->stats.events[k]);
+	}
+	store_put_stat(c->store, "events.malformed", (int64_t)c->stats.events_malformed);
+	store_put_stat(c->store, "alerts.detections", (int64_t)c->stats.alerts);
+}
+
+void core_write_counters(struct core *c)
+{
+	if (!c->store)
+		return;
+	memcpy(c->stats.alerts_by_class, alerts_get_stats(c->alerts)->by_class,
+	       sizeof(c->stats.alerts_by_class));
+	core_write_stats(c, flow_table_stats(c->flows));
 }
 
 int core_close(struct core *c)

@@ -503,6 +503,7 @@ static int cmd_watch(int argc, char **argv)
 				snprintf(name, sizeof(name), "capture.%s.dropped", ifaces[i]);
 				core_put_stat(core, name, (int64_t)drop);
 			}
+			core_write_counters(core);
 			core_flush(core);
 			last_flush = now_mono();
 		}
