@@ -12,6 +12,7 @@ extern const struct module detect_egress_module;
 extern const struct module detect_icmp_tunnel_module;
 extern const struct module detect_metadata_module;
 extern const struct module detect_rebind_module;
+extern const struct module detect_dns_tunnel_module;
 
 const struct module *const modules[] = {
 	&dns_module,
@@ -22,5 +23,6 @@ const struct module *const modules[] = {
 	&detect_icmp_tunnel_module,
 	&detect_metadata_module,
 	&detect_rebind_module,
+	&detect_dns_tunnel_module,
 	NULL,
 };

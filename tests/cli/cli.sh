@@ -46,9 +46,9 @@ expect 0 "" -- "$EW" version
 expect 2 "$T/missing.pcap" -- "$EW" replay -d "$T/a.db" "$T/missing.pcap"
 printf 'this is not a capture file at all\n' > "$T/text.pcap"
 expect 2 "$T/text.pcap" -- "$EW" replay -d "$T/a.db" "$T/text.pcap"
-# An unsupported link type (DLT_FDDI = 10) is named.
-printf '\324\303\262\241\002\000\004\000\000\000\000\000\000\000\000\000\377\377\000\000\012\000\000\000' > "$T/fddi.pcap"
-expect 2 "unsupported link type FDDI" -- "$EW" replay -d "$T/a.db" "$T/fddi.pcap"
+# An unsupported link type (802.11 = 105) is named.
+printf '\324\303\262\241\002\000\004\000\000\000\000\000\000\000\000\000\377\377\000\000\151\000\000\000' > "$T/wifi.pcap"
+expect 2 "unsupported link type IEEE802_11 (105)" -- "$EW" replay -d "$T/a.db" "$T/wifi.pcap"
 # A database that cannot be opened is a runtime failure naming it.
 expect 1 "$T/nodir/x.db" -- "$EW" replay -d "$T/nodir/x.db" "$PCAPS/dns_basic.pcap"
 expect 1 "$T/nothere.db" -- "$EW" events -d "$T/nothere.db"

@@ -2,8 +2,10 @@
  * test_decode.c - sensor/decode.c: every link type, VLAN tags, every
  * truncation point, lying length fields, IPv4 options, UDP length narrowing,
  * IPv4 and IPv6 fragment reassembly (in order, reversed, overlapping,
- * duplicate, missing, bounded), IPv6 extension headers, and a random-bytes
- * smoke run.
+ * duplicate, missing, bounded), IPv6 extension headers, encapsulations
+ * (PPPoE, MPLS, IP-in-IP, GRE, ERSPAN, VXLAN, GENEVE: innermost addresses,
+ * every truncation point, the nesting bound, length narrowing, reassembly
+ * around tunnels), and random-bytes smoke runs.
  *
  * Frames are built by hand with the small builders below. Every decode works
  * on a heap copy of exactly caplen bytes, so ASan sees any read past caplen.
@@ -28,6 +30,13 @@ static size_t put16(uint8_t *o, unsigned v)
 {
 	o[0] = (uint8_t)(v >> 8);
 	o[1] = (uint8_t)v;
+	return 2;
+}
+
+static size_t put16le(uint8_t *o, unsigned v)
+{
+	o[0] = (uint8_t)v;
+	o[1] = (uint8_t)(v >> 8);
 	return 2;
 }
 
@@ -153,11 +162,12 @@ static size_t mk_frag6(uint8_t *o, uint8_t next, unsigned off, int more, uint32_
 	return 8;
 }
 
-/* The link header of dlt for an IP packet of version ipv. */
-static size_t mk_link(uint8_t *o, int dlt, int ipv)
+/* The link header of dlt for an IP packet of version ipv, n bytes long. */
+static size_t mk_link(uint8_t *o, int dlt, int ipv, size_t n)
 {
 	static const uint8_t mac[8] = {0x02, 0, 0, 0, 0, 0x01, 0, 0};
 	unsigned type = ipv == 4 ? 0x0800 : 0x86dd;
+	unsigned ppp = ipv == 4 ? 0x0021 : 0x0057;
 
 	if (dlt == DLT_EN10MB) {
 		memcpy(o, mac, 6);
@@ -192,12 +202,55 @@ static size_t mk_link(uint8_t *o, int dlt, int ipv)
 	if (dlt == DLT_LOOP) {
 		return put32(o, ipv == 4 ? 2 : 24);
 	}
+	if (dlt == DLT_PPP || dlt == DLT_PPP_SERIAL) {
+		put16(o, 0xff03);
+		return 2 + put16(o + 2, ppp);
+	}
+	if (dlt == DLT_PPP_ETHER) { /* PPPoE session header, then PPP */
+		put16(o, 0x1100);
+		put16(o + 2, 0x556a);
+		put16(o + 4, (unsigned)n + 2);
+		return 6 + put16(o + 6, ppp);
+	}
+	if (dlt == DLT_C_HDLC) {
+		put16(o, 0x0f00);
+		return 2 + put16(o + 2, type);
+	}
+	if (dlt == DLT_FRELAY) { /* DLCI 100, RFC 2427 NLPID */
+		put16(o, 0x1841);
+		o[2] = 0x03;
+		o[3] = ipv == 4 ? 0xcc : 0x8e;
+		return 4;
+	}
+	if (dlt == DLT_FDDI) { /* LLC async frame, LLC/SNAP */
+		o[0] = 0x50;
+		memcpy(o + 1, mac, 6);
+		memcpy(o + 7, mac, 6);
+		memcpy(o + 13, "\xaa\xaa\x03\x00\x00\x00", 6);
+		return 19 + put16(o + 19, type);
+	}
+	if (dlt == DLT_NFLOG) { /* header, NFULA_PACKET_HDR, NFULA_PREFIX, payload */
+		o[0] = ipv == 4 ? 2 : 10;
+		o[1] = 0;
+		put16(o + 2, 42);
+		put16le(o + 4, 8);
+		put16le(o + 6, 1);
+		put16(o + 8, type);
+		o[10] = 3;
+		o[11] = 0;
+		put16le(o + 12, 7);
+		put16le(o + 14, 10);
+		memcpy(o + 16, "ew\0\0", 4); /* 3 bytes and one of padding */
+		put16le(o + 20, (unsigned)n + 4);
+		put16le(o + 22, 9);
+		return 24;
+	}
 	return 0; /* raw IP */
 }
 
 static size_t mk_frame(uint8_t *o, int dlt, int ipv, const uint8_t *ip, size_t n)
 {
-	size_t l = mk_link(o, dlt, ipv);
+	size_t l = mk_link(o, dlt, ipv, n);
 
 	memcpy(o + l, ip, n);
 	return l + n;
@@ -282,6 +335,7 @@ static void check_v4_udp(const struct h *h, int dlt, size_t n)
 	CHECK(in_buf(h, p->payload, p->payload_len, n));
 	CHECK_EQ(p->flags, 0);
 	CHECK_EQ(p->vlan, 0);
+	CHECK_EQ(p->encap, 0);
 }
 
 static void check_tcp(const struct pkt *p, int ipv)
@@ -306,7 +360,9 @@ static void check_tcp(const struct pkt *p, int ipv)
 static void test_links(void)
 {
 	static const int dlts[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW,
-				   DLT_IPV4, DLT_IPV6, DLT_NULL, DLT_LOOP, 12, 14, 101};
+				   DLT_IPV4, DLT_IPV6, DLT_NULL, DLT_LOOP, 12, 14, 101,
+				   DLT_PPP, DLT_PPP_SERIAL, DLT_PPP_ETHER, DLT_C_HDLC,
+				   DLT_FRELAY, DLT_FDDI, DLT_NFLOG};
 	uint8_t l4[128], ip[256], f[512];
 	size_t i, n, ln;
 	struct h h;
@@ -398,7 +454,7 @@ static void test_links(void)
 	/* Unsupported link types. */
 	CHECK(!decode_linktype_supported(DLT_IEEE802_11));
 	CHECK(!decode_linktype_supported(-1));
-	CHECK(!decode_linktype_supported(DLT_PPP));
+	CHECK(!decode_linktype_supported(DLT_ARCNET));
 	CHECK_EQ(run_full(&h, DLT_IEEE802_11, ip, n), DECODE_NOT_IP);
 	h_fini(&h);
 }
@@ -767,11 +823,11 @@ static void test_lies(void)
 	CHECK(payload_is(&h.p, "v6ping", 6));
 	CHECK_EQ(st->ok[L_ICMPV6], 1);
 
-	/* other protocols: proto and l4, no ports, no payload */
-	memcpy(l4, "\x00\x00\x08\x00GREGREGRE", 13);
-	n = mk_frame(f, DLT_EN10MB, 4, ip, mk_ip4(ip, 47, 1, 0, 0, l4, 13));
+	/* other protocols (SCTP here): proto and l4, no ports, no payload */
+	memcpy(l4, "\x00\x00\x08\x00SCTPSCTP", 13);
+	n = mk_frame(f, DLT_EN10MB, 4, ip, mk_ip4(ip, 132, 1, 0, 0, l4, 13));
 	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
-	CHECK_EQ(h.p.proto, 47);
+	CHECK_EQ(h.p.proto, 132);
 	CHECK_EQ(h.p.l4_len, 13);
 	CHECK(h.p.l4 == h.buf + 34);
 	CHECK_EQ(h.p.sport, 0);
