@@ -29,6 +29,17 @@
  *
  * Detectors judge observations only: this file never reads packet bytes and
  * takes time from o->pkt->ts_us.
+ *
+ * Speed: most queries repeat a name seen moments ago (and every response
+ * repeats its query's name), so the outcome of the trusted-zone match and of
+ * the cut (libpsl, the label classifier) is kept per lowercase name in a
+ * direct-mapped cache (DT_CUT_SLOTS names of at most DT_CUT_NAME bytes). Both
+ * are functions of the name alone for the life of the state (a rules reload
+ * makes a new state), so a hit gives exactly what the call would. The key is
+ * the whole name, not its last few labels: the public suffix list has rules
+ * of five labels (s3.dualstack.<region>.amazonaws.com), so no short suffix
+ * decides the cut for every list. A window's entropy changes only when a new
+ * name is merged into it, so it is computed once per change, not per query.
  */
 #include "detect_dns_tunnel.h"
 
@@ -53,6 +64,8 @@
 #define DT_DAY_US (86400ull * 1000000ull)
 #define DT_IDLE_US DT_DAY_US    /* on_tick forgets domains idle this long */
 #define DT_NONE UINT32_MAX
+#define DT_CUT_SLOTS 8192       /* cut cache entries (power of two) */
+#define DT_CUT_NAME 104         /* longest name the cut cache keeps */
 
 /* ---- label classes ------------------------------------------------------- */
 
@@ -279,7 +292,8 @@ static double clamp01(double x)
 	return x < 0 ? 0 : x > 1 ? 1 : x;
 }
 
-int dns_tunnel_score(const struct dns_tunnel_feat *f)
+/* dns_tunnel_score with the entropy of f->hist given (ent). */
+static int score_ent(const struct dns_tunnel_feat *f, double ent)
 {
 	if (!f->unique)
 		return 0;
@@ -290,7 +304,7 @@ int dns_tunnel_score(const struct dns_tunnel_feat *f)
 
 	s += 45 * clamp01(f->encoded / u);
 	s += 15 * clamp01((lavg - 8) / 24) + 5 * clamp01((f->max_label - 16.0) / 32);
-	s += 15 * clamp01((dns_tunnel_entropy(f) - 3.5) / 1.2);
+	s += 15 * clamp01((ent - 3.5) / 1.2);
 	s += 10 * clamp01(f->odd_type / q);
 	s += 5 * clamp01((u / q - 0.5) / 0.4);
 	if (f->answers)
@@ -298,11 +312,29 @@ int dns_tunnel_score(const struct dns_tunnel_feat *f)
 	return (int)(s + 0.5) > 100 ? 100 : (int)(s + 0.5);
 }
 
+int dns_tunnel_score(const struct dns_tunnel_feat *f)
+{
+	return f->unique ? score_ent(f, dns_tunnel_entropy(f)) : 0;
+}
+
 /* ---- per-domain state ---------------------------------------------------- */
 
 struct dt_window {
 	uint64_t start_us;
 	struct dns_tunnel_feat f;
+	double ent;             /* dns_tunnel_entropy(&f), when ent_ok */
+	int ent_ok;             /* cleared whenever f.hist changes */
+};
+
+/* One cut cache entry: a lowercase normalised name and what dt_on_obs
+ * decided for it before counting anything. */
+struct dt_cut {
+	uint64_t hash;          /* fnv64 of name */
+	uint16_t len;           /* 0 = empty slot */
+	uint8_t trusted;        /* in rules->trusted_domains */
+	int32_t cut;            /* name_cut's result (when not trusted) */
+	uint32_t sub_len;       /* and its *sub_len */
+	char name[DT_CUT_NAME];
 };
 
 struct dt_dom {
@@ -341,6 +373,7 @@ struct dt_state {
 	char norm[DT_NAME_MAX], lc[DT_NAME_MAX];
 	uint8_t zout[1024];
 	char detail[256];
+	struct dt_cut cut[DT_CUT_SLOTS];
 };
 
 static uint64_t fnv64(const char *s, size_t n)
@@ -453,6 +486,21 @@ static void dom_roll(const struct dt_state *st, struct dt_dom *d, uint64_t now)
 		memset(d->bloom, 0, sizeof(d->bloom));
 	}
 	d->last_us = now;
+}
+
+/* The window's entropy, computed once per change of its histogram. */
+static double win_entropy(struct dt_window *w)
+{
+	if (!w->ent_ok) {
+		w->ent = dns_tunnel_entropy(&w->f);
+		w->ent_ok = 1;
+	}
+	return w->ent;
+}
+
+static int win_score(struct dt_window *w)
+{
+	return w->f.unique ? score_ent(&w->f, win_entropy(w)) : 0;
 }
 
 /* Test-and-set the day's Bloom filter. Returns 1 when the name was new. */
@@ -613,6 +661,48 @@ static long name_cut(const struct dt_state *st, const char *lc, size_t n, size_t
 	return (long)(rd - lc);
 }
 
+/*
+ * The trusted-zone match and name_cut for lc[0..n) (hash h = fnv64 of it),
+ * from the cut cache when the name is there, else computed and remembered.
+ * Returns 0 when the name is in a trusted zone; else 1, with name_cut's
+ * result in *cut and *sub_len.
+ */
+static int cut_cached(struct dt_state *st, const char *lc, size_t n, uint64_t h, long *cut,
+		      size_t *sub_len)
+{
+	struct dt_cut *e = n <= DT_CUT_NAME ? &st->cut[h & (DT_CUT_SLOTS - 1)] : NULL;
+
+	if (e && e->len == n && e->hash == h && memcmp(e->name, lc, n) == 0) {
+		*cut = e->cut;
+		*sub_len = e->sub_len;
+		return !e->trusted;
+	}
+	int trusted = st->rules && rules_domain_match(&st->rules->trusted_domains, lc, n);
+	*cut = -1;
+	*sub_len = 0;
+	if (!trusted)
+		*cut = name_cut(st, lc, n, sub_len);
+	if (e) {
+		e->hash = h;
+		e->len = (uint16_t)n;
+		e->trusted = (uint8_t)trusted;
+		e->cut = (int32_t)*cut;
+		e->sub_len = (uint32_t)*sub_len;
+		memcpy(e->name, lc, n);
+	}
+	return !trusted;
+}
+
+long dns_tunnel_cut(void *state, const char *lc, size_t n, size_t *sub_len)
+{
+	long cut;
+
+	*sub_len = 0;
+	if (!cut_cached(state, lc, n, fnv64(lc, n), &cut, sub_len))
+		return -1;
+	return cut;
+}
+
 /* ---- the module ---------------------------------------------------------- */
 
 static void format_bytes(char *dst, size_t cap, uint64_t b)
@@ -631,26 +721,26 @@ static int dt_judge(struct dt_state *st, struct dt_dom *d, int fresh, const stru
 	double bits = 0;
 
 	if (d->burst.f.unique >= st->min_q) {
-		int s = dns_tunnel_score(&d->burst.f);
+		int s = win_score(&d->burst);
 		if (s >= (int)st->score_thr) {
 			sev = 4;
 			score = s;
-			bits = dns_tunnel_entropy(&d->burst.f);
+			bits = win_entropy(&d->burst);
 		}
 	}
 	if (!sev && d->hour.f.unique >= st->min_q) {
-		int s = dns_tunnel_score(&d->hour.f);
+		int s = win_score(&d->hour);
 		if (s >= (int)st->score_thr) {
 			sev = 3;
 			score = s;
-			bits = dns_tunnel_entropy(&d->hour.f);
+			bits = win_entropy(&d->hour);
 		}
 	}
 	if (!sev && fresh && (d->hour_bytes > st->budget_hour || d->day_bytes > st->budget_day)) {
-		int s = dns_tunnel_score(&d->hour.f);
+		int s = win_score(&d->hour);
 		sev = 3;
 		score = s > 60 ? s : 60;
-		bits = dns_tunnel_entropy(&d->hour.f);
+		bits = win_entropy(&d->hour);
 	}
 	if (sev) {
 		if (now >= d->flag_until_us || sev >= d->flag_sev) {
@@ -695,6 +785,7 @@ static int dt_on_obs(void *state, const struct obs *o, struct emit *out)
 	uint64_t now = o->pkt ? o->pkt->ts_us : 0;
 	size_t n, sub_len = 0, key_off, key_len;
 	long cut;
+	uint64_t name_hash;
 	uint32_t i;
 	struct dt_dom *d;
 	char subject[DT_KEY_MAX];
@@ -704,9 +795,9 @@ static int dt_on_obs(void *state, const struct obs *o, struct emit *out)
 	n = name_norm(o->name, o->name_len, st->norm, st->lc, sizeof(st->norm));
 	if (n == 0)
 		return MOD_OK;
-	if (st->rules && rules_domain_match(&st->rules->trusted_domains, st->lc, n))
-		return MOD_OK;
-	cut = name_cut(st, st->lc, n, &sub_len);
+	name_hash = fnv64(st->lc, n);
+	if (!cut_cached(st, st->lc, n, name_hash, &cut, &sub_len))
+		return MOD_OK; /* trusted */
 	if (cut == -1)
 		return MOD_OK;
 	if (cut >= 0) {
@@ -742,7 +833,7 @@ static int dt_on_obs(void *state, const struct obs *o, struct emit *out)
 
 	const char *sub = cut >= 0 ? st->norm : st->norm + (-2 - cut) + 1;
 	int odd = is_odd_type(o->type);
-	int fresh = bloom_add(d, fnv64(st->lc, n));
+	int fresh = bloom_add(d, name_hash);
 
 	d->burst.f.queries++;
 	d->hour.f.queries++;
@@ -755,6 +846,7 @@ static int dt_on_obs(void *state, const struct obs *o, struct emit *out)
 		dns_tunnel_feat_name(&one, sub, sub_len);
 		dns_tunnel_feat_merge(&d->burst.f, &one);
 		dns_tunnel_feat_merge(&d->hour.f, &one);
+		d->burst.ent_ok = d->hour.ent_ok = 0;
 		uint64_t c = info_cost(st, d, sub, sub_len);
 		d->hour_bytes += c;
 		d->day_bytes += c;

@@ -77,6 +77,17 @@ double dns_tunnel_entropy(const struct dns_tunnel_feat *f);
  */
 int dns_tunnel_score(const struct dns_tunnel_feat *f);
 
+/*
+ * The cut a detector state (from detect_dns_tunnel_module.init) makes of a
+ * lowercase name lc[0..n) (NUL-terminated, '\.' already written \x2e, no
+ * trailing dot), through its cut cache, for the unit tests. Returns -1 when
+ * the name is not judged (trusted zone, .arpa, .local, no registered domain);
+ * >= 0: the offset of the registered domain (libpsl's
+ * psl_registrable_domain), with the subdomain length in *sub_len; <= -2: the
+ * name is keyed by its first label, of length -2 - result.
+ */
+long dns_tunnel_cut(void *state, const char *lc, size_t n, size_t *sub_len);
+
 /* The detector descriptor (analyzers/registry.c). */
 struct module;
 extern const struct module detect_dns_tunnel_module;

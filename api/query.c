@@ -435,6 +435,86 @@ out:
 	return rc;
 }
 
+/* ---- stats and counts (the API) ----------------------------------------- */
+
+static const char SQL_STATS[] = "SELECT name, value FROM stats ORDER BY name";
+static const char SQL_ALERT_COUNTS[] =
+	"SELECT class, severity, count(*) FROM alerts GROUP BY class, severity ORDER BY class, severity";
+static const char SQL_ALERT_MAX[] = "SELECT coalesce(max(id), 0) FROM alerts";
+
+int64_t query_stats(struct query *q, query_stat_fn *fn, void *arg, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t n = -1;
+	int rc;
+
+	if (sqlite3_prepare_v2(q->db, SQL_STATS, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: stats: %s", q->path, sqlite3_errmsg(q->db));
+		goto out;
+	}
+	n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = col_text(st, 0);
+		if (!name)
+			continue;
+		n++;
+		if (fn(arg, name, sqlite3_column_int64(st, 1)))
+			goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(err, errlen, "%s: stats: %s", q->path, sqlite3_errmsg(q->db));
+		n = -1;
+	}
+out:
+	if (sqlite3_finalize(st) != SQLITE_OK && n >= 0) {
+		snprintf(err, errlen, "%s: stats: %s", q->path, sqlite3_errmsg(q->db));
+		n = -1;
+	}
+	return n;
+}
+
+int64_t query_alert_counts(struct query *q, query_count_fn *fn, void *arg, char *err,
+			   size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t n = -1;
+	int rc;
+
+	if (sqlite3_prepare_v2(q->db, SQL_ALERT_COUNTS, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: alert counts: %s", q->path, sqlite3_errmsg(q->db));
+		goto out;
+	}
+	n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *cls = col_text(st, 0);
+		if (!cls)
+			continue;
+		n++;
+		if (fn(arg, cls, sqlite3_column_int(st, 1), sqlite3_column_int64(st, 2)))
+			goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(err, errlen, "%s: alert counts: %s", q->path, sqlite3_errmsg(q->db));
+		n = -1;
+	}
+out:
+	if (sqlite3_finalize(st) != SQLITE_OK && n >= 0) {
+		snprintf(err, errlen, "%s: alert counts: %s", q->path, sqlite3_errmsg(q->db));
+		n = -1;
+	}
+	return n;
+}
+
+int query_alert_max_id(struct query *q, int64_t *out, char *err, size_t errlen)
+{
+	*out = 0;
+	if (one_int(q->db, SQL_ALERT_MAX, out) < 0) {
+		snprintf(err, errlen, "%s: alerts: %s", q->path, sqlite3_errmsg(q->db));
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- printing (the CLI) ------------------------------------------------ */
 
 /* "addr:port", "[v6]:port", or "addr" when there is no port. */

@@ -73,6 +73,25 @@ int query_kind_range(const char *kind, int *lo, int *hi);
 /* "info".."critical" or "1".."5" -> 1..5; -1 for anything else. */
 int query_severity_level(const char *s);
 
+/* A (name, value) row of the stats table, borrowed for the call. Return 0
+ * to go on, non-zero to stop. */
+typedef int query_stat_fn(void *arg, const char *name, int64_t value);
+
+/* Every row of the stats table (name -> value, written by the sensor), in
+ * name order. Returns the number of rows delivered, or -1 with a reason
+ * naming the file in err. */
+int64_t query_stats(struct query *q, query_stat_fn *fn, void *arg, char *err, size_t errlen);
+
+/* Alert rows counted by (class, severity 1..5), class borrowed for the
+ * call. Returns the number of groups delivered, or -1 with a reason in err. */
+typedef int query_count_fn(void *arg, const char *class_name, int severity, int64_t n);
+int64_t query_alert_counts(struct query *q, query_count_fn *fn, void *arg, char *err,
+			   size_t errlen);
+
+/* The largest alert id into *out (0 when there are none). Returns 0, or -1
+ * with a reason in err. */
+int query_alert_max_id(struct query *q, int64_t *out, char *err, size_t errlen);
+
 /* Print events (JSON lines when json, one json_dumps(EVENT_JSON_DUMP_FLAGS)
  * object per line; else a table, one line per row). Returns 0, or -1 with a
  * one-line message naming the database on stderr. */

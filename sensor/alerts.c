@@ -5,7 +5,10 @@
  * source, subject) and an LRU list for eviction. Flows that raised a row are
  * remembered in a bounded two-way set-associative cache keyed by flow id, so
  * that when a flow ends its outcome can settle the row; a flow pushed out of
- * the cache keeps the outcome it had when it last raised.
+ * the cache keeps the outcome it had when it last raised. Every flow's end
+ * asks the cache, so a bitmap of the sets that hold a reference (4 KiB, one
+ * bit per set) answers "no reference" for almost every flow without touching
+ * the 2 MiB cache itself.
  */
 #include "alerts.h"
 
@@ -79,6 +82,8 @@ struct alerts {
 	uint32_t free_hint;
 	unsigned n_open;
 	struct flowref *refs;    /* FLOWREF_SETS * 2 */
+	uint64_t ref_sets[FLOWREF_SETS / 64]; /* bit set: that set holds a reference */
+	uint32_t n_refs;         /* references held (0: nothing to settle) */
 	struct alerts_stats stats;
 };
 
@@ -304,6 +309,9 @@ static void flow_remember(struct alerts *t, uint32_t slot, const struct flow *f)
 		w[0] = w[1];
 		dst = &w[1];
 	}
+	if (!dst->flow_id)
+		t->n_refs++;
+	t->ref_sets[set / 64] |= 1ull << (set % 64);
 	dst->flow_id = f->id;
 	dst->slot = slot;
 	dst->row_id = r->id;
@@ -316,9 +324,11 @@ void alerts_flow_end(struct alerts *t, const struct flow *f)
 	uint32_t set;
 	struct flowref *w;
 
-	if (!t)
+	if (!t || !t->n_refs)
 		return;
 	set = (uint32_t)(f->id * 0x9E3779B97F4A7C15ull >> 40) & (FLOWREF_SETS - 1);
+	if (!(t->ref_sets[set / 64] & (1ull << (set % 64))))
+		return;
 	w = &t->refs[set * 2];
 	for (int i = 0; i < 2; i++) {
 		if (w[i].flow_id != f->id)
@@ -332,7 +342,10 @@ void alerts_flow_end(struct alerts *t, const struct flow *f)
 				r->dirty = 1;
 		}
 		memset(&w[i], 0, sizeof(w[i]));
+		t->n_refs--;
 	}
+	if (!w[0].flow_id && !w[1].flow_id)
+		t->ref_sets[set / 64] &= ~(1ull << (set % 64));
 }
 
 static void add_evidence(struct row *r, const char *ev)

@@ -6,6 +6,12 @@
  * analyzer emits to the store (as an event) and to the detectors that asked
  * for its kind. Module results are counted per module; nothing here exits or
  * prints per packet.
+ *
+ * Which modules see a packet depends only on its class (protocol, whether it
+ * starts a connection, whether it has payload) and which see an observation
+ * only on its kind, so core_open works both out once into per-class and
+ * per-kind lists of module indices (in registry order), and the packet path
+ * walks a list instead of testing every module's selection.
  */
 #include "core.h"
 
@@ -21,6 +27,25 @@
 
 #define TICK_US 1000000u /* detectors' on_tick period, packet time */
 
+/* Packet classes for dispatch (pkt_class): the inputs of core_selected. */
+enum {
+	PC_UDP,           /* UDP, no payload */
+	PC_UDP_PAYLOAD,
+	PC_TCP,           /* TCP, not a connection start, no payload */
+	PC_TCP_PAYLOAD,
+	PC_TCP_SYN,       /* SYN without ACK */
+	PC_TCP_SYN_PAYLOAD,
+	PC_ICMP,          /* ICMP or ICMPv6 */
+	PC_OTHER,
+	PC_N
+};
+
+/* A list of module indices, in registry order. */
+struct mod_list {
+	uint8_t n;
+	uint8_t idx[CORE_MAX_MODULES];
+};
+
 struct core {
 	struct decoder *dec;
 	struct flow_table *flows;
@@ -31,6 +56,8 @@ struct core {
 	void *mod_state[CORE_MAX_MODULES];
 	const struct rules *rules; /* in force (borrowed, or own_rules) */
 	unsigned n_modules;
+	struct mod_list by_class[PC_N];       /* analyzers per packet class */
+	struct mod_list by_kind[OBS_KIND_MAX]; /* detectors per observation kind */
 	struct emit emit;
 	uint64_t next_tick_us;
 	struct core_stats stats;
@@ -39,6 +66,7 @@ struct core {
 static int core_emit_obs(struct emit *e, const struct obs *o);
 static void core_flow_end(void *user, struct flow *f);
 static int core_emit_alert(struct emit *e, const struct alert *a);
+static void core_build_dispatch(struct core *c);
 
 const char *core_kind_name(enum obs_kind k)
 {
@@ -108,6 +136,7 @@ int core_open(struct core **out, const struct core_config *cfg, char *err, size_
 			}
 		}
 	}
+	core_build_dispatch(c);
 	*out = c;
 	rc = 0;
 	goto out;
@@ -246,6 +275,62 @@ static int core_selected(unsigned sel, const struct pkt *p)
 	return 1;
 }
 
+/* The dispatch class of packet p (the inputs of core_selected). */
+static unsigned pkt_class(const struct pkt *p)
+{
+	unsigned pay = p->payload_len != 0;
+
+	switch (p->proto) {
+	case IPPROTO_UDP:
+		return PC_UDP + pay;
+	case IPPROTO_TCP:
+		if ((p->tcp_flags & (TH_SYN | TH_ACK)) == TH_SYN)
+			return PC_TCP_SYN + pay;
+		return PC_TCP + pay;
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6:
+		return PC_ICMP;
+	default:
+		return PC_OTHER;
+	}
+}
+
+/* Work out by_class and by_kind from every module's sel and obs_mask, by
+ * asking core_selected about one representative packet per class. */
+static void core_build_dispatch(struct core *c)
+{
+	static const struct {
+		uint8_t proto, tcp_flags;
+		uint32_t payload_len;
+	} rep[PC_N] = {
+		[PC_UDP] = {IPPROTO_UDP, 0, 0},
+		[PC_UDP_PAYLOAD] = {IPPROTO_UDP, 0, 1},
+		[PC_TCP] = {IPPROTO_TCP, TH_ACK, 0},
+		[PC_TCP_PAYLOAD] = {IPPROTO_TCP, TH_ACK, 1},
+		[PC_TCP_SYN] = {IPPROTO_TCP, TH_SYN, 0},
+		[PC_TCP_SYN_PAYLOAD] = {IPPROTO_TCP, TH_SYN, 1},
+		[PC_ICMP] = {IPPROTO_ICMP, 0, 0},
+		[PC_OTHER] = {IPPROTO_GRE, 0, 1},
+	};
+
+	memset(c->by_class, 0, sizeof(c->by_class));
+	memset(c->by_kind, 0, sizeof(c->by_kind));
+	for (unsigned pc = 0; pc < PC_N; pc++) {
+		struct pkt p;
+		memset(&p, 0, sizeof(p));
+		p.proto = rep[pc].proto;
+		p.tcp_flags = rep[pc].tcp_flags;
+		p.payload_len = rep[pc].payload_len;
+		for (unsigned i = 0; i < c->n_modules; i++)
+			if (modules[i]->on_packet && core_selected(modules[i]->sel, &p))
+				c->by_class[pc].idx[c->by_class[pc].n++] = (uint8_t)i;
+	}
+	for (unsigned k = 1; k < OBS_KIND_MAX; k++)
+		for (unsigned i = 0; i < c->n_modules; i++)
+			if (modules[i]->on_obs && (modules[i]->obs_mask & (1u << k)))
+				c->by_kind[k].idx[c->by_kind[k].n++] = (uint8_t)i;
+}
+
 static void core_count(struct mod_counts *m, int r)
 {
 	switch (r) {
@@ -302,11 +387,10 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 	p.dir = 0;
 	flow_table_update(c->flows, &p);
 
-	for (unsigned i = 0; i < c->n_modules; i++) {
-		const struct module *m = modules[i];
-		if (!m->on_packet || !core_selected(m->sel, &p))
-			continue;
-		core_count(&c->stats.mod[i], m->on_packet(c->mod_state[i], &p, &c->emit));
+	const struct mod_list *l = &c->by_class[pkt_class(&p)];
+	for (unsigned k = 0; k < l->n; k++) {
+		unsigned i = l->idx[k];
+		core_count(&c->stats.mod[i], modules[i]->on_packet(c->mod_state[i], &p, &c->emit));
 	}
 
 	if (ts_us >= c->next_tick_us) {
@@ -327,11 +411,12 @@ static int core_emit_obs(struct emit *e, const struct obs *o)
 		c->stats.events_malformed++;
 	if (c->store && store_event(c->store, o, flow_id) < 0)
 		c->stats.store_errors++;
-	for (unsigned i = 0; i < c->n_modules; i++) {
-		const struct module *m = modules[i];
-		if (!m->on_obs || !(m->obs_mask & (1u << o->kind)))
-			continue;
-		core_count(&c->stats.mod[i], m->on_obs(c->mod_state[i], o, e));
+	if (o->kind <= 0 || o->kind >= OBS_KIND_MAX)
+		return 0;
+	const struct mod_list *l = &c->by_kind[o->kind];
+	for (unsigned k = 0; k < l->n; k++) {
+		unsigned i = l->idx[k];
+		core_count(&c->stats.mod[i], modules[i]->on_obs(c->mod_state[i], o, e));
 	}
 	return 0;
 }

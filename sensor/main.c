@@ -1,5 +1,5 @@
 /*
- * main.c - the egresswatch command line: replay, watch, events, alerts.
+ * main.c - the egresswatch command line: replay, watch, serve, events, alerts.
  *
  * Exit status (architecture.md section 2): 0 on success, 1 on a runtime
  * failure (including a capture file damaged part-way: everything before the
@@ -19,6 +19,7 @@
 
 #include "analyzers/module.h"
 #include "api/query.h"
+#include "api/server.h"
 #include "sensor/capture.h"
 #include "sensor/core.h"
 #include "sensor/decode.h"
@@ -63,7 +64,10 @@ static void usage_main(FILE *f)
 	      "  replay [-c RULES] [-d DB] PCAP...\n"
 	      "                                  replay capture files into the database; prints a summary\n"
 	      "  watch  [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB]\n"
+	      "         [--api ADDR:PORT [--token-file FILE]]\n"
 	      "                                  capture live from interfaces until SIGINT/SIGTERM\n"
+	      "  serve  [-d DB] [--api ADDR:PORT] [--token-file FILE]\n"
+	      "                                  HTTP API and dashboard over a database (docs/api.md)\n"
 	      "  events [-d DB] [--json] [--kind K] [--since-id N] [--limit N]\n"
 	      "                                  list stored events (dns, http, tls, icmp)\n"
 	      "  alerts [-d DB] [--json] [--class C] [--limit N]\n"
@@ -317,6 +321,7 @@ static int cmd_replay(int argc, char **argv)
 static void usage_watch(FILE *f)
 {
 	fputs("usage: egresswatch watch [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
+	      "                         [--api ADDR:PORT [--token-file FILE]]\n"
 	      "\n"
 	      "Capture live on one or more interfaces (a bridge, veths) into one flow table\n"
 	      "and store events in DB until SIGINT or SIGTERM, which flush and exit 0.\n"
@@ -327,6 +332,10 @@ static void usage_watch(FILE *f)
 	      "  -f, --filter BPF     capture filter (pcap-filter(7) syntax)\n"
 	      "  -B, --buffer MB      kernel ring buffer per interface in MiB (default 64)\n"
 	      "  -s, --snaplen N      bytes kept per packet (default 65535)\n"
+	      "      --api ADDR:PORT  also serve the HTTP API and dashboard (docs/api.md) on\n"
+	      "                       ADDR:PORT, e.g. 127.0.0.1:8080 (port 0: any free port)\n"
+	      "      --token-file F   bearer token clients must send (required when ADDR is\n"
+	      "                       not loopback)\n"
 	      "  -h, --help           this text\n"
 	      "\n"
 	      "SIGHUP reloads the rules file; a bad file keeps the rules in force and logs why.\n",
@@ -366,9 +375,14 @@ static int cmd_watch(int argc, char **argv)
 		{"filter", required_argument, NULL, 'f'},
 		{"buffer", required_argument, NULL, 'B'},
 		{"snaplen", required_argument, NULL, 's'},
+		{"api", required_argument, NULL, 'A'},
+		{"token-file", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	struct api_config acfg = {0};
+	struct api *api = NULL;
+	int want_api = 0;
 	const char *ifaces[MAX_IFACES];
 	struct capture *caps[MAX_IFACES] = {0};
 	struct pollfd pfd[MAX_IFACES];
@@ -423,6 +437,13 @@ static int cmd_watch(int argc, char **argv)
 			lo.snaplen = (int)s;
 			break;
 		}
+		case 'A':
+			acfg.addr = optarg;
+			want_api = 1;
+			break;
+		case 'T':
+			acfg.token_file = optarg;
+			break;
 		case 'h':
 			usage_watch(stdout);
 			return 0;
@@ -434,6 +455,14 @@ static int cmd_watch(int argc, char **argv)
 	if (n == 0 || optind != argc) {
 		fprintf(stderr, "egresswatch watch: %s (see --help)\n",
 			n == 0 ? "no interface given (-i IFACE)" : "unexpected argument");
+		return EXIT_USAGE;
+	}
+	if (acfg.token_file && !want_api) {
+		fprintf(stderr, "egresswatch watch: --token-file needs --api ADDR:PORT\n");
+		return EXIT_USAGE;
+	}
+	if (want_api && api_check_config(&acfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "egresswatch watch: %s\n", err);
 		return EXIT_USAGE;
 	}
 	if (rules_path && rules_load(rules_path, &rules, err, sizeof(err)) < 0) {
@@ -462,6 +491,17 @@ static int cmd_watch(int argc, char **argv)
 		fprintf(stderr, "egresswatch watch: %s\n", err);
 		rc = EXIT_RUNTIME;
 		goto out;
+	}
+	/* The API reads the database the store just opened, on its own threads
+	 * and its own read-only connections. */
+	if (want_api) {
+		int arc;
+		acfg.db_path = db;
+		if ((arc = api_start(&api, &acfg, err, sizeof(err))) < 0) {
+			fprintf(stderr, "egresswatch watch: %s\n", err);
+			rc = arc == API_EUSAGE ? EXIT_USAGE : EXIT_RUNTIME;
+			goto out;
+		}
 	}
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
@@ -510,6 +550,7 @@ static int cmd_watch(int argc, char **argv)
 	}
 	log_info("capture", "stopping; %" PRIu64 " packets", core_stats(core)->packets);
 out:
+	api_stop(api);
 	if (core && core_close(core) < 0) {
 		log_err("store", "%s: could not write the last batch", db);
 		rc = rc ? rc : EXIT_RUNTIME;
@@ -518,6 +559,79 @@ out:
 		capture_close(caps[i]);
 	rules_free(rules);
 	return rc;
+}
+
+/* ---- serve ------------------------------------------------------------- */
+
+static void usage_serve(FILE *f)
+{
+	fputs("usage: egresswatch serve [-d DB] [--api ADDR:PORT] [--token-file FILE]\n"
+	      "\n"
+	      "Serve the HTTP API and the dashboard (docs/api.md) over an existing database,\n"
+	      "read-only, until SIGINT or SIGTERM (exit 0). A running `watch` may write the\n"
+	      "same database meanwhile.\n"
+	      "\n"
+	      "  -d, --db DB           SQLite database (default ./" DEFAULT_DB ")\n"
+	      "  -a, --api ADDR:PORT   address to listen on (default " API_DEFAULT_ADDR ";\n"
+	      "                        [::1]:8080 for IPv6; port 0 picks a free port)\n"
+	      "  -t, --token-file F    bearer token (first line of F) every request but\n"
+	      "                        /healthz must send; required when ADDR is not loopback\n"
+	      "  -h, --help            this text\n"
+	      "\n"
+	      "Exit status: 0 stopped by a signal; 1 the database is missing or unusable, or\n"
+	      "the address cannot be bound; 2 a usage error or an unreadable token file.\n",
+	      f);
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"api", required_argument, NULL, 'a'},
+		{"token-file", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct api_config acfg = {0};
+	struct api *api = NULL;
+	char err[1024];
+	int opt, rc;
+
+	acfg.db_path = DEFAULT_DB;
+	while ((opt = getopt_long(argc, argv, "d:a:t:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			acfg.db_path = optarg;
+			break;
+		case 'a':
+			acfg.addr = optarg;
+			break;
+		case 't':
+			acfg.token_file = optarg;
+			break;
+		case 'h':
+			usage_serve(stdout);
+			return 0;
+		default:
+			usage_serve(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "egresswatch serve: unexpected argument %s\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if ((rc = api_start(&api, &acfg, err, sizeof(err))) < 0) {
+		fprintf(stderr, "egresswatch serve: %s\n", err);
+		return rc == API_EUSAGE ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	signal(SIGINT, on_stop_signal);
+	signal(SIGTERM, on_stop_signal);
+	while (!stop_requested)
+		poll(NULL, 0, 200);
+	log_info("api", "stopping");
+	api_stop(api);
+	return 0;
 }
 
 /* ---- events / alerts ---------------------------------------------------- */
@@ -741,6 +855,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{"replay", cmd_replay},
 		{"watch", cmd_watch},
+		{"serve", cmd_serve},
 		{"events", cmd_events},
 		{"alerts", cmd_alerts},
 		{"rules", cmd_rules},

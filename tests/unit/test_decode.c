@@ -1293,6 +1293,920 @@ static void test_frag6(void)
 	h_fini(&h);
 }
 
+/* ---- encapsulations ------------------------------------------------------ */
+
+/* The inner packet of every tunnel test: a DNS query over UDP between
+ * addresses that appear nowhere in the outer headers. */
+static const uint8_t IN_SRC4[4] = {172, 16, 44, 3};
+static const uint8_t IN_DST4[4] = {8, 8, 8, 8};
+static const uint8_t IN_SRC6[16] = {0xfd, 0x00, 0, 0x44, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x03};
+static const uint8_t IN_DST6[16] = {0x20, 0x01, 0x48, 0x60, 0x48, 0x60, 0, 0, 0, 0, 0, 0, 0, 0, 0x88, 0x88};
+static const char DNSQ[] = "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x03"
+			   "www\x07"
+			   "example\x03"
+			   "com\x00\x00\x01\x00\x01";
+#define DNSQ_LEN (sizeof(DNSQ) - 1)
+
+/* IPv4 between src and dst (no options, DF, TTL 64). */
+static size_t mk_ip4_at(uint8_t *o, uint8_t proto, const uint8_t *src, const uint8_t *dst,
+			unsigned id, unsigned frag, const uint8_t *l4, size_t n)
+{
+	size_t len = mk_ip4(o, proto, id, frag, 0, l4, n);
+
+	memcpy(o + 12, src, 4);
+	memcpy(o + 16, dst, 4);
+	return len;
+}
+
+static size_t mk_ip6_at(uint8_t *o, uint8_t nh, const uint8_t *src, const uint8_t *dst,
+			const uint8_t *pl, size_t n)
+{
+	size_t len = mk_ip6(o, nh, pl, n);
+
+	memcpy(o + 8, src, 16);
+	memcpy(o + 24, dst, 16);
+	return len;
+}
+
+/* The inner DNS query datagram, IPv4 or IPv6. */
+static size_t mk_inner(uint8_t *o, int ipv)
+{
+	uint8_t l4[128];
+	size_t ln = mk_udp(l4, 40768, 53, DNSQ, DNSQ_LEN);
+
+	if (ipv == 4)
+		return mk_ip4_at(o, 17, IN_SRC4, IN_DST4, 0x77, 0x4000, l4, ln);
+	return mk_ip6_at(o, 17, IN_SRC6, IN_DST6, l4, ln);
+}
+
+/* An Ethernet header with the given ethertype. */
+static size_t mk_eth(uint8_t *o, unsigned type)
+{
+	memset(o, 0x02, 12);
+	o[5] = 0x11;
+	return 12 + put16(o + 12, type);
+}
+
+/* Ethernet + outer IPv4 (SRC4 -> DST4) of protocol proto around pl. */
+static size_t mk_outer4(uint8_t *f, uint8_t proto, const uint8_t *pl, size_t n)
+{
+	size_t e = mk_eth(f, 0x0800);
+
+	return e + mk_ip4(f + e, proto, 9, 0, 0, pl, n);
+}
+
+/* Ethernet + outer IPv4 + UDP to dport around pl. */
+static size_t mk_outer_udp(uint8_t *f, unsigned dport, const uint8_t *pl, size_t n)
+{
+	uint8_t u[2048];
+
+	return mk_outer4(f, 17, u, mk_udp(u, 50000, dport, pl, n));
+}
+
+/* The decoded packet is the inner DNS query, behind encap tunnels. */
+static void check_inner(const struct h *h, int ipv, unsigned encap)
+{
+	const struct pkt *p = &h->p;
+
+	CHECK_EQ(p->ipv, ipv);
+	CHECK_EQ(p->proto, 17);
+	CHECK_EQ(p->encap, encap);
+	CHECK_EQ(p->sport, 40768);
+	CHECK_EQ(p->dport, 53);
+	if (ipv == 4) {
+		CHECK(memcmp(p->src, IN_SRC4, 4) == 0);
+		CHECK(memcmp(p->dst, IN_DST4, 4) == 0);
+		CHECK(memcmp(p->src + 4, ZERO12, 12) == 0);
+		CHECK(memcmp(p->dst + 4, ZERO12, 12) == 0);
+		CHECK_EQ(p->ttl, 64);
+	} else {
+		CHECK(memcmp(p->src, IN_SRC6, 16) == 0);
+		CHECK(memcmp(p->dst, IN_DST6, 16) == 0);
+		CHECK_EQ(p->ttl, 63);
+	}
+	CHECK_EQ(p->l4_len, 8 + DNSQ_LEN);
+	CHECK(payload_is(p, DNSQ, DNSQ_LEN));
+	CHECK_EQ(p->flags & PKT_SHORT, 0);
+}
+
+/* The decoded packet is the outer datagram SRC4 -> DST4 of protocol proto. */
+static void check_outer(const struct h *h, uint8_t proto, unsigned dport)
+{
+	const struct pkt *p = &h->p;
+
+	CHECK_EQ(p->ipv, 4);
+	CHECK_EQ(p->proto, proto);
+	CHECK_EQ(p->encap, 0);
+	CHECK_EQ(p->dport, dport);
+	CHECK(memcmp(p->src, SRC4, 4) == 0);
+	CHECK(memcmp(p->dst, DST4, 4) == 0);
+	CHECK(p->l4 == h->buf + 34);
+}
+
+/* PPP protocol number of an IP version. */
+static unsigned ppp_proto(int ipv)
+{
+	return ipv == 4 ? 0x0021 : 0x0057;
+}
+
+/* Link types other than test_links' plain form: variants of each header. */
+static void test_link_variants(void)
+{
+	uint8_t in[256], f[512];
+	size_t n, k;
+	struct h h;
+	const struct decode_stats *st;
+	int ipv;
+
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+	for (ipv = 4; ipv <= 6; ipv += 2) {
+		size_t m = mk_inner(in, ipv);
+		unsigned type = ipv == 4 ? 0x0800 : 0x86dd;
+
+		/* PPP without address/control, and with a compressed protocol */
+		n = put16(f, ppp_proto(ipv));
+		memcpy(f + n, in, m);
+		CHECK_EQ(run_full(&h, DLT_PPP, f, n + m), DECODE_OK);
+		check_inner(&h, ipv, 0);
+		f[0] = (uint8_t)ppp_proto(ipv);
+		memcpy(f + 1, in, m);
+		CHECK_EQ(run_full(&h, DLT_PPP, f, 1 + m), DECODE_OK);
+		check_inner(&h, ipv, 0);
+		/* DLT_PPP_SERIAL carrying Cisco HDLC framing (broadcast address) */
+		put16(f, 0x8f00);
+		put16(f + 2, type);
+		memcpy(f + 4, in, m);
+		CHECK_EQ(run_full(&h, DLT_PPP_SERIAL, f, 4 + m), DECODE_OK);
+		check_inner(&h, ipv, 0);
+		/* Frame Relay: Cisco encapsulation (a bare ethertype) */
+		put16(f, 0x1861);
+		put16(f + 2, type);
+		memcpy(f + 4, in, m);
+		CHECK_EQ(run_full(&h, DLT_FRELAY, f, 4 + m), DECODE_OK);
+		check_inner(&h, ipv, 0);
+		/* ... RFC 2427 with the pad byte and a 3-byte address */
+		memcpy(f, "\x18\x60\x01\x03\x00", 5);
+		f[5] = ipv == 4 ? 0xcc : 0x8e;
+		memcpy(f + 6, in, m);
+		CHECK_EQ(run_full(&h, DLT_FRELAY, f, 6 + m), DECODE_OK);
+		check_inner(&h, ipv, 0);
+		/* ... SNAP (NLPID 0x80, OUI 0, ethertype) */
+		memcpy(f, "\x18\x41\x03\x00\x80\x00\x00\x00", 8);
+		put16(f + 8, type);
+		memcpy(f + 10, in, m);
+		CHECK_EQ(run_full(&h, DLT_FRELAY, f, 10 + m), DECODE_OK);
+		check_inner(&h, ipv, 0);
+		/* FDDI with an 802.1H OUI */
+		n = mk_link(f, DLT_FDDI, ipv, m);
+		f[18] = 0xf8;
+		memcpy(f + n, in, m);
+		CHECK_EQ(run_full(&h, DLT_FDDI, f, n + m), DECODE_OK);
+		check_inner(&h, ipv, 0);
+		/* NFLOG with the payload attribute first, padded, another after it */
+		f[0] = ipv == 4 ? 2 : 10;
+		f[1] = 0;
+		put16(f + 2, 1);
+		put16le(f + 4, (unsigned)m + 4);
+		put16le(f + 6, 9);
+		memcpy(f + 8, in, m);
+		n = 8 + m;
+		while (n % 4)
+			f[n++] = 0;
+		put16le(f + n, 8);
+		put16le(f + n + 2, 11); /* NFULA_UID */
+		put32(f + n + 4, 1000);
+		CHECK_EQ(run_full(&h, DLT_NFLOG, f, n + 8), DECODE_OK);
+		check_inner(&h, ipv, 0);
+		/* ... and a type carrying the NLA_F_NET_BYTEORDER flag */
+		put16le(f + 6, 0x4009);
+		CHECK_EQ(run_full(&h, DLT_NFLOG, f, n + 8), DECODE_OK);
+		check_inner(&h, ipv, 0);
+	}
+	CHECK_EQ(st->malformed[L_LINK], 0);
+	CHECK_EQ(st->truncated[L_LINK], 0);
+
+	/* Not IP: PPP LCP, Cisco SLARP, a Frame Relay CLNP NLPID, an FDDI SMT
+	 * frame, FDDI spanning tree LLC, NFLOG without a payload, NFLOG of
+	 * another family. */
+	memcpy(f, "\xff\x03\xc0\x21\x01\x01\x00\x04", 8);
+	CHECK_EQ(run_full(&h, DLT_PPP, f, 8), DECODE_NOT_IP);
+	memcpy(f, "\x8f\x00\x80\x35\x00\x00\x00\x00", 8);
+	CHECK_EQ(run_full(&h, DLT_C_HDLC, f, 8), DECODE_NOT_IP);
+	memcpy(f, "\x18\x41\x03\x81\x00\x00\x00\x00", 8);
+	CHECK_EQ(run_full(&h, DLT_FRELAY, f, 8), DECODE_NOT_IP);
+	memset(f, 0, 32);
+	f[0] = 0x41;
+	CHECK_EQ(run_full(&h, DLT_FDDI, f, 32), DECODE_NOT_IP);
+	f[0] = 0x50;
+	memcpy(f + 13, "\x42\x42\x03", 3);
+	CHECK_EQ(run_full(&h, DLT_FDDI, f, 32), DECODE_NOT_IP);
+	memcpy(f + 13, "\xaa\xaa\x03\x00\x00\x0c\x20\x00", 8); /* Cisco OUI */
+	CHECK_EQ(run_full(&h, DLT_FDDI, f, 32), DECODE_NOT_IP);
+	memcpy(f, "\x02\x00\x00\x2a\x08\x00\x01\x00\x08\x00\x03\x00", 12);
+	CHECK_EQ(run_full(&h, DLT_NFLOG, f, 12), DECODE_NOT_IP);
+	n = mk_inner(in, 4);
+	k = mk_frame(f, DLT_NFLOG, 4, in, n);
+	f[0] = 7;
+	CHECK_EQ(run_full(&h, DLT_NFLOG, f, k), DECODE_NOT_IP);
+	CHECK_EQ(st->not_ip, 8);
+	CHECK_EQ(st->malformed[L_LINK], 0);
+
+	/* Lies: PPP address without control 0x03, an even PPP protocol, a
+	 * one-byte and a five-byte Q.922 address, NFLOG version 1, an attribute
+	 * shorter than its header, a payload attribute beyond the wire, more
+	 * attributes than the walk allows. */
+	memcpy(f, "\xff\x05\x00\x21", 4);
+	memcpy(f + 4, in, n);
+	CHECK_EQ(run_full(&h, DLT_PPP, f, 4 + n), DECODE_MALFORMED);
+	memcpy(f, "\x00\x20", 2);
+	CHECK_EQ(run_full(&h, DLT_PPP, f, 4 + n), DECODE_MALFORMED);
+	memcpy(f, "\x19\x41\x03\xcc", 4);
+	CHECK_EQ(run_full(&h, DLT_FRELAY, f, 4 + n), DECODE_MALFORMED);
+	memcpy(f, "\x18\x40\x00\x00\x00\x03\xcc", 7);
+	CHECK_EQ(run_full(&h, DLT_FRELAY, f, 7 + n), DECODE_MALFORMED);
+	k = mk_frame(f, DLT_NFLOG, 4, in, n);
+	f[1] = 1;
+	CHECK_EQ(run_full(&h, DLT_NFLOG, f, k), DECODE_MALFORMED);
+	f[1] = 0;
+	put16le(f + 4, 3);
+	CHECK_EQ(run_full(&h, DLT_NFLOG, f, k), DECODE_MALFORMED);
+	put16le(f + 4, 8);
+	put16le(f + 20, (unsigned)n + 5);
+	CHECK_EQ(run_full(&h, DLT_NFLOG, f, k), DECODE_MALFORMED);
+	put16le(f + 20, (unsigned)n + 4);
+	CHECK_EQ(run(&h, DLT_NFLOG, f, k - 3, k), DECODE_OK); /* cut, not a lie */
+	CHECK(h.p.flags & PKT_SHORT);
+	memcpy(f, "\x02\x00\x00\x2a", 4);
+	for (k = 0; k < 33; k++) {
+		put16le(f + 4 + 4 * k, 4);
+		put16le(f + 6 + 4 * k, 15);
+	}
+	CHECK_EQ(run_full(&h, DLT_NFLOG, f, 4 + 4 * 33), DECODE_MALFORMED);
+	CHECK_EQ(st->malformed[L_LINK], 8);
+	h_fini(&h);
+}
+
+/* Ethernet payloads: PPPoE sessions and MPLS label stacks. */
+static void test_pppoe_mpls(void)
+{
+	static const unsigned tp[2] = {0x8100, 0x8100}, tci[2] = {421, 785};
+	uint8_t in[256], f[512];
+	size_t n, m, e, i;
+	struct h h;
+	const struct decode_stats *st;
+	int ipv;
+
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+	for (ipv = 4; ipv <= 6; ipv += 2) {
+		m = mk_inner(in, ipv);
+		/* PPPoE session, behind QinQ as in the corpus */
+		n = 12;
+		memset(f, 0x02, 12);
+		for (i = 0; i < 2; i++) {
+			n += put16(f + n, tp[i]);
+			n += put16(f + n, tci[i]);
+		}
+		n += put16(f + n, 0x8864);
+		n += mk_link(f + n, DLT_PPP_ETHER, ipv, m);
+		memcpy(f + n, in, m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n + m), DECODE_OK);
+		check_inner(&h, ipv, 0);
+		CHECK_EQ(h.p.vlan, 421);
+		/* MPLS: two labels, the second with bottom-of-stack */
+		e = mk_eth(f, ipv == 4 ? 0x8847 : 0x8848);
+		e += put32(f + e, 0x0001d0ff);
+		e += put32(f + e, 0x0001d1ff);
+		memcpy(f + e, in, m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, e + m), DECODE_OK);
+		check_inner(&h, ipv, 0);
+	}
+	CHECK_EQ(st->ok[L_PPPOE], 2);
+	CHECK_EQ(st->ok[L_PPP], 2);
+	CHECK_EQ(st->ok[L_MPLS], 2);
+
+	/* PPPoE length narrowing. The frame padded to 100 bytes; the PPPoE
+	 * length covers exactly PPP + IP: the padding is not payload. */
+	m = mk_inner(in, 4);
+	e = mk_eth(f, 0x8864);
+	n = e + mk_link(f + e, DLT_PPP_ETHER, 4, m);
+	memcpy(f + n, in, m);
+	memset(f + n + m, 0xee, 100);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n + m + 100), DECODE_OK);
+	check_inner(&h, 4, 0);
+	/* ... a PPPoE length shorter than the IP datagram: the IP header lies */
+	put16(f + e + 4, (unsigned)m + 2 - 1);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n + m + 100), DECODE_MALFORMED);
+	CHECK_EQ(st->malformed[L_IPV4], 1);
+	/* ... a PPPoE length beyond the frame on the wire */
+	put16(f + e + 4, (unsigned)m + 2 + 101);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n + m + 100), DECODE_MALFORMED);
+	CHECK_EQ(st->malformed[L_PPPOE], 1);
+	/* ... but within wirelen: a short capture */
+	put16(f + e + 4, (unsigned)m + 2);
+	CHECK_EQ(run(&h, DLT_EN10MB, f, n + m - 3, n + m), DECODE_OK);
+	CHECK(h.p.flags & PKT_SHORT);
+	CHECK_EQ(h.p.payload_len, DNSQ_LEN - 3);
+	/* ... length 0: no room for the PPP protocol */
+	put16(f + e + 4, 0);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n + m), DECODE_MALFORMED);
+	CHECK_EQ(st->malformed[L_PPP], 1);
+	/* ... version/type and code (PADI) */
+	put16(f + e + 4, (unsigned)m + 2);
+	f[e] = 0x12;
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n + m), DECODE_MALFORMED);
+	f[e] = 0x11;
+	f[e + 1] = 0x09;
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n + m), DECODE_MALFORMED);
+	CHECK_EQ(st->malformed[L_PPPOE], 3);
+	/* ... LCP in the session, and discovery (0x8863): not IP */
+	f[e + 1] = 0;
+	put16(f + e + 6, 0xc021);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n + m), DECODE_NOT_IP);
+	put16(f + 12, 0x8863);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n + m), DECODE_NOT_IP);
+
+	/* MPLS: the label stack is bounded; a payload of version 0 is unknown */
+	e = mk_eth(f, 0x8847);
+	for (i = 0; i < 8; i++)
+		e += put32(f + e, 0x000100ff | (i == 7 ? 0x100 : 0));
+	memcpy(f + e, in, m);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, e + m), DECODE_OK);
+	check_inner(&h, 4, 0);
+	f[e - 2] &= 0xfe;
+	e += put32(f + e, 0x000101ff);
+	memcpy(f + e, in, m);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, e + m), DECODE_MALFORMED);
+	CHECK_EQ(st->malformed[L_MPLS], 1);
+	e = mk_eth(f, 0x8847);
+	e += put32(f + e, 0x000101ff);
+	memset(f + e, 0, 20);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, e + 20), DECODE_NOT_IP);
+	/* MPLS over PPP (protocol 0x0281) */
+	n = put16(f, 0xff03);
+	n += put16(f + n, 0x0281);
+	n += put32(f + n, 0x000101ff);
+	memcpy(f + n, in, m);
+	CHECK_EQ(run_full(&h, DLT_PPP, f, n + m), DECODE_OK);
+	check_inner(&h, 4, 0);
+	h_fini(&h);
+}
+
+/* GRE v0 with the words its flags ask for (checksum+offset, key, sequence). */
+static size_t mk_gre(uint8_t *o, unsigned flags, unsigned type)
+{
+	size_t n = put16(o, flags);
+
+	n += put16(o + n, type);
+	if (flags & 0x8000)
+		n += put32(o + n, 0);
+	if (flags & 0x2000)
+		n += put32(o + n, 0xabcd0001u);
+	if (flags & 0x1000)
+		n += put32(o + n, 7);
+	return n;
+}
+
+/* GRE v1 (PPTP): flags include K; payload length plen, call id 6016. */
+static size_t mk_pptp(uint8_t *o, unsigned flags, unsigned plen)
+{
+	size_t n = put16(o, flags);
+
+	n += put16(o + n, 0x880b);
+	n += put16(o + n, plen);
+	n += put16(o + n, 6016);
+	if (flags & 0x1000)
+		n += put32(o + n, 430001);
+	if (flags & 0x0080)
+		n += put32(o + n, 539254);
+	return n;
+}
+
+/* A VXLAN header (I flag, VNI 1). */
+static size_t mk_vxlan(uint8_t *o, uint8_t flags)
+{
+	memset(o, 0, 8);
+	o[0] = flags;
+	o[6] = 1;
+	return 8;
+}
+
+/* A GENEVE header with optw words of options. */
+static size_t mk_geneve(uint8_t *o, unsigned optw, unsigned type)
+{
+	size_t n = 8 + 4 * (size_t)optw;
+
+	memset(o, 0, n);
+	o[0] = (uint8_t)optw;
+	put16(o + 2, type);
+	o[6] = 1;
+	if (optw) { /* one option: class, type, length in words */
+		put16(o + 8, 0x0103);
+		o[10] = 0x80;
+		o[11] = (uint8_t)(optw - 1);
+	}
+	return n;
+}
+
+/* IP tunnels: IP-in-IP, GRE (v0, v1, TEB, MPLS, ERSPAN), VXLAN, GENEVE. */
+static void test_tunnels(void)
+{
+	uint8_t in[256], pl[1024], f[2048];
+	size_t n, m, k;
+	struct h h;
+	const struct decode_stats *st;
+	int ipv, i;
+
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+	for (ipv = 4; ipv <= 6; ipv += 2) {
+		unsigned type = ipv == 4 ? 0x0800 : 0x86dd;
+
+		m = mk_inner(in, ipv);
+		/* IP-in-IP (4, 41) in IPv4, and in IPv6 */
+		n = mk_outer4(f, ipv == 4 ? 4 : 41, in, m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+		k = mk_eth(f, 0x86dd);
+		n = k + mk_ip6(f + k, ipv == 4 ? 4 : 41, in, m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+		/* GRE: plain, then with checksum, key and sequence number */
+		k = mk_gre(pl, 0, type);
+		memcpy(pl + k, in, m);
+		n = mk_outer4(f, 47, pl, k + m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+		k = mk_gre(pl, 0xb000, type);
+		memcpy(pl + k, in, m);
+		n = mk_outer4(f, 47, pl, k + m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+		/* GRE, transparent Ethernet bridging */
+		k = mk_gre(pl, 0x2000, 0x6558);
+		k += mk_eth(pl + k, type);
+		memcpy(pl + k, in, m);
+		n = mk_outer4(f, 47, pl, k + m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+		/* GRE, MPLS */
+		k = mk_gre(pl, 0, 0x8847);
+		k += put32(pl + k, 0x000101ff);
+		memcpy(pl + k, in, m);
+		n = mk_outer4(f, 47, pl, k + m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+		/* GRE v1 (PPTP): sequence and ack, PPP with address and control */
+		k = mk_pptp(pl, 0x3081, (unsigned)m + 4);
+		k += put16(pl + k, 0xff03);
+		k += put16(pl + k, ppp_proto(ipv));
+		memcpy(pl + k, in, m);
+		n = mk_outer4(f, 47, pl, k + m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+		/* ... sequence only, a compressed PPP protocol */
+		k = mk_pptp(pl, 0x3001, (unsigned)m + 1);
+		pl[k++] = (uint8_t)ppp_proto(ipv);
+		memcpy(pl + k, in, m);
+		n = mk_outer4(f, 47, pl, k + m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+		/* ERSPAN type II (GRE sequence number, 8-byte header) */
+		k = mk_gre(pl, 0x1000, 0x88be);
+		k += put32(pl + k, 0x10640001);
+		k += put32(pl + k, 0);
+		k += mk_eth(pl + k, type);
+		memcpy(pl + k, in, m);
+		n = mk_outer4(f, 47, pl, k + m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+		/* ERSPAN type I (no sequence number, no header) */
+		k = mk_gre(pl, 0, 0x88be);
+		k += mk_eth(pl + k, type);
+		memcpy(pl + k, in, m);
+		n = mk_outer4(f, 47, pl, k + m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+		/* ERSPAN type III with its platform subheader (O flag) */
+		k = mk_gre(pl, 0x1000, 0x22eb);
+		k += put32(pl + k, 0x20640001);
+		k += put32(pl + k, 0x12345678);
+		k += put16(pl + k, 0);
+		k += put16(pl + k, 0x0001);
+		k += put32(pl + k, 0x1c000000);
+		k += put32(pl + k, 0);
+		k += mk_eth(pl + k, type);
+		memcpy(pl + k, in, m);
+		n = mk_outer4(f, 47, pl, k + m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+		/* VXLAN */
+		k = mk_vxlan(pl, 0x08);
+		k += mk_eth(pl + k, type);
+		memcpy(pl + k, in, m);
+		n = mk_outer_udp(f, 4789, pl, k + m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+		/* GENEVE with an option, Ethernet; and carrying IP directly */
+		k = mk_geneve(pl, 2, 0x6558);
+		k += mk_eth(pl + k, type);
+		memcpy(pl + k, in, m);
+		n = mk_outer_udp(f, 6081, pl, k + m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+		k = mk_geneve(pl, 0, type);
+		memcpy(pl + k, in, m);
+		n = mk_outer_udp(f, 6081, pl, k + m);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, ipv, 1);
+	}
+	CHECK_EQ(st->ok[L_TUNNEL], 4);
+	CHECK_EQ(st->ok[L_GRE], 18);
+	CHECK_EQ(st->ok[L_ERSPAN], 6);
+	CHECK_EQ(st->ok[L_VXLAN], 2);
+	CHECK_EQ(st->ok[L_GENEVE], 4);
+	CHECK_EQ(st->not_ip, 0);
+	for (i = 0; i < L_COUNT; i++) {
+		CHECK_EQ(st->truncated[i], 0);
+		CHECK_EQ(st->malformed[i], 0);
+	}
+
+	/* Tunnels carrying no IP: the outer datagram stands, not counted as
+	 * not-IP. GRE keepalive, RFC 1701 routing, GRE version 2, a PPTP ack
+	 * alone, ERSPAN III of an IP frame type, VXLAN without the I flag,
+	 * ARP over VXLAN, a datagram to 4789 too short for VXLAN, GENEVE
+	 * version 1. */
+	memset(pl, 0, 64);
+	n = mk_outer4(f, 47, pl, mk_gre(pl, 0, 0) + 8);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_outer(&h, 47, 0);
+	CHECK_EQ(h.p.l4_len, 12);
+	CHECK_EQ(h.p.payload_len, 0);
+	k = mk_inner(in, 4);
+	m = mk_gre(pl, 0x4000, 0x0800);
+	memcpy(pl + m, in, k);
+	n = mk_outer4(f, 47, pl, m + k);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_outer(&h, 47, 0);
+	pl[1] = 2;
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_OK);
+	check_outer(&h, 47, 0);
+	n = mk_outer4(f, 47, pl, mk_pptp(pl, 0x2081, 0));
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_outer(&h, 47, 0);
+	m = mk_gre(pl, 0x1000, 0x22eb);
+	m += put32(pl + m, 0x20640001);
+	m += put32(pl + m, 0);
+	m += put16(pl + m, 0);
+	m += put16(pl + m, 2 << 10);
+	memcpy(pl + m, in, k);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_OK);
+	check_outer(&h, 47, 0);
+	m = mk_vxlan(pl, 0x00);
+	m += mk_eth(pl + m, 0x0800);
+	memcpy(pl + m, in, k);
+	n = mk_outer_udp(f, 4789, pl, m + k);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_outer(&h, 17, 4789);
+	CHECK_EQ(h.p.sport, 50000);
+	CHECK(payload_is(&h.p, pl, m + k));
+	pl[0] = 0x08;
+	put16(pl + 20, 0x0806);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer_udp(f, 4789, pl, m + k)), DECODE_OK);
+	check_outer(&h, 17, 4789);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer_udp(f, 4789, pl, 4)), DECODE_OK);
+	check_outer(&h, 17, 4789);
+	CHECK_EQ(h.p.payload_len, 4);
+	m = mk_geneve(pl, 0, 0x0800);
+	pl[0] = 0x40;
+	memcpy(pl + m, in, k);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer_udp(f, 6081, pl, m + k)), DECODE_OK);
+	check_outer(&h, 17, 6081);
+	CHECK_EQ(st->not_ip, 0);
+	for (i = 0; i < L_COUNT; i++)
+		CHECK_EQ(st->malformed[i], 0);
+
+	/* An outer datagram cut after its inner one ends: the inner is whole */
+	memcpy(pl, in, k);
+	memset(pl + k, 0xee, 8);
+	n = mk_outer4(f, 4, pl, k + 8);
+	CHECK_EQ(run(&h, DLT_EN10MB, f, n - 4, n), DECODE_OK);
+	check_inner(&h, 4, 1);
+	CHECK_EQ(h.p.flags, 0);
+
+	/* Lies. GRE v1 without its key; PPTP payload length beyond the
+	 * datagram, and shorter than the PPP frame; ERSPAN II of version 2; a
+	 * GRE header longer than the IP datagram; IP-in-IP whose inner packet
+	 * is not IPv4. */
+	m = mk_pptp(pl, 0x3081, (unsigned)k + 4);
+	m += put16(pl + m, 0xff03);
+	m += put16(pl + m, 0x0021);
+	memcpy(pl + m, in, k);
+	pl[0] = 0x10;
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_MALFORMED);
+	pl[0] = 0x30;
+	put16(pl + 4, (unsigned)k + 5);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_MALFORMED);
+	CHECK_EQ(st->malformed[L_GRE], 2);
+	put16(pl + 4, (unsigned)k + 3);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_MALFORMED);
+	CHECK_EQ(st->malformed[L_IPV4], 1);
+	m = mk_gre(pl, 0x1000, 0x88be);
+	m += put32(pl + m, 0x20640001);
+	m += put32(pl + m, 0);
+	m += mk_eth(pl + m, 0x0800);
+	memcpy(pl + m, in, k);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_MALFORMED);
+	CHECK_EQ(st->malformed[L_ERSPAN], 1);
+	n = mk_outer4(f, 47, pl, mk_gre(pl, 0xb000, 0x0800));
+	put16(f + 16, 20 + 8);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(st->malformed[L_GRE], 3);
+	n = mk_outer4(f, 4, in, k);
+	f[34] = 0x65;
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(st->malformed[L_IPV4], 2);
+	h_fini(&h);
+}
+
+/* Every truncation point of every new header, with the layer it counts at. */
+static void test_encap_truncation(void)
+{
+	uint8_t in4[256], in6[256], pl[1024], f[2048];
+	size_t m4 = mk_inner(in4, 4), m6 = mk_inner(in6, 6), n, k;
+	const size_t u4 = 20 + 8, u6 = 40 + 8; /* inner headers */
+
+	/* Link types: Cisco HDLC, PPP, PPPoE (DLT_PPP_ETHER), Frame Relay
+	 * (NLPID, SNAP), FDDI, NFLOG */
+	n = mk_frame(f, DLT_C_HDLC, 4, in4, m4);
+	{
+		const struct bound b[] = {{4, L_LINK}, {4 + 20, L_IPV4}, {4 + u4, L_UDP}};
+		sweep(DLT_C_HDLC, f, n, b, 3, 40768, 53);
+	}
+	n = mk_frame(f, DLT_PPP, 6, in6, m6);
+	{
+		const struct bound b[] = {{4, L_LINK}, {4 + 40, L_IPV6}, {4 + u6, L_UDP}};
+		sweep(DLT_PPP, f, n, b, 3, 40768, 53);
+	}
+	n = mk_frame(f, DLT_PPP_ETHER, 4, in4, m4);
+	{
+		const struct bound b[] = {{6, L_PPPOE}, {8, L_PPP}, {8 + 20, L_IPV4},
+					  {8 + u4, L_UDP}};
+		sweep(DLT_PPP_ETHER, f, n, b, 4, 40768, 53);
+	}
+	n = mk_frame(f, DLT_FRELAY, 4, in4, m4);
+	f[3] = 0x00; /* pad byte before the NLPID */
+	memmove(f + 5, f + 4, n - 4);
+	f[4] = 0xcc;
+	n++;
+	{
+		const struct bound b[] = {{5, L_LINK}, {5 + 20, L_IPV4}, {5 + u4, L_UDP}};
+		sweep(DLT_FRELAY, f, n, b, 3, 40768, 53);
+	}
+	memcpy(f, "\x18\x41\x03\x00\x80\x00\x00\x00\x86\xdd", 10);
+	memcpy(f + 10, in6, m6);
+	{
+		const struct bound b[] = {{10, L_LINK}, {10 + 40, L_IPV6}, {10 + u6, L_UDP}};
+		sweep(DLT_FRELAY, f, 10 + m6, b, 3, 40768, 53);
+	}
+	n = mk_frame(f, DLT_FDDI, 4, in4, m4);
+	{
+		const struct bound b[] = {{21, L_LINK}, {21 + 20, L_IPV4}, {21 + u4, L_UDP}};
+		sweep(DLT_FDDI, f, n, b, 3, 40768, 53);
+	}
+	n = mk_frame(f, DLT_NFLOG, 6, in6, m6);
+	{
+		const struct bound b[] = {{24, L_LINK}, {24 + 40, L_IPV6}, {24 + u6, L_UDP}};
+		sweep(DLT_NFLOG, f, n, b, 3, 40768, 53);
+	}
+
+	/* Ethernet, VLAN, PPPoE, PPP, IPv4, UDP */
+	k = mk_eth(f, 0x8100);
+	k += put16(f + k, 7);
+	k += put16(f + k, 0x8864);
+	k += mk_link(f + k, DLT_PPP_ETHER, 4, m4);
+	memcpy(f + k, in4, m4);
+	{
+		const struct bound b[] = {{14, L_LINK}, {18, L_VLAN}, {24, L_PPPOE}, {26, L_PPP},
+					  {26 + 20, L_IPV4}, {26 + u4, L_UDP}};
+		sweep(DLT_EN10MB, f, k + m4, b, 6, 40768, 53);
+	}
+	/* Ethernet, MPLS (two labels and the version nibble), IPv6, UDP */
+	k = mk_eth(f, 0x8847);
+	k += put32(f + k, 0x000100ff);
+	k += put32(f + k, 0x000101ff);
+	memcpy(f + k, in6, m6);
+	{
+		const struct bound b[] = {{14, L_LINK}, {22, L_MPLS}, {23, L_MPLS},
+					  {22 + 40, L_IPV6}, {22 + u6, L_UDP}};
+		sweep(DLT_EN10MB, f, k + m6, b, 5, 40768, 53);
+	}
+	/* IPv4 in IPv4; IPv4 in IPv6 */
+	n = mk_outer4(f, 4, in4, m4);
+	{
+		const struct bound b[] = {{14, L_LINK}, {34, L_IPV4}, {54, L_IPV4}, {34 + u4, L_UDP}};
+		sweep(DLT_EN10MB, f, n, b, 4, 40768, 53);
+	}
+	k = mk_eth(f, 0x86dd);
+	n = k + mk_ip6(f + k, 4, in4, m4);
+	{
+		const struct bound b[] = {{14, L_LINK}, {54, L_IPV6}, {74, L_IPV4}, {54 + u4, L_UDP}};
+		sweep(DLT_EN10MB, f, n, b, 4, 40768, 53);
+	}
+	/* GRE with checksum, key and sequence, IPv6 */
+	k = mk_gre(pl, 0xb000, 0x86dd);
+	memcpy(pl + k, in6, m6);
+	n = mk_outer4(f, 47, pl, k + m6);
+	{
+		const struct bound b[] = {{14, L_LINK}, {34, L_IPV4}, {50, L_GRE}, {90, L_IPV6},
+					  {50 + u6, L_UDP}};
+		sweep(DLT_EN10MB, f, n, b, 5, 40768, 53);
+	}
+	/* GRE v1, PPP (address, control, protocol), IPv4 */
+	k = mk_pptp(pl, 0x3081, (unsigned)m4 + 4);
+	k += put16(pl + k, 0xff03);
+	k += put16(pl + k, 0x0021);
+	memcpy(pl + k, in4, m4);
+	n = mk_outer4(f, 47, pl, k + m4);
+	{
+		const struct bound b[] = {{14, L_LINK}, {34, L_IPV4}, {50, L_GRE}, {54, L_PPP},
+					  {74, L_IPV4}, {54 + u4, L_UDP}};
+		sweep(DLT_EN10MB, f, n, b, 6, 40768, 53);
+	}
+	/* GRE, ERSPAN II, Ethernet, IPv4 */
+	k = mk_gre(pl, 0x1000, 0x88be);
+	k += put32(pl + k, 0x10640001);
+	k += put32(pl + k, 0);
+	k += mk_eth(pl + k, 0x0800);
+	memcpy(pl + k, in4, m4);
+	n = mk_outer4(f, 47, pl, k + m4);
+	{
+		const struct bound b[] = {{14, L_LINK}, {34, L_IPV4}, {42, L_GRE}, {50, L_ERSPAN},
+					  {64, L_LINK}, {84, L_IPV4}, {64 + u4, L_UDP}};
+		sweep(DLT_EN10MB, f, n, b, 7, 40768, 53);
+	}
+	/* VXLAN, Ethernet, IPv4 */
+	k = mk_vxlan(pl, 0x08);
+	k += mk_eth(pl + k, 0x0800);
+	memcpy(pl + k, in4, m4);
+	n = mk_outer_udp(f, 4789, pl, k + m4);
+	{
+		const struct bound b[] = {{14, L_LINK}, {34, L_IPV4}, {42, L_UDP}, {50, L_VXLAN},
+					  {64, L_LINK}, {84, L_IPV4}, {64 + u4, L_UDP}};
+		sweep(DLT_EN10MB, f, n, b, 7, 40768, 53);
+	}
+	/* GENEVE with 12 bytes of options, IPv6 */
+	k = mk_geneve(pl, 3, 0x86dd);
+	memcpy(pl + k, in6, m6);
+	n = mk_outer_udp(f, 6081, pl, k + m6);
+	{
+		const struct bound b[] = {{14, L_LINK}, {34, L_IPV4}, {42, L_UDP}, {62, L_GENEVE},
+					  {102, L_IPV6}, {62 + u6, L_UDP}};
+		sweep(DLT_EN10MB, f, n, b, 6, 40768, 53);
+	}
+}
+
+/* Wrap the n bytes at in in levels of IPv4 + GRE into f (with Ethernet). */
+static size_t mk_gre_nest(uint8_t *f, const uint8_t *in, size_t n, unsigned levels)
+{
+	uint8_t a[2048], b[2048];
+	size_t len = n;
+	unsigned i;
+
+	memcpy(a, in, n);
+	for (i = 0; i < levels; i++) {
+		size_t g = mk_gre(b, 0, 0x0800);
+
+		memcpy(b + g, a, len);
+		len = mk_ip4(a, 47, 100 + i, 0, 0, b, g + len);
+	}
+	memcpy(f + mk_eth(f, 0x0800), a, len);
+	return 14 + len;
+}
+
+/* The nesting bound: tunnels inside tunnels, counted in p->encap. */
+static void test_encap_depth(void)
+{
+	uint8_t in[256], pl[2048], f[4096];
+	struct decode_config cfg;
+	size_t m = mk_inner(in, 4), n, k;
+	unsigned lv;
+	struct h h;
+
+	/* GRE in GRE in ...: the default bound of 4 holds, 5 is refused */
+	h_init(&h, NULL);
+	for (lv = 1; lv <= 4; lv++) {
+		n = mk_gre_nest(f, in, m, lv);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, 4, lv);
+	}
+	CHECK_EQ(decode_stats(h.d)->ok[L_GRE], 1 + 2 + 3 + 4);
+	n = mk_gre_nest(f, in, m, 5);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(decode_stats(h.d)->malformed[L_TUNNEL], 1);
+	n = mk_gre_nest(f, in, m, 12);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(decode_stats(h.d)->malformed[L_TUNNEL], 2);
+	/* a mix: IPv4 in VXLAN in GRE in IPv4-in-IPv4 */
+	k = mk_vxlan(pl, 0x08);
+	k += mk_eth(pl + k, 0x0800);
+	memcpy(pl + k, in, m);
+	n = mk_outer_udp(f, 4789, pl, k + m); /* Ethernet + IPv4 + UDP + VXLAN */
+	k = mk_gre(pl, 0, 0x0800);
+	memcpy(pl + k, f + 14, n - 14);
+	n = mk_outer4(f, 47, pl, k + n - 14);
+	memcpy(pl, f + 14, n - 14);
+	n = mk_outer4(f, 4, pl, n - 14);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_inner(&h, 4, 3);
+	h_fini(&h);
+
+	/* a configured bound of 1; and one beyond the hard cap of 16 */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.max_encap_depth = 1;
+	h_init(&h, &cfg);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_gre_nest(f, in, m, 1)), DECODE_OK);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_gre_nest(f, in, m, 2)), DECODE_MALFORMED);
+	h_fini(&h);
+	cfg.max_encap_depth = 1000;
+	h_init(&h, &cfg);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_gre_nest(f, in, m, 16)), DECODE_OK);
+	check_inner(&h, 4, 16);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_gre_nest(f, in, m, 17)), DECODE_MALFORMED);
+	h_fini(&h);
+}
+
+/* Ethernet + IPv4 (src -> DST4) fragment of protocol proto: data at off. */
+static size_t mk_frag4_frame(uint8_t *f, uint8_t proto, const uint8_t *src, unsigned id,
+			     const uint8_t *data, size_t off, size_t n, int more)
+{
+	size_t e = mk_eth(f, 0x0800);
+
+	return e + mk_ip4_at(f + e, proto, src, DST4, id,
+			     (unsigned)(off / 8) | (more ? 0x2000u : 0), data, n);
+}
+
+/* Reassembly around tunnels: outer first, inner keyed by inner addresses. */
+static void test_encap_frag(void)
+{
+	static const uint8_t tun_a[4] = {192, 0, 2, 1}, tun_b[4] = {192, 0, 2, 2};
+	uint8_t in[256], inner[256], pl[1024], f[2048], fr[256];
+	size_t m, k, n;
+	struct h h;
+
+	h_init(&h, NULL);
+	/* A fragmented outer datagram carrying GRE: reassembled, then opened */
+	m = mk_inner(in, 4);
+	k = mk_gre(pl, 0x2000, 0x0800);
+	memcpy(pl + k, in, m);
+	k += m;
+	n = mk_frag4_frame(f, 47, SRC4, 500, pl, 0, 24, 1);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_HELD);
+	n = mk_frag4_frame(f, 47, SRC4, 500, pl + 24, 24, k - 24, 0);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_inner(&h, 4, 1);
+	CHECK(h.p.flags & PKT_REASSEMBLED);
+
+	/* Inner fragments through IP-in-IP, arriving over two different
+	 * tunnels: the inner addresses key the table */
+	{
+		uint8_t l4[128];
+		size_t ln = mk_udp(l4, 40768, 53, DNSQ, DNSQ_LEN), e;
+
+		k = mk_ip4_at(inner, 17, IN_SRC4, IN_DST4, 0x99, 0x2000, l4, 16);
+		e = mk_eth(f, 0x0800);
+		n = e + mk_ip4_at(f + e, 4, tun_a, DST4, 1, 0, inner, k);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_HELD);
+		CHECK_EQ(decode_frag_pending(h.d), 1);
+		k = mk_ip4_at(inner, 17, IN_SRC4, IN_DST4, 0x99, 2, l4 + 16, ln - 16);
+		n = e + mk_ip4_at(f + e, 4, tun_b, DST4, 2, 0, inner, k);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, 4, 1);
+		CHECK(h.p.flags & PKT_REASSEMBLED);
+		CHECK_EQ(decode_frag_pending(h.d), 0);
+
+		/* Both at once: a fragmented outer datagram whose reassembled
+		 * payload is the first inner fragment (the reassembly buffer is
+		 * reused for the inner datagram) */
+		k = mk_ip4_at(inner, 17, IN_SRC4, IN_DST4, 0x9a, 0x2000, l4, 16);
+		n = mk_frag4_frame(f, 4, tun_a, 600, inner, 0, 16, 1);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_HELD);
+		n = mk_frag4_frame(f, 4, tun_a, 600, inner + 16, 16, k - 16, 0);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_HELD);
+		k = mk_ip4_at(inner, 17, IN_SRC4, IN_DST4, 0x9a, 2, l4 + 16, ln - 16);
+		memcpy(fr, inner, k);
+		n = mk_frag4_frame(f, 4, tun_a, 601, fr, 0, 24, 1);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_HELD);
+		n = mk_frag4_frame(f, 4, tun_a, 601, fr + 24, 24, k - 24, 0);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		check_inner(&h, 4, 1);
+		CHECK(h.p.flags & PKT_REASSEMBLED);
+		CHECK_EQ(decode_frag_pending(h.d), 0);
+	}
+	h_fini(&h);
+}
+
 /* ---- random bytes -------------------------------------------------------- */
 
 static uint32_t rnd(uint32_t *s)
@@ -1418,6 +2332,126 @@ static void test_random(void)
 	CHECK(results[DECODE_HELD] > 0);
 }
 
+/* Random smoke over the new link types and encapsulations: templates of
+ * valid frames, mutated in their headers, cut and given lying wirelens. */
+static void test_random_encap(void)
+{
+	enum { NT = 16 };
+	uint8_t tmpl[NT][512], in4[256], in6[256], pl[512], f[1024];
+	size_t tlen[NT], nt = 0, m4 = mk_inner(in4, 4), m6 = mk_inner(in6, 6), k, ti;
+	int tdlt[NT];
+	uint32_t seed = 0x9e3779b9u;
+	volatile unsigned sink = 0;
+	uint64_t results[5] = {0};
+	int bad = 0, i;
+	struct h h;
+
+#define TMPL(dlt_, expr_)                         \
+	do {                                      \
+		tdlt[nt] = (dlt_);                \
+		tlen[nt] = (expr_);               \
+		nt++;                             \
+	} while (0)
+	TMPL(DLT_PPP, mk_frame(tmpl[nt], DLT_PPP, 4, in4, m4));
+	TMPL(DLT_PPP_SERIAL, mk_frame(tmpl[nt], DLT_PPP_SERIAL, 6, in6, m6));
+	TMPL(DLT_PPP_ETHER, mk_frame(tmpl[nt], DLT_PPP_ETHER, 4, in4, m4));
+	TMPL(DLT_C_HDLC, mk_frame(tmpl[nt], DLT_C_HDLC, 6, in6, m6));
+	TMPL(DLT_FRELAY, mk_frame(tmpl[nt], DLT_FRELAY, 4, in4, m4));
+	TMPL(DLT_FDDI, mk_frame(tmpl[nt], DLT_FDDI, 4, in4, m4));
+	TMPL(DLT_NFLOG, mk_frame(tmpl[nt], DLT_NFLOG, 6, in6, m6));
+	k = mk_eth(tmpl[nt], 0x8864);
+	TMPL(DLT_EN10MB, k + mk_frame(tmpl[nt] + k, DLT_PPP_ETHER, 4, in4, m4));
+	k = mk_eth(tmpl[nt], 0x8847);
+	k += put32(tmpl[nt] + k, 0x000101ff);
+	memcpy(tmpl[nt] + k, in6, m6);
+	TMPL(DLT_EN10MB, k + m6);
+	TMPL(DLT_EN10MB, mk_outer4(tmpl[nt], 4, in4, m4));
+	k = mk_gre(pl, 0xb000, 0x86dd);
+	memcpy(pl + k, in6, m6);
+	TMPL(DLT_EN10MB, mk_outer4(tmpl[nt], 47, pl, k + m6));
+	k = mk_pptp(pl, 0x3081, (unsigned)m4 + 4);
+	k += put16(pl + k, 0xff03);
+	k += put16(pl + k, 0x0021);
+	memcpy(pl + k, in4, m4);
+	TMPL(DLT_EN10MB, mk_outer4(tmpl[nt], 47, pl, k + m4));
+	k = mk_gre(pl, 0x1000, 0x88be);
+	k += put32(pl + k, 0x10640001);
+	k += put32(pl + k, 0);
+	k += mk_eth(pl + k, 0x0800);
+	memcpy(pl + k, in4, m4);
+	TMPL(DLT_EN10MB, mk_outer4(tmpl[nt], 47, pl, k + m4));
+	k = mk_vxlan(pl, 0x08);
+	k += mk_eth(pl + k, 0x0800);
+	memcpy(pl + k, in4, m4);
+	TMPL(DLT_EN10MB, mk_outer_udp(tmpl[nt], 4789, pl, k + m4));
+	k = mk_geneve(pl, 2, 0x6558);
+	k += mk_eth(pl + k, 0x86dd);
+	memcpy(pl + k, in6, m6);
+	TMPL(DLT_EN10MB, mk_outer_udp(tmpl[nt], 6081, pl, k + m6));
+	TMPL(DLT_EN10MB, mk_gre_nest(tmpl[nt], in4, m4, 4));
+#undef TMPL
+
+	h_init(&h, NULL);
+	for (i = 0; i < 40000; i++) {
+		uint32_t mode = rnd(&seed) % 4;
+		size_t n, caplen, wirelen, j;
+		enum decode_result r;
+		int dlt;
+
+		ti = rnd(&seed) % nt;
+		dlt = tdlt[ti];
+		if (mode == 0) { /* random bytes on the template's link type */
+			n = rnd(&seed) % 200;
+			for (j = 0; j < n; j++)
+				f[j] = (uint8_t)rnd(&seed);
+		} else {
+			size_t muts = 1 + rnd(&seed) % 4, span;
+
+			n = tlen[ti];
+			memcpy(f, tmpl[ti], n);
+			span = n < 120 ? n : 120;
+			for (j = 0; j < muts && mode != 3; j++)
+				f[rnd(&seed) % span] = (uint8_t)rnd(&seed);
+		}
+		caplen = n;
+		if (rnd(&seed) % 4 == 0)
+			caplen = n ? rnd(&seed) % (n + 1) : 0;
+		wirelen = n;
+		if (rnd(&seed) % 8 == 0)
+			wirelen = rnd(&seed) % 2000;
+		h.ts += rnd(&seed) % 200000;
+		r = run(&h, dlt, f, caplen, wirelen);
+		if ((unsigned)r > DECODE_HELD) {
+			bad++;
+			continue;
+		}
+		results[r]++;
+		if (r != DECODE_OK)
+			continue;
+		if ((h.p.ipv != 4 && h.p.ipv != 6) || h.p.encap > 4)
+			bad++;
+		if (h.p.l4_len > 65535 || h.p.payload_len > h.p.l4_len)
+			bad++;
+		if (!(h.p.flags & PKT_REASSEMBLED) &&
+		    (!in_buf(&h, h.p.l4, h.p.l4_len, caplen) ||
+		     (h.p.payload && !in_buf(&h, h.p.payload, h.p.payload_len, caplen))))
+			bad++;
+		if (h.p.payload &&
+		    ((uintptr_t)h.p.payload < (uintptr_t)h.p.l4 ||
+		     (uintptr_t)h.p.payload + h.p.payload_len > (uintptr_t)h.p.l4 + h.p.l4_len))
+			bad++;
+		if (h.p.l4_len)
+			sink += touch(h.p.l4, h.p.l4_len);
+	}
+	h_fini(&h);
+	(void)sink;
+	CHECK_EQ(bad, 0);
+	CHECK(results[DECODE_OK] > 0);
+	CHECK(results[DECODE_NOT_IP] > 0);
+	CHECK(results[DECODE_TRUNCATED] > 0);
+	CHECK(results[DECODE_MALFORMED] > 0);
+}
+
 static void test_misc(void)
 {
 	struct decoder *d;
@@ -1433,6 +2467,11 @@ static void test_misc(void)
 	CHECK_STR(decode_layer_name(L_IPV4), "ipv4");
 	CHECK_STR(decode_layer_name(L_ICMPV6), "icmpv6");
 	CHECK_STR(decode_layer_name(L_FRAG), "frag");
+	CHECK_STR(decode_layer_name(L_PPPOE), "pppoe");
+	CHECK_STR(decode_layer_name(L_MPLS), "mpls");
+	CHECK_STR(decode_layer_name(L_GRE), "gre");
+	CHECK_STR(decode_layer_name(L_VXLAN), "vxlan");
+	CHECK_STR(decode_layer_name(L_TUNNEL), "tunnel");
 	CHECK_STR(decode_layer_name(L_COUNT), "unknown");
 	for (l = 0; l < L_COUNT; l++)
 		CHECK(decode_layer_name((enum decode_layer)l) != NULL);
@@ -1450,5 +2489,12 @@ int main(void)
 	test_frag4();
 	test_frag6();
 	test_random();
+	test_link_variants();
+	test_pppoe_mpls();
+	test_tunnels();
+	test_encap_truncation();
+	test_encap_depth();
+	test_encap_frag();
+	test_random_encap();
 	return check_done();
 }
