@@ -597,7 +597,14 @@ def test_stream(port, db):
     check("bad Last-Event-ID is 400", st == 400 and "Last-Event-ID" in body["error"])
 
     # At most 16 streams; the 17th gets 503.
-    streams = [SSE(port) for _ in range(16)]
+    def open_streams():
+        data = request(port, "/metrics")[2].decode()
+        m = re.search(r"^egresswatch_api_streams (\d+)$", data, re.M)
+        return int(m.group(1)) if m else -1
+
+    time.sleep(0.6)
+    base = open_streams()
+    streams = [SSE(port) for _ in range(16 - base)]
     time.sleep(0.3)
     st, hd, body = get_json(port, "/api/v1/stream")
     check("17th stream refused", st == 503 and body and "error" in body, str(st))
@@ -607,9 +614,7 @@ def test_stream(port, db):
     ok = False
     for _ in range(30):
         time.sleep(0.2)
-        st, hd, data = request(port, "/metrics")
-        m = re.search(r"^egresswatch_api_streams (\d+)$", data.decode(), re.M)
-        if m and m.group(1) == "0":
+        if open_streams() == base:
             ok = True
             break
     check("closed streams are released", ok)

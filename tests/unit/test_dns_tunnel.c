@@ -9,12 +9,18 @@
  * Also the label classes, the score, the thresholds at their edges, trusted
  * zones at dot boundaries, public-suffix cuts, escapes and the table bound.
  *
+ * The cut cache (dns_tunnel_cut) is checked against libpsl over 40,000
+ * names, under suffixes with deep, wildcard and exception rules, each cut
+ * several times and by two states in opposite orders, so that hits, misses
+ * and collisions all give the uncached answer.
+ *
  * Prints the measured detection delays (query index or minutes of packet
  * time of the first alert); docs/detection.md quotes them. DT_SEED=n runs
  * other random streams; DT_SWEEP=1 also prints how many alerts the benign
  * stream would raise at each tunnel_score from 20 to 70 (DT_TRUST=1: with
  * the shipped trusted zones), the margin to keep in mind when tuning.
  */
+#include <libpsl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -888,6 +894,105 @@ static void test_edges(const struct rules *rules)
 	CHECK_EQ(detect_dns_tunnel_module.obs_mask, (1u << OBS_DNS_QUERY) | (1u << OBS_DNS_ANSWER));
 }
 
+/* The cut cache against libpsl itself: the same context the detector loads. */
+static void test_cut_cache(struct rules *rules)
+{
+	static const char *const zones[] = {
+		"com", "co.uk", "uk", "example.org", "github.io", "blogspot.com",
+		"s3.dualstack.ap-northeast-1.amazonaws.com", "dualstack.ap-northeast-1.amazonaws.com",
+		"ap-northeast-1.amazonaws.com", "s3.amazonaws.com", "amazonaws.com",
+		"compute.amazonaws.com", "eu-west-1.compute.amazonaws.com", "kawasaki.jp",
+		"city.kawasaki.jp", "www.ck", "ck", "forgot.his.name", "his.name", "name",
+		"example", "foo.bar", "nosuchtld", "deadbeefcafe0123", "in-addr.arpa", "local",
+		"cluster.local", "appspot.com", "herokuapp.com", "xn--p1ai", "a.b.c.d.e.f",
+	};
+	enum { NZ = sizeof(zones) / sizeof(zones[0]), NN = 40000 };
+	psl_ctx_t *own = psl_latest(NULL);
+	const psl_ctx_t *psl = own ? own : psl_builtin();
+	size_t saved = rules->trusted_domains.n;
+	struct module_env env = {.rules = rules};
+	void *a = NULL, *b = NULL;
+	char(*names)[300] = calloc(NN, sizeof(*names));
+	long *cut = calloc(NN, sizeof(*cut));
+	size_t *sub = calloc(NN, sizeof(*sub));
+	int bad_psl = 0, bad_repeat = 0, bad_order = 0, checked = 0;
+
+	CHECK(psl != NULL && names && cut && sub);
+	rules->trusted_domains.n = 0; /* judge every name */
+	CHECK_EQ(detect_dns_tunnel_module.init(&env, &a), 0);
+	CHECK_EQ(detect_dns_tunnel_module.init(&env, &b), 0);
+	if (!psl || !names || !cut || !sub || !a || !b)
+		goto out;
+	for (int i = 0; i < NN; i++) {
+		char *n = names[i];
+		size_t o = 0;
+		int labels = (int)(rnd() % 4); /* 0..3 labels before the zone */
+		if (i % 97 == 0)
+			labels = 6; /* long names (past the cache's name bound) */
+		for (int l = 0; l < labels; l++) {
+			int len = 1 + (int)(rnd() % (i % 97 == 0 ? 40 : 12));
+			for (int k = 0; k < len; k++)
+				n[o++] = "abcdefghijklmnopqrstuvwxyz0123456789-"[rnd() % (k ? 37 : 36)];
+			n[o++] = '.';
+		}
+		/* a few names repeat an earlier one's first labels: "www", "a" */
+		if (i % 5 == 0)
+			o = (size_t)sprintf(n, "%s.", i % 10 ? "www" : "a");
+		o += (size_t)sprintf(n + o, "%s", zones[rnd() % NZ]);
+		n[o] = '\0';
+	}
+	for (int pass = 0; pass < 3; pass++) {
+		for (int i = 0; i < NN; i++) {
+			size_t sl = 0, n = strlen(names[i]);
+			long c = dns_tunnel_cut(a, names[i], n, &sl);
+			if (pass == 0) {
+				cut[i] = c;
+				sub[i] = sl;
+			} else if (c != cut[i] || sl != sub[i]) {
+				bad_repeat++;
+			}
+		}
+	}
+	for (int i = NN - 1; i >= 0; i--) {
+		size_t sl = 0, n = strlen(names[i]);
+		long c = dns_tunnel_cut(b, names[i], n, &sl);
+		bad_order += c != cut[i] || sl != sub[i];
+		/* a cut at a registered domain is exactly libpsl's */
+		if (c >= 0) {
+			const char *rd = psl_registrable_domain(psl, names[i]);
+			checked++;
+			if (!rd || rd != names[i] + c || sl != (c ? (size_t)c - 1 : 0))
+				bad_psl++;
+		}
+	}
+	CHECK_EQ(bad_repeat, 0);
+	CHECK_EQ(bad_order, 0);
+	CHECK_EQ(bad_psl, 0);
+	CHECK(checked > NN / 2);
+	/* the trusted-zone outcome is cached too: a trusted name stays unjudged */
+	rules->trusted_domains.n = saved;
+	detect_dns_tunnel_module.fini(b);
+	b = NULL;
+	CHECK_EQ(detect_dns_tunnel_module.init(&env, &b), 0);
+	if (b) {
+		size_t sl;
+		for (int k = 0; k < 2; k++) {
+			CHECK_EQ(dns_tunnel_cut(b, "d1234abcd.cloudfront.net", 24, &sl), -1);
+			CHECK_EQ(dns_tunnel_cut(b, "d1234abcd.xcloudfront.net", 25, &sl), 10);
+		}
+	}
+	printf("cut cache: %d names, %d of them cut by libpsl\n", NN, checked);
+out:
+	rules->trusted_domains.n = saved;
+	detect_dns_tunnel_module.fini(a);
+	detect_dns_tunnel_module.fini(b);
+	if (own)
+		psl_free(own);
+	free(names);
+	free(cut);
+	free(sub);
+}
+
 int main(void)
 {
 	struct rules *rules = rules_default();
@@ -919,6 +1024,7 @@ int main(void)
 	test_trusted(rules);
 	test_thresholds(rules);
 	test_edges(rules);
+	test_cut_cache(rules);
 	if (getenv("DT_SWEEP")) {
 		rules->trusted_domains.n = getenv("DT_TRUST") ? saved : 0;
 		for (unsigned thr = 20; thr <= 70; thr += 5) {
