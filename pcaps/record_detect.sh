@@ -6,7 +6,7 @@
 #   sudo pcaps/record_detect.sh [OUTDIR]       (default: pcaps/detect beside this script)
 #
 # Needs root, iproute2, ethtool, dnsmasq, dig (bind9-dnsutils), kdig (knot-dnsutils),
-# iodine, dns2tcp, swaks, nginx, tinyproxy, curl, openssl, ping (iputils-ping),
+# iodine, dns2tcp, swaks, nginx, tinyproxy, curl, openssl, ping (iputils-ping), nc (netcat-openbsd),
 # python3, dumpcap and tshark (wireshark-common, tshark). The rules that go with the
 # captures are tests/detect/sandbox.yaml; tests/detect/README.md lists what each
 # capture holds and the alerts it should raise.
@@ -180,7 +180,7 @@ trap 'exit 130' INT TERM
 
 [ "$(id -u)" -eq 0 ] || { echo "record_detect.sh: must run as root" >&2; exit 2; }
 for t in ip ethtool dnsmasq dig kdig iodine iodined dns2tcpc dns2tcpd swaks nginx tinyproxy \
-	curl openssl ping python3 dumpcap tshark timeout base32; do
+	curl openssl ping nc python3 dumpcap tshark timeout base32; do
 	command -v "$t" >/dev/null || { echo "record_detect.sh: $t not found" >&2; exit 2; }
 done
 [ -c /dev/net/tun ] || { echo "record_detect.sh: /dev/net/tun missing (iodine needs it)" >&2; exit 2; }
