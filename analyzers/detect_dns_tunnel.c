@@ -64,7 +64,7 @@
 #define DT_DAY_US (86400ull * 1000000ull)
 #define DT_IDLE_US DT_DAY_US    /* on_tick forgets domains idle this long */
 #define DT_NONE UINT32_MAX
-#define DT_CUT_SLOTS 8192       /* cut cache entries (power of two) */
+#define DT_CUT_SLOTS 32768      /* cut cache entries (power of two), 4 MiB */
 #define DT_CUT_NAME 104         /* longest name the cut cache keeps */
 
 /* ---- label classes ------------------------------------------------------- */

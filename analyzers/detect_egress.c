@@ -54,20 +54,26 @@ enum seen_tag {
 };
 #define SEEN_TAG_BITS 4
 
-/* Known DNS-over-HTTPS/TLS resolver names: the name and its subdomains. */
-static const char *const doh_names[] = {
-	"dns.google", "dns.google.com", "cloudflare-dns.com", "one.one.one.one",
-	"dns.quad9.net", "dns9.quad9.net", "dns10.quad9.net", "dns11.quad9.net",
-	"dns12.quad9.net", "doh.opendns.com", "doh.familyshield.opendns.com",
-	"doh.sandbox.opendns.com", "dns.nextdns.io", "doh.cleanbrowsing.org",
-	"dns.adguard-dns.com", "unfiltered.adguard-dns.com", "family.adguard-dns.com",
-	"dns.adguard.com", "dns-unfiltered.adguard.com", "dns-family.adguard.com",
-	"dns.mullvad.net", "doh.mullvad.net", "dns.controld.com", "freedns.controld.com",
-	"doh.dns.sb", "dns.alidns.com", "doh.pub", "dns.pub", "dns0.eu",
-	"dns.switch.ch", "ordns.he.net", "doh.libredns.gr", "doh.applied-privacy.net",
-	"dns.digitale-gesellschaft.ch", "doh.ffmuc.net", "dns.twnic.tw",
-	"doh.xfinity.com", "dns.comss.one",
+/* Known DNS-over-HTTPS/TLS resolver names: the name and its subdomains.
+ * D("name") keeps its length, so the per-name test needs no strlen. */
+#define D(s) {s, sizeof(s) - 1}
+static const struct {
+	const char *s;
+	size_t n;
+} doh_names[] = {
+	D("dns.google"), D("dns.google.com"), D("cloudflare-dns.com"), D("one.one.one.one"),
+	D("dns.quad9.net"), D("dns9.quad9.net"), D("dns10.quad9.net"), D("dns11.quad9.net"),
+	D("dns12.quad9.net"), D("doh.opendns.com"), D("doh.familyshield.opendns.com"),
+	D("doh.sandbox.opendns.com"), D("dns.nextdns.io"), D("doh.cleanbrowsing.org"),
+	D("dns.adguard-dns.com"), D("unfiltered.adguard-dns.com"), D("family.adguard-dns.com"),
+	D("dns.adguard.com"), D("dns-unfiltered.adguard.com"), D("dns-family.adguard.com"),
+	D("dns.mullvad.net"), D("doh.mullvad.net"), D("dns.controld.com"), D("freedns.controld.com"),
+	D("doh.dns.sb"), D("dns.alidns.com"), D("doh.pub"), D("dns.pub"), D("dns0.eu"),
+	D("dns.switch.ch"), D("ordns.he.net"), D("doh.libredns.gr"), D("doh.applied-privacy.net"),
+	D("dns.digitale-gesellschaft.ch"), D("doh.ffmuc.net"), D("dns.twnic.tw"),
+	D("doh.xfinity.com"), D("dns.comss.one"),
 };
+#undef D
 
 /* Known DNS-over-HTTPS/TLS resolver addresses (parsed once, at init). */
 static const char *const doh_addr_text[] = {
@@ -242,8 +248,10 @@ int detect_egress_doh_name(const char *name, size_t len)
 		return 0;
 	host_part(name, len, &h, &hl);
 	for (size_t i = 0; i < sizeof(doh_names) / sizeof(doh_names[0]); i++) {
-		size_t zl = strlen(doh_names[i]);
-		if (hl < zl || !ieq(h + hl - zl, zl, doh_names[i], zl))
+		size_t zl = doh_names[i].n;
+		/* the last byte first: it tells almost every name apart */
+		if (hl < zl || lower((unsigned char)h[hl - 1]) != doh_names[i].s[zl - 1] ||
+		    !ieq(h + hl - zl, zl, doh_names[i].s, zl))
 			continue;
 		if (hl == zl || h[hl - zl - 1] == '.')
 			return 1;

@@ -22,9 +22,19 @@
  * name), so the core aggregates the SYN, the HTTP request and its retries into
  * one row per source, whose severity rises to critical when a request asks for
  * credentials. The outcome comes from the flow (a SYN that got a RST is
- * blocked, an answered one leaked). The only state is a small ring of flow ids
+ * blocked, an answered one leaked). The state is a small ring of flow ids
  * already reported by on_packet, so UDP datagrams and SYN retransmissions of
- * one flow count once.
+ * one flow count once, and a cache of quiet names.
+ *
+ * Quiet names: every DNS question and SNI is judged, and nearly all of them
+ * are ordinary names asked again and again. Whether a host spelling is an
+ * endpoint, a metadata name or a name that spells an endpoint depends only on
+ * its text and the rules (which do not change under a state; a reload makes
+ * a new one), except for orchestrator names, which also depend on who asks.
+ * So a spelling judged HIT_NONE for a reason that is not about the asker is
+ * remembered in a direct-mapped cache (META_QUIET_SLOTS spellings of at most
+ * META_QUIET_NAME bytes), and the next DNS question or SNI with exactly that
+ * text is not mine without parsing it again.
  */
 #include "detect_metadata.h"
 
@@ -47,6 +57,8 @@
 #define META_EVIDENCE_MAX 256
 #define META_PATH_MAX 512     /* normalised request path looked at */
 #define META_RAW_SHOWN 64     /* bytes of a raw spelling quoted in a detail */
+#define META_QUIET_SLOTS 4096 /* quiet-name cache entries (power of two) */
+#define META_QUIET_NAME 102   /* longest spelling the cache keeps */
 
 static const char CLASS[] = "metadata_probe";
 
@@ -744,10 +756,18 @@ static int creds_path(const char *method, size_t mlen, const char *path)
 
 /* ---- the module ------------------------------------------------------------- */
 
+/* A spelling judged HIT_NONE whatever the asker (see "Quiet names"). */
+struct meta_quiet {
+	uint64_t hash;               /* quiet_hash of name */
+	uint16_t len;                /* 0 = empty slot */
+	char name[META_QUIET_NAME];
+};
+
 struct meta_state {
 	const struct rules *rules;
 	uint64_t seen[META_SEEN_MAX]; /* flow ids on_packet reported; 0 = empty */
 	unsigned seen_next;
+	struct meta_quiet quiet[META_QUIET_SLOTS];
 };
 
 /* What a host turned out to be. */
@@ -762,6 +782,7 @@ struct target {
 	const char *raw;             /* as seen (escaped) */
 	size_t raw_len;
 	const char *via;             /* "Host", "absolute URI", ... */
+	int asker;                   /* HIT_NONE only because of who asked */
 };
 
 /* The pkt as the client sent it: alerts are keyed by the client's address. */
@@ -840,16 +861,20 @@ static enum hit judge_host(const struct meta_state *st, const struct pkt *p, con
 	}
 	if (k != META_HOST_NAME)
 		return HIT_NONE;
-	switch (meta_name_match(r, t->host, strlen(t->host))) {
+	size_t hl = strlen(t->host);
+	switch (meta_name_match(r, t->host, hl)) {
 	case META_NAME_METADATA:
 		return t->hit = HIT_NAME;
 	case META_NAME_ORCHESTRATOR:
-		return t->hit = from_sandbox(r, p) ? HIT_ORCH : HIT_NONE;
+		if (from_sandbox(r, p))
+			return t->hit = HIT_ORCH;
+		t->asker = 1;
+		return HIT_NONE;
 	default:
 		break;
 	}
 	struct meta_enc enc[META_ENC_MAX];
-	size_t ne = meta_name_addrs(t->host, strlen(t->host), enc, META_ENC_MAX);
+	size_t ne = meta_name_addrs(t->host, hl, enc, META_ENC_MAX);
 	for (size_t i = 0; i < ne; i++) {
 		if (meta_is_endpoint(r, enc[i].ipv, enc[i].addr)) {
 			t->ipv = enc[i].ipv;
@@ -859,6 +884,41 @@ static enum hit judge_host(const struct meta_state *st, const struct pkt *p, con
 		}
 	}
 	return HIT_NONE;
+}
+
+static uint64_t quiet_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (uint8_t)s[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+/*
+ * judge_host for callers that do nothing more with a HIT_NONE (t is then
+ * left unfilled when the answer comes from the quiet-name cache).
+ */
+static enum hit judge_quiet(struct meta_state *st, const struct pkt *p, const char *s, size_t n,
+			    uint16_t def_port, const char *via, struct target *t)
+{
+	struct meta_quiet *q = NULL;
+	uint64_t h = 0;
+
+	if (n && n <= META_QUIET_NAME) {
+		h = quiet_hash(s, n);
+		q = &st->quiet[h & (META_QUIET_SLOTS - 1)];
+		if (q->len == n && q->hash == h && memcmp(q->name, s, n) == 0)
+			return HIT_NONE;
+	}
+	enum hit hit = judge_host(st, p, s, n, def_port, via, t);
+	if (hit == HIT_NONE && !t->asker && q) {
+		q->hash = h;
+		q->len = (uint16_t)n;
+		memcpy(q->name, s, n);
+	}
+	return hit;
 }
 
 /* The subject of a target: the endpoint with its port, or the name. */
@@ -992,7 +1052,7 @@ static int on_dns_query(struct meta_state *st, const struct obs *o, struct emit 
 	char subject[META_SUBJECT_MAX], what[META_DETAIL_MAX], detail[META_DETAIL_MAX];
 	char ev[META_EVIDENCE_MAX];
 
-	if (judge_host(st, o->pkt, o->name, o->name_len, 0, "DNS question", &t) == HIT_NONE)
+	if (judge_quiet(st, o->pkt, o->name, o->name_len, 0, "DNS question", &t) == HIT_NONE)
 		return MOD_NOT_MINE;
 	if (t.hit == HIT_ENDPOINT)
 		t.port = 0;
@@ -1015,7 +1075,7 @@ static int on_tls(struct meta_state *st, const struct obs *o, struct emit *out)
 
 	if (!o->name || !o->name_len)
 		return MOD_NOT_MINE;
-	if (judge_host(st, c, o->name, o->name_len, c ? c->dport : 0, "SNI", &t) == HIT_NONE)
+	if (judge_quiet(st, c, o->name, o->name_len, c ? c->dport : 0, "SNI", &t) == HIT_NONE)
 		return MOD_NOT_MINE;
 	target_subject(&t, subject, sizeof(subject));
 	target_what(&t, what, sizeof(what));

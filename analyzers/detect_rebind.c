@@ -25,7 +25,14 @@
  * wildcard services (meta_wildcard_zone), since hostnames such as
  * ip-10-0-0-1.example.net are common and harmless.
  *
- * No state but the rules pointer; nothing is kept between observations.
+ * Speed: the question name of a response is looked at (internal? trusted?)
+ * only once an address of concern turns up, which gives the same verdicts as
+ * looking first. A question that on_query found harmless is harmless for
+ * every asker (the verdict depends on the name and the rules alone, and a
+ * rules reload makes a new state), so its exact text is remembered in a
+ * direct-mapped cache of quiet names (REBIND_QUIET_SLOTS names of at most
+ * REBIND_QUIET_NAME bytes) and not parsed again. Nothing else is kept
+ * between observations.
  */
 #include "detect_rebind.h"
 
@@ -45,6 +52,8 @@
 #define REBIND_SUBJECT_MAX 256
 #define REBIND_DETAIL_MAX 256
 #define REBIND_EVIDENCE_MAX 256
+#define REBIND_QUIET_SLOTS 4096 /* quiet-question cache entries (power of two) */
+#define REBIND_QUIET_NAME 102   /* longest question the cache keeps */
 
 static const char CLASS[] = "dns_rebind";
 
@@ -128,8 +137,16 @@ int rebind_addr_class(const struct rules *r, int ipv, const uint8_t *addr)
 
 /* ---- the module ------------------------------------------------------------- */
 
+/* A question on_query found harmless, whoever asked. */
+struct rebind_quiet {
+	uint64_t hash;                   /* quiet_hash of name */
+	uint16_t len;                    /* 0 = empty slot */
+	char name[REBIND_QUIET_NAME];
+};
+
 struct rebind_state {
 	const struct rules *rules;
+	struct rebind_quiet quiet[REBIND_QUIET_SLOTS];
 };
 
 /* The worst address of a message so far. */
@@ -139,6 +156,11 @@ struct worst {
 	char addr[INET6_ADDRSTRLEN];
 	char owner[REBIND_SUBJECT_MAX];
 	const char *type;
+	/* the question, looked at on the first address of concern */
+	const char *q_name;
+	size_t q_len;
+	int q_trusted;                   /* -1: not looked at yet */
+	int q_internal;                  /* internal: the response is not judged */
 };
 
 static void lower_copy(char *dst, size_t cap, const char *s, size_t n)
@@ -192,6 +214,16 @@ static void judge_addr(const struct rebind_state *st, const char *s, size_t n, i
 		if (meta_name_internal(st->rules, owner, owner_len, 0))
 			return;
 		trusted = rules_domain_match(&st->rules->trusted_domains, owner, owner_len);
+	} else {
+		if (w->q_trusted < 0) {
+			if (meta_name_internal(st->rules, w->q_name, w->q_len, 0)) {
+				w->q_internal = 1;
+				return;
+			}
+			w->q_trusted = rules_domain_match(&st->rules->trusted_domains, w->q_name,
+							  w->q_len);
+		}
+		trusted = w->q_trusted;
 	}
 	if (trusted && cls < REBIND_LINKLOCAL)
 		return;
@@ -258,24 +290,20 @@ static int rebind_raise(struct emit *out, const struct pkt *p, int swap, int cls
 
 static int on_answer(struct rebind_state *st, const struct obs *o, struct emit *out)
 {
-	const struct rules *r = st->rules;
 	const char *s = o->info, *rec, *f[6];
 	size_t n = o->info_len, rl, fl[6];
 	int have_q = o->name && o->name_len > 0 && !(o->name_len == 1 && o->name[0] == '.');
-	int trusted = 0;
 	struct worst w;
 	char subject[REBIND_SUBJECT_MAX], detail[REBIND_DETAIL_MAX], ev[REBIND_EVIDENCE_MAX];
 	char via[96] = "";
 
 	if (!s || n == 0)
 		return MOD_NOT_MINE;
-	if (have_q) {
-		if (meta_name_internal(r, o->name, o->name_len, 0))
-			return MOD_NOT_MINE;
-		trusted = rules_domain_match(&r->trusted_domains, o->name, o->name_len);
-	}
 	memset(&w, 0, sizeof(w));
-	while (rec_split(&s, &n, REC_RS, &rec, &rl)) {
+	w.q_name = o->name;
+	w.q_len = o->name_len;
+	w.q_trusted = -1;
+	while (!w.q_internal && rec_split(&s, &n, REC_RS, &rec, &rl)) {
 		size_t k = 0;
 		const char *fs;
 		size_t fn;
@@ -288,20 +316,20 @@ static int on_answer(struct rebind_state *st, const struct obs *o, struct emit *
 			continue;
 		switch (num(f[2], fl[2])) {
 		case T_A:
-			judge_addr(st, f[5], fl[5], 4, f[1], fl[1], "A", !have_q, trusted, &w);
+			judge_addr(st, f[5], fl[5], 4, f[1], fl[1], "A", !have_q, 0, &w);
 			break;
 		case T_AAAA:
-			judge_addr(st, f[5], fl[5], 6, f[1], fl[1], "AAAA", !have_q, trusted, &w);
+			judge_addr(st, f[5], fl[5], 6, f[1], fl[1], "AAAA", !have_q, 0, &w);
 			break;
 		case T_SVCB:
 		case T_HTTPS:
-			judge_hints(st, f[5], fl[5], f[1], fl[1], !have_q, trusted, &w);
+			judge_hints(st, f[5], fl[5], f[1], fl[1], !have_q, 0, &w);
 			break;
 		default:
 			break;
 		}
 	}
-	if (w.cls == REBIND_NONE)
+	if (w.q_internal || w.cls == REBIND_NONE)
 		return MOD_NOT_MINE;
 	if (have_q)
 		lower_copy(subject, sizeof(subject), o->name, o->name_len);
@@ -315,7 +343,42 @@ static int on_answer(struct rebind_state *st, const struct obs *o, struct emit *
 	return rebind_raise(out, o->pkt, 1, w.cls, subject, detail, ev, "answered");
 }
 
+static uint64_t quiet_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (uint8_t)s[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static int on_query_judge(struct rebind_state *st, const struct obs *o, struct emit *out);
+
+/* on_query_judge behind the quiet-question cache: every MOD_NOT_MINE of it
+ * depends on the name and the rules alone. */
 static int on_query(struct rebind_state *st, const struct obs *o, struct emit *out)
+{
+	struct rebind_quiet *q = NULL;
+	uint64_t h = 0;
+	int rc;
+
+	if (o->name && o->name_len && o->name_len <= REBIND_QUIET_NAME) {
+		h = quiet_hash(o->name, o->name_len);
+		q = &st->quiet[h & (REBIND_QUIET_SLOTS - 1)];
+		if (q->len == o->name_len && q->hash == h && memcmp(q->name, o->name, o->name_len) == 0)
+			return MOD_NOT_MINE;
+	}
+	rc = on_query_judge(st, o, out);
+	if (rc == MOD_NOT_MINE && q) {
+		q->hash = h;
+		q->len = (uint16_t)o->name_len;
+		memcpy(q->name, o->name, o->name_len);
+	}
+	return rc;
+}
+
+static int on_query_judge(struct rebind_state *st, const struct obs *o, struct emit *out)
 {
 	const struct rules *r = st->rules;
 	struct meta_enc enc[META_ENC_MAX];

@@ -167,13 +167,30 @@ static void tb_name(struct tbuf *t, const uint8_t *w, size_t n)
 	t->cut = 1;
 }
 
+/* An address as inet_ntop writes it. IPv4 (A records, most answers) is
+ * formatted here: glibc's inet_ntop goes through sprintf. */
 static void tb_addr(struct tbuf *t, int ipv, const uint8_t *a)
 {
 	char tmp[48];
+	size_t n = 0;
 
 	if (!t->p)
 		return;
-	tb_raw(t, tmp, text_addr(tmp, sizeof(tmp), ipv, a));
+	if (ipv != 4) {
+		tb_raw(t, tmp, text_addr(tmp, sizeof(tmp), ipv, a));
+		return;
+	}
+	for (int i = 0; i < 4; i++) {
+		unsigned v = a[i];
+		if (v >= 100)
+			tmp[n++] = (char)('0' + v / 100);
+		if (v >= 10)
+			tmp[n++] = (char)('0' + v / 10 % 10);
+		tmp[n++] = (char)('0' + v % 10);
+		if (i < 3)
+			tmp[n++] = '.';
+	}
+	tb_raw(t, tmp, n);
 }
 
 size_t dns_name_text(char *dst, size_t cap, const uint8_t *w, size_t n, int *cut)

@@ -51,8 +51,8 @@
 #include "event_json.h"
 #include "query.h"
 
-#define DEF_MAX_CONN 64
-#define DEF_PER_IP 32
+#define DEF_MAX_CONN 128
+#define DEF_PER_IP 64
 #define DEF_TIMEOUT_S 10
 #define DEF_REQ_MEMORY 32768
 #define DEF_STREAMS 16
@@ -66,6 +66,7 @@
 #define MAX_PARAMS 16
 #define TOKEN_MAX 4096
 #define LISTEN_BACKLOG 128
+#define LOG_PER_S 10
 
 #define CT_JSON "application/json"
 #define CT_METRICS "text/plain; version=0.0.4; charset=utf-8"
@@ -88,6 +89,8 @@ struct api {
 	unsigned npool;
 	unsigned streams;
 	uint64_t requests;
+	time_t log_second;     /* MHD's messages: at most LOG_PER_S a second */
+	unsigned log_count;
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -949,6 +952,10 @@ static enum MHD_Result h_metrics(struct req *r)
 		 json_integer_value(json_object_get(st, "uptime_s")));
 	prom_one(m, "egresswatch_api_streams", "gauge", "Open /api/v1/stream clients.",
 		 (int64_t)streams);
+	const union MHD_DaemonInfo *di =
+		MHD_get_daemon_info(a->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	prom_one(m, "egresswatch_api_connections", "gauge", "Open HTTP connections.",
+		 di ? (int64_t)di->num_connections : 0);
 	prom_one(m, "egresswatch_api_requests_total", "counter", "HTTP requests received.",
 		 (int64_t)requests);
 	prom_family(m, "egresswatch_build_info", "gauge", "The egresswatch version (always 1).");
@@ -1134,7 +1141,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
 		if (stream_stopping(a) || now - s->started >= (double)a->cfg.stream_max_s)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		if (stream_gone(s))
-			return MHD_CONTENT_READER_END_WITH_ERROR;
+			return MHD_CONTENT_READER_END_OF_STREAM; /* nobody to tell */
 		if (now >= s->next_poll) {
 			stream_poll(s);
 			s->next_poll = now + a->cfg.stream_poll_ms / 1000.0;
@@ -1190,13 +1197,15 @@ static enum MHD_Result h_stream(struct req *r)
 		goto fail_ret;
 	lei = MHD_lookup_connection_value(r->c, MHD_HEADER_KIND, MHD_HTTP_HEADER_LAST_EVENT_ID);
 	since = param(r, "since_id");
+	/* Start after Last-Event-ID (a reconnecting EventSource), else since_id,
+	 * else the newest alert now. */
+	if (since && parse_int(since, 0, INT64_MAX, &start) < 0) {
+		ret = bad_param(r, "since_id", "want an integer >= 0");
+		goto fail_ret;
+	}
 	if (lei && parse_int(lei, 0, INT64_MAX, &start) < 0) {
 		ret = send_error(r, MHD_HTTP_BAD_REQUEST,
 				 "bad header Last-Event-ID: want an integer >= 0");
-		goto fail_ret;
-	}
-	if (!lei && since && parse_int(since, 0, INT64_MAX, &start) < 0) {
-		ret = bad_param(r, "since_id", "want an integer >= 0");
 		goto fail_ret;
 	}
 	if (r->head) {
@@ -1454,13 +1463,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return dispatch(&r, method);
 }
 
+/* MHD's own messages (refused connections, oversized requests, ...), rate
+ * limited: a client can cause them. */
 __attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const char *fmt,
 							     va_list ap)
 {
+	struct api *a = cls;
 	char line[512];
 	size_t n;
-	(void)cls;
+	unsigned count;
+	time_t now = time(NULL);
 
+	pthread_mutex_lock(&a->lock);
+	if (now != a->log_second) {
+		a->log_second = now;
+		a->log_count = 0;
+	}
+	count = ++a->log_count;
+	pthread_mutex_unlock(&a->lock);
+	if (count > LOG_PER_S + 1)
+		return;
+	if (count == LOG_PER_S + 1) {
+		log_warn("api", "more HTTP server messages this second are not logged");
+		return;
+	}
 	vsnprintf(line, sizeof(line), fmt, ap);
 	n = strlen(line);
 	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
@@ -1561,7 +1587,7 @@ int api_start(struct api **out, const struct api_config *cfg, char *err, size_t 
 		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
 			MHD_USE_ERROR_LOG | (b.ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 		0, NULL, NULL, on_request, a,
-		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, a,
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)a->cfg.max_connections,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)a->cfg.per_ip_connections,

@@ -32,8 +32,8 @@ struct api_config {
 				  * API_DEFAULT_ADDR; port 0 picks a free port */
 	const char *token_file;  /* NULL: no token (loopback only) */
 	/* Limits; 0 picks the default in brackets. */
-	unsigned max_connections;   /* [64] */
-	unsigned per_ip_connections;/* [32] */
+	unsigned max_connections;   /* [128] */
+	unsigned per_ip_connections;/* [64]: a reverse proxy is one address */
 	unsigned timeout_s;         /* idle timeout per connection [10] */
 	size_t request_memory;      /* bytes per connection, bounds the header [32768] */
 	unsigned max_streams;       /* concurrent /api/v1/stream clients [16] */

@@ -9,6 +9,7 @@
  * through the cursor walk alone (DNS_PARSE_OWN), and the two detail records
  * must be byte-identical.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -263,6 +264,28 @@ static void test_a(void)
 		  "\"type\":\"A\"}],\"counts\":{\"an\":1,\"ar\":0,\"ns\":0,\"qd\":1},"
 		  "\"flags\":[\"rd\",\"ra\"],\"id\":4660,\"opcode\":\"QUERY\",\"qname\":\"example.com\","
 		  "\"qr\":\"response\",\"qtype\":\"A\",\"rcode\":\"NOERROR\",\"tc\":false}");
+}
+
+/* A records are formatted without inet_ntop: compare with it for every
+ * value of each byte (0, 1 and 2 digits, 100 and over). */
+static void test_a_text(void)
+{
+	static const uint8_t vals[] = {0, 1, 9, 10, 11, 42, 99, 100, 101, 109, 110, 199, 200, 250, 255};
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(vals); i++) {
+		for (size_t j = 0; j < sizeof(vals); j++) {
+			uint8_t a[4] = {vals[i], vals[j], vals[(i + j) % sizeof(vals)], vals[sizeof(vals) - 1 - i]};
+			char want[INET_ADDRSTRLEN];
+			size_t at = start_answer(1);
+			mb_bytes(&M, a, 4);
+			mb_rr_end(&M, at);
+			CHECK_EQ(parse(), MOD_OK);
+			inet_ntop(AF_INET, a, want, sizeof(want));
+			bad += strcmp(field(&OUT, "AN", 0, 5), want) != 0;
+		}
+	}
+	CHECK_EQ(bad, 0);
 }
 
 static void test_query(void)
@@ -1026,6 +1049,7 @@ static void test_module_tcp(void)
 	memcpy(stream + len, M.b, m1);
 	len += m1;
 	test_a();
+	test_a_text();
 	m2 = M.n;
 	stream[len++] = (uint8_t)(m2 >> 8);
 	stream[len++] = (uint8_t)m2;

@@ -595,6 +595,36 @@ static void test_dns(void)
 	CHECK_EQ(dns_query(st, &p, "kubernetes.default.svc"), MOD_NOT_MINE);
 	CHECK_EQ(R.n, 0);
 	detect_metadata_module.fini(st);
+
+	/* The quiet-name cache: a name judged quiet stays quiet, a hit is never
+	 * cached, and an orchestrator name refused for its asker (outside the
+	 * sandbox) is still found when the sandbox asks. Several rounds, with
+	 * 9000 quiet filler names between them to force collisions. */
+	st = start(&RS);
+	struct pkt out = mkpkt("10.1.0.10", "10.99.0.53", IPPROTO_UDP, 5353, 53, 0, 0);
+	struct pkt in = mkpkt("10.99.0.10", "10.99.0.53", IPPROTO_UDP, 5353, 53, 0, 0);
+	for (int round = 0; round < 3; round++) {
+		R.n = 0;
+		for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+			CHECK_EQ(dns_query(st, &in, yes[i]), MOD_OK);
+		CHECK_EQ(R.n, (int)(sizeof(yes) / sizeof(yes[0])));
+		R.n = 0;
+		for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+			if (strcmp(no[i], "kubernetes.default.svc") != 0)
+				CHECK_EQ(dns_query(st, &in, no[i]), MOD_NOT_MINE);
+		CHECK_EQ(dns_query(st, &out, "kubernetes.default.svc"), MOD_NOT_MINE);
+		CHECK_EQ(R.n, 0);
+		CHECK_EQ(dns_query(st, &in, "kubernetes.default.svc"), MOD_OK);
+		CHECK_EQ(R.n, 1);
+		char filler[64];
+		int loud = 0;
+		for (int i = 0; i < 9000; i++) {
+			snprintf(filler, sizeof(filler), "host-%d.example-%d.com", i, round);
+			loud += dns_query(st, &in, filler) != MOD_NOT_MINE;
+		}
+		CHECK_EQ(loud, 0);
+	}
+	detect_metadata_module.fini(st);
 }
 
 /* One HTTP request, parsed and recorded by the HTTP analyzer's own code. */

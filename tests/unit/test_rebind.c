@@ -408,7 +408,7 @@ static int question(const char *qname)
 	return run();
 }
 
-static void test_questions(void)
+static void test_questions_once(void)
 {
 	static const char *const meta[] = {
 		"169.254.169.254.nip.io", "169-254-169-254.sslip.io", "a9fea9fe.nip.io",
@@ -442,6 +442,24 @@ static void test_questions(void)
 	CHECK_EQ(question("169-254-169-254.svc.cluster.local"), MOD_NOT_MINE);
 	CHECK_EQ(question("deadbeef.cdn.example"), MOD_NOT_MINE);
 	CHECK_EQ(R.n, 0);
+}
+
+/* The same questions three times, with 9000 harmless ones between the
+ * rounds: the quiet-question cache answers only for what it was told was
+ * harmless, whether hit, missed or collided. */
+static void test_questions(void)
+{
+	char name[64];
+
+	for (int round = 0; round < 3; round++) {
+		test_questions_once();
+		int loud = 0;
+		for (int i = 0; i < 9000; i++) {
+			snprintf(name, sizeof(name), "h%d.example-%d.com", i, round);
+			loud += question(name) != MOD_NOT_MINE;
+		}
+		CHECK_EQ(loud, 0);
+	}
 }
 
 int main(void)
