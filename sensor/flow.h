@@ -118,10 +118,14 @@ struct flow_stream {
 };
 
 struct flow {
+	/* What a table lookup reads comes first, in one cache line for IPv4:
+	 * the chain link, the hash and the tuple. */
 	uint64_t id;          /* 1, 2, ... in order of creation */
+	struct flow *hnext;   /* table internal: hash chain */
+	uint32_t hash;        /* table internal */
 	uint8_t ipv, proto;
-	uint8_t src[16], dst[16]; /* src is the initiator */
 	uint16_t sport, dport;
+	uint8_t src[16], dst[16]; /* src is the initiator */
 	uint64_t first_us, last_us;
 	uint32_t state;       /* FLOW_* */
 	uint64_t pkts[2], bytes[2];
@@ -130,9 +134,7 @@ struct flow {
 	void *app_state;      /* owned by the analyzer named by app; freed via free() */
 
 	/* table internals */
-	struct flow *hnext;
 	struct flow *lru_prev, *lru_next;
-	uint32_t hash;
 	uint8_t lru_class;    /* which LRU list (idle class) */
 	uint8_t fin_dirs;     /* bit d: FIN seen from direction d */
 };

@@ -22,6 +22,7 @@
 #include "api/server.h"
 #include "sensor/capture.h"
 #include "sensor/core.h"
+#include "sensor/daemon.h"
 #include "sensor/decode.h"
 #include "sensor/alerts.h"
 #include "sensor/log.h"
@@ -321,7 +322,7 @@ static int cmd_replay(int argc, char **argv)
 static void usage_watch(FILE *f)
 {
 	fputs("usage: egresswatch watch [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
-	      "                         [--api ADDR:PORT [--token-file FILE]]\n"
+	      "                         [--api ADDR:PORT [--token-file FILE]] [--user NAME]\n"
 	      "\n"
 	      "Capture live on one or more interfaces (a bridge, veths) into one flow table\n"
 	      "and store events in DB until SIGINT or SIGTERM, which flush and exit 0.\n"
@@ -336,9 +337,14 @@ static void usage_watch(FILE *f)
 	      "                       ADDR:PORT, e.g. 127.0.0.1:8080 (port 0: any free port)\n"
 	      "      --token-file F   bearer token clients must send (required when ADDR is\n"
 	      "                       not loopback)\n"
+	      "      --user NAME      after opening the interfaces and the database, run as\n"
+	      "                       NAME keeping only CAP_NET_RAW and CAP_NET_ADMIN\n"
 	      "  -h, --help           this text\n"
 	      "\n"
-	      "SIGHUP reloads the rules file; a bad file keeps the rules in force and logs why.\n",
+	      "SIGHUP reloads the rules file; a bad file keeps the rules in force and logs why.\n"
+	      "An interface that goes down or disappears is retried every 5 s; the others go on.\n"
+	      "Under systemd (Type=notify) it reports readiness, reloads and stopping, and\n"
+	      "pings the watchdog when WatchdogSec= is set.\n",
 	      f);
 }
 
@@ -377,12 +383,16 @@ static int cmd_watch(int argc, char **argv)
 		{"snaplen", required_argument, NULL, 's'},
 		{"api", required_argument, NULL, 'A'},
 		{"token-file", required_argument, NULL, 'T'},
+		{"user", required_argument, NULL, 'U'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct api_config acfg = {0};
 	struct api *api = NULL;
 	int want_api = 0;
+	const char *run_as = NULL;
+	double retry_at[MAX_IFACES] = {0}, last_ping = 0;
+	uint64_t watchdog_us = daemon_watchdog_usec();
 	const char *ifaces[MAX_IFACES];
 	struct capture *caps[MAX_IFACES] = {0};
 	struct pollfd pfd[MAX_IFACES];
@@ -444,6 +454,9 @@ static int cmd_watch(int argc, char **argv)
 		case 'T':
 			acfg.token_file = optarg;
 			break;
+		case 'U':
+			run_as = optarg;
+			break;
 		case 'h':
 			usage_watch(stdout);
 			return 0;
@@ -503,10 +516,18 @@ static int cmd_watch(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* Everything that needs root is open: drop it (keeping CAP_NET_RAW and
+	 * CAP_NET_ADMIN to reopen an interface that comes back). */
+	if (run_as && daemon_drop_privileges(run_as, err, sizeof(err)) < 0) {
+		fprintf(stderr, "egresswatch watch: %s\n", err);
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
 	signal(SIGHUP, on_hup_signal);
 	log_info("capture", "watching %u interface%s, database %s", n, n == 1 ? "" : "s", db);
+	daemon_notify("READY=1\nSTATUS=capturing");
 	last_flush = now_mono();
 	while (!stop_requested) {
 		int pr = poll(pfd, n, 200);
@@ -519,24 +540,46 @@ static int cmd_watch(int argc, char **argv)
 			struct capture_pkt cp;
 			enum capture_rc r = CAP_EOF;
 			int budget = 4096; /* fairness between interfaces */
+			if (!caps[i]) {
+				/* An interface that went away: try again every 5 s. */
+				if (now_mono() < retry_at[i])
+					continue;
+				caps[i] = capture_open_live(ifaces[i], &lo, err, sizeof(err));
+				if (!caps[i]) {
+					retry_at[i] = now_mono() + 5.0;
+					continue;
+				}
+				pfd[i].fd = capture_fd(caps[i]);
+				log_info("capture", "%s: capturing again", ifaces[i]);
+			}
 			while (budget-- > 0 && (r = capture_next(caps[i], &cp)) == CAP_PACKET)
 				core_packet(core, capture_datalink(caps[i]), cp.ts_us, cp.data,
 					    cp.caplen, cp.wirelen, i);
 			if (budget > 0 && r == CAP_ERROR) {
-				log_err("capture", "%s", capture_error(caps[i]));
-				rc = EXIT_RUNTIME;
-				stop_requested = 1;
+				/* Down or gone (a veth deleted, a bridge taken down):
+				 * not fatal; the other interfaces go on. */
+				log_warn("capture", "%s; retrying every 5 s", capture_error(caps[i]));
+				capture_close(caps[i]);
+				caps[i] = NULL;
+				pfd[i].fd = -1;
+				retry_at[i] = now_mono() + 5.0;
 			}
 		}
 		if (reload_requested) {
 			reload_requested = 0;
+			daemon_notify("RELOADING=1");
 			watch_reload(core, rules_path, &rules);
+			daemon_notify("READY=1");
+		}
+		if (watchdog_us && (now_mono() - last_ping) * 1e6 >= (double)watchdog_us / 2) {
+			daemon_notify("WATCHDOG=1");
+			last_ping = now_mono();
 		}
 		if (now_mono() - last_flush >= 1.0) {
 			for (unsigned i = 0; i < n; i++) {
 				uint64_t recv, drop, ifdrop;
 				char name[96];
-				if (capture_stats(caps[i], &recv, &drop, &ifdrop) < 0)
+				if (!caps[i] || capture_stats(caps[i], &recv, &drop, &ifdrop) < 0)
 					continue;
 				snprintf(name, sizeof(name), "capture.%s.received", ifaces[i]);
 				core_put_stat(core, name, (int64_t)recv);
@@ -548,6 +591,7 @@ static int cmd_watch(int argc, char **argv)
 			last_flush = now_mono();
 		}
 	}
+	daemon_notify("STOPPING=1");
 	log_info("capture", "stopping; %" PRIu64 " packets", core_stats(core)->packets);
 out:
 	api_stop(api);

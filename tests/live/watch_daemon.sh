@@ -1,0 +1,94 @@
+#!/bin/sh
+# watch_daemon.sh - `egresswatch watch` as a service: readiness and stopping
+# through the systemd notification socket, running as an unprivileged user
+# (--user) with only CAP_NET_RAW/CAP_NET_ADMIN, and an interface that
+# disappears and comes back (retried, not fatal).
+#   watch_daemon.sh EGRESSWATCH
+# Everything happens in a network namespace of the test's own (ew-live-dmn)
+# on a veth pair inside it and loopback; no packet leaves it. Needs root; skips
+# (77) without it.
+set -u
+EW=$1
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (namespaces, capture)"; exit 77; }
+id nobody >/dev/null 2>&1 || { echo "SKIP: no user 'nobody'"; exit 77; }
+NS=ew-live-dmn
+T=$(mktemp -d /tmp/ew-daemon.XXXXXX)
+chmod 755 "$T"
+PID= LPID=
+cleanup() {
+	[ -n "$PID" ] && kill -TERM "$PID" 2>/dev/null
+	[ -n "$LPID" ] && kill "$LPID" 2>/dev/null
+	ip netns del "$NS" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+ip netns del "$NS" 2>/dev/null
+ip netns add "$NS" || { echo "SKIP: cannot create a network namespace"; exit 77; }
+ip -n "$NS" link set lo up
+ip -n "$NS" link add dum0 type veth peer name dum1
+ip -n "$NS" link set dum0 up
+ip -n "$NS" link set dum1 up
+
+# A notification socket that records what the service says.
+/usr/bin/python3 - "$T/notify.sock" "$T/notify.log" <<'PY' &
+import os, socket, sys, time
+path, log = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(path)
+os.chmod(path, 0o777)
+s.settimeout(1.0)
+end = time.time() + 60
+with open(log, "a") as f:
+    while time.time() < end:
+        try:
+            f.write(s.recv(4096).decode() + "\n")
+            f.flush()
+        except socket.timeout:
+            pass
+PY
+LPID=$!
+sleep 0.5
+
+mkdir -p "$T/db" && chown nobody "$T/db"
+NOTIFY_SOCKET=$T/notify.sock ip netns exec "$NS" "$EW" watch -d "$T/db/live.db" -i lo -i dum0 \
+	--user nobody 2> "$T/log" &
+PID=$!
+sleep 1.5
+grep -q "READY=1" "$T/notify.log" 2>/dev/null && ok || bad "no READY=1 on the notification socket"
+uid=$(awk '/^Uid:/ {print $2}' /proc/$PID/status 2>/dev/null)
+[ "$uid" = "$(id -u nobody)" ] && ok || bad "watch runs as uid '$uid', not nobody"
+capeff=$(awk '/^CapEff:/ {print $2}' /proc/$PID/status 2>/dev/null)
+[ "$capeff" = "0000000000003000" ] && ok || bad "effective capabilities $capeff, want NET_ADMIN|NET_RAW only"
+
+# The veth disappears: logged, retried, the sensor lives on.
+ip -n "$NS" link del dum0
+sleep 1
+grep -q "dum0.*retrying every 5 s" "$T/log" && ok || bad "no retry message for a vanished interface: $(cat "$T/log")"
+kill -0 "$PID" 2>/dev/null && ok || bad "watch exited when an interface disappeared"
+ip -n "$NS" link add dum0 type veth peer name dum1
+ip -n "$NS" link set dum0 up
+ip -n "$NS" link set dum1 up
+sleep 6
+grep -q "dum0: capturing again" "$T/log" && ok || bad "the interface was not reopened: $(cat "$T/log")"
+
+# Traffic on loopback inside the namespace is still captured as nobody.
+ip netns exec "$NS" /usr/bin/python3 -c '
+import socket, struct
+q = struct.pack(">HHHHHH", 7, 0x0100, 1, 0, 0, 0) + b"\x06daemon\x04test\x00" + struct.pack(">HH", 1, 1)
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(q, ("127.0.0.1", 53))'
+sleep 1.5
+kill -TERM "$PID"
+wait "$PID"
+rc=$?
+PID=
+[ "$rc" -eq 0 ] && ok || bad "watch exited $rc on SIGTERM"
+sleep 1.2
+grep -q "STOPPING=1" "$T/notify.log" && ok || bad "no STOPPING=1 on the notification socket"
+"$EW" events -d "$T/db/live.db" --json | grep -q '"qname":"daemon.test"' && ok ||
+	bad "the query sent after dropping root was not stored"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
