@@ -145,6 +145,15 @@ static void tb_esc(struct tbuf *t, const uint8_t *s, size_t n, unsigned how)
 	}
 }
 
+/* Does a label need no escape at all (esc_kind 0 for each byte, ESC_DOT)? */
+static int label_plain(const uint8_t *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '\\' || s[i] == '.')
+			return 0;
+	return 1;
+}
+
 /* An uncompressed wire name in presentation form; ill-formed wire sets cut. */
 static void tb_name(struct tbuf *t, const uint8_t *w, size_t n)
 {
@@ -161,7 +170,14 @@ static void tb_name(struct tbuf *t, const uint8_t *w, size_t n)
 			break;
 		if (i > 1)
 			tb_ch(t, '.');
-		tb_esc(t, w + i, l, ESC_DOT);
+		if (t->p && !t->cut && l <= t->cap - 1 - t->len && label_plain(w + i, l)) {
+			/* what tb_esc does with a label that needs no escape */
+			memcpy(t->p + t->len, w + i, l);
+			t->len += l;
+			t->p[t->len] = '\0';
+		} else {
+			tb_esc(t, w + i, l, ESC_DOT);
+		}
 		i += l;
 	}
 	t->cut = 1;

@@ -627,8 +627,10 @@ static void flow_end(struct flow_table *ft, struct flow *f)
 		ft->on_end(ft->user, f);
 	free(f->app_state);
 	f->app_state = NULL;
-	stream_release(ft, &f->st[0]);
-	stream_release(ft, &f->st[1]);
+	if (f->proto == PROTO_TCP) { /* only tcp_update fills streams */
+		stream_release(ft, &f->st[0]);
+		stream_release(ft, &f->st[1]);
+	}
 	hash_unlink(ft, f);
 	lru_unlink(ft, f);
 	ft->stats.active--;

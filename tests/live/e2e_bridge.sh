@@ -40,7 +40,8 @@
 # Traffic, from the agent, each client bounded (curl --max-time, ping -w, timeout):
 #   allowed:   a DNS look-up at the resolver; GET /v1/ok through the proxy (absolute form,
 #              as curl -x sends it) and GET /v1/models in origin form (an SDK's base URL)
-#   refused:   /admin through the proxy in both forms (403)      -> proxy_denied, blocked
+#   refused:   /admin through the proxy in both forms, and /v1/ for another host (403)
+#                                                                 -> proxy_denied, blocked
 #   direct:    TCP to 10.99.0.80:443 (RST)                        -> proxy_bypass, blocked
 #              GET http://10.99.0.80/v1/ok, no proxy (200)        -> proxy_bypass, answered
 #   metadata:  GET http://169.254.169.254/latest/meta-data/       -> metadata_probe, answered
@@ -205,11 +206,13 @@ nginx_conf api "
 		location /v1/ { return 200 \"api ok \$request_uri\n\"; }
 		location / { return 404; }
 	}"
-# the egress proxy: /v1/ (absolute or origin form) goes to the API host, the rest is 403
+# the egress proxy: /v1/ goes to the API host, in origin form (Host: the proxy) or
+# absolute form naming the API host; the rest is 403
 nginx_conf proxy "
 	server {
 		listen $IP_P:8080 default_server;
 		location /v1/ {
+			if (\$host !~ ^(10\\.99\\.0\\.2|10\\.99\\.0\\.80)\$) { return 403 \"egress proxy: host not allowed\n\"; }
 			proxy_pass http://$IP_S:80;
 			proxy_http_version 1.1;
 			proxy_connect_timeout 3s;
@@ -405,6 +408,8 @@ c=$(code "$PROXY/v1/models")
 check "allowed: GET /v1/models in origin form at the proxy -> 200 (got $c)" test "$c" = 200
 c=$(code -x "$PROXY" "http://$IP_S/admin")
 check "refused: GET http://$IP_S/admin through the proxy -> 403 (got $c)" test "$c" = 403
+c=$(code -x "$PROXY" "http://$IP_I/v1/models")
+check "refused: GET http://$IP_I/v1/models (not the API host) through the proxy -> 403 (got $c)" test "$c" = 403
 c=$(code "$PROXY/admin/users")
 check "refused: GET /admin/users in origin form at the proxy -> 403 (got $c)" test "$c" = 403
 agent curl -sS --max-time 5 -o /dev/null "https://$IP_S/" >/dev/null 2>&1
@@ -490,6 +495,7 @@ expect() { # expect CLASS SUBJECT-REGEX OUTCOME DESC: poll (10 s) for such an al
 	fi
 }
 expect proxy_denied "^$IP_S/admin\$|^http://$IP_S/admin\$" blocked "proxy_denied for /admin through the proxy (absolute form)"
+expect proxy_denied "^http://$IP_I/v1/models\$" blocked "proxy_denied for /v1/ to a host that is not the API's"
 expect proxy_denied "admin/users" blocked "proxy_denied for /admin/users (origin form)"
 expect proxy_bypass "^$IP_S:443\$" blocked "proxy_bypass for the direct connection to $IP_S:443 (RST)"
 expect proxy_bypass "^$IP_S:80\$" answered "proxy_bypass for the direct GET to $IP_S:80 (answered: a leak)"
@@ -512,8 +518,8 @@ check "allowed: nothing about the look-up of api.sandbox.internal ($n rows)" tes
 n=$(grep -v -c -- " $IP_A->" "$TMP/alerts.txt")
 check "every alert is the agent's (the proxy's and resolver's upstream traffic is not judged; $n others)" \
 	test "$n" -eq 0
-n=$(grep -c "^proxy_denied .* $IP_S/v1/\|^proxy_denied .*/v1/" "$TMP/alerts.txt")
-check "allowed: no proxy_denied for the /v1/ requests ($n rows)" test "$n" -eq 0
+n=$(grep -c -E "^proxy_denied [0-9]+ [a-z]+ (http://)?(10\.99\.0\.80|10\.99\.0\.2:8080)/v1/" "$TMP/alerts.txt")
+check "allowed: no proxy_denied for the allowed /v1/ requests ($n rows)" test "$n" -eq 0
 
 # stats: packets counted, br-e2e's capture counters written (every second)
 sleep 1.2
