@@ -20,7 +20,8 @@
 #include "text.h"
 
 #define DEFAULT_MAX_OPEN 4096u
-#define FLOWREF_SETS 32768u /* two ways each */
+#define FLOWREF_SETS 16384u
+#define FLOWREF_WAYS 4u /* a flow may raise several rows (metadata_probe, proxy_bypass, ipv6_egress) */
 #define SUBJECT_MAX 256
 #define EVIDENCE_LEN 256
 #define SUMMARY_MAX 256
@@ -81,7 +82,7 @@ struct alerts {
 	uint32_t lru_head, lru_tail; /* most / least recently hit, slot + 1 */
 	uint32_t free_hint;
 	unsigned n_open;
-	struct flowref *refs;    /* FLOWREF_SETS * 2 */
+	struct flowref *refs;    /* FLOWREF_SETS * FLOWREF_WAYS */
 	uint64_t ref_sets[FLOWREF_SETS / 64]; /* bit set: that set holds a reference */
 	uint32_t n_refs;         /* references held (0: nothing to settle) */
 	struct alerts_stats stats;
@@ -115,7 +116,7 @@ struct alerts *alerts_new(struct store *store, uint64_t suppress_us, unsigned ma
 		t->nbuckets <<= 1;
 	t->rows = calloc(t->max_open, sizeof(*t->rows));
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-	t->refs = calloc(FLOWREF_SETS * 2, sizeof(*t->refs));
+	t->refs = calloc(FLOWREF_SETS * FLOWREF_WAYS, sizeof(*t->refs));
 	if (!t->rows || !t->buckets || !t->refs) {
 		alerts_free(t);
 		return NULL;
@@ -291,23 +292,25 @@ static void flow_remember(struct alerts *t, uint32_t slot, const struct flow *f)
 {
 	struct row *r = &t->rows[slot];
 	uint32_t set = (uint32_t)(f->id * 0x9E3779B97F4A7C15ull >> 40) & (FLOWREF_SETS - 1);
-	struct flowref *w = &t->refs[set * 2];
+	struct flowref *w = &t->refs[set * FLOWREF_WAYS], *dst = NULL;
 	int out = flow_outcome(f, 0);
 
-	for (int i = 0; i < 2; i++)
+	for (unsigned i = 0; i < FLOWREF_WAYS; i++)
 		if (w[i].flow_id == f->id && w[i].row_id == r->id)
 			return; /* already counted */
 	if (out != OUT_UNKNOWN) {
 		row_count_flow(r, out, 1);
 		return;
 	}
-	/* Replace an empty way, else the older (way 1 moves to way 0). */
-	struct flowref *dst = !w[0].flow_id ? &w[0] : !w[1].flow_id ? &w[1] : NULL;
+	/* An empty way, else the oldest goes (the ways shift down): its row
+	 * keeps counting that flow as open, so it stays "unknown" unless
+	 * another of its flows settles it. */
+	for (unsigned i = 0; i < FLOWREF_WAYS && !dst; i++)
+		if (!w[i].flow_id)
+			dst = &w[i];
 	if (!dst) {
-		/* Evicted reference: its flow keeps counting as open; settle
-		 * it as unknown by leaving it there (never answered here). */
-		w[0] = w[1];
-		dst = &w[1];
+		memmove(&w[0], &w[1], sizeof(w[0]) * (FLOWREF_WAYS - 1));
+		dst = &w[FLOWREF_WAYS - 1];
 	}
 	if (!dst->flow_id)
 		t->n_refs++;
@@ -329,8 +332,8 @@ void alerts_flow_end(struct alerts *t, const struct flow *f)
 	set = (uint32_t)(f->id * 0x9E3779B97F4A7C15ull >> 40) & (FLOWREF_SETS - 1);
 	if (!(t->ref_sets[set / 64] & (1ull << (set % 64))))
 		return;
-	w = &t->refs[set * 2];
-	for (int i = 0; i < 2; i++) {
+	w = &t->refs[set * FLOWREF_WAYS];
+	for (unsigned i = 0; i < FLOWREF_WAYS; i++) {
 		if (w[i].flow_id != f->id)
 			continue;
 		struct row *r = &t->rows[w[i].slot];
@@ -344,8 +347,10 @@ void alerts_flow_end(struct alerts *t, const struct flow *f)
 		memset(&w[i], 0, sizeof(w[i]));
 		t->n_refs--;
 	}
-	if (!w[0].flow_id && !w[1].flow_id)
-		t->ref_sets[set / 64] &= ~(1ull << (set % 64));
+	for (unsigned i = 0; i < FLOWREF_WAYS; i++)
+		if (w[i].flow_id)
+			return;
+	t->ref_sets[set / 64] &= ~(1ull << (set % 64));
 }
 
 static void add_evidence(struct row *r, const char *ev)

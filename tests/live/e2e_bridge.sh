@@ -47,14 +47,15 @@
 #   metadata:  GET http://169.254.169.254/latest/meta-data/       -> metadata_probe, answered
 #   ping:      3 echoes to 10.99.0.80                             -> icmp_egress, answered
 #   tunnel:    iodine (-r: no raw mode) through the resolver to iodined, a ping and 4 KB
-#              of random data over the tunnel                     -> dns_tunnel
+#              of random data over the tunnel                     -> dns_tunnel, answered
 # Assertions read the API (GET /api/v1/alerts?class=..., /api/v1/stats, /healthz),
 # polling up to 10 s for each expected class; then the allowed traffic must have raised
 # nothing (no proxy_bypass to the proxy, nothing about DNS to the resolver but the
 # tunnel, no udp_egress); the stats must count packets and br-e2e's capture counters;
-# SIGTERM must flush and exit 0, and `egresswatch alerts` must read the same rows.
+# SIGTERM must flush and exit 0, and `egresswatch alerts` must then read the same rows
+# with every outcome settled (the shutdown ends every flow).
 # Prints "N passed, N failed"; exit 0 when none failed, 1 otherwise (a set-up failure
-# is a failure too), 77 when skipped. A trap stops every process started here (by pid,
+# is a failure too), 77 when skipped. E2E_KEEP=DIR keeps the database and the logs. A trap stops every process started here (by pid,
 # then whatever is left inside these namespaces) and deletes the namespaces on any exit.
 set -u
 

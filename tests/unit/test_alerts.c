@@ -1,0 +1,277 @@
+/*
+ * test_alerts.c - sensor/alerts.c: aggregation per (class, source, subject)
+ * within the window, severity and score kept at their highest, evidence
+ * deduplicated and capped, rows written through the store, and the outcome
+ * settled from the flows that raised a row.
+ */
+#include <netinet/in.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "sensor/alerts.h"
+#include "sensor/flow.h"
+#include "sensor/store.h"
+
+#define SEC 1000000ull
+#define T0 (1796032800ull * SEC)
+
+struct env {
+	char dir[64], path[96];
+	struct store *store;
+	struct alerts *al;
+	struct flow_table *ft;
+};
+
+static void env_end(void *user, struct flow *f)
+{
+	alerts_flow_end(user, f);
+}
+
+static void env_open(struct env *e, uint64_t window_s, unsigned max_open)
+{
+	struct store_config sc = {.writer = STORE_WRITER_INLINE};
+	char err[256];
+
+	snprintf(e->dir, sizeof(e->dir), "/tmp/ew-alerts.XXXXXX");
+	if (!mkdtemp(e->dir))
+		abort();
+	snprintf(e->path, sizeof(e->path), "%s/a.db", e->dir);
+	if (store_open(&e->store, e->path, &sc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		abort();
+	}
+	e->al = alerts_new(e->store, window_s * SEC, max_open);
+	e->ft = flow_table_new(NULL, env_end, e->al);
+	if (!e->al || !e->ft)
+		abort();
+}
+
+/* Flush everything and read back one column of the alerts table. */
+static void env_close(struct env *e)
+{
+	flow_table_free(e->ft);
+	alerts_free(e->al);
+	store_close(e->store);
+}
+
+static void env_rm(struct env *e)
+{
+	char p[128];
+	const char *sfx[] = {"", "-wal", "-shm"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s%s", e->path, sfx[i]);
+		unlink(p);
+	}
+	rmdir(e->dir);
+}
+
+/* SELECT text: "class|subject|count|severity|outcome|evidence" rows joined by ';'. */
+static void rows(struct env *e, char *out, size_t cap)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	size_t o = 0;
+
+	out[0] = '\0';
+	if (sqlite3_open_v2(e->path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		abort();
+	if (sqlite3_prepare_v2(db,
+			       "SELECT class, subject, count, severity, outcome, "
+			       "coalesce(replace(evidence, char(29), ','), '') FROM alerts ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		abort();
+	while (sqlite3_step(st) == SQLITE_ROW)
+		o += (size_t)snprintf(out + o, cap - o, "%s%s|%s|%d|%d|%s|%s", o ? ";" : "",
+				      sqlite3_column_text(st, 0), sqlite3_column_text(st, 1),
+				      sqlite3_column_int(st, 2), sqlite3_column_int(st, 3),
+				      sqlite3_column_text(st, 4), sqlite3_column_text(st, 5));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+static struct pkt mkpkt(uint8_t proto, uint8_t src_last, uint8_t dst_last, uint16_t sport,
+			uint16_t dport, uint8_t flags, uint64_t ts)
+{
+	struct pkt p;
+	memset(&p, 0, sizeof(p));
+	p.ipv = 4;
+	p.proto = proto;
+	p.src[0] = 10, p.src[1] = 99, p.src[3] = src_last;
+	p.dst[0] = 192, p.dst[1] = 0, p.dst[2] = 2, p.dst[3] = dst_last;
+	p.sport = sport;
+	p.dport = dport;
+	p.tcp_flags = flags;
+	p.ts_us = ts;
+	return p;
+}
+
+static struct alert mkalert(const char *cls, int sev, int score, const struct pkt *p,
+			    const char *subject, const char *ev)
+{
+	struct alert a = {.class = cls, .severity = sev, .score = score, .pkt = p,
+			  .subject = subject, .detail = "d", .evidence = ev};
+	return a;
+}
+
+static void test_aggregation(void)
+{
+	struct env e;
+	char out[2048];
+	struct pkt p = mkpkt(IPPROTO_UDP, 10, 1, 4000, 53, 0, T0);
+	struct pkt q = mkpkt(IPPROTO_UDP, 11, 1, 4000, 53, 0, T0);
+
+	env_open(&e, 300, 0);
+	struct alert a = mkalert("dns_tunnel", 3, 60, &p, "t.example", "a1.t.example");
+	CHECK_EQ(alerts_raise(e.al, &a, T0), 0);
+	a.evidence = "a2.t.example";
+	a.severity = 4;
+	a.score = 90;
+	CHECK_EQ(alerts_raise(e.al, &a, T0 + 10 * SEC), 0);
+	a.evidence = "a1.t.example"; /* a repeat: not added twice */
+	a.severity = 2;
+	CHECK_EQ(alerts_raise(e.al, &a, T0 + 20 * SEC), 0);
+	/* another subject, another source: rows of their own */
+	struct alert b = mkalert("dns_tunnel", 3, 60, &p, "u.example", NULL);
+	CHECK_EQ(alerts_raise(e.al, &b, T0 + 30 * SEC), 0);
+	struct alert c = mkalert("dns_tunnel", 3, 60, &q, "t.example", NULL);
+	CHECK_EQ(alerts_raise(e.al, &c, T0 + 40 * SEC), 0);
+	/* not a class of the contract: refused */
+	struct alert bad = mkalert("dns_tunel", 3, 60, &p, "t.example", NULL);
+	CHECK_EQ(alerts_raise(e.al, &bad, T0), -1);
+	bad.class = "dns_tunnel";
+	bad.severity = 6;
+	CHECK_EQ(alerts_raise(e.al, &bad, T0), -1);
+	/* after the window, a new row for the same key */
+	CHECK_EQ(alerts_raise(e.al, &a, T0 + 20 * SEC + 301 * SEC), 0);
+	CHECK_EQ(alerts_get_stats(e.al)->rows, 4);
+	CHECK_EQ(alerts_get_stats(e.al)->by_class[AC_DNS_TUNNEL], 4);
+	CHECK_EQ(alerts_get_stats(e.al)->rejected, 2);
+	env_close(&e);
+	rows(&e, out, sizeof(out));
+	CHECK_STR(out, "dns_tunnel|t.example|3|4|unknown|a1.t.example,a2.t.example;"
+		       "dns_tunnel|u.example|1|3|unknown|;"
+		       "dns_tunnel|t.example|1|3|unknown|;"
+		       "dns_tunnel|t.example|1|2|unknown|a1.t.example");
+	env_rm(&e);
+}
+
+static void test_evidence_cap(void)
+{
+	struct env e;
+	char out[4096], ev[32];
+	struct pkt p = mkpkt(IPPROTO_UDP, 10, 1, 4000, 53, 0, T0);
+
+	env_open(&e, 300, 0);
+	for (int i = 0; i < 9; i++) {
+		snprintf(ev, sizeof(ev), "e%d", i);
+		struct alert a = mkalert("doh", 3, 50, &p, "dns.google", ev);
+		alerts_raise(e.al, &a, T0 + (uint64_t)i * SEC);
+	}
+	env_close(&e);
+	rows(&e, out, sizeof(out));
+	CHECK_STR(out, "doh|dns.google|9|3|unknown|e0,e1,e2,e3,e4");
+	env_rm(&e);
+}
+
+/* Outcome from flows: a SYN answered by SYN-ACK, a SYN answered by RST, a SYN
+ * never answered (blocked once the flow ends), a stated outcome. */
+static void test_outcome(void)
+{
+	struct env e;
+	char out[2048];
+
+	env_open(&e, 300, 0);
+	/* answered: SYN, raise, SYN-ACK */
+	struct pkt s1 = mkpkt(IPPROTO_TCP, 10, 1, 40001, 443, TH_SYN, T0);
+	flow_table_update(e.ft, &s1);
+	struct alert a = mkalert("proxy_bypass", 4, 90, &s1, "192.0.2.1:443", NULL);
+	alerts_raise(e.al, &a, T0);
+	struct pkt r1 = mkpkt(IPPROTO_TCP, 10, 1, 40001, 443, TH_SYN | TH_ACK, T0 + 1000);
+	memcpy(r1.src, s1.dst, 16);
+	memcpy(r1.dst, s1.src, 16);
+	r1.sport = 443, r1.dport = 40001;
+	flow_table_update(e.ft, &r1);
+	/* blocked: SYN, raise, RST */
+	struct pkt s2 = mkpkt(IPPROTO_TCP, 10, 2, 40002, 443, TH_SYN, T0 + 2000);
+	flow_table_update(e.ft, &s2);
+	struct alert b = mkalert("proxy_bypass", 4, 90, &s2, "192.0.2.2:443", NULL);
+	alerts_raise(e.al, &b, T0 + 2000);
+	struct pkt r2 = r1;
+	memcpy(r2.src, s2.dst, 16);
+	r2.sport = 443, r2.dport = 40002, r2.tcp_flags = TH_RST | TH_ACK;
+	flow_table_update(e.ft, &r2);
+	/* never answered: blocked when the flow ends (table freed) */
+	struct pkt s3 = mkpkt(IPPROTO_TCP, 10, 3, 40003, 25, TH_SYN, T0 + 3000);
+	flow_table_update(e.ft, &s3);
+	struct alert c = mkalert("smtp", 3, 70, &s3, "192.0.2.3:25", NULL);
+	alerts_raise(e.al, &c, T0 + 3000);
+	/* three rows on one flow all settle (more than two per flow) */
+	struct pkt s4 = mkpkt(IPPROTO_TCP, 10, 4, 40004, 80, TH_SYN, T0 + 4000);
+	flow_table_update(e.ft, &s4);
+	const char *cls[] = {"metadata_probe", "proxy_bypass", "ipv6_egress"};
+	for (int i = 0; i < 3; i++) {
+		struct alert d = mkalert(cls[i], 4, 90, &s4, "192.0.2.4:80", NULL);
+		alerts_raise(e.al, &d, T0 + 4000);
+	}
+	struct pkt r4 = r1;
+	memcpy(r4.src, s4.dst, 16);
+	r4.sport = 80, r4.dport = 40004;
+	flow_table_update(e.ft, &r4);
+	/* stated by the detector: a 403 from the proxy */
+	struct pkt h = mkpkt(IPPROTO_TCP, 10, 5, 40005, 8080, TH_ACK, T0 + 5000);
+	struct alert f = mkalert("proxy_denied", 3, 80, &h, "http://x.example/", NULL);
+	f.outcome = "blocked";
+	alerts_raise(e.al, &f, T0 + 5000);
+	env_close(&e);
+	rows(&e, out, sizeof(out));
+	CHECK_STR(out, "proxy_bypass|192.0.2.1:443|1|4|answered|;"
+		       "proxy_bypass|192.0.2.2:443|1|4|blocked|;"
+		       "smtp|192.0.2.3:25|1|3|blocked|;"
+		       "metadata_probe|192.0.2.4:80|1|4|answered|;"
+		       "proxy_bypass|192.0.2.4:80|1|4|answered|;"
+		       "ipv6_egress|192.0.2.4:80|1|4|answered|;"
+		       "proxy_denied|http://x.example/|1|3|blocked|");
+	env_rm(&e);
+}
+
+/* The open rows are bounded: the least recently hit is closed (and written). */
+static void test_bound(void)
+{
+	struct env e;
+	char subject[32];
+	struct pkt p = mkpkt(IPPROTO_UDP, 10, 1, 4000, 53, 0, T0);
+
+	env_open(&e, 300, 8);
+	for (int i = 0; i < 100; i++) {
+		snprintf(subject, sizeof(subject), "s%d.example", i);
+		struct alert a = mkalert("doh", 3, 50, &p, subject, NULL);
+		alerts_raise(e.al, &a, T0 + (uint64_t)i * 1000);
+	}
+	CHECK_EQ(alerts_get_stats(e.al)->rows, 100);
+	CHECK_EQ(alerts_get_stats(e.al)->evicted, 92);
+	/* a subject hit again after its row was closed opens a new row */
+	struct alert a = mkalert("doh", 3, 50, &p, "s0.example", NULL);
+	alerts_raise(e.al, &a, T0 + 200 * 1000);
+	CHECK_EQ(alerts_get_stats(e.al)->rows, 101);
+	/* ticks past the window close every row */
+	alerts_tick(e.al, T0 + 1000 * SEC);
+	env_close(&e);
+	env_rm(&e);
+	CHECK_EQ(alerts_class_index("websocket"), AC_WEBSOCKET);
+	CHECK_EQ(alerts_class_index("nope"), -1);
+	CHECK_STR(alerts_class_name(AC_PROXY_DENIED), "proxy_denied");
+	alerts_free(NULL);
+}
+
+int main(void)
+{
+	test_aggregation();
+	test_evidence_cap();
+	test_outcome();
+	test_bound();
+	return check_done();
+}
