@@ -194,6 +194,12 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	}
 	store_put_stat(c->store, "events.malformed", (int64_t)c->stats.events_malformed);
 	store_put_stat(c->store, "alerts.detections", (int64_t)c->stats.alerts);
+	const struct store_stats *ss = store_get_stats(c->store);
+	store_put_stat(c->store, "store.events", (int64_t)ss->events);
+	store_put_stat(c->store, "store.errors", (int64_t)ss->errors);
+	store_put_stat(c->store, "store.dropped", (int64_t)ss->dropped);
+	store_put_stat(c->store, "store.queue_bytes", (int64_t)ss->queue_bytes);
+	store_put_stat(c->store, "store.queue_waits", (int64_t)ss->queue_waits);
 }
 
 void core_write_counters(struct core *c)

@@ -500,6 +500,7 @@ static int cmd_watch(int argc, char **argv)
 		pfd[i].events = POLLIN;
 	}
 	cfg.db_path = db;
+	cfg.store.drop_when_full = 1; /* never stall the capture on a slow disk */
 	if (core_open(&core, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "egresswatch watch: %s\n", err);
 		rc = EXIT_RUNTIME;

@@ -98,7 +98,7 @@ struct store {
 	/* counters, written by the writer, read by the caller */
 	_Atomic uint64_t n_events, n_alerts, n_stats, n_commits, n_errors;
 	/* counters of the caller side */
-	uint64_t n_truncated, n_queue_waits;
+	uint64_t n_truncated, n_queue_waits, n_dropped; /* producer side only */
 	uint64_t errors_reported; /* n_errors at the last flush */
 	struct store_stats *snap;
 	struct store_stats snap_mem;
@@ -473,6 +473,16 @@ static void deadline_ms(struct timespec *ts, unsigned ms)
 
 /* Reserve need bytes (a multiple of 8) of contiguous ring space, padding to
  * the start of the ring when the end is too short; waits while full. */
+/* Is there room for a record of need bytes without waiting? */
+static int ring_room(struct store *s, size_t need)
+{
+	uint64_t tail = atomic_load(&s->tail);
+	size_t pos = (size_t)(s->p_head & (s->ring_cap - 1));
+	size_t contig = s->ring_cap - pos;
+	size_t want = need <= contig ? need : contig + need;
+	return s->ring_cap - (size_t)(s->p_head - tail) >= want;
+}
+
 static struct qrec *ring_reserve(struct store *s, size_t need)
 {
 	int waited = 0;
@@ -633,6 +643,10 @@ int store_event(struct store *s, const struct obs *o, uint64_t flow_id)
 	str[EV_INFO] = qs(s, o->info_len ? o->info : NULL, o->info_len, STORE_INFO_MAX, 1);
 
 	size_t need = rec_size(str, EV_NSTR);
+	if (s->threaded && s->cfg.drop_when_full && !ring_room(s, need)) {
+		s->n_dropped++; /* counted, reported in stats: never silent */
+		return -1;
+	}
 	struct qrec *r = rec_begin(s, need);
 	r->len = (uint32_t)need;
 	r->op = OP_EVENT;
@@ -753,6 +767,8 @@ const struct store_stats *store_get_stats(const struct store *s)
 	st->errors = atomic_load_explicit(&s->n_errors, memory_order_relaxed);
 	st->truncated = s->n_truncated;
 	st->queue_waits = s->n_queue_waits;
+	st->dropped = s->n_dropped;
+	st->queue_bytes = s->threaded ? (uint64_t)(s->p_head - atomic_load(&s->tail)) : 0;
 	return st;
 }
 

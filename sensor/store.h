@@ -57,7 +57,10 @@ struct store_config {
 	 */
 	int bulk;
 	enum store_writer writer;
-	unsigned queue_kib;  /* writer queue size (default 16384 KiB, min 256) */
+	unsigned queue_kib;  /* writer queue size (default 8192 KiB, min 256) */
+	int drop_when_full;  /* live capture: when the queue is full, drop the
+			      * event and count it (store_stats.dropped) rather
+			      * than stall the capture thread */
 };
 
 struct store_stats {
@@ -67,6 +70,8 @@ struct store_stats {
 	uint64_t stats;          /* stat rows written */
 	uint64_t truncated;      /* text fields cut to STORE_NAME_MAX / STORE_INFO_MAX */
 	uint64_t queue_waits;    /* times store_* waited for room in the writer queue */
+	uint64_t dropped;        /* events dropped because the queue was full (drop_when_full) */
+	uint64_t queue_bytes;    /* bytes waiting in the writer queue now */
 };
 
 /*
