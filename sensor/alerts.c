@@ -67,6 +67,8 @@ struct row {
 
 struct flowref {
 	uint64_t flow_id;        /* 0 = empty */
+	const struct flow *flow; /* alive while referenced: alerts_flow_end drops
+				  * the reference before the table frees it */
 	uint32_t slot;
 	int64_t row_id;
 	uint8_t counted;         /* counted as open in the row */
@@ -316,6 +318,7 @@ static void flow_remember(struct alerts *t, uint32_t slot, const struct flow *f)
 		t->n_refs++;
 	t->ref_sets[set / 64] |= 1ull << (set % 64);
 	dst->flow_id = f->id;
+	dst->flow = f;
 	dst->slot = slot;
 	dst->row_id = r->id;
 	dst->counted = 1;
@@ -443,6 +446,45 @@ int alerts_raise(struct alerts *t, const struct alert *a, uint64_t now_us)
 		r->written_ts = now_us;
 	}
 	return 0;
+}
+
+void alerts_refresh(struct alerts *t)
+{
+	if (!t)
+		return;
+	/* Settle the open flows whose state now tells (a SYN-ACK, a reply, a
+	 * RST, an ICMP error), without waiting for them to end. */
+	for (uint32_t w64 = 0; t->n_refs && w64 < FLOWREF_SETS / 64; w64++) {
+		uint64_t bits = t->ref_sets[w64];
+		while (bits) {
+			uint32_t set = w64 * 64 + (uint32_t)__builtin_ctzll(bits);
+			struct flowref *w = &t->refs[set * FLOWREF_WAYS];
+			int left = 0;
+			bits &= bits - 1;
+			for (unsigned i = 0; i < FLOWREF_WAYS; i++) {
+				if (!w[i].flow_id)
+					continue;
+				int out = flow_outcome(w[i].flow, 0);
+				if (out == OUT_UNKNOWN) {
+					left = 1;
+					continue;
+				}
+				struct row *r = &t->rows[w[i].slot];
+				if (r->id == w[i].row_id) {
+					row_count_flow(r, OUT_UNKNOWN, -1);
+					row_count_flow(r, out, 1);
+					r->dirty = 1;
+				}
+				memset(&w[i], 0, sizeof(w[i]));
+				t->n_refs--;
+			}
+			if (!left)
+				t->ref_sets[set / 64] &= ~(1ull << (set % 64));
+		}
+	}
+	for (unsigned i = 0; i < t->max_open; i++)
+		if (t->rows[i].id && t->rows[i].dirty)
+			row_write(t, &t->rows[i]);
 }
 
 void alerts_tick(struct alerts *t, uint64_t now_us)

@@ -71,6 +71,12 @@ void alerts_flow_end(struct alerts *t, const struct flow *f);
 /* Once a second of packet time: write changed rows, close expired ones. */
 void alerts_tick(struct alerts *t, uint64_t now_us);
 
+/* Wall-clock upkeep for live capture (watch calls it once a second, even
+ * when the wire is quiet and packet time stands still): settle the outcome
+ * of rows whose open flows have since been answered or refused, and write
+ * every changed row. */
+void alerts_refresh(struct alerts *t);
+
 /* Change the suppression window (rules reload). */
 void alerts_set_window(struct alerts *t, uint64_t suppress_us);
 

@@ -204,6 +204,7 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 
 void core_write_counters(struct core *c)
 {
+	alerts_refresh(c->alerts);
 	if (!c->store)
 		return;
 	memcpy(c->stats.alerts_by_class, alerts_get_stats(c->alerts)->by_class,

@@ -70,7 +70,8 @@ int core_flush(struct core *c);
  */
 int core_set_rules(struct core *c, const struct rules *rules, char *err, size_t errlen);
 
-/* Write every counter of the run (packets, bytes, per decode layer, per
+/* Settle live alert outcomes and write changed alert rows (alerts_refresh),
+ * then write every counter of the run (packets, bytes, per decode layer, per
  * module, flows, alert rows per class, store queue) to the stats table now.
  * watch calls it once a second; replay's core_close does it at the end. */
 void core_write_counters(struct core *c);

@@ -238,6 +238,45 @@ static void test_outcome(void)
 	env_rm(&e);
 }
 
+/* Live: the outcome is settled once a second from the flows' state, before
+ * they end and while packet time stands still. */
+static void test_refresh(void)
+{
+	struct env e;
+	char out[1024];
+
+	env_open(&e, 300, 0);
+	struct pkt s1 = mkpkt(IPPROTO_TCP, 10, 1, 40001, 443, TH_SYN, T0);
+	flow_table_update(e.ft, &s1);
+	struct alert a = mkalert("proxy_bypass", 4, 90, &s1, "192.0.2.1:443", NULL);
+	alerts_raise(e.al, &a, T0);
+	struct pkt s2 = mkpkt(IPPROTO_TCP, 10, 2, 40002, 443, TH_SYN, T0);
+	flow_table_update(e.ft, &s2);
+	struct alert b = mkalert("proxy_bypass", 4, 90, &s2, "192.0.2.2:443", NULL);
+	alerts_raise(e.al, &b, T0);
+	alerts_refresh(e.al);
+	store_flush(e.store);
+	rows(&e, out, sizeof(out));
+	CHECK_STR(out, "proxy_bypass|192.0.2.1:443|1|4|unknown|;proxy_bypass|192.0.2.2:443|1|4|unknown|");
+	struct pkt r1 = mkpkt(IPPROTO_TCP, 10, 1, 443, 40001, TH_SYN | TH_ACK, T0 + 1000);
+	memcpy(r1.src, s1.dst, 16);
+	memcpy(r1.dst, s1.src, 16);
+	flow_table_update(e.ft, &r1);
+	struct pkt r2 = r1;
+	memcpy(r2.src, s2.dst, 16);
+	memcpy(r2.dst, s2.src, 16);
+	r2.dport = 40002, r2.tcp_flags = TH_RST | TH_ACK;
+	flow_table_update(e.ft, &r2);
+	alerts_refresh(e.al);
+	store_flush(e.store);
+	rows(&e, out, sizeof(out));
+	CHECK_STR(out, "proxy_bypass|192.0.2.1:443|1|4|answered|;proxy_bypass|192.0.2.2:443|1|4|blocked|");
+	env_close(&e);
+	rows(&e, out, sizeof(out));
+	CHECK_STR(out, "proxy_bypass|192.0.2.1:443|1|4|answered|;proxy_bypass|192.0.2.2:443|1|4|blocked|");
+	env_rm(&e);
+}
+
 /* The open rows are bounded: the least recently hit is closed (and written). */
 static void test_bound(void)
 {
@@ -272,6 +311,7 @@ int main(void)
 	test_aggregation();
 	test_evidence_cap();
 	test_outcome();
+	test_refresh();
 	test_bound();
 	return check_done();
 }
