@@ -562,8 +562,10 @@ static void *writer_main(void *arg)
 			const struct qrec *r =
 				(const struct qrec *)(s->ring + (size_t)(tail & (s->ring_cap - 1)));
 			uint8_t op = r->op;
-			uint64_t seq = (uint64_t)r->v[0];
 			uint32_t len = r->len;
+			/* A pad record may be as short as 8 bytes at the ring's
+			 * end: read the rest of the header only for real records. */
+			uint64_t seq = op == OP_FLUSH ? (uint64_t)r->v[0] : 0;
 			if (op != OP_PAD && op != OP_STOP)
 				apply(s, r);
 			tail += len;
