@@ -103,6 +103,8 @@ struct dns_out {
 	size_t info_len;
 
 	/* working space, not results */
+	const uint8_t *qwire;     /* wire form of qname (valid during the parse) */
+	size_t qwire_len;         /* 0: no qname rendered */
 	struct rec rec;
 	char info_buf[DNS_INFO_MAX];
 	uint8_t scratch[DNS_SCRATCH_MAX];

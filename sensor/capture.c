@@ -9,16 +9,23 @@
  */
 #include "capture.h"
 
+#include <errno.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+/* stdio buffer for capture files: libpcap reads each record with two
+ * freads, and the default 4 KiB buffer makes that a read(2) every few
+ * packets. */
+enum { FILE_IOBUF = 1 << 20 };
+
 struct capture {
 	pcap_t *pcap;
 	char *name;
 	FILE *file;          /* the stream under a file source (for progress) */
+	char *iobuf;         /* its stdio buffer (FILE_IOBUF bytes), freed after pcap_close */
 	uint64_t size;       /* file size, 0 when unknown */
 	uint64_t count;
 	char err[PCAP_ERRBUF_SIZE + 256];
@@ -47,8 +54,29 @@ struct capture *capture_open_file(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
-	c->pcap = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_MICRO,
-							 perr);
+	if (strcmp(path, "-") != 0) {
+		/* Our own FILE, so its buffer is set before any read; pcap_close
+		 * closes it. */
+		FILE *f = fopen(path, "rb");
+		if (!f) {
+			/* libpcap's own wording, which names the path too */
+			snprintf(err, errlen, "%s: %s: %s", path, path, strerror(errno));
+			capture_close(c);
+			return NULL;
+		}
+		c->iobuf = malloc(FILE_IOBUF);
+		if (c->iobuf && setvbuf(f, c->iobuf, _IOFBF, FILE_IOBUF) != 0) {
+			free(c->iobuf);
+			c->iobuf = NULL;
+		}
+		c->pcap = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_MICRO,
+								  perr);
+		if (!c->pcap)
+			fclose(f);
+	} else {
+		c->pcap = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_MICRO,
+								 perr);
+	}
 	if (!c->pcap) {
 		snprintf(err, errlen, "%s: %s", path, perr);
 		capture_close(c);
@@ -199,6 +227,7 @@ void capture_close(struct capture *c)
 		return;
 	if (c->pcap)
 		pcap_close(c->pcap);
+	free(c->iobuf); /* after pcap_close: the FILE used it until fclose */
 	free(c->name);
 	free(c);
 }

@@ -8,7 +8,8 @@
 # deterministic mixed capture of PACKETS packets (default 2,000,000, seed 42)
 # under build/bench/. For each program it prints packets/s, MB/s and peak RSS
 # (from /usr/bin/time -v), and egresswatch's ratio to each peer, from one run.
-# egresswatch stores every event (a fresh SQLite database each run).
+# egresswatch is built release+LTO in build-bench/ (set up on first use) and
+# stores every event (a fresh SQLite database each run).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=2000000 SEED=42 PEERS=1 PCAP=""
@@ -17,12 +18,20 @@ while [ $# -gt 0 ]; do
 	-n) N=$2; shift 2 ;;
 	-s) SEED=$2; shift 2 ;;
 	--no-peers) PEERS=0; shift ;;
-	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) PCAP=$1; shift ;;
 	esac
 done
-EW=build/egresswatch
-[ -x "$EW" ] || { echo "bench: build first (./dev build)" >&2; exit 2; }
+# A benchmark measures the release build: its own release+LTO build
+# directory, not the debug-optimized build/ that development uses.
+BDIR=build-bench
+if [ ! -f "$BDIR/build.ninja" ]; then
+	meson setup "$BDIR" --buildtype=release -Db_lto=true >/dev/null ||
+		{ echo "bench: meson setup $BDIR failed" >&2; exit 2; }
+fi
+ninja -C "$BDIR" >/dev/null || { echo "bench: build in $BDIR failed" >&2; exit 2; }
+EW=$BDIR/egresswatch
+[ -x "$EW" ] || { echo "bench: $EW not built" >&2; exit 2; }
 mkdir -p build/bench
 if [ -z "$PCAP" ]; then
 	GEN=../shared/bench/gen_bench_pcap.c
