@@ -714,23 +714,62 @@ static void usage_events(FILE *f)
 	      f);
 }
 
-static int cmd_events(int argc, char **argv)
+/* What `events` and `alerts` share: the same options, one filter each. */
+struct list_cmd {
+	const char *name;            /* "events" or "alerts" */
+	const char *filter;          /* the filter option: "kind" or "class" */
+	void (*usage)(FILE *f);
+	int (*valid)(const char *v); /* the filter's value is one we know */
+	const char *want;            /* what valid() accepts, for the message */
+	int (*print)(const char *db, const char *filter, int64_t since_id, int64_t limit,
+		     int json);
+};
+
+static int valid_kind(const char *v)
 {
-	static const struct option opts[] = {
+	return !strcmp(v, "dns") || !strcmp(v, "http") || !strcmp(v, "tls") || !strcmp(v, "icmp");
+}
+
+static int valid_class(const char *v)
+{
+	return alerts_class_index(v) >= 0;
+}
+
+static int print_events(const char *db, const char *kind, int64_t since_id, int64_t limit,
+			int json)
+{
+	struct event_filter f = {.kind = kind, .since_id = since_id, .limit = limit};
+	return query_print_events(db, &f, stdout, json);
+}
+
+static int print_alerts(const char *db, const char *cls, int64_t since_id, int64_t limit,
+			int json)
+{
+	struct alert_filter f = {.class_name = cls, .since_id = since_id, .limit = limit};
+	return query_print_alerts(db, &f, stdout, json);
+}
+
+static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
+{
+	const struct option opts[] = {
 		{"db", required_argument, NULL, 'd'},
 		{"json", no_argument, NULL, 'j'},
-		{"kind", required_argument, NULL, 'k'},
+		{lc->filter, required_argument, NULL, 'F'},
 		{"since-id", required_argument, NULL, 'S'},
 		{"limit", required_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct event_filter f = {0};
-	const char *db = DEFAULT_DB;
+	char shorts[16];
+	const char *db = DEFAULT_DB, *filter = NULL;
+	int64_t since_id = 0, limit = -1;
 	int json = 0, opt;
 
-	f.limit = -1;
-	while ((opt = getopt_long(argc, argv, "d:jk:n:h", opts, NULL)) != -1) {
+	/* -k for --kind, -c for --class */
+	snprintf(shorts, sizeof(shorts), "d:j%c:n:h", lc->filter[0]);
+	while ((opt = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+		if (opt == lc->filter[0])
+			opt = 'F';
 		switch (opt) {
 		case 'd':
 			db = optarg;
@@ -738,37 +777,44 @@ static int cmd_events(int argc, char **argv)
 		case 'j':
 			json = 1;
 			break;
-		case 'k':
-			if (strcmp(optarg, "dns") && strcmp(optarg, "http") &&
-			    strcmp(optarg, "tls") && strcmp(optarg, "icmp")) {
-				fprintf(stderr,
-					"egresswatch events: --kind %s: want dns, http, tls or icmp\n",
-					optarg);
+		case 'F':
+			if (!lc->valid(optarg)) {
+				fprintf(stderr, "egresswatch %s: --%s %s: want %s\n", lc->name,
+					lc->filter, optarg, lc->want);
 				return EXIT_USAGE;
 			}
-			f.kind = optarg;
+			filter = optarg;
 			break;
 		case 'S':
-			if (parse_i64("events", "since-id", optarg, 0, INT64_MAX, &f.since_id) < 0)
+			if (parse_i64(lc->name, "since-id", optarg, 0, INT64_MAX, &since_id) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'n':
-			if (parse_i64("events", "limit", optarg, 0, INT64_MAX, &f.limit) < 0)
+			if (parse_i64(lc->name, "limit", optarg, 0, INT64_MAX, &limit) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'h':
-			usage_events(stdout);
+			lc->usage(stdout);
 			return 0;
 		default:
-			usage_events(stderr);
+			lc->usage(stderr);
 			return EXIT_USAGE;
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "egresswatch events: unexpected argument %s\n", argv[optind]);
+		fprintf(stderr, "egresswatch %s: unexpected argument %s\n", lc->name, argv[optind]);
 		return EXIT_USAGE;
 	}
-	return query_print_events(db, &f, stdout, json) < 0 ? EXIT_RUNTIME : 0;
+	return lc->print(db, filter, since_id, limit, json) < 0 ? EXIT_RUNTIME : 0;
+}
+
+static int cmd_events(int argc, char **argv)
+{
+	static const struct list_cmd lc = {
+		.name = "events", .filter = "kind", .usage = usage_events,
+		.valid = valid_kind, .want = "dns, http, tls or icmp", .print = print_events,
+	};
+	return cmd_list(&lc, argc, argv);
 }
 
 static void usage_alerts(FILE *f)
@@ -789,52 +835,12 @@ static void usage_alerts(FILE *f)
 
 static int cmd_alerts(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"db", required_argument, NULL, 'd'},
-		{"json", no_argument, NULL, 'j'},
-		{"class", required_argument, NULL, 'c'},
-		{"since-id", required_argument, NULL, 'S'},
-		{"limit", required_argument, NULL, 'n'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	static const struct list_cmd lc = {
+		.name = "alerts", .filter = "class", .usage = usage_alerts,
+		.valid = valid_class, .want = "one of the classes of docs/detection.md",
+		.print = print_alerts,
 	};
-	struct alert_filter f = {0};
-	const char *db = DEFAULT_DB;
-	int json = 0, opt;
-
-	f.limit = -1;
-	while ((opt = getopt_long(argc, argv, "d:jc:n:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'd':
-			db = optarg;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'c':
-			f.class_name = optarg;
-			break;
-		case 'S':
-			if (parse_i64("alerts", "since-id", optarg, 0, INT64_MAX, &f.since_id) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'n':
-			if (parse_i64("alerts", "limit", optarg, 0, INT64_MAX, &f.limit) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'h':
-			usage_alerts(stdout);
-			return 0;
-		default:
-			usage_alerts(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "egresswatch alerts: unexpected argument %s\n", argv[optind]);
-		return EXIT_USAGE;
-	}
-	return query_print_alerts(db, &f, stdout, json) < 0 ? EXIT_RUNTIME : 0;
+	return cmd_list(&lc, argc, argv);
 }
 
 /* ---- rules ------------------------------------------------------------- */

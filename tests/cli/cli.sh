@@ -40,6 +40,7 @@ expect 2 "no capture file" -- "$EW" replay -d "$T/x.db"
 expect 2 "no interface" -- "$EW" watch -d "$T/x.db"
 expect 2 "--kind bogus" -- "$EW" events -d "$T/x.db" --kind bogus
 expect 2 "--limit -3" -- "$EW" events -d "$T/x.db" --limit -3
+expect 2 "--class bogus: want one of the classes" -- "$EW" alerts -d "$T/x.db" --class bogus
 expect 0 "" -- "$EW" version
 
 # Input errors name the file and exit 2.
