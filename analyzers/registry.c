@@ -6,6 +6,7 @@
 
 extern const struct module dns_module;
 extern const struct module tls_module;
+extern const struct module quic_module;
 extern const struct module http_module;
 extern const struct module icmp_module;
 extern const struct module detect_egress_module;
@@ -17,6 +18,7 @@ extern const struct module detect_dns_tunnel_module;
 const struct module *const modules[] = {
 	&dns_module,
 	&tls_module,
+	&quic_module,
 	&http_module,
 	&icmp_module,
 	&detect_egress_module,

@@ -666,11 +666,12 @@ static int alnum(uint8_t b)
 }
 
 /*
- * JA4 (FoxIO, "JA4: TLS Client Fingerprinting"), TCP form:
- *   t, version, d|i (SNI extension present), cipher count, extension count
- *   (two digits each, capped at 99, GREASE left out), first and last
- *   character of the first ALPN name ("00" without ALPN; when either end is
- *   not ASCII alphanumeric, the first and last hex digit of the name), "_",
+ * JA4 (FoxIO, "JA4: TLS Client Fingerprinting"):
+ *   t (q when the transport is "quic"), version, d|i (SNI extension
+ *   present), cipher count, extension count (two digits each, capped at
+ *   99, GREASE left out), first and last character of the first ALPN name
+ *   ("00" without ALPN; when either end is not ASCII alphanumeric, the
+ *   first and last hex digit of the name), "_",
  *   sha256 of the sorted ciphers, "_", sha256 of the sorted extensions
  *   without server_name and ALPN, then "_" and the signature algorithms in
  *   wire order (left out when there are none). Hashes are cut to 12 hex
@@ -684,7 +685,7 @@ static void ja4(struct tls_hello *o)
 	unsigned nc = o->ja_nciphers > 99 ? 99 : o->ja_nciphers;
 	unsigned ne = o->ja_nexts > 99 ? 99 : o->ja_nexts;
 
-	*p++ = 't';
+	*p++ = o->transport && strcmp(o->transport, "quic") == 0 ? 'q' : 't';
 	memcpy(p, ja4_version(o->version), 2);
 	p += 2;
 	*p++ = (o->seen[0] & 1) ? 'd' : 'i';
@@ -753,6 +754,8 @@ static void write_record(struct tls_hello *o)
 		rec_str(r, o->reason ? o->reason : "");
 		rec_field(r, t, hex16(t, o->version));
 		rec_str(r, trunc);
+		if (o->transport)
+			rec_str(r, o->transport);
 	} else {
 		rec_field(r, t, hex16(t, o->version));
 		rec_field(r, t, hex16(t, o->cipher));
@@ -767,6 +770,12 @@ static void write_record(struct tls_hello *o)
 
 int tls_parse_handshake(const uint8_t *msg, size_t len, unsigned flags, struct tls_hello *out)
 {
+	return tls_parse_transport(msg, len, flags, NULL, out);
+}
+
+int tls_parse_transport(const uint8_t *msg, size_t len, unsigned flags, const char *transport,
+			struct tls_hello *out)
+{
 	struct pctx x = {out, MOD_OK};
 	struct cur c = cur_init(msg, len), b;
 	int trunc = (flags & OBS_F_TRUNCATED) != 0, open = 0;
@@ -777,6 +786,7 @@ int tls_parse_handshake(const uint8_t *msg, size_t len, unsigned flags, struct t
 	memset(out->seen, 0, sizeof(out->seen));
 	out->info = out->info_buf;
 	out->info_buf[0] = '\0';
+	out->transport = transport;
 
 	uint8_t type = cur_u8(&c);
 	uint32_t hl = cur_be24(&c);

@@ -79,7 +79,10 @@
  *     count (both as on the wire, GREASE included), ech ("0"/"1": extension
  *     0xfe0d, 0xff02 or ESNI 0xffce present), ja4 ("" when not computed),
  *     malformed reason ("" when fine), version (highest offered, "0x0304"),
- *     truncated ("0"/"1")
+ *     truncated ("0"/"1"), then only when not TCP: transport ("quic", a
+ *     ClientHello from the CRYPTO frames of QUIC Initial packets; the field
+ *     is absent for TLS over TCP, so older records read the same; a QUIC
+ *     hello's ja4 starts with "q" instead of "t")
  *   ServerHello: version ("0x0304", negotiated), cipher ("0x1301"),
  *     legacy_version ("0x0303"), malformed reason, truncated ("0"/"1")
  * Version and cipher fields are "0x" and four lowercase hex digits.
@@ -184,6 +187,7 @@ struct tls_hello {
 	int ech;                  /* ECH (0xfe0d, 0xff02) or ESNI (0xffce) seen */
 	char ja4[TLS_JA4_MAX];    /* "" unless whole and sound */
 	const char *reason;       /* static: why the parse stopped; NULL when fine */
+	const char *transport;    /* static: "quic", or NULL for TCP (no record field) */
 	unsigned flags;           /* OBS_F_MALFORMED / OBS_F_TRUNCATED */
 	int cut;                  /* SNI or ALPN text was capped */
 	const char *info;         /* the detail record (NUL-terminated) */
@@ -216,6 +220,15 @@ struct tls_hello {
  * globals, no output.
  */
 int tls_parse_handshake(const uint8_t *msg, size_t len, unsigned flags, struct tls_hello *out);
+
+/*
+ * As tls_parse_handshake, for a hello carried by another transport:
+ * transport (a static string such as "quic", or NULL for TCP) is kept in
+ * out->transport and written as the trailing "transport" field of a
+ * ClientHello's detail record. Pure, like tls_parse_handshake.
+ */
+int tls_parse_transport(const uint8_t *msg, size_t len, unsigned flags, const char *transport,
+			struct tls_hello *out);
 
 /* True for an RFC 8701 GREASE value (0x0a0a, 0x1a1a, ... 0xfafa). */
 static inline int tls_grease(uint16_t v)

@@ -20,7 +20,7 @@
 /* Client record fields (analyzers/tls.h). */
 enum {
 	C_SNI, C_ALPN, C_LEGACY, C_VERSIONS, C_NCIPHERS, C_NEXTS, C_ECH, C_JA4, C_REASON,
-	C_VERSION, C_TRUNC, C_MIN = C_REASON + 1
+	C_VERSION, C_TRUNC, C_TRANSPORT, C_MIN = C_REASON + 1
 };
 /* Server record fields. */
 enum { S_VERSION, S_CIPHER, S_LEGACY, S_REASON, S_TRUNC, S_MIN = S_CIPHER + 1 };
@@ -206,6 +206,10 @@ static int client_json(json_t *o, const struct fields *f)
 	if (n)
 		err |= set(o, "ja4", json_stringn(s, n));
 	err |= set_status(o, f, C_REASON, C_TRUNC);
+	/* absent for TLS over TCP; "quic" for a hello from QUIC Initials */
+	s = fstr(f, C_TRANSPORT, &n);
+	if (n)
+		err |= set(o, "transport", json_stringn(s, n));
 	return err;
 }
 
