@@ -179,6 +179,49 @@ static const char *col_text(sqlite3_stmt *st, int i)
 	return (const char *)sqlite3_column_text(st, i);
 }
 
+/* ---- rows --------------------------------------------------------------- */
+
+/* Read the current row of st and hand it to the callback in cb; *id gets
+ * the row's id. */
+typedef int row_step_fn(sqlite3_stmt *st, void *cb, int64_t *id);
+
+/*
+ * Step st to the end, calling step() on each row, and finalize it (st is
+ * always consumed). Returns the rows handed over, or -1 with a message
+ * naming the database and `what` in err. A callback returning > 0 stops
+ * early (not an error); < 0 is an error.
+ */
+static int64_t run_rows(struct query *q, sqlite3_stmt *st, const char *what, row_step_fn *step,
+			void *cb, int64_t *last_id, char *err, size_t errlen)
+{
+	int64_t n = 0, id = 0;
+	int rc, frc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		frc = step(st, cb, &id);
+		n++;
+		if (last_id)
+			*last_id = id;
+		if (frc < 0) {
+			snprintf(err, errlen, "%s: %s: out of memory or output error", q->path, what);
+			n = -1;
+			goto out;
+		}
+		if (frc > 0)
+			goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(err, errlen, "%s: %s: %s", q->path, what, sqlite3_errmsg(q->db));
+		n = -1;
+	}
+out:
+	if (sqlite3_finalize(st) != SQLITE_OK && n >= 0) {
+		snprintf(err, errlen, "%s: %s: %s", q->path, what, sqlite3_errmsg(q->db));
+		n = -1;
+	}
+	return n;
+}
+
 /* ---- events ----------------------------------------------------------- */
 
 typedef int event_row_fn(void *arg, const struct event_row *r);
@@ -203,11 +246,25 @@ static void read_event(sqlite3_stmt *st, struct event_row *r)
 	r->info_len = r->info ? (size_t)sqlite3_column_bytes(st, 14) : 0;
 }
 
+struct event_cb {
+	event_row_fn *fn;
+	void *arg;
+};
+
+static int step_event(sqlite3_stmt *st, void *cb, int64_t *id)
+{
+	const struct event_cb *c = cb;
+	struct event_row r;
+	read_event(st, &r);
+	*id = r.id;
+	return c->fn(c->arg, &r);
+}
+
 static int64_t iter_events(struct query *q, const struct event_filter *f, event_row_fn *fn,
 			   void *arg, int64_t *last_id, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
-	int lo = 0, hi = 0, brc = SQLITE_OK, rc;
+	int lo = 0, hi = 0, brc = SQLITE_OK;
 	int64_t n = -1, since = f ? f->since_id : 0, limit = f ? f->limit : -1;
 	const char *kind = f ? f->kind : NULL;
 
@@ -233,31 +290,12 @@ static int64_t iter_events(struct query *q, const struct event_filter *f, event_
 		snprintf(err, errlen, "%s: events: bind: %s", q->path, sqlite3_errmsg(q->db));
 		goto out;
 	}
-	n = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct event_row r;
-		read_event(st, &r);
-		n++;
-		if (last_id)
-			*last_id = r.id;
-		int frc = fn(arg, &r);
-		if (frc < 0) {
-			snprintf(err, errlen, "%s: events: out of memory or output error", q->path);
-			n = -1;
-			goto out;
-		}
-		if (frc > 0)
-			goto out;
-	}
-	if (rc != SQLITE_DONE) {
-		snprintf(err, errlen, "%s: events: %s", q->path, sqlite3_errmsg(q->db));
-		n = -1;
-	}
+	struct event_cb cb = {fn, arg};
+	n = run_rows(q, st, "events", step_event, &cb, last_id, err, errlen);
+	st = NULL;
 out:
-	if (sqlite3_finalize(st) != SQLITE_OK && n >= 0) {
-		snprintf(err, errlen, "%s: events: %s", q->path, sqlite3_errmsg(q->db));
-		n = -1;
-	}
+	if (st)
+		sqlite3_finalize(st);
 	return n;
 }
 
@@ -311,13 +349,27 @@ static void read_alert(sqlite3_stmt *st, struct alert_row *r)
 	r->evidence_len = r->evidence ? (size_t)sqlite3_column_bytes(st, 16) : 0;
 }
 
+struct alert_cb {
+	alert_row_fn *fn;
+	void *arg;
+};
+
+static int step_alert(sqlite3_stmt *st, void *cb, int64_t *id)
+{
+	const struct alert_cb *c = cb;
+	struct alert_row r;
+	read_alert(st, &r);
+	*id = r.id;
+	return c->fn(c->arg, &r);
+}
+
 static int64_t iter_alerts(struct query *q, const struct alert_filter *f, alert_row_fn *fn,
 			   void *arg, int64_t *last_id, char *err, size_t errlen)
 {
 	char sql[sizeof(SQL_ALERTS_BASE) + sizeof(SQL_ALERTS_CLASS) + sizeof(SQL_ALERTS_SEV) +
 		 sizeof(SQL_ALERTS_SRC) + sizeof(SQL_ALERTS_TAIL)];
 	sqlite3_stmt *st = NULL;
-	int sev = 0, brc = SQLITE_OK, rc;
+	int sev = 0, brc = SQLITE_OK;
 	int64_t n = -1, since = f ? f->since_id : 0, limit = f ? f->limit : -1;
 
 	if (last_id)
@@ -354,31 +406,12 @@ static int64_t iter_alerts(struct query *q, const struct alert_filter *f, alert_
 		snprintf(err, errlen, "%s: alerts: bind: %s", q->path, sqlite3_errmsg(q->db));
 		goto out;
 	}
-	n = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct alert_row r;
-		read_alert(st, &r);
-		n++;
-		if (last_id)
-			*last_id = r.id;
-		int frc = fn(arg, &r);
-		if (frc < 0) {
-			snprintf(err, errlen, "%s: alerts: out of memory or output error", q->path);
-			n = -1;
-			goto out;
-		}
-		if (frc > 0)
-			goto out;
-	}
-	if (rc != SQLITE_DONE) {
-		snprintf(err, errlen, "%s: alerts: %s", q->path, sqlite3_errmsg(q->db));
-		n = -1;
-	}
+	struct alert_cb cb = {fn, arg};
+	n = run_rows(q, st, "alerts", step_alert, &cb, last_id, err, errlen);
+	st = NULL;
 out:
-	if (sqlite3_finalize(st) != SQLITE_OK && n >= 0) {
-		snprintf(err, errlen, "%s: alerts: %s", q->path, sqlite3_errmsg(q->db));
-		n = -1;
-	}
+	if (st)
+		sqlite3_finalize(st);
 	return n;
 }
 
