@@ -104,6 +104,7 @@
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../tests/lib/netns.sh"
 OUTDIR=${1:-$HERE/detect}
 NS_A=ew-det-agent
 NS_P=ew-det-proxy
@@ -140,43 +141,8 @@ EXFIL=exfil-test.example
 OUT_D=outside-test.example
 PROXY=http://$IP_P:8080
 
-TMP=$(mktemp -d /tmp/ew-record-detect.XXXXXX)
-PIDS=()          # every background process started here
-DUMPCAP_PID=     # the capture running now
-AUDIT_PID=       # the capture on the switch ports
-
-stop_pid() { # stop_pid PID SIGNAL: signal, wait up to 2 s, then SIGKILL
-	kill -0 "$1" 2>/dev/null || return 0
-	kill -"$2" "$1" 2>/dev/null
-	for _ in $(seq 1 20); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
-	kill -KILL "$1" 2>/dev/null
-	return 0
-}
-
-cleanup() {
-	rc=$?
-	set +e
-	[ -n "$DUMPCAP_PID" ] && stop_pid "$DUMPCAP_PID" INT
-	[ -n "$AUDIT_PID" ] && stop_pid "$AUDIT_PID" INT
-	for p in "${PIDS[@]}"; do stop_pid "$p" TERM; done
-	for f in "$TMP"/*.pid; do
-		[ -s "$f" ] && stop_pid "$(cat "$f")" TERM
-	done
-	# whatever is still inside our namespaces (nginx workers, daemons that forked, ...)
-	# was started here
-	for ns in $ALL_NS; do
-		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-	done
-	for ns in $ALL_NS; do ip netns del "$ns" 2>/dev/null; done
-	if [ "$rc" -ne 0 ]; then
-		echo "record_detect.sh: failed (exit $rc); logs:" >&2
-		tail -n 5 "$TMP"/*.log "$TMP"/*.err >&2 2>/dev/null
-	fi
-	rm -rf "$TMP"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+netns_init record_detect.sh /tmp/ew-record-detect.XXXXXX "$ALL_NS" # TMP, PIDS, the trap
+NETNS_PIDFILES=1 # the cleanup also stops the pids in $TMP/*.pid (dnsmasq forks)
 
 [ "$(id -u)" -eq 0 ] || { echo "record_detect.sh: must run as root" >&2; exit 2; }
 for t in ip ethtool dnsmasq dig kdig iodine iodined dns2tcpc dns2tcpd swaks nginx tinyproxy \
@@ -188,75 +154,27 @@ chmod 755 "$TMP" # tinyproxy and dns2tcpd drop to nobody
 mkdir -p "$OUTDIR"
 
 # leftovers of an interrupted run
-for ns in $ALL_NS; do
-	for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
-	ip netns del "$ns" 2>/dev/null || true
-done
+netns_clear_leftovers
 
 # --- the network ---------------------------------------------------------------------
-for ns in $ALL_NS; do
-	ip netns add "$ns"
-	ip -n "$ns" link set lo up
-done
-for ns in "$NS_P" "$NS_D" "$NS_I" "$NS_T" "$NS_W"; do # IPv4 only
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-done
-for ns in "$NS_A" "$NS_S"; do # IPv6 on fd00:99::/64 only: no RA, no link-local address
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_ra=0
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.accept_ra=0
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.addr_gen_mode=1
-done
-ip -n "$NS_W" link add "$BR" type bridge stp_state 0 mcast_snooping 0
-ip link add "$IF_A" netns "$NS_A" type veth peer name ew-det-wa netns "$NS_W"
-ip link add "$IF_P" netns "$NS_P" type veth peer name ew-det-wp netns "$NS_W"
-ip link add "$IF_D" netns "$NS_D" type veth peer name ew-det-wd netns "$NS_W"
-ip link add "$IF_I" netns "$NS_I" type veth peer name ew-det-wi netns "$NS_W"
-ip link add "$IF_T" netns "$NS_T" type veth peer name ew-det-wt netns "$NS_W"
-ip link add "$IF_S" netns "$NS_S" type veth peer name ew-det-ws netns "$NS_W"
-offload_off() { # offload_off NS IF
-	ip netns exec "$1" ethtool -K "$2" tx off rx off tso off gso off gro off >/dev/null 2>&1 ||
-		ip netns exec "$1" ethtool -K "$2" tx off tso off gso off >/dev/null
-}
-PORTS="ew-det-wa ew-det-wp ew-det-wd ew-det-wi ew-det-wt ew-det-ws"
-for w in $PORTS; do
-	offload_off "$NS_W" "$w"
-	ip -n "$NS_W" link set "$w" master "$BR"
-	ip -n "$NS_W" link set "$w" up
-done
-ip -n "$NS_W" link set "$BR" up
-for x in "$NS_A:$IF_A:$IP_A" "$NS_P:$IF_P:$IP_P" "$NS_D:$IF_D:$IP_D" "$NS_I:$IF_I:$IP_I" \
-	"$NS_T:$IF_T:$IP_T" "$NS_S:$IF_S:$IP_S"; do
-	IFS=: read -r ns ifc addr <<<"$x"
-	offload_off "$ns" "$ifc"
-	ip -n "$ns" addr add "$addr/24" dev "$ifc"
-done
-ip -n "$NS_A" addr add "$IP6_A/64" dev "$IF_A" nodad
-ip -n "$NS_S" addr add "$IP_MD/32" dev "$IF_S"
-ip -n "$NS_S" addr add "$IP6_S/64" dev "$IF_S" nodad
-ip -n "$NS_S" addr add "$IP6_MD/128" dev "$IF_S" nodad
-for x in "$NS_A:$IF_A" "$NS_P:$IF_P" "$NS_D:$IF_D" "$NS_I:$IF_I" "$NS_T:$IF_T" "$NS_S:$IF_S"; do
-	ip -n "${x%%:*}" link set "${x#*:}" up
-done
+netns_create $ALL_NS
+netns_ipv4_only "$NS_P" "$NS_D" "$NS_I" "$NS_T" "$NS_W"
+netns_ipv6_static "$NS_A" "$NS_S" # IPv6 on fd00:99::/64 only: no RA, no link-local address
+NETNS_OFFLOAD_OFF=1
+netns_switch "$NS_W" "$BR"
+netns_host "$NS_A" "$IF_A" ew-det-wa "$IP_A/24" "$IP6_A/64"
+netns_host "$NS_P" "$IF_P" ew-det-wp "$IP_P/24"
+netns_host "$NS_D" "$IF_D" ew-det-wd "$IP_D/24"
+netns_host "$NS_I" "$IF_I" ew-det-wi "$IP_I/24"
+netns_host "$NS_T" "$IF_T" ew-det-wt "$IP_T/24"
+netns_host "$NS_S" "$IF_S" ew-det-ws "$IP_S/24" "$IP_MD/32" "$IP6_S/64" "$IP6_MD/128"
 ip -n "$NS_A" route add "$IP_MD/32" dev "$IF_A" src "$IP_A"
 ip -n "$NS_A" route add "$IP6_MD/128" dev "$IF_A" src "$IP6_A"
 ip -n "$NS_P" route add "$IP_MD/32" dev "$IF_P" src "$IP_P"
 
 # audit: everything on the six switch ports from here on, for the address check at the
 # end (600 s at most)
-ifargs=()
-for w in $PORTS; do ifargs+=(-i "$w"); done
-ip netns exec "$NS_W" dumpcap -q "${ifargs[@]}" -s 128 -a duration:600 \
-	-w "$TMP/audit.pcapng" 2>"$TMP/audit.err" &
-AUDIT_PID=$!
-PIDS+=("$AUDIT_PID")
-started=
-for _ in $(seq 1 50); do
-	if grep -q "Capturing on" "$TMP/audit.err" 2>/dev/null; then started=1; break; fi
-	kill -0 "$AUDIT_PID" 2>/dev/null || break
-	sleep 0.1
-done
-[ -n "$started" ] || { echo "record_detect.sh: dumpcap (audit) did not start" >&2; exit 1; }
+netns_audit_start 600
 
 # --- helper programs -------------------------------------------------------------------
 # A WebSocket responder: handshake (RFC 6455 accept key), echo one frame, close.
@@ -773,29 +691,20 @@ EOF
 python3 "$TMP/benign.py" "$TMP/benign.q" "$TMP/dnsmasq.conf" >"$TMP/benign.log"
 
 ip netns exec "$NS_D" dnsmasq --conf-file="$TMP/dnsmasq.conf" 2>"$TMP/dnsmasq.err"
-ip netns exec "$NS_I" iodined -f -c -l "$IP_I" -p 53 -P "$IOD_PASS" -d ew-dns0 \
-	"$TUN_SRV/27" "$IOD_ZONE" >"$TMP/iodined.log" 2>&1 &
-IODINED_PID=$!
-PIDS+=("$IODINED_PID")
-ip netns exec "$NS_T" python3 "$TMP/sink.py" "$TMP/sink.ready" 127.0.0.1 7777 >"$TMP/sink.log" 2>&1 &
-PIDS+=($!)
+netns_bg "$NS_I" iodined -f -c -l "$IP_I" -p 53 -P "$IOD_PASS" -d ew-dns0 \
+	"$TUN_SRV/27" "$IOD_ZONE" >"$TMP/iodined.log" 2>&1
+IODINED_PID=$NETNS_PID
+netns_bg "$NS_T" python3 "$TMP/sink.py" "$TMP/sink.ready" 127.0.0.1 7777 >"$TMP/sink.log" 2>&1
 # iodined's side of the tunnel: 0.0.0.0:7000 in ew-det-iod, reached as 10.99.0.193:7000
-ip netns exec "$NS_I" python3 "$TMP/sink.py" "$TMP/iod-sink.ready" 0.0.0.0 7000 >"$TMP/iod-sink.log" 2>&1 &
-PIDS+=($!)
-ip netns exec "$NS_T" dns2tcpd -F -f "$TMP/dns2tcpd.conf" >"$TMP/dns2tcpd.log" 2>&1 &
-PIDS+=($!)
-ip netns exec "$NS_S" python3 "$TMP/ws_server.py" "$TMP/ws.ready" >"$TMP/ws.log" 2>&1 &
-PIDS+=($!)
-ip netns exec "$NS_S" python3 "$TMP/smtp_server.py" "$IP_S" "$TMP/smtp.ready" >"$TMP/smtp.log" 2>&1 &
-PIDS+=($!)
-ip netns exec "$NS_S" python3 "$TMP/exfil_dns.py" "$IP_S" "$TMP/exfil-names.log" "$TMP/exfil.ready" \
-	>"$TMP/exfil.log" 2>&1 &
-PIDS+=($!)
-ip netns exec "$NS_S" nginx -e "$TMP/nginx.log" -c "$TMP/nginx.conf" -p "$TMP/ngx" \
-	>"$TMP/nginx.err" 2>&1 &
-PIDS+=($!)
-ip netns exec "$NS_P" tinyproxy -d -c "$TMP/tinyproxy.conf" >"$TMP/tinyproxy.err" 2>&1 &
-PIDS+=($!)
+netns_bg "$NS_I" python3 "$TMP/sink.py" "$TMP/iod-sink.ready" 0.0.0.0 7000 >"$TMP/iod-sink.log" 2>&1
+netns_bg "$NS_T" dns2tcpd -F -f "$TMP/dns2tcpd.conf" >"$TMP/dns2tcpd.log" 2>&1
+netns_bg "$NS_S" python3 "$TMP/ws_server.py" "$TMP/ws.ready" >"$TMP/ws.log" 2>&1
+netns_bg "$NS_S" python3 "$TMP/smtp_server.py" "$IP_S" "$TMP/smtp.ready" >"$TMP/smtp.log" 2>&1
+netns_bg "$NS_S" python3 "$TMP/exfil_dns.py" "$IP_S" "$TMP/exfil-names.log" "$TMP/exfil.ready" \
+	>"$TMP/exfil.log" 2>&1
+netns_bg "$NS_S" nginx -e "$TMP/nginx.log" -c "$TMP/nginx.conf" -p "$TMP/ngx" \
+	>"$TMP/nginx.err" 2>&1
+netns_bg "$NS_P" tinyproxy -d -c "$TMP/tinyproxy.conf" >"$TMP/tinyproxy.err" 2>&1
 
 ready=
 for _ in $(seq 1 50); do
@@ -814,33 +723,10 @@ kill -0 "$IODINED_PID" 2>/dev/null || { echo "record_detect.sh: iodined did not 
 
 # --- captures --------------------------------------------------------------------------
 start_capture() { # start_capture NAME FILTER [SECONDS]: dumpcap on the agent's veth
-	: >"$TMP/dumpcap.err"
-	ip netns exec "$NS_A" dumpcap -q -i "$IF_A" -P -s 65535 -f "$2" -a duration:"${3:-60}" \
-		-w "$TMP/$1.pcap" 2>"$TMP/dumpcap.err" &
-	DUMPCAP_PID=$!
-	PIDS+=("$DUMPCAP_PID")
-	started=
-	for _ in $(seq 1 50); do
-		if grep -q "Capturing on" "$TMP/dumpcap.err" 2>/dev/null; then started=1; break; fi
-		kill -0 "$DUMPCAP_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -n "$started" ] || { echo "record_detect.sh: dumpcap did not start" >&2; exit 1; }
-	sleep 0.3
+	netns_capture_start "$NS_A" "$IF_A" "$@"
 }
-stop_capture() {
-	sleep 0.5
-	kill -INT "$DUMPCAP_PID" 2>/dev/null || true
-	for _ in $(seq 1 50); do kill -0 "$DUMPCAP_PID" 2>/dev/null || break; sleep 0.1; done
-	wait "$DUMPCAP_PID" 2>/dev/null || true
-	DUMPCAP_PID=
-}
-agent() { # agent CMD...: run in the agent namespace, log, never fail the script
-	echo "+ $*" >>"$TMP/agent.log"
-	ip netns exec "$NS_A" "$@" >>"$TMP/agent.log" 2>&1 || echo "  (exit $?)" >>"$TMP/agent.log"
-	echo >>"$TMP/agent.log"
-	sleep 0.1
-}
+stop_capture() { netns_capture_stop; }
+agent() { netns_log_exec "$NS_A" "$TMP/agent.log" "$@"; } # agent CMD...: log, never fail
 DIG=(dig @"$IP_D" +tries=1 +time=2)
 CURL=(curl -sS --max-time 5 -o /dev/null -w '%{http_code}\n')
 
@@ -849,10 +735,9 @@ CURL=(curl -sS --max-time 5 -o /dev/null -w '%{http_code}\n')
 # ping's pattern would shrink to nothing) over TCP to 10.99.0.193:7000; stop the
 # client ~10 s after it came up
 start_capture iodine "udp port 53 or tcp port 53"
-ip netns exec "$NS_A" timeout 60 iodine -f -r -P "$IOD_PASS" -d ew-dns0 "$IP_D" "$IOD_ZONE" \
-	>"$TMP/iodine.log" 2>&1 &
-IODINE_PID=$!
-PIDS+=("$IODINE_PID")
+netns_bg "$NS_A" timeout 60 iodine -f -r -P "$IOD_PASS" -d ew-dns0 "$IP_D" "$IOD_ZONE" \
+	>"$TMP/iodine.log" 2>&1
+IODINE_PID=$NETNS_PID
 up=
 for _ in $(seq 1 150); do
 	if ip -n "$NS_A" -4 addr show dev ew-dns0 2>/dev/null | grep -q "inet 10\.99\.0\.19[4-9]"; then
@@ -1010,21 +895,8 @@ agent "${CURL[@]}" -x "$PROXY" "http://$IP_S/docs/index.html"
 agent "${CURL[@]}" -x "$PROXY" -H "Accept: application/json" "http://$IP_S/api/v1/status"
 stop_capture
 
-stop_pid "$AUDIT_PID" INT
-wait "$AUDIT_PID" 2>/dev/null || true
-AUDIT_PID=
-
 # --- audit: no packet may have gone to an address outside these hosts ------------------
-tshark -r "$TMP/audit.pcapng" -T fields -e ip.dst -e ipv6.dst -e arp.dst.proto_ipv4 \
-	2>/dev/null | sed 's/[\t,]/\n/g' | sed '/^$/d' | sort -u >"$TMP/audit.dst"
-bad=$(grep -v -x -E "10\.99\.0\.(2|10|53|60|61|80)|169\.254\.169\.254|fd00:99::(10|80)|fd00:ec2::254|ff02::[0-9a-f:]+" \
-	"$TMP/audit.dst" || true)
-[ -s "$TMP/audit.dst" ] || { echo "record_detect.sh: audit capture is empty" >&2; exit 1; }
-if [ -n "$bad" ]; then
-	echo "record_detect.sh: packets to addresses outside the test hosts: $(echo "$bad" | tr '\n' ' ')" >&2
-	exit 1
-fi
-echo "record_detect.sh: audit: destinations seen: $(tr '\n' ' ' <"$TMP/audit.dst")"
+netns_audit_finish "10\.99\.0\.(2|10|53|60|61|80)|169\.254\.169\.254|fd00:99::(10|80)|fd00:ec2::254|ff02::[0-9a-f:]+"
 
 ALL="iodine dns2tcp dig_base32 dig_slow metadata rebind icmp websocket smtp dns_over_tcp direct_tls benign"
 for f in $ALL; do

@@ -50,6 +50,7 @@
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../tests/lib/netns.sh"
 OUTDIR=${1:-$HERE}
 NS_A=ew-web-agent
 NS_P=ew-web-proxy
@@ -70,39 +71,7 @@ IP6_S=fd00:99::80
 D=web.example.test
 PROXY=http://$IP_P:8080
 
-TMP=$(mktemp -d /tmp/ew-record-web.XXXXXX)
-PIDS=()          # every background process started here
-DUMPCAP_PID=     # the analyzer capture running now
-AUDIT_PID=       # the capture on the switch ports
-
-stop_pid() { # stop_pid PID SIGNAL: signal, wait up to 2 s, then SIGKILL
-	kill -0 "$1" 2>/dev/null || return 0
-	kill -"$2" "$1" 2>/dev/null
-	for _ in $(seq 1 20); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
-	kill -KILL "$1" 2>/dev/null
-	return 0
-}
-
-cleanup() {
-	rc=$?
-	set +e
-	[ -n "$DUMPCAP_PID" ] && stop_pid "$DUMPCAP_PID" INT
-	[ -n "$AUDIT_PID" ] && stop_pid "$AUDIT_PID" INT
-	for p in "${PIDS[@]}"; do stop_pid "$p" TERM; done
-	# whatever is still inside our namespaces (nginx workers, ...) was started here
-	for ns in $ALL_NS; do
-		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-	done
-	for ns in $ALL_NS; do ip netns del "$ns" 2>/dev/null; done
-	if [ "$rc" -ne 0 ]; then
-		echo "record_web.sh: failed (exit $rc); logs:" >&2
-		tail -n 5 "$TMP"/*.log "$TMP"/*.err >&2 2>/dev/null
-	fi
-	rm -rf "$TMP"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+netns_init record_web.sh /tmp/ew-record-web.XXXXXX "$ALL_NS" # TMP, PIDS, the cleanup trap
 
 [ "$(id -u)" -eq 0 ] || { echo "record_web.sh: must run as root" >&2; exit 2; }
 for t in ip ethtool nginx tinyproxy curl openssl ping python3 dumpcap timeout; do
@@ -111,68 +80,23 @@ done
 chmod 755 "$TMP" # tinyproxy drops to nobody
 
 # leftovers of an interrupted run
-for ns in $ALL_NS; do
-	for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
-	ip netns del "$ns" 2>/dev/null || true
-done
+netns_clear_leftovers
 
 # --- the network ---------------------------------------------------------------------
-for ns in $ALL_NS; do
-	ip netns add "$ns"
-	ip -n "$ns" link set lo up
-done
-for ns in "$NS_P" "$NS_W"; do # IPv4 only
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-done
-for ns in "$NS_A" "$NS_S"; do # IPv6 on fd00:99::/64 only: no RA, no link-local address
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_ra=0
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.accept_ra=0
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.addr_gen_mode=1
-done
-ip -n "$NS_W" link add "$BR" type bridge stp_state 0 mcast_snooping 0
-ip link add "$IF_A" netns "$NS_A" type veth peer name ew-web-wa netns "$NS_W"
-ip link add "$IF_P" netns "$NS_P" type veth peer name ew-web-wp netns "$NS_W"
-ip link add "$IF_S" netns "$NS_S" type veth peer name ew-web-ws netns "$NS_W"
-offload_off() { # offload_off NS IF
-	ip netns exec "$1" ethtool -K "$2" tx off rx off tso off gso off gro off >/dev/null 2>&1 ||
-		ip netns exec "$1" ethtool -K "$2" tx off tso off gso off >/dev/null
-}
-for w in ew-web-wa ew-web-wp ew-web-ws; do
-	offload_off "$NS_W" "$w"
-	ip -n "$NS_W" link set "$w" master "$BR"
-	ip -n "$NS_W" link set "$w" up
-done
-ip -n "$NS_W" link set "$BR" up
-offload_off "$NS_A" "$IF_A"
-offload_off "$NS_P" "$IF_P"
-offload_off "$NS_S" "$IF_S"
-ip -n "$NS_A" addr add "$IP_A/24" dev "$IF_A"
-ip -n "$NS_A" addr add "$IP6_A/64" dev "$IF_A" nodad
-ip -n "$NS_P" addr add "$IP_P/24" dev "$IF_P"
-ip -n "$NS_S" addr add "$IP_S/24" dev "$IF_S"
-ip -n "$NS_S" addr add "$IP_S2/24" dev "$IF_S"
-ip -n "$NS_S" addr add "$IP_MD/32" dev "$IF_S"
-ip -n "$NS_S" addr add "$IP6_S/64" dev "$IF_S" nodad
-for x in "$NS_A:$IF_A" "$NS_P:$IF_P" "$NS_S:$IF_S"; do
-	ip -n "${x%%:*}" link set "${x#*:}" up
-done
+netns_create $ALL_NS
+netns_ipv4_only "$NS_P" "$NS_W"
+netns_ipv6_static "$NS_A" "$NS_S" # IPv6 on fd00:99::/64 only: no RA, no link-local address
+NETNS_OFFLOAD_OFF=1
+netns_switch "$NS_W" "$BR"
+netns_host "$NS_A" "$IF_A" ew-web-wa "$IP_A/24" "$IP6_A/64"
+netns_host "$NS_P" "$IF_P" ew-web-wp "$IP_P/24"
+netns_host "$NS_S" "$IF_S" ew-web-ws "$IP_S/24" "$IP_S2/24" "$IP_MD/32" "$IP6_S/64"
 ip -n "$NS_A" route add "$IP_MD/32" dev "$IF_A" src "$IP_A"
 ip -n "$NS_A" route add "$IP_S2/32" dev "$IF_A" src "$IP_A" mtu 576
 
 # audit: everything on the three switch ports from here on, for the address check at
 # the end (300 s at most)
-ip netns exec "$NS_W" dumpcap -q -i ew-web-wa -i ew-web-wp -i ew-web-ws -s 128 \
-	-a duration:300 -w "$TMP/audit.pcapng" 2>"$TMP/audit.err" &
-AUDIT_PID=$!
-PIDS+=("$AUDIT_PID")
-started=
-for _ in $(seq 1 50); do
-	if grep -q "Capturing on" "$TMP/audit.err" 2>/dev/null; then started=1; break; fi
-	kill -0 "$AUDIT_PID" 2>/dev/null || break
-	sleep 0.1
-done
-[ -n "$started" ] || { echo "record_web.sh: dumpcap (audit) did not start" >&2; exit 1; }
+netns_audit_start 300
 
 # --- the servers -----------------------------------------------------------------------
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
@@ -392,13 +316,10 @@ elif mode == "udp":
     s.close()
 EOF
 
-ip netns exec "$NS_S" python3 "$TMP/ws_server.py" "$TMP/ws.ready" >"$TMP/ws.log" 2>&1 &
-PIDS+=($!)
-ip netns exec "$NS_S" nginx -e "$TMP/nginx.log" -c "$TMP/nginx.conf" -p "$TMP/ngx" \
-	>"$TMP/nginx.err" 2>&1 &
-PIDS+=($!)
-ip netns exec "$NS_P" tinyproxy -d -c "$TMP/tinyproxy.conf" >"$TMP/tinyproxy.err" 2>&1 &
-PIDS+=($!)
+netns_bg "$NS_S" python3 "$TMP/ws_server.py" "$TMP/ws.ready" >"$TMP/ws.log" 2>&1
+netns_bg "$NS_S" nginx -e "$TMP/nginx.log" -c "$TMP/nginx.conf" -p "$TMP/ngx" \
+	>"$TMP/nginx.err" 2>&1
+netns_bg "$NS_P" tinyproxy -d -c "$TMP/tinyproxy.conf" >"$TMP/tinyproxy.err" 2>&1
 
 ready=
 for _ in $(seq 1 30); do
@@ -413,33 +334,10 @@ done
 
 # --- captures --------------------------------------------------------------------------
 start_capture() { # start_capture NAME FILTER: dumpcap on the agent's veth, 60 s at most
-	: >"$TMP/dumpcap.err"
-	ip netns exec "$NS_A" dumpcap -q -i "$IF_A" -P -s 65535 -f "$2" -a duration:60 \
-		-w "$TMP/$1.pcap" 2>"$TMP/dumpcap.err" &
-	DUMPCAP_PID=$!
-	PIDS+=("$DUMPCAP_PID")
-	started=
-	for _ in $(seq 1 50); do
-		if grep -q "Capturing on" "$TMP/dumpcap.err" 2>/dev/null; then started=1; break; fi
-		kill -0 "$DUMPCAP_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -n "$started" ] || { echo "record_web.sh: dumpcap did not start" >&2; exit 1; }
-	sleep 0.3
+	netns_capture_start "$NS_A" "$IF_A" "$1" "$2"
 }
-stop_capture() {
-	sleep 0.5
-	kill -INT "$DUMPCAP_PID"
-	for _ in $(seq 1 50); do kill -0 "$DUMPCAP_PID" 2>/dev/null || break; sleep 0.1; done
-	wait "$DUMPCAP_PID" 2>/dev/null || true
-	DUMPCAP_PID=
-}
-agent() { # agent CMD...: run in the agent namespace, log, never fail the script
-	echo "+ $*" >>"$TMP/agent.log"
-	ip netns exec "$NS_A" "$@" >>"$TMP/agent.log" 2>&1 || echo "  (exit $?)" >>"$TMP/agent.log"
-	echo >>"$TMP/agent.log"
-	sleep 0.1
-}
+stop_capture() { netns_capture_stop --strict; } # fails if the capture stopped by itself
+agent() { netns_log_exec "$NS_A" "$TMP/agent.log" "$@"; } # agent CMD...: log, never fail
 CURL=(curl -sS --max-time 5 -o /dev/null -w '%{http_code}\n')
 RES80=(--resolve "www.$D:80:$IP_S")
 
@@ -485,25 +383,8 @@ agent python3 "$TMP/client.py" udp "$IP_S" 9999
 agent python3 "$TMP/client.py" udp "$IP6_S" 9999
 stop_capture
 
-stop_pid "$AUDIT_PID" INT
-wait "$AUDIT_PID" 2>/dev/null || true
-AUDIT_PID=
-
 # --- audit: no packet may have gone to an address outside these hosts ------------------
-if command -v tshark >/dev/null; then
-	tshark -r "$TMP/audit.pcapng" -T fields -e ip.dst -e ipv6.dst -e arp.dst.proto_ipv4 \
-		2>/dev/null | sed 's/[\t,]/\n/g' | sed '/^$/d' | sort -u >"$TMP/audit.dst"
-	bad=$(grep -v -x -E "10\.99\.0\.(2|10|80|81)|169\.254\.169\.254|fd00:99::(10|80)|ff02::[0-9a-f:]+" \
-		"$TMP/audit.dst" || true)
-	[ -s "$TMP/audit.dst" ] || { echo "record_web.sh: audit capture is empty" >&2; exit 1; }
-	if [ -n "$bad" ]; then
-		echo "record_web.sh: packets to addresses outside the test hosts: $(echo "$bad" | tr '\n' ' ')" >&2
-		exit 1
-	fi
-	echo "record_web.sh: audit: destinations seen: $(tr '\n' ' ' <"$TMP/audit.dst")"
-else
-	echo "record_web.sh: tshark not found, address audit skipped" >&2
-fi
+netns_audit_finish "10\.99\.0\.(2|10|80|81)|169\.254\.169\.254|fd00:99::(10|80)|ff02::[0-9a-f:]+"
 
 for f in web_http web_tls web_icmp; do
 	cp "$TMP/$f.pcap" "$OUTDIR/$f.pcap"

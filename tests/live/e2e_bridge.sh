@@ -61,6 +61,7 @@ set -u
 
 EW=${1:?usage: e2e_bridge.sh EGRESSWATCH}
 case $EW in /*) ;; *) EW=$PWD/$EW ;; esac
+. "$(dirname "$0")/../lib/netns.sh"
 
 NS_A=ew-e2e-agent
 NS_P=ew-e2e-proxy
@@ -96,80 +97,45 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3 2>/dev/null) || skip "python3 not found"
 ip netns list >/dev/null 2>&1 || skip "ip netns does not work here"
 
-TMP=$(mktemp -d /tmp/ew-e2e.XXXXXX)
+netns_init e2e_bridge /tmp/ew-e2e.XXXXXX "$ALL_NS" # TMP, PIDS, the cleanup trap
 chmod 755 "$TMP"
-PIDS=()   # every background process started here
+NETNS_PIDFILES=1 # the cleanup also stops the pids in $TMP/*.pid (dnsmasq forks)
 EW_PID=   # the sensor
 IODINE_PID=
 
-stop_pid() { # stop_pid PID SIGNAL [TENTHS]: signal, wait (default 2 s), then SIGKILL
-	kill -0 "$1" 2>/dev/null || return 0
-	kill -"$2" "$1" 2>/dev/null
-	for _ in $(seq 1 "${3:-20}"); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
-	kill -KILL "$1" 2>/dev/null
-	return 0
-}
-
-cleanup() {
-	rc=$?
-	set +e
+netns_hook_stop() { # the sensor first, with 5 s to flush its database
 	[ -n "$EW_PID" ] && stop_pid "$EW_PID" TERM 50
-	for p in "${PIDS[@]}"; do stop_pid "$p" TERM; done
-	for f in "$TMP"/*.pid; do
-		[ -s "$f" ] && stop_pid "$(cat "$f")" TERM
-	done
-	# whatever is still inside our namespaces (nginx workers, daemons that forked, ...)
-	# was started here
-	for ns in $ALL_NS; do
-		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-	done
-	for ns in $ALL_NS; do ip netns del "$ns" 2>/dev/null; done
+}
+netns_hook_report() { # netns_hook_report RC: E2E_KEEP, and the logs of a failed run
 	if [ -n "${E2E_KEEP:-}" ] && mkdir -p "$E2E_KEEP" 2>/dev/null; then
 		cp -r "$TMP"/. "$E2E_KEEP"/ && echo "e2e_bridge: kept the database and logs in $E2E_KEEP" >&2
 	fi
-	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
-		echo "e2e_bridge: exit $rc; last lines of the logs:" >&2
+	if [ "$1" -ne 0 ] && [ "$1" -ne 77 ]; then
+		echo "e2e_bridge: exit $1; last lines of the logs:" >&2
 		for f in "$TMP"/*.log "$TMP"/*.err; do
 			[ -s "$f" ] || continue
 			echo "--- ${f##*/}" >&2
 			tail -n 8 "$f" >&2
 		done
 	fi
-	rm -rf "$TMP"
-	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 die() { echo "e2e_bridge: set-up failed: $*" >&2; exit 1; }
 
 # leftovers of an interrupted run
-for ns in $ALL_NS; do
-	for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-	ip netns del "$ns" 2>/dev/null
-done
+netns_clear_leftovers
 
 # --- the network ---------------------------------------------------------------------
 for ns in $ALL_NS; do
-	ip netns add "$ns" || die "ip netns add $ns"
-	ip -n "$ns" link set lo up
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+	netns_create "$ns" || die "ip netns add $ns"
+	netns_ipv4_only "$ns"
 done
-ip -n "$NS_W" link add "$BR" type bridge stp_state 0 mcast_snooping 0 || die "bridge $BR"
-PORTS=
+netns_switch "$NS_W" "$BR" || die "bridge $BR"
 for x in "$NS_A:a:$IP_A/24" "$NS_P:p:$IP_P/24" "$NS_D:d:$IP_D/24" "$NS_I:i:$IP_I/24" \
 	"$NS_S:s:$IP_S/24" "$NS_M:m:$IP_MD/32"; do
 	IFS=: read -r ns c addr <<<"$x"
-	ip link add "ew-e2e-$c" netns "$ns" type veth peer name "ew-e2e-w$c" netns "$NS_W" ||
-		die "veth ew-e2e-$c"
-	ip -n "$NS_W" link set "ew-e2e-w$c" master "$BR"
-	ip -n "$NS_W" link set "ew-e2e-w$c" up
-	ip -n "$ns" addr add "$addr" dev "ew-e2e-$c"
-	ip -n "$ns" link set "ew-e2e-$c" up
-	PORTS="$PORTS ew-e2e-w$c"
+	netns_host "$ns" "ew-e2e-$c" "ew-e2e-w$c" "$addr" || die "veth ew-e2e-$c"
 done
-ip -n "$NS_W" link set "$BR" up
 ip -n "$NS_A" route add "$IP_MD/32" dev ew-e2e-a src "$IP_A" || die "route to $IP_MD"
 ip -n "$NS_M" route add 10.99.0.0/24 dev ew-e2e-m src "$IP_MD" || die "route from $IP_MD"
 
@@ -311,23 +277,18 @@ elif mode == "send":
     sys.exit(0 if r.strip() == b"received %d" % len(data) else 1)
 EOF
 
-ip netns exec "$NS_S" nginx -e "$TMP/nginx-api.log" -c "$TMP/nginx-api.conf" -p "$TMP/ngx-api" \
-	>"$TMP/nginx-api.err" 2>&1 &
-PIDS+=($!)
-ip netns exec "$NS_P" nginx -e "$TMP/nginx-proxy.log" -c "$TMP/nginx-proxy.conf" \
-	-p "$TMP/ngx-proxy" >"$TMP/nginx-proxy.err" 2>&1 &
-PIDS+=($!)
-ip netns exec "$NS_M" "$PY" -m http.server 80 --bind "$IP_MD" --directory "$TMP/md" \
-	>"$TMP/metadata.log" 2>&1 &
-PIDS+=($!)
+netns_bg "$NS_S" nginx -e "$TMP/nginx-api.log" -c "$TMP/nginx-api.conf" -p "$TMP/ngx-api" \
+	>"$TMP/nginx-api.err" 2>&1
+netns_bg "$NS_P" nginx -e "$TMP/nginx-proxy.log" -c "$TMP/nginx-proxy.conf" \
+	-p "$TMP/ngx-proxy" >"$TMP/nginx-proxy.err" 2>&1
+netns_bg "$NS_M" "$PY" -m http.server 80 --bind "$IP_MD" --directory "$TMP/md" \
+	>"$TMP/metadata.log" 2>&1
 ip netns exec "$NS_D" dnsmasq --conf-file="$TMP/dnsmasq.conf" 2>"$TMP/dnsmasq.err" ||
 	die "dnsmasq did not start: $(cat "$TMP/dnsmasq.err")"
-ip netns exec "$NS_I" iodined -f -c -l "$IP_I" -p 53 -P "$IOD_PASS" -d ew-e2e-dns0 \
-	"$TUN_SRV/27" "$IOD_ZONE" >"$TMP/iodined.log" 2>&1 &
-IODINED_PID=$!
-PIDS+=("$IODINED_PID")
-ip netns exec "$NS_I" "$PY" "$TMP/sink.py" "$TMP/sink.ready" >"$TMP/sink.log" 2>&1 &
-PIDS+=($!)
+netns_bg "$NS_I" iodined -f -c -l "$IP_I" -p 53 -P "$IOD_PASS" -d ew-e2e-dns0 \
+	"$TUN_SRV/27" "$IOD_ZONE" >"$TMP/iodined.log" 2>&1
+IODINED_PID=$NETNS_PID
+netns_bg "$NS_I" "$PY" "$TMP/sink.py" "$TMP/sink.ready" >"$TMP/sink.log" 2>&1
 
 # Ready? Probed from the agent before the sensor starts, so none of it is judged.
 ready=
@@ -355,10 +316,9 @@ EOF
 "$EW" rules check "$TMP/rules.yaml" >"$TMP/rules-check.log" 2>&1 ||
 	die "rules check: $(cat "$TMP/rules-check.log")"
 DB=$TMP/e2e.db
-ip netns exec "$NS_W" "$EW" watch -c "$TMP/rules.yaml" -d "$DB" -i "$BR" \
-	--api 127.0.0.1:0 >"$TMP/watch.out" 2>"$TMP/watch.log" &
-EW_PID=$!
-PIDS+=("$EW_PID")
+netns_bg "$NS_W" "$EW" watch -c "$TMP/rules.yaml" -d "$DB" -i "$BR" \
+	--api 127.0.0.1:0 >"$TMP/watch.out" 2>"$TMP/watch.log"
+EW_PID=$NETNS_PID
 API=
 for _ in $(seq 1 50); do
 	API=$(sed -n 's|.*serving API on \(http://127\.0\.0\.1:[0-9]*\)/.*|\1|p' "$TMP/watch.log" | head -n 1)
@@ -425,10 +385,9 @@ check "ping $IP_S answered" test $? -eq 0
 
 # iodine: the client in the background (60 s at most); wait (30 s at most) for its tunnel
 # address, then a ping and 4 KB of random data through the tunnel; stop the client
-ip netns exec "$NS_A" timeout 60 iodine -f -r -P "$IOD_PASS" -d ew-e2e-dns0 "$IP_D" "$IOD_ZONE" \
-	>"$TMP/iodine.log" 2>&1 &
-IODINE_PID=$!
-PIDS+=("$IODINE_PID")
+netns_bg "$NS_A" timeout 60 iodine -f -r -P "$IOD_PASS" -d ew-e2e-dns0 "$IP_D" "$IOD_ZONE" \
+	>"$TMP/iodine.log" 2>&1
+IODINE_PID=$NETNS_PID
 up=
 for _ in $(seq 1 150); do
 	if ip -n "$NS_A" -4 addr show dev ew-e2e-dns0 2>/dev/null | grep -q "inet 10\.99\.1\."; then
