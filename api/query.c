@@ -629,7 +629,12 @@ static int print_alert(void *arg, const struct alert_row *r)
 	return 0;
 }
 
-int query_print_events(const char *db_path, const struct event_filter *f, FILE *out, int json)
+/* Open db_path, list rows through iter (iter_events or iter_alerts with
+ * their printer), flush, and report any failure on stderr naming the file. */
+static int print_rows(const char *db_path, const char *what, FILE *out, int json,
+		     int64_t (*iter)(struct query *q, const void *f, struct printer *p,
+				     char *err, size_t errlen),
+		     const void *f)
 {
 	char err[512];
 	struct query *q = NULL;
@@ -638,10 +643,10 @@ int query_print_events(const char *db_path, const struct event_filter *f, FILE *
 
 	if (query_open(&q, db_path, err, sizeof(err)) < 0)
 		goto out;
-	if (iter_events(q, f, print_event, &p, NULL, err, sizeof(err)) < 0)
+	if (iter(q, f, &p, err, sizeof(err)) < 0)
 		goto out;
 	if (fflush(out) == EOF || ferror(out)) {
-		snprintf(err, sizeof(err), "%s: events: write error: %s", db_path, strerror(errno));
+		snprintf(err, sizeof(err), "%s: %s: write error: %s", db_path, what, strerror(errno));
 		goto out;
 	}
 	rc = 0;
@@ -652,25 +657,24 @@ out:
 	return rc;
 }
 
+static int64_t iter_print_events(struct query *q, const void *f, struct printer *p, char *err,
+				 size_t errlen)
+{
+	return iter_events(q, f, print_event, p, NULL, err, errlen);
+}
+
+static int64_t iter_print_alerts(struct query *q, const void *f, struct printer *p, char *err,
+				 size_t errlen)
+{
+	return iter_alerts(q, f, print_alert, p, NULL, err, errlen);
+}
+
+int query_print_events(const char *db_path, const struct event_filter *f, FILE *out, int json)
+{
+	return print_rows(db_path, "events", out, json, iter_print_events, f);
+}
+
 int query_print_alerts(const char *db_path, const struct alert_filter *f, FILE *out, int json)
 {
-	char err[512];
-	struct query *q = NULL;
-	struct printer p = {out, json};
-	int rc = -1;
-
-	if (query_open(&q, db_path, err, sizeof(err)) < 0)
-		goto out;
-	if (iter_alerts(q, f, print_alert, &p, NULL, err, sizeof(err)) < 0)
-		goto out;
-	if (fflush(out) == EOF || ferror(out)) {
-		snprintf(err, sizeof(err), "%s: alerts: write error: %s", db_path, strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	if (rc < 0)
-		fprintf(stderr, "%s\n", err);
-	query_close(q);
-	return rc;
+	return print_rows(db_path, "alerts", out, json, iter_print_alerts, f);
 }

@@ -230,42 +230,29 @@ static int view_take(struct view *v, size_t n, struct view *in)
 	return 0;
 }
 
+/* libpcap DLT -> how to read the link layer; the first match wins, so
+ * DLT_LOOP comes before the raw values (12 is DLT_LOOP on OpenBSD). */
+static const struct {
+	int dlt;
+	enum link_kind kind;
+} link_kinds[] = {
+	{DLT_EN10MB, LK_ETH},         {DLT_LINUX_SLL, LK_SLL},   {DLT_LINUX_SLL2, LK_SLL2},
+	{DLT_NULL, LK_NULL},          {DLT_LOOP, LK_LOOP},       {DLT_IPV4, LK_IPV4},
+	{DLT_IPV6, LK_IPV6},          {DLT_RAW, LK_RAW},         {LT_RAW_12, LK_RAW},
+	{LT_LINKTYPE_RAW, LK_RAW},
+#if !defined(DLT_PPP_BSDOS) || DLT_PPP_BSDOS != LT_RAW_14
+	{LT_RAW_14, LK_RAW},
+#endif
+	{DLT_PPP, LK_PPP},            {DLT_PPP_SERIAL, LK_PPP_SERIAL},
+	{DLT_PPP_ETHER, LK_PPP_ETHER}, {DLT_C_HDLC, LK_CHDLC},    {DLT_FRELAY, LK_FRELAY},
+	{DLT_FDDI, LK_FDDI},          {DLT_NFLOG, LK_NFLOG},
+};
+
 static enum link_kind link_kind(int dlt)
 {
-	if (dlt == DLT_EN10MB)
-		return LK_ETH;
-	if (dlt == DLT_LINUX_SLL)
-		return LK_SLL;
-	if (dlt == DLT_LINUX_SLL2)
-		return LK_SLL2;
-	if (dlt == DLT_NULL)
-		return LK_NULL;
-	if (dlt == DLT_LOOP) /* before raw: 12 is DLT_LOOP on OpenBSD */
-		return LK_LOOP;
-	if (dlt == DLT_IPV4)
-		return LK_IPV4;
-	if (dlt == DLT_IPV6)
-		return LK_IPV6;
-	if (dlt == DLT_RAW || dlt == LT_RAW_12 || dlt == LT_LINKTYPE_RAW)
-		return LK_RAW;
-#if !defined(DLT_PPP_BSDOS) || DLT_PPP_BSDOS != LT_RAW_14
-	if (dlt == LT_RAW_14)
-		return LK_RAW;
-#endif
-	if (dlt == DLT_PPP)
-		return LK_PPP;
-	if (dlt == DLT_PPP_SERIAL)
-		return LK_PPP_SERIAL;
-	if (dlt == DLT_PPP_ETHER)
-		return LK_PPP_ETHER;
-	if (dlt == DLT_C_HDLC)
-		return LK_CHDLC;
-	if (dlt == DLT_FRELAY)
-		return LK_FRELAY;
-	if (dlt == DLT_FDDI)
-		return LK_FDDI;
-	if (dlt == DLT_NFLOG)
-		return LK_NFLOG;
+	for (size_t i = 0; i < sizeof(link_kinds) / sizeof(link_kinds[0]); i++)
+		if (link_kinds[i].dlt == dlt)
+			return link_kinds[i].kind;
 	return LK_NONE;
 }
 
