@@ -1287,7 +1287,9 @@ static int dns_on_packet(void *state, const struct pkt *p, struct emit *out)
 			 * on the DNS port (a tunnel past a port filter): those
 			 * belong to their own analyzers. */
 			const struct flow_stream *c = &p->flow->st[0];
-			if (c->buf && c->len >= 3 && c->buf[0] == 0x16 && c->buf[1] == 0x03)
+			struct cur h = cur_init(c->buf, c->buf ? c->len : 0);
+			uint8_t type = cur_u8(&h), major = cur_u8(&h);
+			if (!h.err && type == 0x16 && major == 0x03)
 				return MOD_NOT_MINE;
 			if (c->buf && http_sniff(c->buf, c->len) != 0)
 				return MOD_NOT_MINE;

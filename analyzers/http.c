@@ -1029,15 +1029,28 @@ static int head_news(const struct http_dir *d, const struct flow_stream *s)
 	return 0;
 }
 
-/* Skip up to 8 CR/LF bytes at the stream cursor (never past end). Returns
+/* How many of the (at most 8) first bytes of buf[0..n) are CR or LF: empty
+ * lines before a head, which RFC 9112 2.2 says to ignore. */
+static uint32_t blank_prefix(const uint8_t *buf, uint32_t n)
+{
+	struct cur c = cur_init(buf, n);
+	uint32_t k = 0;
+
+	while (k < 8 && cur_has(&c, 1)) {
+		uint8_t b = cur_u8(&c);
+		if (b != '\r' && b != '\n')
+			break;
+		k++;
+	}
+	return k;
+}
+
+/* Skip the empty lines at the stream cursor (never past end). Returns
  * whether any were skipped. */
 static int skip_blank_lines(struct flow_stream *s, uint32_t end)
 {
-	uint32_t n = 0;
+	uint32_t n = blank_prefix(s->buf + s->consumed, end - s->consumed);
 
-	while (n < 8 && s->consumed + n < end &&
-	       (s->buf[s->consumed + n] == '\r' || s->buf[s->consumed + n] == '\n'))
-		n++;
 	s->consumed += n;
 	return n > 0;
 }
@@ -1121,10 +1134,8 @@ static int http_claim(struct flow *f, const struct pkt *p)
 	if (p->dir != 0 || f->app_state || s->done ||
 	    !s->buf)
 		return MOD_NOT_MINE;
-	uint32_t at = s->consumed, n = 0;
-	while (n < 8 && at + n < s->len && (s->buf[at + n] == '\r' || s->buf[at + n] == '\n'))
-		n++;
-	if (http_sniff(s->buf + at + n, s->len - at - n) != 1)
+	uint32_t at = s->consumed + blank_prefix(s->buf + s->consumed, s->len - s->consumed);
+	if (http_sniff(s->buf + at, s->len - at) != 1)
 		return MOD_NOT_MINE;
 	fs = calloc(1, sizeof(*fs));
 	if (!fs)
