@@ -165,8 +165,7 @@ static int info_field(const char *info, size_t len, unsigned idx, const char **f
  */
 static void host_part(const char *s, size_t n, const char **out, size_t *olen)
 {
-	const char *colon = NULL;
-	unsigned colons = 0;
+	const char *colon;
 
 	if (n && s[0] == '[') {
 		const char *rb = memchr(s, ']', n);
@@ -174,12 +173,9 @@ static void host_part(const char *s, size_t n, const char **out, size_t *olen)
 		*olen = rb ? (size_t)(rb - s) - 1 : n - 1;
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (s[i] == ':') {
-			colons++;
-			colon = s + i;
-		}
-	if (colons == 1)
+	/* exactly one ':' starts a port (two or more: a bare IPv6 literal) */
+	colon = n ? memchr(s, ':', n) : NULL;
+	if (colon && !memchr(colon + 1, ':', n - (size_t)(colon + 1 - s)))
 		n = (size_t)(colon - s);
 	if (n && s[n - 1] == '.')
 		n--;
@@ -243,17 +239,21 @@ int detect_egress_doh_name(const char *name, size_t len)
 {
 	const char *h;
 	size_t hl;
+	int last;
 
 	if (!name)
 		return 0;
 	host_part(name, len, &h, &hl);
+	if (hl == 0)
+		return 0;
+	last = lower((unsigned char)h[hl - 1]);
 	for (size_t i = 0; i < sizeof(doh_names) / sizeof(doh_names[0]); i++) {
 		size_t zl = doh_names[i].n;
-		/* the last byte first: it tells almost every name apart */
-		if (hl < zl || lower((unsigned char)h[hl - 1]) != doh_names[i].s[zl - 1] ||
-		    !ieq(h + hl - zl, zl, doh_names[i].s, zl))
+		/* the last byte and the label boundary first: they tell almost
+		 * every name apart before the whole suffix is compared */
+		if (hl < zl || doh_names[i].s[zl - 1] != last || (hl > zl && h[hl - zl - 1] != '.'))
 			continue;
-		if (hl == zl || h[hl - zl - 1] == '.')
+		if (ieq(h + hl - zl, zl, doh_names[i].s, zl))
 			return 1;
 	}
 	return 0;
@@ -332,7 +332,7 @@ static int resolver_ok(const struct rules *r, int ipv, const uint8_t *dst, uint1
 {
 	for (size_t i = 0; i < r->resolvers.n; i++) {
 		struct rules_net one = r->resolvers.v[i];
-		struct rules_netlist l = {&one, 1};
+		struct rules_netlist l = {.v = &one, .n = 1};
 		if (dport == (one.port ? one.port : 53) && rules_net_match(&l, ipv, dst, dport))
 			return 1;
 	}

@@ -131,6 +131,13 @@ static void raise_tunnel(struct emit *out, const struct pkt *p, int reply, int s
 	out->alert(out, &a);
 }
 
+/* The evidence item of one echo message. */
+static void echo_evidence(char *dst, size_t cap, int reply, uint64_t size, int ent)
+{
+	snprintf(dst, cap, "%s: %llu bytes, entropy %d.%02d", reply ? "reply" : "request",
+		 (unsigned long long)size, ent < 0 ? 0 : ent / 100, ent < 0 ? 0 : ent % 100);
+}
+
 static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 {
 	struct tunnel_state *st = state;
@@ -149,15 +156,17 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 		size += p->wirelen - p->caplen;
 	ent = entropy_x100(o);
 	reply = o->type == 0 || o->type == 129;
-	snprintf(evidence, sizeof(evidence), "%s: %llu bytes, entropy %d.%02d",
-		 reply ? "reply" : "request",
-		 (unsigned long long)size, ent < 0 ? 0 : ent / 100, ent < 0 ? 0 : ent % 100);
+	/* the evidence is written only when something is raised: nearly every
+	 * echo is an ordinary ping */
+	evidence[0] = '\0';
 
 	if (size > t->icmp_payload_max) {
+		echo_evidence(evidence, sizeof(evidence), reply, size, ent);
 		snprintf(detail, sizeof(detail), "echo payload of %llu bytes (more than %u)",
 			 (unsigned long long)size, t->icmp_payload_max);
 		raise_tunnel(out, p, reply, 80, detail, evidence);
 	} else if (size >= ICMP_TUNNEL_ENTROPY_MIN && ent > (int)t->icmp_entropy_x100) {
+		echo_evidence(evidence, sizeof(evidence), reply, size, ent);
 		snprintf(detail, sizeof(detail),
 			 "echo payload of %llu bytes at %d.%02d bits/byte (more than %u.%02u)",
 			 (unsigned long long)size, ent / 100, ent % 100,
@@ -174,6 +183,8 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 	v->bytes += size;
 	if (v->bytes > t->icmp_volume_bytes && !v->alerted) {
 		v->alerted = 1;
+		if (!evidence[0])
+			echo_evidence(evidence, sizeof(evidence), reply, size, ent);
 		text_addr(who, sizeof(who), p->ipv, p->src);
 		snprintf(detail, sizeof(detail),
 			 "%llu echo payload bytes from %s within a minute (more than %u)",

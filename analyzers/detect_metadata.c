@@ -286,6 +286,73 @@ static void put_name(char *name, size_t cap, const char *s, size_t n)
 	name[n] = '\0';
 }
 
+/*
+ * A plain host (the usual case: letters, digits, '-', '_' and '.' only, at
+ * most META_NAME_MAX bytes): nothing is escaped, percent-encoded or folded
+ * and there is no userinfo, bracket or port, so all the general path would do
+ * is lowercase it. Writes that into text (META_NAME_MAX + 1 bytes) and
+ * returns 1; 0 for anything else (text is then scratch). Since every byte is
+ * a name byte or a dot, *labels_ok says whether valid_name() would find the
+ * labels fine (none empty, none over 63 bytes; a last empty label, i.e. a
+ * trailing dot, aside), leaving only the length to check.
+ */
+static int plain_host(const char *s, size_t n, char *text, int *labels_ok)
+{
+	size_t label = 0;
+	int ok = 1;
+
+	if (n > META_NAME_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned c = (unsigned char)s[i], low = c | 0x20;
+		if (low - 'a' < 26) {
+			c = low;
+		} else if (c == '.') {
+			ok &= label != 0;
+			label = 0;
+			text[i] = '.';
+			continue;
+		} else if (!(c - '0' < 10 || c == '-' || c == '_')) {
+			return 0;
+		}
+		text[i] = (char)c;
+		ok &= ++label <= 63;
+	}
+	text[n] = '\0';
+	*labels_ok = ok;
+	return 1;
+}
+
+/* The end of meta_parse_host for a host without userinfo, brackets or port,
+ * decoded into text[0..tn) (tn > 0, NUL-terminated, writable). labels_ok is
+ * plain_host's, or -1: run valid_name(). */
+static int name_or_v4(char *text, long tn, int labels_ok, uint8_t *ipv, uint8_t addr[16],
+		      char *name, size_t name_cap)
+{
+	int valid;
+
+	if (text[tn - 1] == '.')
+		text[--tn] = '\0';
+	if (tn == 0)
+		return META_HOST_BAD;
+	if (ends_in_number(text, (size_t)tn)) {
+		memset(addr, 0, 16);
+		if (parse_v4(text, (size_t)tn, addr) < 0)
+			return META_HOST_BAD;
+		*ipv = 4;
+		put_name(name, name_cap, text, (size_t)tn);
+		return META_HOST_ADDR;
+	}
+	if (labels_ok < 0)
+		valid = valid_name(text, (size_t)tn);
+	else /* the last label is not empty: text does not end in '.' here */
+		valid = labels_ok && tn <= 253 && text[tn - 1] != '.';
+	if (!valid)
+		return META_HOST_BAD;
+	put_name(name, name_cap, text, (size_t)tn);
+	return META_HOST_NAME;
+}
+
 int meta_parse_host(const char *s, size_t n, uint8_t *ipv, uint8_t addr[16], char *name,
 		    size_t name_cap)
 {
@@ -293,11 +360,14 @@ int meta_parse_host(const char *s, size_t n, uint8_t *ipv, uint8_t addr[16], cha
 	char text[META_NAME_MAX + 1];
 	long rn, tn;
 	size_t hs = 0, he, colons = 0, colon = 0;
+	int labels_ok;
 
 	if (name && name_cap)
 		name[0] = '\0';
 	if (!s || n == 0 || n > META_IN_MAX)
 		return META_HOST_BAD;
+	if (plain_host(s, n, text, &labels_ok))
+		return name_or_v4(text, (long)n, labels_ok, ipv, addr, name, name_cap);
 	rn = unescape(s, n, raw, sizeof(raw));
 	if (rn <= 0)
 		return META_HOST_BAD;
@@ -358,22 +428,7 @@ int meta_parse_host(const char *s, size_t n, uint8_t *ipv, uint8_t addr[16], cha
 	tn = fold_host(raw + hs, he - hs, text, sizeof(text));
 	if (tn <= 0)
 		return META_HOST_BAD;
-	if (text[tn - 1] == '.')
-		text[--tn] = '\0';
-	if (tn == 0)
-		return META_HOST_BAD;
-	if (ends_in_number(text, (size_t)tn)) {
-		memset(addr, 0, 16);
-		if (parse_v4(text, (size_t)tn, addr) < 0)
-			return META_HOST_BAD;
-		*ipv = 4;
-		put_name(name, name_cap, text, (size_t)tn);
-		return META_HOST_ADDR;
-	}
-	if (!valid_name(text, (size_t)tn))
-		return META_HOST_BAD;
-	put_name(name, name_cap, text, (size_t)tn);
-	return META_HOST_NAME;
+	return name_or_v4(text, tn, -1, ipv, addr, name, name_cap);
 }
 
 uint16_t meta_host_port(const char *s, size_t n)
@@ -383,6 +438,8 @@ uint16_t meta_host_port(const char *s, size_t n)
 
 	if (!s || n > META_IN_MAX)
 		return 0;
+	if (!memchr(s, ':', n))
+		return 0; /* no port (the usual case) */
 	for (size_t i = 0; i < n; i++)
 		if (s[i] == '@')
 			hs = i + 1;
@@ -453,16 +510,26 @@ int meta_uri_authority(const char *uri, size_t n, const char **auth, size_t *aut
 
 /* ---- addresses spelled inside names (nip.io and friends) ------------------- */
 
-static int tail_is(const char *name, size_t n, const char *zone)
-{
-	size_t zl = strlen(zone);
+/* A zone of a fixed table, with its length (no strlen per name). */
+struct zone {
+	const char *s;
+	size_t n;
+};
+#define ZONE(s) {s, sizeof(s) - 1}
 
-	if (zl > n)
+/* Is name[0..n) the zone or under it? Compared from the end: the last bytes
+ * tell almost every name apart. */
+static int tail_is(const char *name, size_t n, const struct zone *z)
+{
+	const char *t;
+
+	if (z->n > n)
 		return 0;
-	for (size_t i = 0; i < zl; i++)
-		if (lc(name[n - zl + i]) != zone[i])
+	t = name + n - z->n;
+	for (size_t i = z->n; i-- > 0;)
+		if (lc(t[i]) != z->s[i])
 			return 0;
-	return zl == n || name[n - zl - 1] == '.';
+	return z->n == n || t[-1] == '.';
 }
 
 static void enc_add(struct meta_enc *out, size_t max, size_t *k, int ipv, const uint8_t *addr)
@@ -502,18 +569,15 @@ static int dec_octet(const char *s, size_t n, uint8_t *v)
 	return 1;
 }
 
-/* A label (or a '-' suffix of it) that is an IPv6 address with '-' for ':'. */
-static void label_v6(const char *s, size_t n, struct meta_enc *out, size_t max, size_t *k)
+/* A label (or a '-' suffix of it) that is an IPv6 address with '-' for ':'.
+ * dashes: how many '-' the label holds (fewer than two spell no address). */
+static void label_v6(const char *s, size_t n, size_t dashes, struct meta_enc *out, size_t max,
+		     size_t *k)
 {
 	char buf[64];
 	uint8_t a[16];
-	size_t dashes = 0;
 
-	if (n >= sizeof(buf))
-		return;
-	for (size_t i = 0; i < n; i++)
-		dashes += s[i] == '-';
-	if (dashes < 2)
+	if (n >= sizeof(buf) || dashes < 2)
 		return;
 	for (size_t st = 0; st < n; st++) {
 		if (st > 0 && s[st - 1] != '-')
@@ -531,10 +595,12 @@ static void label_v6(const char *s, size_t n, struct meta_enc *out, size_t max, 
 size_t meta_name_addrs(const char *name, size_t n, struct meta_enc *out, size_t max)
 {
 	struct comp c[META_NAME_MAX / 2 + 1];
-	size_t nc = 0, k = 0, start = 0, lstart = 0;
+	size_t nc = 0, k = 0, start = 0, lstart = 0, dashes = 0;
 	uint8_t a[16];
 
-	if (!name || n == 0 || n >= META_NAME_MAX || !out || max == 0 || tail_is(name, n, "arpa"))
+	static const struct zone arpa = ZONE("arpa");
+
+	if (!name || n == 0 || n >= META_NAME_MAX || !out || max == 0 || tail_is(name, n, &arpa))
 		return 0;
 	for (size_t i = 0; i <= n; i++) {
 		if (i < n && name[i] != '.' && name[i] != '-')
@@ -546,8 +612,11 @@ size_t meta_name_addrs(const char *name, size_t n, struct meta_enc *out, size_t 
 		}
 		start = i + 1;
 		if (i == n || name[i] == '.') {
-			label_v6(name + lstart, i - lstart, out, max, &k);
+			label_v6(name + lstart, i - lstart, dashes, out, max, &k);
 			lstart = i + 1;
+			dashes = 0;
+		} else {
+			dashes++;
 		}
 	}
 	/* four decimal components in a row */
@@ -580,9 +649,10 @@ size_t meta_name_addrs(const char *name, size_t n, struct meta_enc *out, size_t 
 
 int meta_wildcard_zone(const char *name, size_t n)
 {
-	static const char *const zones[] = {
-		"nip.io", "sslip.io", "xip.io", "nip.direct", "traefik.me", "rbndr.us",
-		"1u.ms", "backname.io", "localtest.me", "lvh.me", "vcap.me",
+	static const struct zone zones[] = {
+		ZONE("nip.io"), ZONE("sslip.io"), ZONE("xip.io"), ZONE("nip.direct"),
+		ZONE("traefik.me"), ZONE("rbndr.us"), ZONE("1u.ms"), ZONE("backname.io"),
+		ZONE("localtest.me"), ZONE("lvh.me"), ZONE("vcap.me"),
 	};
 
 	if (!name)
@@ -590,7 +660,7 @@ int meta_wildcard_zone(const char *name, size_t n)
 	if (n && name[n - 1] == '.')
 		n--;
 	for (size_t i = 0; i < sizeof(zones) / sizeof(zones[0]); i++)
-		if (strlen(zones[i]) < n && tail_is(name, n, zones[i]))
+		if (zones[i].n < n && tail_is(name, n, &zones[i]))
 			return 1;
 	return 0;
 }
@@ -625,9 +695,10 @@ int meta_is_endpoint(const struct rules *r, int ipv, const uint8_t *addr)
 
 int meta_name_internal(const struct rules *r, const char *name, size_t n, int trusted)
 {
-	static const char *const zones[] = {
-		"internal", "local", "localhost", "localdomain", "arpa",
-		"lan", "home", "corp", "intranet", "private",
+	static const struct zone zones[] = {
+		ZONE("internal"), ZONE("local"), ZONE("localhost"), ZONE("localdomain"),
+		ZONE("arpa"), ZONE("lan"), ZONE("home"), ZONE("corp"), ZONE("intranet"),
+		ZONE("private"),
 	};
 
 	if (!name)
@@ -637,7 +708,7 @@ int meta_name_internal(const struct rules *r, const char *name, size_t n, int tr
 	if (n == 0 || !memchr(name, '.', n))
 		return 1;
 	for (size_t i = 0; i < sizeof(zones) / sizeof(zones[0]); i++)
-		if (tail_is(name, n, zones[i]))
+		if (tail_is(name, n, &zones[i]))
 			return 1;
 	return trusted && r && rules_domain_match(&r->trusted_domains, name, n);
 }
@@ -650,13 +721,13 @@ int meta_name_match(const struct rules *r, const char *name, size_t n)
 		n--;
 	for (size_t i = 0; i < r->metadata_names.n; i++) {
 		const char *m = r->metadata_names.v[i];
-		size_t ml = strlen(m), j;
+		size_t ml;
 		int hit = 0;
-		if (ml > n)
-			continue;
-		for (j = 0; j < ml && lc(name[j]) == m[j]; j++)
+		/* the entry must be a prefix of the name: compare up to the
+		 * entry's end, which also gives its length */
+		for (ml = 0; ml < n && m[ml] && lc(name[ml]) == m[ml]; ml++)
 			;
-		if (j < ml)
+		if (m[ml])
 			continue;
 		if (ml == n)
 			hit = 1;

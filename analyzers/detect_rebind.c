@@ -25,9 +25,12 @@
  * wildcard services (meta_wildcard_zone), since hostnames such as
  * ip-10-0-0-1.example.net are common and harmless.
  *
- * Speed: the question name of a response is looked at (internal? trusted?)
- * only once an address of concern turns up, which gives the same verdicts as
- * looking first. A question that on_query found harmless is harmless for
+ * Speed: a response's detail record is walked once, and only its "AN"
+ * records of a type we judge are cut into fields; A and plain AAAA texts are
+ * read without inet_pton (same result, see pton4 / pton6_plain). The
+ * question name of a response is looked at (internal? trusted?) only once
+ * an address of concern turns up, which gives the same verdicts as looking
+ * first; a question is looked at for spelled addresses before its zones. A question that on_query found harmless is harmless for
  * every asker (the verdict depends on the name and the rules alone, and a
  * rules reload makes a new state), so its exact text is remembered in a
  * direct-mapped cache of quiet names (REBIND_QUIET_SLOTS names of at most
@@ -188,6 +191,109 @@ static unsigned num(const char *s, size_t n)
 	return v;
 }
 
+static int is_dig(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * inet_pton(AF_INET) of s[0..n), without the copy to a NUL-terminated buffer
+ * and the library call (nearly every answer is an A record): four decimal
+ * parts 0..255 without leading zeros, separated by '.'. Like inet_pton it
+ * reads up to the first NUL. Returns 1 with out set, or 0.
+ */
+static int pton4(const char *s, size_t n, uint8_t out[4])
+{
+	const char *e = s + n;
+	uint8_t tmp[4];
+
+	for (int k = 0; k < 4; k++) {
+		unsigned v;
+		if (k && (s == e || *s++ != '.'))
+			return 0;
+		if (s == e || !is_dig(*s))
+			return 0;
+		v = (unsigned)(*s++ - '0');
+		if (v == 0) {
+			if (s < e && is_dig(*s))
+				return 0; /* a leading zero */
+		} else {
+			while (s < e && is_dig(*s)) {
+				v = v * 10 + (unsigned)(*s++ - '0');
+				if (v > 255)
+					return 0;
+			}
+		}
+		tmp[k] = (uint8_t)v;
+	}
+	if (s < e && *s)
+		return 0;
+	memcpy(out, tmp, 4);
+	return 1;
+}
+
+static int hexdig(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * inet_pton(AF_INET6) of s[0..n) for the plain form DNS answers are written
+ * in (analyzers/dns.h: RFC 5952): groups of 1 to 4 hex digits separated by
+ * ':', at most one "::", eight groups without it and at most seven with it.
+ * Every text taken here is one inet_pton takes, with the same bytes; for
+ * anything else (a dotted IPv4 tail, a stray byte, a bad form) it returns 0
+ * and the caller asks inet_pton.
+ */
+static int pton6_plain(const char *s, size_t n, uint8_t out[16])
+{
+	uint16_t g[8];
+	int ng = 0, gap = -1;
+	size_t i = 0;
+
+	if (n >= 2 && s[0] == ':' && s[1] == ':') {
+		gap = 0;
+		i = 2;
+	}
+	while (i < n) {
+		size_t st = i;
+		unsigned v = 0;
+		int d;
+		while (i < n && i - st < 5 && (d = hexdig((unsigned char)s[i])) >= 0) {
+			v = v * 16 + (unsigned)d;
+			i++;
+		}
+		if (i == st || i - st > 4 || ng == 8)
+			return 0;
+		g[ng++] = (uint16_t)v;
+		if (i == n)
+			break;
+		if (s[i++] != ':' || i == n)
+			return 0;
+		if (s[i] == ':') {
+			if (gap >= 0)
+				return 0;
+			gap = ng;
+			i++;
+		}
+	}
+	if (gap < 0 ? ng != 8 : ng > 7)
+		return 0;
+	memset(out, 0, 16);
+	for (int k = 0; k < ng; k++) {
+		int at = gap < 0 || k < gap ? k : 8 - (ng - k);
+		out[2 * at] = (uint8_t)(g[k] >> 8);
+		out[2 * at + 1] = (uint8_t)g[k];
+	}
+	return 1;
+}
+
 /*
  * Judge one address text s[0..n) of an answer record. owner is the record's
  * name; judge_owner says the owner decides whether the name is internal (a
@@ -203,10 +309,15 @@ static void judge_addr(const struct rebind_state *st, const char *s, size_t n, i
 
 	if (n == 0 || n >= sizeof(buf))
 		return;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	if (inet_pton(ipv == 4 ? AF_INET : AF_INET6, buf, a) != 1)
-		return;
+	if (ipv == 4) {
+		if (!pton4(s, n, a))
+			return;
+	} else if (!pton6_plain(s, n, a)) {
+		memcpy(buf, s, n);
+		buf[n] = '\0';
+		if (inet_pton(AF_INET6, buf, a) != 1)
+			return;
+	}
 	cls = rebind_addr_class(st->rules, ipv, a);
 	if (cls == REBIND_NONE)
 		return;
@@ -231,7 +342,8 @@ static void judge_addr(const struct rebind_state *st, const char *s, size_t n, i
 	if (cls <= w->cls)
 		return;
 	w->cls = cls;
-	memcpy(w->addr, buf, n + 1);
+	memcpy(w->addr, s, n);
+	w->addr[n] = '\0';
 	lower_copy(w->owner, sizeof(w->owner), owner, owner_len);
 	w->type = type;
 }
@@ -288,33 +400,73 @@ static int rebind_raise(struct emit *out, const struct pkt *p, int swap, int cls
 	return out->alert(out, &a) < 0 ? -EIO : MOD_OK;
 }
 
+/* The next US-separated field of [*p, end), as rec_split() cuts it (none
+ * once *p reaches end: an empty last field is not a field). Long fields
+ * (names, data) are searched with memchr, short ones (numbers) by hand. */
+static int next_field(const char **p, const char *end, const char **f, size_t *fl, int is_short)
+{
+	const char *q = *p;
+
+	if (q >= end)
+		return 0;
+	if (is_short) {
+		while (q < end && *q != REC_US)
+			q++;
+	} else if (!(q = memchr(q, REC_US, (size_t)(end - q)))) {
+		q = end;
+	}
+	*f = *p;
+	*fl = (size_t)(q - *p);
+	*p = q < end ? q + 1 : end;
+	return 1;
+}
+
 static int on_answer(struct rebind_state *st, const struct obs *o, struct emit *out)
 {
-	const char *s = o->info, *rec, *f[6];
-	size_t n = o->info_len, rl, fl[6];
+	const char *s = o->info, *end, *rec, *f[6];
+	size_t fl[6];
 	int have_q = o->name && o->name_len > 0 && !(o->name_len == 1 && o->name[0] == '.');
 	struct worst w;
 	char subject[REBIND_SUBJECT_MAX], detail[REBIND_DETAIL_MAX], ev[REBIND_EVIDENCE_MAX];
 	char via[96] = "";
 
-	if (!s || n == 0)
+	if (!s || o->info_len == 0)
 		return MOD_NOT_MINE;
-	memset(&w, 0, sizeof(w));
+	end = s + o->info_len;
+	w.cls = REBIND_NONE;
+	w.n = 0;
+	w.addr[0] = w.owner[0] = '\0';
+	w.type = NULL;
+	w.q_internal = 0;
 	w.q_name = o->name;
 	w.q_len = o->name_len;
 	w.q_trusted = -1;
-	while (!w.q_internal && rec_split(&s, &n, REC_RS, &rec, &rl)) {
-		size_t k = 0;
-		const char *fs;
-		size_t fn;
-		while (k < 6 && rec_split(&rec, &rl, REC_US, &fs, &fn)) {
-			f[k] = fs;
-			fl[k] = fn;
-			k++;
-		}
-		if (k < 6 || fl[0] != 2 || memcmp(f[0], "AN", 2) != 0 || num(f[3], fl[3]) != C_IN)
+	/* Records are cut at RS and fields at US as rec_split() does, but only
+	 * an "AN" record is cut into fields, and only as far as its type shows
+	 * one of ours: the header, the questions, NS and AR records and the
+	 * CNAMEs and TXTs of the answer are skipped with one memchr each. */
+	for (rec = s; !w.q_internal && rec < end;) {
+		const char *rs = memchr(rec, REC_RS, (size_t)(end - rec));
+		const char *re = rs ? rs : end, *p = rec;
+		size_t k;
+		int type;
+
+		rec = rs ? rs + 1 : end;
+		if (re - p < 3 || p[0] != 'A' || p[1] != 'N' || p[2] != REC_US)
 			continue;
-		switch (num(f[2], fl[2])) {
+		p += 3;
+		/* f[0] is "AN"; f[1] the owner, f[2] the type, f[3] the class,
+		 * f[4] the TTL, f[5] the data */
+		if (!next_field(&p, re, &f[1], &fl[1], 0) || !next_field(&p, re, &f[2], &fl[2], 1))
+			continue;
+		type = (int)num(f[2], fl[2]);
+		if (type != T_A && type != T_AAAA && type != T_SVCB && type != T_HTTPS)
+			continue;
+		for (k = 3; k < 6 && next_field(&p, re, &f[k], &fl[k], k < 5); k++)
+			;
+		if (k < 6 || num(f[3], fl[3]) != C_IN)
+			continue;
+		switch (type) {
 		case T_A:
 			judge_addr(st, f[5], fl[5], 4, f[1], fl[1], "A", !have_q, 0, &w);
 			break;
@@ -390,9 +542,11 @@ static int on_query_judge(struct rebind_state *st, const struct obs *o, struct e
 	if (meta_parse_host(o->name, o->name_len, &ipv, a, name, sizeof(name)) != META_HOST_NAME)
 		return MOD_NOT_MINE;
 	nl = strlen(name);
-	if (meta_name_internal(r, name, nl, 1))
-		return MOD_NOT_MINE;
+	/* A name that spells no address is harmless whatever its zone: look
+	 * for addresses first, the zones (and the trusted list) after. */
 	ne = meta_name_addrs(name, nl, enc, META_ENC_MAX);
+	if (ne == 0 || meta_name_internal(r, name, nl, 1))
+		return MOD_NOT_MINE;
 	wild = meta_wildcard_zone(name, nl);
 	for (size_t i = 0; i < ne; i++) {
 		int c = rebind_addr_class(r, enc[i].ipv, enc[i].addr);

@@ -12,7 +12,6 @@
  */
 #include "alerts.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +25,7 @@
 #define EVIDENCE_LEN 256
 #define SUMMARY_MAX 256
 #define WRITE_EVERY_US 1000000u
+#define ADDR_TEXT_MAX 64
 
 static const char *const class_names[AC_COUNT] = {
 	[AC_DNS_TUNNEL] = "dns_tunnel",
@@ -57,6 +57,10 @@ struct row {
 	int severity, score;
 	int fixed_outcome;       /* stated by the detector, OUT_* or -1 */
 	uint32_t flows_open, flows_blocked, flows_answered;
+	/* src and dst as text, rendered at the first write (they never change
+	 * for a row, and a row is written again at most once a second) */
+	uint8_t have_text;
+	char src_text[ADDR_TEXT_MAX], dst_text[ADDR_TEXT_MAX];
 	char summary[SUMMARY_MAX];
 	char evidence[ALERTS_EVIDENCE_MAX][EVIDENCE_LEN];
 	unsigned n_evidence;
@@ -148,19 +152,30 @@ static int row_outcome(const struct row *r)
 	return OUT_UNKNOWN;
 }
 
+/* snprintf(dst, cap, "%s", s) (cap > 0) without the format machinery: a
+ * raise copies its subject, summary and evidence. */
+static void copy_str(char *dst, size_t cap, const char *s)
+{
+	size_t n = strnlen(s, cap - 1);
+
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+}
+
 static void row_write(struct alerts *t, struct row *r)
 {
 	static const char *const outcomes[] = {"unknown", "blocked", "answered"};
-	char src[64] = "", dst[64] = "", evidence[ALERTS_EVIDENCE_MAX * (EVIDENCE_LEN + 1)];
+	char evidence[ALERTS_EVIDENCE_MAX * (EVIDENCE_LEN + 1)];
 	struct store_alert sa = {0};
 	size_t off = 0;
 
 	r->dirty = 0;
 	if (!t->store)
 		return;
-	if (r->ipv) {
-		text_addr(src, sizeof(src), r->ipv, r->src);
-		text_addr(dst, sizeof(dst), r->ipv, r->dst);
+	if (r->ipv && !r->have_text) {
+		text_addr(r->src_text, sizeof(r->src_text), r->ipv, r->src);
+		text_addr(r->dst_text, sizeof(r->dst_text), r->ipv, r->dst);
+		r->have_text = 1;
 	}
 	evidence[0] = '\0';
 	for (unsigned i = 0; i < r->n_evidence; i++) {
@@ -179,8 +194,8 @@ static void row_write(struct alerts *t, struct row *r)
 	sa.count = r->count;
 	sa.outcome = outcomes[row_outcome(r)];
 	sa.proto = r->proto;
-	sa.src_ip = r->ipv ? src : NULL;
-	sa.dst_ip = r->ipv ? dst : NULL;
+	sa.src_ip = r->ipv ? r->src_text : NULL;
+	sa.dst_ip = r->ipv ? r->dst_text : NULL;
 	sa.src_port = r->sport;
 	sa.dst_port = r->dport;
 	sa.subject = r->subject;
@@ -363,7 +378,7 @@ static void add_evidence(struct row *r, const char *ev)
 	for (unsigned i = 0; i < r->n_evidence; i++)
 		if (strncmp(r->evidence[i], ev, EVIDENCE_LEN - 1) == 0)
 			return;
-	snprintf(r->evidence[r->n_evidence++], EVIDENCE_LEN, "%s", ev);
+	copy_str(r->evidence[r->n_evidence++], EVIDENCE_LEN, ev);
 	r->dirty = 1;
 }
 
@@ -391,8 +406,9 @@ int alerts_raise(struct alerts *t, const struct alert *a, uint64_t now_us)
 	if (!s) {
 		uint32_t slot = row_alloc(t);
 		uint32_t b;
+		/* a free slot is all zero already (calloc, row_close): only
+		 * what is set here is written, not the whole evidence array */
 		r = &t->rows[slot];
-		memset(r, 0, sizeof(*r));
 		r->id = t->store ? store_alert_id(t->store) : (int64_t)t->stats.rows + 1;
 		r->cls = cls;
 		r->ipv = ipv;
@@ -403,7 +419,7 @@ int alerts_raise(struct alerts *t, const struct alert *a, uint64_t now_us)
 			r->sport = p->sport;
 			r->dport = p->dport;
 		}
-		snprintf(r->subject, sizeof(r->subject), "%s", subject);
+		copy_str(r->subject, sizeof(r->subject), subject);
 		r->first_ts = r->last_ts = now_us;
 		r->fixed_outcome = -1;
 		b = row_hash(cls, ipv, src, r->subject) & (t->nbuckets - 1);
@@ -430,7 +446,7 @@ int alerts_raise(struct alerts *t, const struct alert *a, uint64_t now_us)
 	if (a->score > r->score)
 		r->score = a->score > 100 ? 100 : a->score;
 	if (a->detail && *a->detail)
-		snprintf(r->summary, sizeof(r->summary), "%s", a->detail);
+		copy_str(r->summary, sizeof(r->summary), a->detail);
 	if (a->outcome) {
 		if (strcmp(a->outcome, "blocked") == 0)
 			r->fixed_outcome = OUT_BLOCKED;

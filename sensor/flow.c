@@ -1,13 +1,21 @@
 /*
  * flow.c - the bidirectional flow table.
  *
- * Flows live in a power-of-two hash table (chained through hnext, at least
- * one bucket per allowed flow) keyed by a seeded murmur-style hash of the
- * canonical tuple: the two (address, port) ends are put in a fixed order
- * before hashing, so both directions of a flow land in the same bucket and a
- * lookup is one chain walk. Flow structs come from a free list refilled in
- * chunks, so after warm-up no packet calls malloc except for the first bytes
- * of a stream or a growing stream buffer.
+ * Flow structs live in a slab: chunks of FLOW_CHUNK flows, 64-byte aligned,
+ * added as needed up to max_flows and kept until the table is freed; a flow
+ * is named by its index in the slab (chunk, position). Freed flows go on a
+ * free list, so after warm-up no packet calls malloc except for the first
+ * bytes of a stream or a growing stream buffer.
+ *
+ * The hash table is open addressing with linear probing over slots of (hash,
+ * index + 1), at least two slots per allowed flow (so at most half full).
+ * The hash is symmetric: each (address, port) end is mixed on its own with a
+ * seed and the two are added, so both directions of a flow hash alike with
+ * no need to order the ends. A lookup compares the 32-bit hashes in the slot
+ * array (eight slots to a cache line) and reads a flow only when its hash
+ * matches, so looking up a new flow touches no flow at all. Removal shifts
+ * the following slots of the run back (no tombstones), finding the flow's
+ * slot from the hash of its own tuple.
  *
  * Each flow is on one of three LRU lists (open TCP, UDP/ICMP/other, closed
  * TCP), each with one idle timeout; a packet moves its flow to the head of
@@ -46,16 +54,24 @@ enum { PROTO_ICMP = 1, PROTO_TCP = 6, PROTO_UDP = 17, PROTO_ICMPV6 = 58 };
 enum { LRU_TCP = 0, LRU_OTHER, LRU_CLOSED, LRU_N };
 
 enum {
-	FLOW_CHUNK = 256,       /* flow structs allocated at a time */
+	/* Flow structs allocated at a time: 256 KiB chunks, big enough that
+	 * malloc maps them apart from its heap (smaller ones, carved from the
+	 * heap among the analyzers' small blocks, made later mallocs slower). */
+	FLOW_CHUNK_SHIFT = 10,
+	FLOW_CHUNK = 1 << FLOW_CHUNK_SHIFT,
 	STREAM_INIT_CAP = 1024, /* first stream buffer size */
 };
+
+/* Keeps every flow of a chunk on its own cache lines (see struct flow). */
+_Static_assert(sizeof(struct flow) % 64 == 0, "struct flow: whole cache lines");
 
 #define MAX_FLOWS_LIMIT (1u << 24)
 #define STREAM_MAX_LIMIT (1u << 30)
 
-struct flow_chunk {
-	struct flow_chunk *next;
-	struct flow flows[];
+/* A hash table slot: ref is the flow's slab index + 1, 0 for an empty
+ * slot; hash is the flow's full hash, compared before the flow is read. */
+struct slot {
+	uint32_t hash, ref;
 };
 
 struct lru_list {
@@ -66,12 +82,16 @@ struct flow_table {
 	struct flow_config cfg;
 	flow_end_fn on_end;
 	void *user;
-	struct flow **buckets;
-	uint32_t mask;
+	struct slot *slots;
+	uint32_t mask;      /* slots - 1 */
 	uint64_t seed;
 	struct lru_list lru[LRU_N];
-	struct flow *free_list; /* linked through hnext */
-	struct flow_chunk *chunks;
+	/* No tail is idle before this packet time (a lower bound: it may be
+	 * early, never late), so most packets skip the expiry scan. */
+	uint64_t expire_at;
+	struct flow **chunks; /* the slab: chunk i holds indices i * FLOW_CHUNK ... */
+	uint32_t n_chunks;
+	struct flow *free_list; /* linked through lru_next; id holds the index */
 	uint32_t allocated; /* flow structs in chunks */
 	uint64_t next_id;
 	struct flow_stats stats;
@@ -158,31 +178,55 @@ static inline uint64_t fmix64(uint64_t h)
 	return h;
 }
 
-/* Hash of the tuple, the same for both orientations. */
-static uint32_t key_hash(const struct flow_table *ft, const struct flow_key *k)
+static inline uint32_t load32(const uint8_t *p)
 {
-	const uint8_t *a = k->src, *b = k->dst;
-	uint16_t ap = k->sport, bp = k->dport;
-	int c = memcmp(a, b, 16);
+	uint32_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
 
-	if (c > 0 || (c == 0 && ap > bp)) {
-		const uint8_t *t = a;
-		uint16_t tp = ap;
-		a = b;
-		b = t;
-		ap = bp;
-		bp = tp;
-	}
-	uint64_t h = ft->seed;
-	h = murmur_step(h, load64(a));
-	h = murmur_step(h, load64(b));
-	if (k->ipv == 6) {
-		h = murmur_step(h, load64(a + 8));
-		h = murmur_step(h, load64(b + 8));
-	}
-	h = murmur_step(h, (uint64_t)ap << 48 | (uint64_t)bp << 32 |
-				   (uint64_t)k->ipv << 8 | k->proto);
-	return (uint32_t)fmix64(h ^ 37);
+/* One end of a tuple, mixed with the seed. */
+static inline uint64_t end_hash(uint64_t seed, int v6, const uint8_t *addr, uint16_t port)
+{
+	if (!v6)
+		return murmur_step(seed, (uint64_t)load32(addr) << 16 | port);
+	uint64_t h = murmur_step(seed, load64(addr));
+	h = murmur_step(h, load64(addr + 8));
+	return murmur_step(h, port);
+}
+
+/* Hash of a tuple, the same for both orientations: the ends are mixed apart
+ * and added. For IPv4 only the first 4 bytes of each address are read. */
+static uint32_t tuple_hash(const struct flow_table *ft, uint8_t ipv, uint8_t proto,
+			   const uint8_t *a, uint16_t ap, const uint8_t *b, uint16_t bp)
+{
+	const int v6 = ipv == 6;
+	uint64_t h = end_hash(ft->seed, v6, a, ap) + end_hash(ft->seed, v6, b, bp);
+
+	return (uint32_t)fmix64(h ^ ((uint64_t)ipv << 8 | proto) * 0x9e3779b97f4a7c15ull);
+}
+
+static inline uint32_t key_hash(const struct flow_table *ft, const struct flow_key *k)
+{
+	return tuple_hash(ft, k->ipv, k->proto, k->src, k->sport, k->dst, k->dport);
+}
+
+static inline uint32_t flow_hash(const struct flow_table *ft, const struct flow *f)
+{
+	return tuple_hash(ft, f->ipv, f->proto, f->src, f->sport, f->dst, f->dport);
+}
+
+static inline struct flow *flow_at(const struct flow_table *ft, uint32_t ref)
+{
+	uint32_t i = ref - 1;
+
+	return &ft->chunks[i >> FLOW_CHUNK_SHIFT][i & (FLOW_CHUNK - 1)];
+}
+
+/* Equal 16-byte addresses (IPv4 ones are zero beyond their 4 bytes). */
+static inline int addr_eq(const uint8_t *a, const uint8_t *b)
+{
+	return ((load64(a) ^ load64(b)) | (load64(a + 8) ^ load64(b + 8))) == 0;
 }
 
 /* The flow of k in either orientation; *dir is 0 when k's sender is the
@@ -190,16 +234,19 @@ static uint32_t key_hash(const struct flow_table *ft, const struct flow_key *k)
 static struct flow *lookup(const struct flow_table *ft, const struct flow_key *k,
 			   uint32_t h, int *dir)
 {
-	for (struct flow *f = ft->buckets[h & ft->mask]; f; f = f->hnext) {
-		if (f->hash != h || f->ipv != k->ipv || f->proto != k->proto)
+	for (uint32_t i = h & ft->mask; ft->slots[i].ref; i = (i + 1) & ft->mask) {
+		if (ft->slots[i].hash != h)
+			continue;
+		struct flow *f = flow_at(ft, ft->slots[i].ref);
+		if (f->ipv != k->ipv || f->proto != k->proto)
 			continue;
 		if (f->sport == k->sport && f->dport == k->dport &&
-		    memcmp(f->src, k->src, 16) == 0 && memcmp(f->dst, k->dst, 16) == 0) {
+		    addr_eq(f->src, k->src) && addr_eq(f->dst, k->dst)) {
 			*dir = 0;
 			return f;
 		}
 		if (f->sport == k->dport && f->dport == k->sport &&
-		    memcmp(f->src, k->dst, 16) == 0 && memcmp(f->dst, k->src, 16) == 0) {
+		    addr_eq(f->src, k->dst) && addr_eq(f->dst, k->src)) {
 			*dir = 1;
 			return f;
 		}
@@ -207,18 +254,79 @@ static struct flow *lookup(const struct flow_table *ft, const struct flow_key *k
 	return NULL;
 }
 
-static void hash_unlink(struct flow_table *ft, struct flow *f)
+/* Put slab index idx, hash h, in the first free slot of its run. */
+static void hash_insert(struct flow_table *ft, uint32_t h, uint32_t idx)
 {
-	struct flow **pp = &ft->buckets[f->hash & ft->mask];
+	uint32_t i = h & ft->mask;
 
-	while (*pp && *pp != f)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = f->hnext;
-	f->hnext = NULL;
+	while (ft->slots[i].ref)
+		i = (i + 1) & ft->mask;
+	ft->slots[i].hash = h;
+	ft->slots[i].ref = idx + 1;
+}
+
+/* Remove f from the table; returns its slab index. Later slots of the run
+ * whose home is not between the hole and themselves move back into the
+ * hole, so every flow stays reachable from its home slot without tombstones. */
+static uint32_t hash_remove(struct flow_table *ft, const struct flow *f)
+{
+	const uint32_t h = flow_hash(ft, f), mask = ft->mask;
+	uint32_t i = h & mask, ref;
+
+	for (;; i = (i + 1) & mask) {
+		ref = ft->slots[i].ref;
+		if (ref == 0)
+			abort(); /* every live flow is in the table */
+		if (ft->slots[i].hash == h && flow_at(ft, ref) == f)
+			break;
+	}
+	for (uint32_t j = i;;) {
+		j = (j + 1) & mask;
+		if (!ft->slots[j].ref)
+			break;
+		uint32_t home = ft->slots[j].hash & mask;
+		/* slot j may fill the hole at i unless its home lies in (i, j] */
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			ft->slots[i] = ft->slots[j];
+			i = j;
+		}
+	}
+	ft->slots[i].hash = 0;
+	ft->slots[i].ref = 0;
+	return ref - 1;
 }
 
 /* ------------------------------------------------------------------- LRU */
+
+static uint64_t class_timeout(const struct flow_table *ft, int cls)
+{
+	switch (cls) {
+	case LRU_TCP:
+		return ft->cfg.tcp_idle_us;
+	case LRU_CLOSED:
+		return ft->cfg.closed_idle_us;
+	default:
+		return ft->cfg.udp_idle_us;
+	}
+}
+
+/* The packet time from which f, as a list tail, is idle: now - last_us >=
+ * timeout (never, when that time is beyond the clock). */
+static uint64_t idle_at(const struct flow_table *ft, const struct flow *f, int cls)
+{
+	uint64_t t = class_timeout(ft, cls);
+
+	return f->last_us > UINT64_MAX - t ? UINT64_MAX : f->last_us + t;
+}
+
+/* f became the tail of list cls: its idle time may come before expire_at. */
+static void new_tail(struct flow_table *ft, const struct flow *f, int cls)
+{
+	uint64_t t = idle_at(ft, f, cls);
+
+	if (t < ft->expire_at)
+		ft->expire_at = t;
+}
 
 static void lru_unlink(struct flow_table *ft, struct flow *f)
 {
@@ -228,10 +336,13 @@ static void lru_unlink(struct flow_table *ft, struct flow *f)
 		f->lru_prev->lru_next = f->lru_next;
 	else
 		l->head = f->lru_next;
-	if (f->lru_next)
+	if (f->lru_next) {
 		f->lru_next->lru_prev = f->lru_prev;
-	else
+	} else {
 		l->tail = f->lru_prev;
+		if (l->tail)
+			new_tail(ft, l->tail, f->lru_class);
+	}
 	f->lru_prev = f->lru_next = NULL;
 }
 
@@ -242,10 +353,12 @@ static void lru_push_head(struct flow_table *ft, struct flow *f, uint8_t cls)
 	f->lru_class = cls;
 	f->lru_prev = NULL;
 	f->lru_next = l->head;
-	if (l->head)
+	if (l->head) {
 		l->head->lru_prev = f;
-	else
+	} else {
 		l->tail = f;
+		new_tail(ft, f, cls);
+	}
 	l->head = f;
 }
 
@@ -259,18 +372,6 @@ static uint8_t flow_class(const struct flow *f)
 	if (f->proto != PROTO_TCP)
 		return LRU_OTHER;
 	return flow_closed(f) ? LRU_CLOSED : LRU_TCP;
-}
-
-static uint64_t class_timeout(const struct flow_table *ft, int cls)
-{
-	switch (cls) {
-	case LRU_TCP:
-		return ft->cfg.tcp_idle_us;
-	case LRU_CLOSED:
-		return ft->cfg.closed_idle_us;
-	default:
-		return ft->cfg.udp_idle_us;
-	}
 }
 
 /*
@@ -597,25 +698,31 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 
 /* ----------------------------------------------------------------- flows */
 
-static struct flow *flow_alloc(struct flow_table *ft)
+/* A free flow struct and its slab index, or NULL when out of memory. */
+static struct flow *flow_alloc(struct flow_table *ft, uint32_t *idx)
 {
 	if (!ft->free_list) {
+		/* Every chunk but the last is full, so chunk n_chunks starts
+		 * at index allocated. */
 		uint32_t n = ft->cfg.max_flows - ft->allocated;
-		if (n == 0 || n > FLOW_CHUNK)
+		if (n == 0)
+			return NULL; /* cannot happen: flow_create evicts first */
+		if (n > FLOW_CHUNK)
 			n = FLOW_CHUNK;
-		struct flow_chunk *c = malloc(sizeof(*c) + (size_t)n * sizeof(struct flow));
+		struct flow *c = aligned_alloc(64, (size_t)n * sizeof(struct flow));
 		if (!c)
 			return NULL;
-		c->next = ft->chunks;
-		ft->chunks = c;
-		ft->allocated += n;
+		ft->chunks[ft->n_chunks++] = c;
 		for (uint32_t i = n; i-- > 0;) {
-			c->flows[i].hnext = ft->free_list;
-			ft->free_list = &c->flows[i];
+			c[i].id = ft->allocated + i;
+			c[i].lru_next = ft->free_list;
+			ft->free_list = &c[i];
 		}
+		ft->allocated += n;
 	}
 	struct flow *f = ft->free_list;
-	ft->free_list = f->hnext;
+	ft->free_list = f->lru_next;
+	*idx = (uint32_t)f->id;
 	return f;
 }
 
@@ -631,10 +738,11 @@ static void flow_end(struct flow_table *ft, struct flow *f)
 		stream_release(ft, &f->st[0]);
 		stream_release(ft, &f->st[1]);
 	}
-	hash_unlink(ft, f);
+	uint32_t idx = hash_remove(ft, f);
 	lru_unlink(ft, f);
 	ft->stats.active--;
-	f->hnext = ft->free_list;
+	f->id = idx;
+	f->lru_next = ft->free_list;
 	ft->free_list = f;
 }
 
@@ -650,7 +758,8 @@ static struct flow *flow_create(struct flow_table *ft, const struct flow_key *k,
 			ft->stats.evicted++;
 		}
 	}
-	struct flow *f = flow_alloc(ft);
+	uint32_t idx;
+	struct flow *f = flow_alloc(ft, &idx);
 	if (!f)
 		return NULL;
 	memset(f, 0, sizeof(*f));
@@ -669,9 +778,7 @@ static struct flow *flow_create(struct flow_table *ft, const struct flow_key *k,
 		f->dport = k->dport;
 	}
 	f->first_us = f->last_us = ts;
-	f->hash = h;
-	f->hnext = ft->buckets[h & ft->mask];
-	ft->buckets[h & ft->mask] = f;
+	hash_insert(ft, h, idx);
 	lru_push_head(ft, f, flow_class(f));
 	ft->stats.created++;
 	ft->stats.active++;
@@ -772,13 +879,16 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
  */
 static void key_from_pkt(struct flow_key *k, const struct pkt *p, int *reply_first)
 {
-	const size_t alen = p->ipv == 4 ? 4 : 16;
-
 	memset(k, 0, sizeof(*k));
 	k->ipv = p->ipv;
 	k->proto = p->proto;
-	memcpy(k->src, p->src, alen);
-	memcpy(k->dst, p->dst, alen);
+	if (p->ipv == 4) {
+		memcpy(k->src, p->src, 4);
+		memcpy(k->dst, p->dst, 4);
+	} else {
+		memcpy(k->src, p->src, 16);
+		memcpy(k->dst, p->dst, 16);
+	}
 	*reply_first = 0;
 	switch (p->proto) {
 	case PROTO_TCP:
@@ -824,10 +934,12 @@ struct flow_table *flow_table_new(const struct flow_config *cfg, flow_end_fn on_
 	config_fill(&ft->cfg, cfg);
 	ft->on_end = on_end;
 	ft->user = user;
-	while (nb < ft->cfg.max_flows)
+	while (nb < 2 * ft->cfg.max_flows) /* at most half full */
 		nb <<= 1;
-	ft->buckets = calloc(nb, sizeof(*ft->buckets));
-	if (!ft->buckets)
+	ft->slots = calloc(nb, sizeof(*ft->slots));
+	ft->chunks = calloc((ft->cfg.max_flows + FLOW_CHUNK - 1) / FLOW_CHUNK,
+			    sizeof(*ft->chunks));
+	if (!ft->slots || !ft->chunks)
 		goto fail;
 	ft->mask = nb - 1;
 	ft->seed = ft->cfg.hash_seed;
@@ -851,19 +963,16 @@ void flow_table_free(struct flow_table *ft)
 			break;
 		flow_end(ft, ft->lru[cls].tail);
 	}
-	struct flow_chunk *c = ft->chunks;
-	while (c) {
-		struct flow_chunk *next = c->next;
-		free(c);
-		c = next;
-	}
-	free(ft->buckets);
+	for (uint32_t i = 0; i < ft->n_chunks; i++)
+		free(ft->chunks[i]);
+	free(ft->chunks);
+	free(ft->slots);
 	free(ft);
 }
 
 void flow_table_expire(struct flow_table *ft, uint64_t now_us)
 {
-	if (!ft)
+	if (!ft || now_us < ft->expire_at)
 		return;
 	for (;;) {
 		int cls = oldest_class(ft, now_us, 1);
@@ -872,6 +981,10 @@ void flow_table_expire(struct flow_table *ft, uint64_t now_us)
 		flow_end(ft, ft->lru[cls].tail);
 		ft->stats.expired++;
 	}
+	ft->expire_at = UINT64_MAX;
+	for (int cls = 0; cls < LRU_N; cls++)
+		if (ft->lru[cls].tail)
+			new_tail(ft, ft->lru[cls].tail, cls);
 }
 
 struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)

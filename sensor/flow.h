@@ -117,26 +117,28 @@ struct flow_stream {
 	uint8_t acked_set;
 };
 
+/*
+ * Laid out for the cache: 256 bytes, and the table keeps each flow on a
+ * 64-byte boundary. The first line holds what a lookup compares (the tuple)
+ * and most of what every packet updates; the second the rest of the
+ * per-packet fields; the last two the TCP streams, which a UDP or ICMP flow
+ * never touches after creation.
+ */
 struct flow {
-	/* What a table lookup reads comes first, in one cache line for IPv4:
-	 * the chain link, the hash and the tuple. */
-	uint64_t id;          /* 1, 2, ... in order of creation */
-	struct flow *hnext;   /* table internal: hash chain */
-	uint32_t hash;        /* table internal */
-	uint8_t ipv, proto;
-	uint16_t sport, dport;
 	uint8_t src[16], dst[16]; /* src is the initiator */
-	uint64_t first_us, last_us;
-	uint32_t state;       /* FLOW_* */
-	uint64_t pkts[2], bytes[2];
-	struct flow_stream st[2];
+	uint16_t sport, dport;
+	uint8_t ipv, proto;
 	uint8_t app;          /* enum flow_app */
+	uint8_t lru_class;    /* table internal: which LRU list (idle class) */
+	uint8_t fin_dirs;     /* table internal: bit d: FIN seen from direction d */
+	uint32_t state;       /* FLOW_* */
+	uint64_t last_us;
+	struct flow *lru_prev, *lru_next; /* table internal */
+	uint64_t pkts[2], bytes[2];
+	uint64_t id;          /* 1, 2, ... in order of creation */
+	uint64_t first_us;
 	void *app_state;      /* owned by the analyzer named by app; freed via free() */
-
-	/* table internals */
-	struct flow *lru_prev, *lru_next;
-	uint8_t lru_class;    /* which LRU list (idle class) */
-	uint8_t fin_dirs;     /* bit d: FIN seen from direction d */
+	struct flow_stream st[2];
 };
 
 struct flow_config {

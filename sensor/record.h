@@ -43,23 +43,44 @@ static inline void rec_init(struct rec *r, char *buf, size_t cap)
 		buf[0] = '\0';
 }
 
-/* Append raw bytes (already escaped; no separators inside). */
+/*
+ * Append raw bytes (already escaped; no separators inside). These run for
+ * every field of every record, so buf and len are read into locals once: a
+ * store through the char pointer buf may alias *r, and the compiler would
+ * otherwise load them again after each byte written.
+ */
 static inline void rec_raw(struct rec *r, const char *s, size_t n)
 {
+	char *buf = r->buf;
+	size_t len = r->len;
+
 	if (r->overflow)
 		return;
-	if (r->cap == 0 || n > r->cap - 1 - r->len) {
+	if (r->cap == 0 || n > r->cap - 1 - len) {
 		r->overflow = 1;
 		return;
 	}
-	memcpy(r->buf + r->len, s, n);
-	r->len += n;
-	r->buf[r->len] = '\0';
+	memcpy(buf + len, s, n);
+	len += n;
+	buf[len] = '\0';
+	r->len = len;
 }
 
+/* rec_raw of the one byte sep. */
 static inline void rec_sep(struct rec *r, char sep)
 {
-	rec_raw(r, &sep, 1);
+	char *buf = r->buf;
+	size_t len = r->len;
+
+	if (r->overflow)
+		return;
+	if (r->cap == 0 || r->cap - 1 - len < 1) {
+		r->overflow = 1;
+		return;
+	}
+	buf[len] = sep;
+	buf[len + 1] = '\0';
+	r->len = len + 1;
 }
 
 /* Start a new field and write s (escaped text) into it. */

@@ -25,11 +25,30 @@ struct rules_net {
 struct rules_netlist {
 	struct rules_net *v;
 	size_t n;
+	/*
+	 * A quick "no" for rules_net_match, filled by rules.c whenever it
+	 * builds a list: bit b of lead[0] (IPv4 entries) or lead[1] (IPv6) is
+	 * set when some entry can match an address whose first byte is b.
+	 * lead_v and lead_n record the v and n it was made for; a list built
+	 * or changed by hand does not match them and is scanned in full, so
+	 * {v, n} alone (the rest zero) is still a valid list. Entries must not
+	 * be changed in place once rules.c has indexed them.
+	 */
+	uint64_t lead[2][4];
+	const struct rules_net *lead_v;
+	size_t lead_n;
 };
 
 struct rules_strlist {
 	char **v; /* lowercase, no trailing dot */
 	size_t n;
+	/* strlen of each v[i], kept by rules.c for the v and n recorded in
+	 * len_v and len_n, so rules_domain_match needs no strlen per zone; a
+	 * list built or changed by hand does not match them and is measured
+	 * per call. */
+	size_t *len;
+	char **len_v;
+	size_t len_n;
 };
 
 struct rules_thresholds {

@@ -87,6 +87,7 @@ struct store {
 
 	/* statements, prepared at open from stmt_defs */
 	sqlite3_stmt *st_begin, *st_commit, *st_rollback, *st_event, *st_stat, *st_alert;
+	sqlite3_stmt *st_event_group; /* EVENT_GROUP rows of SQL_EVENT */
 
 	/* writer side (the writer thread, or the caller inline) */
 	int in_txn;
@@ -130,6 +131,14 @@ static const char SQL_EVENT[] =
 	"INSERT INTO events(ts, kind, flow_id, proto, src_ip, src_port, dst_ip, dst_port, "
 	"name, type, code, size, flags, info) "
 	"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+/* The multi-row form of SQL_EVENT (apply_events) has EVENT_GROUP tuples of
+ * EVENT_COLS anonymous parameters, numbered 1, 2, ... in order. */
+#define EVENT_COLS 14
+#define EVENT_GROUP 16
+static const char SQL_EVENT_HEAD[] =
+	"INSERT INTO events(ts, kind, flow_id, proto, src_ip, src_port, dst_ip, dst_port, "
+	"name, type, code, size, flags, info) VALUES";
+static const char SQL_EVENT_TUPLE[] = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 static const char SQL_STAT[] =
 	"INSERT INTO stats(name, value) VALUES(?1, ?2) "
 	"ON CONFLICT(name) DO UPDATE SET value = excluded.value";
@@ -279,6 +288,49 @@ static int bind_opt_int(sqlite3_stmt *st, int idx, int64_t v, int null_if_zero)
 	return sqlite3_bind_int64(st, idx, v);
 }
 
+/* Bind event r to parameters base+1 .. base+EVENT_COLS of st. */
+static int bind_event(sqlite3_stmt *st, int base, const struct qrec *r)
+{
+	const char *cur = r->text;
+	int brc = SQLITE_OK;
+
+	brc |= sqlite3_bind_int64(st, base + 1, r->v[0]);            /* ts */
+	brc |= sqlite3_bind_int(st, base + 2, (int)r->v[1]);         /* kind */
+	brc |= bind_opt_int(st, base + 3, r->v[2], 1);               /* flow_id */
+	brc |= sqlite3_bind_int(st, base + 4, (int)(r->v[3] & 0xff)); /* proto */
+	brc |= bind_str(st, base + 5, r, &cur, EV_SRC);
+	brc |= sqlite3_bind_int(st, base + 6, (int)(r->v[4] & 0xffff));
+	brc |= bind_str(st, base + 7, r, &cur, EV_DST);
+	brc |= sqlite3_bind_int(st, base + 8, (int)((r->v[4] >> 16) & 0xffff));
+	brc |= bind_str(st, base + 9, r, &cur, EV_NAME);
+	brc |= sqlite3_bind_int(st, base + 10, (int)(r->v[5] & 0xffff));         /* type */
+	brc |= sqlite3_bind_int(st, base + 11, (int)((r->v[5] >> 16) & 0xffff)); /* code */
+	brc |= sqlite3_bind_int64(st, base + 12, r->v[6]);                         /* size */
+	brc |= sqlite3_bind_int64(st, base + 13, r->v[7]);                         /* flags */
+	brc |= bind_str(st, base + 14, r, &cur, EV_INFO);
+	return brc;
+}
+
+/* After n rows of op went into the open batch: count them, and commit when
+ * the batch is full or spans batch_ms of packet time (ts: the last row's,
+ * 0 for rows without one). */
+static int batch_rows_done(struct store *s, uint8_t op, uint64_t n, uint64_t ts)
+{
+	s->pend_rows += n;
+	if (op == OP_EVENT)
+		s->pend_events += n;
+	else if (op == OP_ALERT)
+		s->pend_alerts += n;
+	else
+		s->pend_stats += n;
+
+	if (s->pend_rows >= s->cfg.batch_rows ||
+	    (op == OP_EVENT && ts > s->batch_ts0 &&
+	     ts - s->batch_ts0 >= (uint64_t)s->cfg.batch_ms * 1000u))
+		return txn_commit(s);
+	return 0;
+}
+
 /* Write one record. Returns 0, or -1 when it failed (counted). */
 static int apply(struct store *s, const struct qrec *r)
 {
@@ -293,20 +345,7 @@ static int apply(struct store *s, const struct qrec *r)
 		st = s->st_event;
 		what = "insert event";
 		ts = (uint64_t)r->v[0];
-		brc |= sqlite3_bind_int64(st, 1, r->v[0]);            /* ts */
-		brc |= sqlite3_bind_int(st, 2, (int)r->v[1]);         /* kind */
-		brc |= bind_opt_int(st, 3, r->v[2], 1);               /* flow_id */
-		brc |= sqlite3_bind_int(st, 4, (int)(r->v[3] & 0xff)); /* proto */
-		brc |= bind_str(st, 5, r, &cur, EV_SRC);
-		brc |= sqlite3_bind_int(st, 6, (int)(r->v[4] & 0xffff));
-		brc |= bind_str(st, 7, r, &cur, EV_DST);
-		brc |= sqlite3_bind_int(st, 8, (int)((r->v[4] >> 16) & 0xffff));
-		brc |= bind_str(st, 9, r, &cur, EV_NAME);
-		brc |= sqlite3_bind_int(st, 10, (int)(r->v[5] & 0xffff));         /* type */
-		brc |= sqlite3_bind_int(st, 11, (int)((r->v[5] >> 16) & 0xffff)); /* code */
-		brc |= sqlite3_bind_int64(st, 12, r->v[6]);                         /* size */
-		brc |= sqlite3_bind_int64(st, 13, r->v[7]);                         /* flags */
-		brc |= bind_str(st, 14, r, &cur, EV_INFO);
+		brc = bind_event(st, 0, r);
 		break;
 	case OP_STAT:
 		st = s->st_stat;
@@ -356,19 +395,35 @@ static int apply(struct store *s, const struct qrec *r)
 		check_txn_alive(s);
 		return -1;
 	}
-	s->pend_rows++;
-	if (r->op == OP_EVENT)
-		s->pend_events++;
-	else if (r->op == OP_ALERT)
-		s->pend_alerts++;
-	else
-		s->pend_stats++;
+	return batch_rows_done(s, r->op, 1, ts);
+}
 
-	if (s->pend_rows >= s->cfg.batch_rows ||
-	    (r->op == OP_EVENT && ts > s->batch_ts0 &&
-	     ts - s->batch_ts0 >= (uint64_t)s->cfg.batch_ms * 1000u))
-		return txn_commit(s);
-	return 0;
+/*
+ * Write EVENT_GROUP events with one multi-row INSERT: one statement step
+ * instead of EVENT_GROUP saves about a fifth of the writer's instructions
+ * per row. If anything fails the statement has changed nothing (SQLite
+ * undoes a failed statement), so the rows are written one by one, each
+ * counted on its own as before.
+ */
+static void apply_events(struct store *s, const struct qrec *const *r)
+{
+	sqlite3_stmt *st = s->st_event_group;
+	int brc = SQLITE_OK;
+
+	for (unsigned i = 0; i < EVENT_GROUP; i++)
+		brc |= bind_event(st, (int)(i * EVENT_COLS), r[i]);
+	if (brc == SQLITE_OK && txn_begin(s, (uint64_t)r[0]->v[0]) == 0) {
+		if (step_done(st) == SQLITE_DONE) {
+			batch_rows_done(s, OP_EVENT, EVENT_GROUP,
+					(uint64_t)r[EVENT_GROUP - 1]->v[0]);
+			return;
+		}
+		check_txn_alive(s);
+	} else {
+		sqlite3_clear_bindings(st);
+	}
+	for (unsigned i = 0; i < EVENT_GROUP; i++)
+		apply(s, r[i]);
 }
 
 /* ---- building records (caller side) --------------------------------- */
@@ -532,10 +587,45 @@ static void ring_publish(struct store *s, const struct qrec *r)
 		wake(&s->lock, &s->not_empty);
 }
 
+/*
+ * Are EVENT_GROUP events published back to back from tail, and would none
+ * but the last of them end the open batch if written one by one? Then
+ * group[] points at them (in place: their slots are released only after the
+ * step) and *len is their total length. A group never straddles a batch
+ * boundary, so the batches (and the commits) are exactly those of writing
+ * row by row.
+ */
+static int event_group(const struct store *s, uint64_t tail, uint64_t head,
+		       const struct qrec **group, uint32_t *len)
+{
+	uint64_t at = tail;
+	uint64_t rows = s->in_txn ? s->pend_rows : 0;
+	uint64_t ts0 = 0, span = (uint64_t)s->cfg.batch_ms * 1000u;
+
+	for (unsigned i = 0; i < EVENT_GROUP; i++) {
+		if (at == head)
+			return 0;
+		const struct qrec *r = (const struct qrec *)(s->ring + (size_t)(at & (s->ring_cap - 1)));
+		if (r->op != OP_EVENT)
+			return 0;
+		uint64_t ts = (uint64_t)r->v[0];
+		if (i == 0)
+			ts0 = s->in_txn ? s->batch_ts0 : ts;
+		if (i < EVENT_GROUP - 1 &&
+		    (rows + i + 1 >= s->cfg.batch_rows || (ts > ts0 && ts - ts0 >= span)))
+			return 0;
+		group[i] = r;
+		at += r->len;
+	}
+	*len = (uint32_t)(at - tail);
+	return 1;
+}
+
 static void *writer_main(void *arg)
 {
 	struct store *s = arg;
 	uint64_t tail = atomic_load(&s->tail);
+	const struct qrec *group[EVENT_GROUP];
 
 	for (;;) {
 		uint64_t head = atomic_load(&s->head);
@@ -566,7 +656,9 @@ static void *writer_main(void *arg)
 			/* A pad record may be as short as 8 bytes at the ring's
 			 * end: read the rest of the header only for real records. */
 			uint64_t seq = op == OP_FLUSH ? (uint64_t)r->v[0] : 0;
-			if (op != OP_PAD && op != OP_STOP)
+			if (op == OP_EVENT && event_group(s, tail, head, group, &len))
+				apply_events(s, group);
+			else if (op != OP_PAD && op != OP_STOP)
 				apply(s, r);
 			tail += len;
 			/* Release space in steps, and wake a waiting producer only
@@ -953,6 +1045,21 @@ int store_open(struct store **out, const char *path, const struct store_config *
 		if (sqlite3_prepare_v3(s->db, stmt_defs[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
 				       stmt_defs[i].stmt, NULL) != SQLITE_OK)
 			FAIL("%s: prepare \"%.40s...\": %s", path, stmt_defs[i].sql, DBMSG);
+	if (s->threaded) {
+		char sql[sizeof(SQL_EVENT_HEAD) + EVENT_GROUP * sizeof(SQL_EVENT_TUPLE)];
+		size_t n = strlen(SQL_EVENT_HEAD);
+		memcpy(sql, SQL_EVENT_HEAD, n);
+		for (unsigned i = 0; i < EVENT_GROUP; i++) {
+			if (i)
+				sql[n++] = ',';
+			memcpy(sql + n, SQL_EVENT_TUPLE, sizeof(SQL_EVENT_TUPLE) - 1);
+			n += sizeof(SQL_EVENT_TUPLE) - 1;
+		}
+		sql[n] = '\0';
+		if (sqlite3_prepare_v3(s->db, sql, (int)n, SQLITE_PREPARE_PERSISTENT,
+				       &s->st_event_group, NULL) != SQLITE_OK)
+			FAIL("%s: prepare multi-row insert: %s", path, DBMSG);
+	}
 
 	int64_t max_id = 0;
 	if (query_one(s, "SELECT coalesce(max(id), 0) FROM alerts", &max_id, NULL, 0) < 0)
@@ -1008,7 +1115,8 @@ fail:
 	/* the error is already in err; close quietly */
 	{
 		sqlite3_stmt **sts[] = {&s->st_begin, &s->st_commit, &s->st_rollback,
-					&s->st_event, &s->st_stat, &s->st_alert};
+					&s->st_event, &s->st_stat, &s->st_alert,
+					&s->st_event_group};
 		for (size_t i = 0; i < sizeof(sts) / sizeof(sts[0]); i++)
 			sqlite3_finalize(*sts[i]);
 	}
@@ -1045,7 +1153,7 @@ int store_close(struct store *s)
 		rc = -1;
 
 	sqlite3_stmt **sts[] = {&s->st_begin, &s->st_commit, &s->st_rollback,
-				&s->st_event, &s->st_stat, &s->st_alert};
+				&s->st_event, &s->st_stat, &s->st_alert, &s->st_event_group};
 	for (size_t i = 0; i < sizeof(sts) / sizeof(sts[0]); i++) {
 		if (sqlite3_finalize(*sts[i]) != SQLITE_OK) {
 			set_err(s, "finalize");

@@ -150,10 +150,10 @@ static void sandbox_rules(struct rules *r)
 	dest_nets[1] = net("192.0.2.10", 32, 0);
 	r->path = "(test)";
 	r->has_sandbox = 1;
-	r->sandbox = (struct rules_netlist){sandbox_nets, 2};
-	r->proxies = (struct rules_netlist){proxy_nets, 2};
-	r->resolvers = (struct rules_netlist){resolver_nets, 2};
-	r->destinations = (struct rules_netlist){dest_nets, 2};
+	r->sandbox = (struct rules_netlist){.v = sandbox_nets, .n = 2};
+	r->proxies = (struct rules_netlist){.v = proxy_nets, .n = 2};
+	r->resolvers = (struct rules_netlist){.v = resolver_nets, .n = 2};
+	r->destinations = (struct rules_netlist){.v = dest_nets, .n = 2};
 	thresholds(r);
 }
 
@@ -914,7 +914,7 @@ static void test_domain_not_allowed(void)
 	http_req(&md, &tp.p, "GET", "http://evil.test/", "evil.test", "");
 	CHECK_EQ(R.n, 0);
 
-	r.domains = (struct rules_strlist){domain_v, 2};
+	r.domains = (struct rules_strlist){.v = domain_v, .n = 2};
 	reset();
 	name_obs(&md, OBS_DNS_QUERY, &t.p, "evil.test", 0);
 	CHECK_EQ(R.n, 1);
@@ -1197,7 +1197,7 @@ static void test_allowed_quiet(void)
 	struct tpkt t;
 
 	sandbox_rules(&r);
-	r.domains = (struct rules_strlist){domain_v, 2};
+	r.domains = (struct rules_strlist){.v = domain_v, .n = 2};
 	mod_open(&md, &detect_egress_module, &r);
 	mod_open(&mt, &detect_icmp_tunnel_module, &r);
 	reset();

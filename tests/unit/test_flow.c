@@ -1,7 +1,8 @@
 /*
  * test_flow.c - the flow table: direction, TCP state bits, stream
  * reassembly (order, holes, overlaps, wraparound, caps), packet-time expiry,
- * eviction, quoted-tuple lookup, and boundedness under random input.
+ * eviction, quoted-tuple lookup, the hash table under churn, and
+ * boundedness under random input.
  * Packets are built as struct pkt values directly; no frames involved.
  */
 #include <stdint.h>
@@ -876,6 +877,104 @@ static uint64_t rng_next(uint64_t *s)
 	return *s * 0x2545f4914f6cdd1dull;
 }
 
+/* Ended ids, for the churn test's model of the table. */
+struct churn {
+	uint8_t ended[4096];
+};
+
+static void churn_end(void *user, struct flow *f)
+{
+	struct churn *c = user;
+	if (f->id < sizeof(c->ended))
+		c->ended[f->id] = 1;
+}
+
+/*
+ * The hash table under churn: a small table (long probe runs, removals in
+ * the middle of runs, by expiry, eviction and port reuse) must find every
+ * live flow from either end and no ended one.
+ */
+static void test_churn(void)
+{
+	enum { N = 4000 };
+	static struct {
+		uint32_t a, b;
+		uint16_t ap, bp;
+		uint8_t proto;
+	} tup[N + 1];
+	for (int pass = 0; pass < 2; pass++) {
+		struct flow_config cfg = {.max_flows = 48, .udp_idle_us = 40, .tcp_idle_us = 300,
+					  .closed_idle_us = 20, .hash_seed = pass ? 0 : 7};
+		static struct churn c;
+		memset(&c, 0, sizeof(c));
+		struct flow_table *ft = flow_table_new(&cfg, churn_end, &c);
+		uint64_t s = 0x1234567u + (uint64_t)pass;
+		uint64_t ids = 0;
+
+		for (uint32_t i = 0; i < 20000 && ids < N; i++) {
+			uint64_t r = rng_next(&s);
+			struct pkt p = mk((r & 1) ? P_TCP : P_UDP, 0x0a000000u | (uint32_t)(r >> 8 & 0x7),
+					  (uint16_t)(r >> 16 & 0x1f), S_IP, (uint16_t)(r >> 24 & 1),
+					  (uint64_t)i);
+			if (r >> 40 & 1) { /* the other direction */
+				struct pkt q = p;
+				memcpy(q.src, p.dst, 16);
+				memcpy(q.dst, p.src, 16);
+				q.sport = p.dport;
+				q.dport = p.sport;
+				p = q;
+			}
+			p.tcp_flags = (uint8_t)((r >> 48 & 3) == 0 ? TH_SYN : (r >> 48 & 3) == 1 ? TH_RST : TH_ACK);
+			struct flow *f = flow_table_update(ft, &p);
+			CHECK(f != NULL);
+			if (!f)
+				break;
+			if (f->id > ids) {
+				ids = f->id;
+				tup[ids].proto = f->proto;
+				tup[ids].ap = f->sport;
+				tup[ids].bp = f->dport;
+				memcpy(&tup[ids].a, f->src, 4);
+				memcpy(&tup[ids].b, f->dst, 4);
+			}
+			if (i % 7 == 0)
+				flow_table_expire(ft, i + 5);
+			/* Every live flow is found from both ends, no ended one. */
+			uint64_t live = 0;
+			for (uint64_t id = 1; id <= ids; id++) {
+				uint8_t a[16] = {0}, b[16] = {0};
+				int dir = -1;
+				memcpy(a, &tup[id].a, 4);
+				memcpy(b, &tup[id].b, 4);
+				struct flow *g = flow_table_find(ft, 4, tup[id].proto, a, tup[id].ap, b,
+								 tup[id].bp, &dir);
+				int rdir = -1;
+				struct flow *h = flow_table_find(ft, 4, tup[id].proto, b, tup[id].bp, a,
+								 tup[id].ap, &rdir);
+				if (c.ended[id]) {
+					/* a later flow may have the same tuple */
+					if (g && g->id == id)
+						CHECK(0);
+					continue;
+				}
+				live++;
+				/* (a pure SYN from the responder may have turned it) */
+				if (!g || g->id != id || h != g || dir + rdir != 1) {
+					CHECK(0);
+					break;
+				}
+			}
+			CHECK_EQ(live, flow_table_stats(ft)->active);
+			CHECK(live <= 48);
+		}
+		CHECK(flow_table_stats(ft)->evicted > 0);
+		CHECK(flow_table_stats(ft)->expired > 0);
+		flow_table_free(ft);
+		for (uint64_t id = 1; id <= ids; id++)
+			CHECK_EQ(c.ended[id], 1);
+	}
+}
+
 static void test_bounded(void)
 {
 	struct flow_config cfg = {.max_flows = 1000, .stream_max = 4096, .ooo_max = 8,
@@ -938,6 +1037,7 @@ int main(void)
 	test_expiry();
 	test_eviction();
 	test_find();
+	test_churn();
 	test_bounded();
 	return check_done();
 }

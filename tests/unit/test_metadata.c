@@ -139,6 +139,48 @@ static void test_parse_names(void)
 		META_HOST_NAME, "metadata.goog"); /* fullwidth letters */
 }
 
+/*
+ * meta_parse_host reads a plain host ([A-Za-z0-9._-] only) on a fast path.
+ * The same host with one byte percent-encoded takes the general path
+ * (unescape, fold_host, valid_name) and must read the same.
+ */
+static void test_parse_plain_path(void)
+{
+	static const char *const hosts[] = {
+		"example.com", "EXAMPLE.Com.", "a", "A.", ".", "..", "a..b", "a.b..", ".a",
+		"x_y-z.example", "-.-", "1.2.3.4", "1.2.3.4.", "0x10.0x20.1.2", "010.1", "a.0x1f",
+		"a.0x1g", "abc.123", "169.254.169.254.nip.io", "a9fea9fe.nip.io", "0", "00.",
+		"4294967295", "4294967296",
+	};
+	char label[70], host[300], enc[400];
+
+	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]) + 6; i++) {
+		const char *h = i < sizeof(hosts) / sizeof(hosts[0]) ? hosts[i] : host;
+		size_t k = i - sizeof(hosts) / sizeof(hosts[0]);
+		uint8_t ipv1 = 0, ipv2 = 0, a1[16] = {0}, a2[16] = {0};
+		char n1[META_NAME_MAX], n2[META_NAME_MAX];
+		int r1, r2;
+
+		if (h == host) { /* labels of 63/64 bytes, names of 253..257 bytes */
+			size_t want = k < 2 ? 63 + k : 251 + k;
+			memset(label, 'a', 64);
+			label[k < 2 ? 63 + k : 63] = '\0';
+			host[0] = '\0';
+			while (strlen(host) + strlen(label) + 1 < want)
+				strcat(strcat(host, label), ".");
+			while (strlen(host) < want)
+				strcat(host, "b");
+		}
+		snprintf(enc, sizeof(enc), "%%%02X%s", (unsigned char)h[0], h + 1);
+		r1 = meta_parse_host(h, strlen(h), &ipv1, a1, n1, sizeof(n1));
+		r2 = meta_parse_host(enc, strlen(enc), &ipv2, a2, n2, sizeof(n2));
+		CHECK_EQ(r1, r2);
+		CHECK_STR(n1, n2);
+		CHECK_EQ(ipv1, ipv2);
+		CHECK(memcmp(a1, a2, 16) == 0);
+	}
+}
+
 static void test_parse_negatives(void)
 {
 	char big[3000], label[80], name[300];
@@ -850,6 +892,7 @@ int main(void)
 	test_parse_ipv4_forms();
 	test_parse_ipv6_forms();
 	test_parse_names();
+	test_parse_plain_path();
 	test_parse_negatives();
 	test_endpoints();
 	test_port_and_uri();

@@ -357,6 +357,81 @@ static void test_shapes(void)
 	}
 }
 
+/* A response whose detail record is written by hand (not by dns.c). */
+static int hand(const char *info)
+{
+	struct obs o = {
+		.kind = OBS_DNS_ANSWER,
+		.pkt = &RESP,
+		.name = "evil.example.com",
+		.name_len = 16,
+		.info = info,
+		.info_len = strlen(info),
+	};
+	R.n = 0;
+	return detect_rebind_module.on_obs(ST, &o, &E);
+}
+
+/*
+ * on_answer cuts the record itself and reads addresses without inet_pton
+ * where it can: every spelling must be judged as inet_pton reads it, and
+ * records cut as rec_split would cut them.
+ */
+static void test_hand_records(void)
+{
+	static const char *const v4[] = {
+		"10.0.0.1", "010.0.0.1", "10.0.0.01", "10.0.0.1.", "10.0.0", "10.0.0.256",
+		"10..0.1", ".10.0.0.1", "10.0.0.1 ", "0.0.0.0", "127.0.0.1", "10.0.0.1x", "1e1.0.0.1",
+		"10.0.0.255", "00.0.0.0",
+	};
+	static const char *const v6[] = {
+		"fd00::1", "FD00::1", "fd00:0:0:0:0:0:0:1", "fd00::1:", "fd00:::1", "::ffff:10.0.0.1",
+		"fd00::1::2", "fd00:0:0:0:0:0:0:0:1", "fd000::1", "::1", "::", "fd00:0:0:0:0:0:0::",
+		"::fd00:0:0:0:0:0:1", ":fd00::1", "fd00:0:0:0:0:0:1", "fe80::1%eth0", "fd00::g",
+		"::ffff:0a00:0001", "0:0:0:0:0:0:0:1", "fd00:0000:0000::0001",
+	};
+	static const struct {
+		const char *rec;
+		int hit;
+	} shapes[] = {
+		{"AN\x1fx.example\x1f" "1\x1f" "1\x1f" "300", 0},           /* five fields */
+		{"AN\x1fx.example\x1f" "1\x1f" "1\x1f" "300\x1f", 0},       /* empty last */
+		{"AN\x1fx.example\x1f" "1\x1f" "01\x1f" "300\x1f" "10.0.0.1", 1},
+		{"AN\x1fx.example\x1f" "00001\x1f" "1\x1f" "300\x1f" "10.0.0.1", 1},
+		{"AN\x1fx.example\x1f" "000001\x1f" "1\x1f" "300\x1f" "10.0.0.1", 0},
+		{"AN\x1fx.example\x1f" "1\x1f" "3\x1f" "300\x1f" "10.0.0.1", 0},
+		{"AN\x1fx.example\x1f" "1\x1f" "1\x1f" "300\x1f" "10.0.0.1\x1f" "more", 1},
+		{"AN\x1fx.example\x1f" "1\x1f" "1\x1f\x1f" "10.0.0.1", 1},  /* empty TTL */
+		{"ANX\x1fx.example\x1f" "1\x1f" "1\x1f" "300\x1f" "10.0.0.1", 0},
+		{"NS\x1fx.example\x1f" "1\x1f" "1\x1f" "300\x1f" "10.0.0.1", 0},
+		{"AN", 0},
+		{"", 0},
+		{"\x1e\x1e" "AN\x1fx.example\x1f" "1\x1f" "1\x1f" "300\x1f" "10.0.0.1", 1},
+		{"AN\x1fx.example\x1f" "1\x1f" "1\x1f" "300\x1f" "93.184.216.34\x1e"
+		 "AN\x1fx.example\x1f" "1\x1f" "1\x1f" "300\x1f" "10.0.0.1\x1e", 1},
+		{"AN\x1fx.example\x1f" "1\x1f" "1\x1f" "300\x1f" "10.0.0.1\x1e\x1e", 1},
+		{"AN\x1fx.example\x1f" "5\x1f" "1\x1f" "300\x1f" "10.0.0.1", 0}, /* CNAME */
+	};
+	char info[256];
+	uint8_t a[16];
+
+	for (size_t i = 0; i < sizeof(v4) / sizeof(v4[0]); i++) {
+		snprintf(info, sizeof(info), "hdr\x1e" "AN\x1fx.example\x1f" "1\x1f" "1\x1f"
+			 "300\x1f%s\x1e", v4[i]);
+		CHECK_EQ(hand(info), inet_pton(AF_INET, v4[i], a) == 1 ? MOD_OK : MOD_NOT_MINE);
+	}
+	for (size_t i = 0; i < sizeof(v6) / sizeof(v6[0]); i++) {
+		int ok = inet_pton(AF_INET6, v6[i], a) == 1;
+		snprintf(info, sizeof(info), "AN\x1fx.example\x1f" "28\x1f" "1\x1f" "300\x1f%s", v6[i]);
+		CHECK_EQ(hand(info), ok && rebind_addr_class(RD, 6, a) != REBIND_NONE ? MOD_OK
+										 : MOD_NOT_MINE);
+		if (ok && R.n == 1)
+			CHECK(strstr(R.a[0].evidence, v6[i]) != NULL);
+	}
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		CHECK_EQ(hand(shapes[i].rec), shapes[i].hit ? MOD_OK : MOD_NOT_MINE);
+}
+
 static int question(const char *qname)
 {
 	msg(0, qname, 1, 0);
@@ -435,6 +510,7 @@ int main(void)
 	test_classes();
 	test_answers();
 	test_shapes();
+	test_hand_records();
 	test_questions();
 
 	detect_rebind_module.fini(ST);

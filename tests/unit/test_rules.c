@@ -891,11 +891,91 @@ static void test_net_match(void)
 #undef M6
 }
 
+/*
+ * rules.c indexes the lists it builds (the first-byte filter of
+ * rules_netlist, the zone lengths of rules_strlist): a loaded list must
+ * answer exactly as the same entries in a hand-built list (no index), and a
+ * list whose v or n was changed by hand must not trust the old index.
+ */
+static void test_indexed_lists(void)
+{
+	char err[1024];
+	struct rules *r = load_text("sandbox:\n"
+				    "  networks: [10.99.0.0/24, 96.0.0.0/3, 7.0.0.0/8, 0.0.0.0/1,"
+				    " fc00::/7, \"::/0\", 200.1.2.3/32]\n"
+				    "allow:\n  domains: [cloudfront.net, \"*.example.org\", local, e5.sk]\n"
+				    "metadata: [169.254.169.254, \"169.254.170.2:80\", fd00:ec2::254]\n",
+				    err, sizeof(err));
+	static const char *const names[] = {
+		"cloudfront.net", "a.cloudfront.net", "xcloudfront.net", "example.org",
+		"a.example.org", "A.B.EXAMPLE.ORG.", "local", "x.local", "e5.sk", "ae5.sk", "sk", "",
+		"org", "net.", ".", "a..example.org",
+	};
+	uint8_t a[16] = {0};
+
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	const struct rules_netlist *lists[] = {&r->sandbox, &r->metadata_addrs};
+	for (size_t k = 0; k < 2; k++) {
+		struct rules_netlist hand = {.v = lists[k]->v, .n = lists[k]->n};
+		int bad = 0;
+		for (unsigned b0 = 0; b0 < 256; b0++) {
+			for (unsigned b1 = 0; b1 < 256; b1 += 3) {
+				a[0] = (uint8_t)b0;
+				a[1] = (uint8_t)b1;
+				a[2] = 169;
+				a[3] = 254;
+				for (int ipv = 4; ipv <= 6; ipv += 2)
+					for (uint16_t port = 0; port <= 80; port += 80)
+						bad += rules_net_match(lists[k], ipv, a, port) !=
+						       rules_net_match(&hand, ipv, a, port);
+			}
+		}
+		CHECK_EQ(bad, 0);
+	}
+	/* mapped IPv4 goes through the IPv4 filter */
+	memset(a, 0, sizeof(a));
+	a[10] = a[11] = 0xff;
+	a[12] = 169, a[13] = 254, a[14] = 169, a[15] = 254;
+	CHECK(rules_net_match(&r->metadata_addrs, 6, a, 0));
+	a[12] = 170;
+	CHECK(!rules_net_match(&r->metadata_addrs, 6, a, 0));
+	/* a copy changed by hand scans its own entries, not the old index */
+	{
+		struct rules_net one;
+		struct rules_netlist copy = r->metadata_addrs;
+		CHECK_EQ(rules_net_parse("8.8.8.0/24", &one, NULL, 0), 0);
+		copy.v = &one;
+		copy.n = 1;
+		a[0] = 8, a[1] = 8, a[2] = 8, a[3] = 8;
+		CHECK(rules_net_match(&copy, 4, a, 0));
+		CHECK(!rules_net_match(&r->metadata_addrs, 4, a, 0));
+	}
+	/* zone lengths: the loaded list answers as a hand-built one */
+	{
+		struct rules_strlist hand = {.v = r->domains.v, .n = r->domains.n};
+		struct rules_strlist copy = r->domains;
+		char *other[] = {"example.com"};
+		CHECK_EQ(r->domains.n, 4);
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			CHECK_EQ(rules_domain_match(&r->domains, names[i], strlen(names[i])),
+				 rules_domain_match(&hand, names[i], strlen(names[i])));
+		CHECK(rules_domain_match(&r->domains, "a.b.example.org", 15));
+		CHECK(!rules_domain_match(&r->domains, "example.org", 11));
+		copy.v = other;
+		copy.n = 1;
+		CHECK(rules_domain_match(&copy, "www.example.com", 15));
+		CHECK(!rules_domain_match(&copy, "a.cloudfront.net", 16));
+	}
+	rules_free(r);
+}
+
 static void test_domain_match(void)
 {
 	char *zones[] = {"cloudfront.net", "*.example.org", "local", "e5.sk"};
-	struct rules_strlist l = {zones, 4};
-	struct rules_strlist empty = {NULL, 0};
+	struct rules_strlist l = {.v = zones, .n = 4};
+	struct rules_strlist empty = {.v = NULL, .n = 0};
 
 #define D(s) rules_domain_match(&l, s, strlen(s))
 	CHECK(D("cloudfront.net"));
@@ -989,6 +1069,7 @@ int main(void)
 	test_name_parse();
 	test_net_match();
 	test_domain_match();
+	test_indexed_lists();
 	test_summary();
 	{
 		char p[600];

@@ -439,6 +439,24 @@ static void test_batching(enum store_writer mode)
 	CHECK_EQ(store_close(s), 0);
 	remove_db(db);
 
+	/* Many rows at once (multi-row inserts with the writer thread): all
+	 * stored, in order, with their own values. */
+	cfg.batch_rows = 50;
+	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	for (i = 0; i < 300; i++) {
+		struct fake f;
+		fake_make(&f, 0, OBS_ICMP);
+		f.p.ts_us += (uint64_t)i;
+		f.o.size = (uint32_t)i;
+		CHECK_EQ(store_event(s, &f.o, 0), 0);
+	}
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(store_get_stats(s)->events, 300);
+	CHECK_EQ(store_get_stats(s)->commits, 6); /* exactly batch_rows each */
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events WHERE size = id - 1"), 300);
+	CHECK_EQ(store_close(s), 0);
+	remove_db(db);
+
 	cfg.batch_rows = 1000;
 	cfg.batch_ms = 1000; /* 1 s of packet time */
 	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
@@ -476,8 +494,12 @@ static void test_errors(enum store_writer mode)
 		int rc = store_event(s, &f.o, 0);
 		CHECK_EQ(rc, mode == STORE_WRITER_INLINE ? -1 : 0);
 	}
+	/* Enough for a multi-row insert with the writer thread: when it
+	 * fails, every row is retried alone and counted. */
+	for (int i = 0; i < 40; i++)
+		store_event(s, &f.o, 0);
 	CHECK_EQ(store_flush(s), -1);
-	CHECK_EQ(store_get_stats(s)->errors, 3);
+	CHECK_EQ(store_get_stats(s)->errors, 43);
 	CHECK_EQ(store_get_stats(s)->events, 0);
 	CHECK(strstr(store_last_error(s), db) != NULL);
 	CHECK(strstr(store_last_error(s), "locked") != NULL);
