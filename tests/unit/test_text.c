@@ -60,6 +60,27 @@ static void test_entropy(void)
 	CHECK(fabs(text_entropy(two, 8) - 1.0) < 1e-9);
 	CHECK(fabs(text_entropy(all, 256) - 8.0) < 1e-9);
 	CHECK(text_entropy(all, 0) == 0.0);
+
+	/* Bit for bit the plain definition (sum over all 256 byte values in
+	 * order), which the ICMP entropy x100 rounding depends on. */
+	uint32_t x = 12345;
+	for (int t = 0; t < 2000; t++) {
+		uint8_t buf[300];
+		size_t n = 1 + (size_t)(t * 7 % 300);
+		unsigned alpha = 1 + (unsigned)(t % 256);
+		unsigned counts[256] = {0};
+		double ref = 0.0;
+		for (size_t i = 0; i < n; i++) {
+			x = x * 1103515245u + 12345u;
+			buf[i] = (uint8_t)((x >> 16) % alpha);
+			counts[buf[i]]++;
+		}
+		for (int i = 0; i < 256; i++)
+			if (counts[i])
+				ref -= (double)counts[i] / (double)n *
+				       log2((double)counts[i] / (double)n);
+		CHECK(text_entropy(buf, n) == ref);
+	}
 }
 
 static void test_record(void)
