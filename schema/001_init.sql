@@ -19,9 +19,8 @@ CREATE TABLE events (
 	flags     INTEGER NOT NULL DEFAULT 0, -- OBS_F_* (1 malformed, 2 truncated, 4 tcp)
 	info      TEXT                       -- kind-specific detail (sensor/record.h encoding)
 );
--- A bulk load (store_config.bulk) into an empty events table drops this index
--- and builds it at close (sensor/store.c deferred_indexes[], which must keep
--- the same text).
+-- sensor/store.c (SQL_EVENTS_INDEX) re-creates this index at every open
+-- and must keep the same text.
 CREATE INDEX events_kind ON events(kind, id);
 
 CREATE TABLE alerts (
