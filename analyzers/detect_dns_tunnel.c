@@ -61,6 +61,7 @@
 #include <zlib.h>
 
 #include "../sensor/rules.h"
+#include "../sensor/text.h"
 #include "module.h"
 
 #define DT_SLOTS 4096           /* domains tracked */
@@ -172,17 +173,6 @@ int dns_tunnel_label_class(const uint8_t *s, size_t n)
 
 /* ---- features ------------------------------------------------------------ */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Decode one escaped byte at s[*i] (s[0..n)): \xNN, \\, \. or a plain byte.
  * Sets *sep when it is an unescaped '.'. Advances *i.
@@ -192,9 +182,9 @@ static uint8_t unescape_at(const char *s, size_t n, size_t *i, int *sep)
 	size_t k = *i;
 	*sep = 0;
 	if (s[k] == '\\' && k + 1 < n) {
-		if (s[k + 1] == 'x' && k + 3 < n && hexval(s[k + 2]) >= 0 && hexval(s[k + 3]) >= 0) {
+		if (s[k + 1] == 'x' && k + 3 < n && text_hexval(s[k + 2]) >= 0 && text_hexval(s[k + 3]) >= 0) {
 			*i = k + 4;
-			return (uint8_t)(hexval(s[k + 2]) << 4 | hexval(s[k + 3]));
+			return (uint8_t)(text_hexval(s[k + 2]) << 4 | text_hexval(s[k + 3]));
 		}
 		*i = k + 2;
 		return (uint8_t)s[k + 1];

@@ -74,16 +74,6 @@ static int is_digit(int c)
 	return c >= '0' && c <= '9';
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = lc(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 static int name_char(int c)
 {
 	return (c >= 'a' && c <= 'z') || is_digit(c) || c == '-' || c == '_';
@@ -102,9 +92,9 @@ static long unescape(const char *s, size_t n, uint8_t *out, size_t cap)
 		if (b == '\\') {
 			if (i + 1 < n && s[i + 1] == '\\') {
 				i++;
-			} else if (i + 3 < n && s[i + 1] == 'x' && hexval(s[i + 2]) >= 0 &&
-				   hexval(s[i + 3]) >= 0) {
-				b = hexval(s[i + 2]) * 16 + hexval(s[i + 3]);
+			} else if (i + 3 < n && s[i + 1] == 'x' && text_hexval(s[i + 2]) >= 0 &&
+				   text_hexval(s[i + 3]) >= 0) {
+				b = text_hexval(s[i + 2]) * 16 + text_hexval(s[i + 3]);
 				i += 3;
 			} else {
 				return -1;
@@ -129,8 +119,8 @@ static long fold_host(const uint8_t *s, size_t n, char *out, size_t cap)
 	size_t dn = 0, o = 0;
 
 	for (size_t i = 0; i < n && dn < sizeof(dec); i++) {
-		if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-			dec[dn++] = (uint8_t)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+		if (s[i] == '%' && i + 2 < n && text_hexval(s[i + 1]) >= 0 && text_hexval(s[i + 2]) >= 0) {
+			dec[dn++] = (uint8_t)(text_hexval(s[i + 1]) * 16 + text_hexval(s[i + 2]));
 			i += 2;
 		} else {
 			dec[dn++] = s[i];
@@ -182,7 +172,7 @@ static int v4_part(const char *p, size_t n, uint64_t *v)
 		i = 1;
 	}
 	for (; i < n; i++) {
-		int d = hexval(p[i]);
+		int d = text_hexval(p[i]);
 		if (d < 0 || (unsigned)d >= base)
 			return -1;
 		acc = acc * base + (unsigned)d;
@@ -204,7 +194,7 @@ static int ends_in_number(const char *s, size_t n)
 		return 0;
 	if (n - i >= 2 && s[i] == '0' && s[i + 1] == 'x') {
 		for (size_t j = i + 2; j < n; j++)
-			if (hexval(s[j]) < 0)
+			if (text_hexval(s[j]) < 0)
 				return 0;
 		return 1;
 	}
@@ -635,13 +625,13 @@ size_t meta_name_addrs(const char *name, size_t n, struct meta_enc *out, size_t 
 		size_t j;
 		if (c[i].len != 8)
 			continue;
-		for (j = 0; j < 8 && hexval(p[j]) >= 0; j++)
+		for (j = 0; j < 8 && text_hexval(p[j]) >= 0; j++)
 			;
 		if (j < 8)
 			continue;
 		memset(a, 0, sizeof(a));
 		for (j = 0; j < 4; j++)
-			a[j] = (uint8_t)(hexval(p[2 * j]) * 16 + hexval(p[2 * j + 1]));
+			a[j] = (uint8_t)(text_hexval(p[2 * j]) * 16 + text_hexval(p[2 * j + 1]));
 		enc_add(out, max, &k, 4, a);
 	}
 	return k;
@@ -760,12 +750,12 @@ static void norm_path(const char *s, size_t n, char *out, size_t cap)
 		if (b == '\\' && i + 1 < n && s[i + 1] == '\\') {
 			i++;
 			b = '/';
-		} else if (b == '\\' && i + 3 < n && s[i + 1] == 'x' && hexval(s[i + 2]) >= 0 &&
-			   hexval(s[i + 3]) >= 0) {
-			b = hexval(s[i + 2]) * 16 + hexval(s[i + 3]);
+		} else if (b == '\\' && i + 3 < n && s[i + 1] == 'x' && text_hexval(s[i + 2]) >= 0 &&
+			   text_hexval(s[i + 3]) >= 0) {
+			b = text_hexval(s[i + 2]) * 16 + text_hexval(s[i + 3]);
 			i += 3;
-		} else if (b == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-			b = hexval(s[i + 1]) * 16 + hexval(s[i + 2]);
+		} else if (b == '%' && i + 2 < n && text_hexval(s[i + 1]) >= 0 && text_hexval(s[i + 2]) >= 0) {
+			b = text_hexval(s[i + 1]) * 16 + text_hexval(s[i + 2]);
 			i += 2;
 		}
 		raw[rn++] = (uint8_t)(b == '\\' ? '/' : lc(b));

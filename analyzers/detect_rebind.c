@@ -232,17 +232,6 @@ static int pton4(const char *s, size_t n, uint8_t out[4])
 	return 1;
 }
 
-static int hexdig(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * inet_pton(AF_INET6) of s[0..n) for the plain form DNS answers are written
  * in (analyzers/dns.h: RFC 5952): groups of 1 to 4 hex digits separated by
@@ -265,7 +254,7 @@ static int pton6_plain(const char *s, size_t n, uint8_t out[16])
 		size_t st = i;
 		unsigned v = 0;
 		int d;
-		while (i < n && i - st < 5 && (d = hexdig((unsigned char)s[i])) >= 0) {
+		while (i < n && i - st < 5 && (d = text_hexval((unsigned char)s[i])) >= 0) {
 			v = v * 16 + (unsigned)d;
 			i++;
 		}

@@ -63,17 +63,6 @@ static int is_ows(int b)
 	return b == ' ' || b == '\t';
 }
 
-static int hex_value(int b)
-{
-	if (is_digit(b))
-		return b - '0';
-	if (b >= 'a' && b <= 'f')
-		return b - 'a' + 10;
-	if (b >= 'A' && b <= 'F')
-		return b - 'A' + 10;
-	return -1;
-}
-
 static int to_lower(int b)
 {
 	return b >= 'A' && b <= 'Z' ? b + ('a' - 'A') : b;
@@ -786,7 +775,7 @@ static int64_t chunk_size(struct cur l)
 	int64_t size = 0;
 	int nd = 0, b;
 
-	while ((b = hex_value(peek(&l))) >= 0) {
+	while ((b = text_hexval(peek(&l))) >= 0) {
 		if (++nd > 15)
 			return -1;
 		size = size * 16 + b;

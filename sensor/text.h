@@ -24,6 +24,18 @@ size_t text_escape(char *dst, size_t cap, const uint8_t *src, size_t n, int *cut
  * address. dst needs at least 46 bytes. Returns the length. */
 size_t text_addr(char *dst, size_t cap, int ipv, const uint8_t *addr);
 
+/* The value of one hex digit (either case), or -1. */
+static inline int text_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* RFC 3339 UTC with microseconds: 2026-11-29T10:01:05.861204Z (28 bytes). */
 size_t text_time(char *dst, size_t cap, uint64_t ts_us);
 

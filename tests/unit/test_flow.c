@@ -57,6 +57,17 @@ static struct pkt mk(uint8_t proto, uint32_t s, uint16_t sp, uint32_t d, uint16_
 	return p;
 }
 
+/* p seen from the other end. */
+static struct pkt reversed(const struct pkt *p)
+{
+	struct pkt q = *p;
+	memcpy(q.src, p->dst, 16);
+	memcpy(q.dst, p->src, 16);
+	q.sport = p->dport;
+	q.dport = p->sport;
+	return q;
+}
+
 /* One TCP segment; returns the flow and sets *dir. */
 static struct flow *tcp(struct flow_table *ft, uint32_t s, uint16_t sp, uint32_t d,
 			uint16_t dp, uint8_t flags, uint32_t seq, uint32_t ack,
@@ -916,14 +927,8 @@ static void test_churn(void)
 			struct pkt p = mk((r & 1) ? P_TCP : P_UDP, 0x0a000000u | (uint32_t)(r >> 8 & 0x7),
 					  (uint16_t)(r >> 16 & 0x1f), S_IP, (uint16_t)(r >> 24 & 1),
 					  (uint64_t)i);
-			if (r >> 40 & 1) { /* the other direction */
-				struct pkt q = p;
-				memcpy(q.src, p.dst, 16);
-				memcpy(q.dst, p.src, 16);
-				q.sport = p.dport;
-				q.dport = p.sport;
-				p = q;
-			}
+			if (r >> 40 & 1) /* the other direction */
+				p = reversed(&p);
 			p.tcp_flags = (uint8_t)((r >> 48 & 3) == 0 ? TH_SYN : (r >> 48 & 3) == 1 ? TH_RST : TH_ACK);
 			struct flow *f = flow_table_update(ft, &p);
 			CHECK(f != NULL);
@@ -993,14 +998,8 @@ static void test_bounded(void)
 		struct pkt p = mk((r & 3) ? P_TCP : P_UDP, 0x0a000000u | (uint32_t)(r >> 8 & 0xff),
 				  (uint16_t)(r >> 16), 0x5d000000u | (uint32_t)(r >> 32 & 0x3f),
 				  (uint16_t)(r >> 40 & 0x7), (uint64_t)i * 10);
-		if (r2 & 1) { /* sometimes the reverse direction */
-			struct pkt q = p;
-			memcpy(q.src, p.dst, 16);
-			memcpy(q.dst, p.src, 16);
-			q.sport = p.dport;
-			q.dport = p.sport;
-			p = q;
-		}
+		if (r2 & 1) /* sometimes the reverse direction */
+			p = reversed(&p);
 		p.tcp_flags = (uint8_t)(r2 >> 8);
 		p.seq = (uint32_t)(r2 >> 16) & 0x3fff; /* near 0, to hit streams */
 		p.ack = (uint32_t)(r2 >> 32);
