@@ -49,7 +49,7 @@
 #define DEFAULT_BUSY_MS 5000u
 #define DEFAULT_QUEUE_KIB 8192u
 #define MIN_QUEUE_KIB 256u
-#define BULK_CACHE_KIB 32768 /* 32 MiB page cache in bulk mode (peak RSS < 128 MiB) */
+#define BULK_CACHE_KIB 16384 /* 16 MiB page cache in bulk mode: appends touch few pages (32 MiB was no faster) */
 
 enum qop { OP_PAD = 0, OP_EVENT, OP_STAT, OP_ALERT, OP_FLUSH, OP_STOP };
 

@@ -48,7 +48,7 @@ struct store_config {
 			      * still gets its events visible */
 	unsigned busy_ms;    /* SQLite busy timeout (default 5000) */
 	/*
-	 * Bulk load (replay): PRAGMA synchronous=OFF and a 32 MiB page cache
+	 * Bulk load (replay): PRAGMA synchronous=OFF and a 16 MiB page cache
 	 * while the store is open; store_close() restores synchronous=NORMAL
 	 * and checkpoints, so the file is durable once close returns. The
 	 * trade-off: if the *machine* crashes or loses power during the run,
