@@ -3,9 +3,15 @@
  *
  * Flow structs live in a slab: chunks of FLOW_CHUNK flows, 64-byte aligned,
  * added as needed up to max_flows and kept until the table is freed; a flow
- * is named by its index in the slab (chunk, position). Freed flows go on a
- * free list, so after warm-up no packet calls malloc except for the first
- * bytes of a stream or a growing stream buffer.
+ * is named by its index in the slab (chunk, position), and the LRU links are
+ * such indices (+ 1) rather than pointers, which keeps struct flow at two
+ * cache lines. Freed flows go on a free list, so after warm-up no packet
+ * calls malloc except for the first bytes of a stream or a growing stream
+ * buffer, and those mostly reuse released buffers (below).
+ *
+ * A TCP flow's pair of stream records comes from a second slab (chunks of
+ * PAIR_CHUNK pairs, at most one pair per flow, so at most max_flows pairs)
+ * with its own free list; UDP, ICMP and other flows have none.
  *
  * The hash table is open addressing with linear probing over slots of (hash,
  * index + 1), at least two slots per allowed flow (so at most half full).
@@ -39,6 +45,16 @@
  * with data held. The skip never touches bytes we hold, and the hole record
  * is a single range per direction, so all of it is bounded and needs no
  * allocation beyond the stream buffer itself.
+ *
+ * Buffer reuse: a released stream buffer whose size is one of the growth
+ * steps (STREAM_INIT_CAP << k) is kept on a list per size, and the next
+ * buffer of that size is taken from there instead of malloc or realloc.
+ * Those sizes fall in glibc's slow path, which also consolidates the small
+ * blocks the analyzers churn through. The kept buffers are bounded twice:
+ * at most STREAM_CACHE_BYTES, and held plus kept bytes never exceed
+ * stream_total_max (kept ones are freed first), so stream_total_max still
+ * bounds all stream memory while limits apply to held bytes exactly as
+ * before.
  */
 #include "flow.h"
 
@@ -57,9 +73,23 @@ enum {
 	/* Flow structs allocated at a time: 256 KiB chunks, big enough that
 	 * malloc maps them apart from its heap (smaller ones, carved from the
 	 * heap among the analyzers' small blocks, made later mallocs slower). */
-	FLOW_CHUNK_SHIFT = 10,
+	FLOW_CHUNK_SHIFT = 11,
 	FLOW_CHUNK = 1 << FLOW_CHUNK_SHIFT,
 	STREAM_INIT_CAP = 1024, /* first stream buffer size */
+	/* Stream record pairs allocated at a time (256 KiB, as for flows). */
+	PAIR_CHUNK = 2048,
+	/* Released stream buffers kept for reuse: sizes STREAM_INIT_CAP << k
+	 * for k < STREAM_CACHE_CLASSES (1 KiB .. 128 KiB), at most
+	 * STREAM_CACHE_BYTES in all. */
+	STREAM_CACHE_CLASSES = 8,
+	STREAM_CACHE_BYTES = 512 * 1024,
+};
+
+/* A TCP flow's stream records (f->st points at st), or a link of the free
+ * list. */
+union stream_pair {
+	struct flow_stream st[2];
+	union stream_pair *next;
 };
 
 /* Keeps every flow of a chunk on its own cache lines (see struct flow). */
@@ -75,7 +105,12 @@ struct slot {
 };
 
 struct lru_list {
-	struct flow *head, *tail; /* head: most recently seen */
+	uint32_t head, tail; /* slab index + 1, 0: empty; head: most recently seen */
+};
+
+/* A released buffer kept for reuse; it is stored in the buffer itself. */
+struct cached_buf {
+	struct cached_buf *next;
 };
 
 struct flow_table {
@@ -91,8 +126,14 @@ struct flow_table {
 	uint64_t expire_at;
 	struct flow **chunks; /* the slab: chunk i holds indices i * FLOW_CHUNK ... */
 	uint32_t n_chunks;
-	struct flow *free_list; /* linked through lru_next; id holds the index */
+	uint32_t free_ref;  /* free flows (slab index + 1), linked through lru_next */
 	uint32_t allocated; /* flow structs in chunks */
+	union stream_pair **pair_chunks; /* the pair slab, PAIR_CHUNK pairs each */
+	uint32_t n_pair_chunks;
+	uint32_t pairs_allocated;
+	union stream_pair *pair_free;
+	struct cached_buf *cache[STREAM_CACHE_CLASSES]; /* by size class */
+	uint64_t cache_bytes;
 	uint64_t next_id;
 	struct flow_stats stats;
 };
@@ -230,24 +271,30 @@ static inline int addr_eq(const uint8_t *a, const uint8_t *b)
 }
 
 /* The flow of k in either orientation; *dir is 0 when k's sender is the
- * initiator. */
+ * initiator, *ref its slab index + 1. */
 static struct flow *lookup(const struct flow_table *ft, const struct flow_key *k,
-			   uint32_t h, int *dir)
+			   uint32_t h, int *dir, uint32_t *ref)
 {
-	for (uint32_t i = h & ft->mask; ft->slots[i].ref; i = (i + 1) & ft->mask) {
-		if (ft->slots[i].hash != h)
+	const struct slot *slots = ft->slots;
+	const uint32_t mask = ft->mask;
+	uint32_t r;
+
+	for (uint32_t i = h & mask; (r = slots[i].ref) != 0; i = (i + 1) & mask) {
+		if (slots[i].hash != h)
 			continue;
-		struct flow *f = flow_at(ft, ft->slots[i].ref);
+		struct flow *f = flow_at(ft, r);
 		if (f->ipv != k->ipv || f->proto != k->proto)
 			continue;
 		if (f->sport == k->sport && f->dport == k->dport &&
 		    addr_eq(f->src, k->src) && addr_eq(f->dst, k->dst)) {
 			*dir = 0;
+			*ref = r;
 			return f;
 		}
 		if (f->sport == k->dport && f->dport == k->sport &&
 		    addr_eq(f->src, k->dst) && addr_eq(f->dst, k->src)) {
 			*dir = 1;
+			*ref = r;
 			return f;
 		}
 	}
@@ -328,38 +375,45 @@ static void new_tail(struct flow_table *ft, const struct flow *f, int cls)
 		ft->expire_at = t;
 }
 
+/* The least recently seen flow of list cls, or NULL when it is empty. */
+static struct flow *lru_tail(const struct flow_table *ft, int cls)
+{
+	return ft->lru[cls].tail ? flow_at(ft, ft->lru[cls].tail) : NULL;
+}
+
 static void lru_unlink(struct flow_table *ft, struct flow *f)
 {
 	struct lru_list *l = &ft->lru[f->lru_class];
 
 	if (f->lru_prev)
-		f->lru_prev->lru_next = f->lru_next;
+		flow_at(ft, f->lru_prev)->lru_next = f->lru_next;
 	else
 		l->head = f->lru_next;
 	if (f->lru_next) {
-		f->lru_next->lru_prev = f->lru_prev;
+		flow_at(ft, f->lru_next)->lru_prev = f->lru_prev;
 	} else {
 		l->tail = f->lru_prev;
 		if (l->tail)
-			new_tail(ft, l->tail, f->lru_class);
+			new_tail(ft, flow_at(ft, l->tail), f->lru_class);
 	}
-	f->lru_prev = f->lru_next = NULL;
+	f->lru_prev = f->lru_next = 0;
 }
 
-static void lru_push_head(struct flow_table *ft, struct flow *f, uint8_t cls)
+/* Put f, whose slab index + 1 is ref, at the head of list cls. */
+static void lru_push_head(struct flow_table *ft, struct flow *f, uint32_t ref, uint8_t cls)
 {
 	struct lru_list *l = &ft->lru[cls];
 
 	f->lru_class = cls;
-	f->lru_prev = NULL;
+	f->lru_prev = 0;
 	f->lru_next = l->head;
 	if (l->head) {
-		l->head->lru_prev = f;
+		flow_at(ft, l->head)->lru_prev = ref;
 	} else {
-		l->tail = f;
+		l->tail = ref;
 		new_tail(ft, f, cls);
 	}
-	l->head = f;
+	l->head = ref;
 }
 
 static int flow_closed(const struct flow *f)
@@ -387,7 +441,7 @@ static int oldest_class(const struct flow_table *ft, uint64_t now, int idle_only
 
 	for (int i = 0; i < LRU_N; i++) {
 		int cls = order[i];
-		const struct flow *f = ft->lru[cls].tail;
+		const struct flow *f = lru_tail(ft, cls);
 		if (!f)
 			continue;
 		if (idle_only && (now < f->last_us ||
@@ -418,11 +472,70 @@ static void ooo_free(struct flow_table *ft, struct flow_stream *st)
 	st->ooo_n = 0;
 }
 
+/* The reuse list for buffers of cap bytes, or -1 when that size is not
+ * kept (not a growth step). */
+static int cache_class(uint32_t cap)
+{
+	for (int k = 0; k < STREAM_CACHE_CLASSES; k++)
+		if (cap == (uint32_t)STREAM_INIT_CAP << k)
+			return k;
+	return -1;
+}
+
+/* A kept buffer of cap bytes, or NULL. */
+static uint8_t *cache_get(struct flow_table *ft, uint32_t cap)
+{
+	int k = cache_class(cap);
+	struct cached_buf *b;
+
+	if (k < 0 || !(b = ft->cache[k]))
+		return NULL;
+	ft->cache[k] = b->next;
+	ft->cache_bytes -= cap;
+	return (uint8_t *)b;
+}
+
+/* Keep buf (cap bytes, no longer counted in stream_bytes) for reuse, or free
+ * it when its size is not kept or keeping it would break a bound. */
+static void cache_put(struct flow_table *ft, uint8_t *buf, uint32_t cap)
+{
+	int k = cache_class(cap);
+
+	if (!buf)
+		return;
+	if (k < 0 || ft->cache_bytes + cap > STREAM_CACHE_BYTES ||
+	    ft->stats.stream_bytes + ft->cache_bytes + cap > ft->cfg.stream_total_max) {
+		free(buf);
+		return;
+	}
+	struct cached_buf *b = (struct cached_buf *)(void *)buf;
+	b->next = ft->cache[k];
+	ft->cache[k] = b;
+	ft->cache_bytes += cap;
+}
+
+/* stream_bytes grew: free kept buffers, largest first, until held plus
+ * kept fit under stream_total_max again. */
+static void cache_trim(struct flow_table *ft)
+{
+	for (int k = STREAM_CACHE_CLASSES - 1;
+	     k >= 0 && ft->stats.stream_bytes + ft->cache_bytes > ft->cfg.stream_total_max;) {
+		struct cached_buf *b = ft->cache[k];
+		if (!b) {
+			k--;
+			continue;
+		}
+		ft->cache[k] = b->next;
+		ft->cache_bytes -= (uint32_t)STREAM_INIT_CAP << k;
+		free(b);
+	}
+}
+
 static void stream_release(struct flow_table *ft, struct flow_stream *st)
 {
 	ooo_free(ft, st);
-	free(st->buf);
 	ft->stats.stream_bytes -= st->cap;
+	cache_put(ft, st->buf, st->cap);
 	st->buf = NULL;
 	st->cap = 0;
 }
@@ -454,12 +567,26 @@ static int stream_reserve(struct flow_table *ft, struct flow_stream *st, uint32_
 		cap = need;
 	if (cap - st->cap > room)
 		return -1;
-	uint8_t *nb = realloc(st->buf, cap);
-	if (!nb)
-		return -1;
+	uint8_t *old = st->buf, *nb = cache_get(ft, (uint32_t)cap);
+	uint32_t old_cap = st->cap;
+	if (nb) {
+		/* what realloc would keep: the data and the held ranges */
+		uint32_t used = st->len;
+		if (st->ooo_n && st->ooo[st->ooo_n - 1].end > used)
+			used = st->ooo[st->ooo_n - 1].end;
+		if (old)
+			memcpy(nb, old, used);
+	} else {
+		nb = realloc(old, cap);
+		if (!nb)
+			return -1;
+		old = NULL; /* realloc took it */
+	}
 	st->buf = nb;
-	ft->stats.stream_bytes += cap - st->cap;
+	ft->stats.stream_bytes += cap - old_cap;
 	st->cap = (uint32_t)cap;
+	cache_put(ft, old, old_cap);
+	cache_trim(ft);
 	return 0;
 }
 
@@ -686,6 +813,7 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 			return;
 		}
 		ft->stats.stream_bytes += ooo_bytes(ft);
+		cache_trim(ft);
 	}
 	if (stream_reserve(ft, st, (uint32_t)e) < 0) {
 		ft->stats.ooo_dropped++;
@@ -698,10 +826,10 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 
 /* ----------------------------------------------------------------- flows */
 
-/* A free flow struct and its slab index, or NULL when out of memory. */
-static struct flow *flow_alloc(struct flow_table *ft, uint32_t *idx)
+/* A free flow struct and its slab index + 1, or NULL when out of memory. */
+static struct flow *flow_alloc(struct flow_table *ft, uint32_t *ref)
 {
-	if (!ft->free_list) {
+	if (!ft->free_ref) {
 		/* Every chunk but the last is full, so chunk n_chunks starts
 		 * at index allocated. */
 		uint32_t n = ft->cfg.max_flows - ft->allocated;
@@ -714,16 +842,50 @@ static struct flow *flow_alloc(struct flow_table *ft, uint32_t *idx)
 			return NULL;
 		ft->chunks[ft->n_chunks++] = c;
 		for (uint32_t i = n; i-- > 0;) {
-			c[i].id = ft->allocated + i;
-			c[i].lru_next = ft->free_list;
-			ft->free_list = &c[i];
+			c[i].lru_next = ft->free_ref;
+			ft->free_ref = ft->allocated + i + 1;
 		}
 		ft->allocated += n;
 	}
-	struct flow *f = ft->free_list;
-	ft->free_list = f->lru_next;
-	*idx = (uint32_t)f->id;
+	struct flow *f = flow_at(ft, ft->free_ref);
+	*ref = ft->free_ref;
+	ft->free_ref = f->lru_next;
 	return f;
+}
+
+/* A zeroed pair of stream records, or NULL when out of memory. */
+static struct flow_stream *pair_alloc(struct flow_table *ft)
+{
+	if (!ft->pair_free) {
+		/* At most one pair per flow, so chunks never exceed the
+		 * max_flows pairs that pair_chunks has room for. */
+		uint32_t n = ft->cfg.max_flows - ft->pairs_allocated;
+		if (n == 0)
+			return NULL; /* cannot happen: every pair belongs to a flow */
+		if (n > PAIR_CHUNK)
+			n = PAIR_CHUNK;
+		union stream_pair *c = aligned_alloc(64, (size_t)n * sizeof(*c));
+		if (!c)
+			return NULL;
+		ft->pair_chunks[ft->n_pair_chunks++] = c;
+		for (uint32_t i = n; i-- > 0;) {
+			c[i].next = ft->pair_free;
+			ft->pair_free = &c[i];
+		}
+		ft->pairs_allocated += n;
+	}
+	union stream_pair *sp = ft->pair_free;
+	ft->pair_free = sp->next;
+	memset(sp, 0, sizeof(*sp));
+	return sp->st;
+}
+
+static void pair_free(struct flow_table *ft, struct flow_stream *st)
+{
+	union stream_pair *sp = (union stream_pair *)(void *)st;
+
+	sp->next = ft->pair_free;
+	ft->pair_free = sp;
 }
 
 /* Call on_end, release everything the flow holds and return it to the free
@@ -734,35 +896,42 @@ static void flow_end(struct flow_table *ft, struct flow *f)
 		ft->on_end(ft->user, f);
 	free(f->app_state);
 	f->app_state = NULL;
-	if (f->proto == PROTO_TCP) { /* only tcp_update fills streams */
+	if (f->st) { /* TCP */
 		stream_release(ft, &f->st[0]);
 		stream_release(ft, &f->st[1]);
+		pair_free(ft, f->st);
+		f->st = NULL;
 	}
 	uint32_t idx = hash_remove(ft, f);
 	lru_unlink(ft, f);
 	ft->stats.active--;
-	f->id = idx;
-	f->lru_next = ft->free_list;
-	ft->free_list = f;
+	f->lru_next = ft->free_ref;
+	ft->free_ref = idx + 1;
 }
 
-/* A new flow for k; with turn, k's receiver is the initiator. Evicts the
- * least recently seen flow when the table is full. */
+/* A new flow for k, *ref its slab index + 1; with turn, k's receiver is the
+ * initiator. Evicts the least recently seen flow when the table is full. */
 static struct flow *flow_create(struct flow_table *ft, const struct flow_key *k,
-				uint32_t h, int turn, uint64_t ts)
+				uint32_t h, int turn, uint64_t ts, uint32_t *ref)
 {
 	if (ft->stats.active >= ft->cfg.max_flows) {
 		int cls = oldest_class(ft, 0, 0);
 		if (cls >= 0) {
-			flow_end(ft, ft->lru[cls].tail);
+			flow_end(ft, lru_tail(ft, cls));
 			ft->stats.evicted++;
 		}
 	}
-	uint32_t idx;
-	struct flow *f = flow_alloc(ft, &idx);
-	if (!f)
+	struct flow_stream *st = NULL;
+	if (k->proto == PROTO_TCP && !(st = pair_alloc(ft)))
 		return NULL;
+	struct flow *f = flow_alloc(ft, ref);
+	if (!f) {
+		if (st)
+			pair_free(ft, st);
+		return NULL;
+	}
 	memset(f, 0, sizeof(*f));
+	f->st = st;
 	f->id = ++ft->next_id;
 	f->ipv = k->ipv;
 	f->proto = k->proto;
@@ -778,8 +947,8 @@ static struct flow *flow_create(struct flow_table *ft, const struct flow_key *k,
 		f->dport = k->dport;
 	}
 	f->first_us = f->last_us = ts;
-	hash_insert(ft, h, idx);
-	lru_push_head(ft, f, flow_class(f));
+	hash_insert(ft, h, *ref - 1);
+	lru_push_head(ft, f, *ref, flow_class(f));
 	ft->stats.created++;
 	ft->stats.active++;
 	return f;
@@ -939,7 +1108,9 @@ struct flow_table *flow_table_new(const struct flow_config *cfg, flow_end_fn on_
 	ft->slots = calloc(nb, sizeof(*ft->slots));
 	ft->chunks = calloc((ft->cfg.max_flows + FLOW_CHUNK - 1) / FLOW_CHUNK,
 			    sizeof(*ft->chunks));
-	if (!ft->slots || !ft->chunks)
+	ft->pair_chunks = calloc((ft->cfg.max_flows + PAIR_CHUNK - 1) / PAIR_CHUNK,
+				 sizeof(*ft->pair_chunks));
+	if (!ft->slots || !ft->chunks || !ft->pair_chunks)
 		goto fail;
 	ft->mask = nb - 1;
 	ft->seed = ft->cfg.hash_seed;
@@ -961,11 +1132,21 @@ void flow_table_free(struct flow_table *ft)
 		int cls = oldest_class(ft, 0, 0);
 		if (cls < 0)
 			break;
-		flow_end(ft, ft->lru[cls].tail);
+		flow_end(ft, lru_tail(ft, cls));
 	}
 	for (uint32_t i = 0; i < ft->n_chunks; i++)
 		free(ft->chunks[i]);
 	free(ft->chunks);
+	for (uint32_t i = 0; i < ft->n_pair_chunks; i++)
+		free(ft->pair_chunks[i]);
+	free(ft->pair_chunks);
+	for (int k = 0; k < STREAM_CACHE_CLASSES; k++) {
+		while (ft->cache[k]) {
+			struct cached_buf *b = ft->cache[k];
+			ft->cache[k] = b->next;
+			free(b);
+		}
+	}
 	free(ft->slots);
 	free(ft);
 }
@@ -978,13 +1159,13 @@ void flow_table_expire(struct flow_table *ft, uint64_t now_us)
 		int cls = oldest_class(ft, now_us, 1);
 		if (cls < 0)
 			break;
-		flow_end(ft, ft->lru[cls].tail);
+		flow_end(ft, lru_tail(ft, cls));
 		ft->stats.expired++;
 	}
 	ft->expire_at = UINT64_MAX;
 	for (int cls = 0; cls < LRU_N; cls++)
 		if (ft->lru[cls].tail)
-			new_tail(ft, ft->lru[cls].tail, cls);
+			new_tail(ft, lru_tail(ft, cls), cls);
 }
 
 struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
@@ -992,6 +1173,7 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 	struct flow_key k;
 	struct flow *f;
 	int dir = 0, reply_first;
+	uint32_t ref = 0;
 
 	if (!ft || !p)
 		return NULL;
@@ -1007,7 +1189,7 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 	flow_table_expire(ft, p->ts_us);
 	key_from_pkt(&k, p, &reply_first);
 	uint32_t h = key_hash(ft, &k);
-	f = lookup(ft, &k, h, &dir);
+	f = lookup(ft, &k, h, &dir, &ref);
 
 	int pure_syn = p->proto == PROTO_TCP && (p->tcp_flags & (TH_SYN | TH_ACK)) == TH_SYN;
 	if (f && pure_syn) {
@@ -1021,7 +1203,7 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 		}
 	}
 	if (!f) {
-		f = flow_create(ft, &k, h, reply_first, p->ts_us);
+		f = flow_create(ft, &k, h, reply_first, p->ts_us, &ref);
 		if (!f)
 			return NULL;
 		dir = reply_first ? 1 : 0;
@@ -1041,8 +1223,12 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 	if (p->proto == PROTO_TCP)
 		tcp_update(ft, f, p, dir);
 
-	lru_unlink(ft, f);
-	lru_push_head(ft, f, flow_class(f));
+	uint8_t cls = flow_class(f);
+	if (ft->lru[cls].head != ref || f->lru_class != cls) {
+		/* (already the head of its list: nothing moves) */
+		lru_unlink(ft, f);
+		lru_push_head(ft, f, ref, cls);
+	}
 	p->flow = f;
 	p->dir = dir;
 	return f;
@@ -1054,6 +1240,7 @@ struct flow *flow_table_find(struct flow_table *ft, uint8_t ipv, uint8_t proto,
 {
 	struct flow_key k;
 	int d = 0;
+	uint32_t ref;
 
 	if (!ft || !src || !dst || (ipv != 4 && ipv != 6))
 		return NULL;
@@ -1065,7 +1252,7 @@ struct flow *flow_table_find(struct flow_table *ft, uint8_t ipv, uint8_t proto,
 	memcpy(k.dst, dst, alen);
 	k.sport = sport;
 	k.dport = dport;
-	struct flow *f = lookup(ft, &k, key_hash(ft, &k), &d);
+	struct flow *f = lookup(ft, &k, key_hash(ft, &k), &d, &ref);
 	if (f && dir)
 		*dir = d;
 	return f;
@@ -1073,7 +1260,7 @@ struct flow *flow_table_find(struct flow_table *ft, uint8_t ipv, uint8_t proto,
 
 void flow_stream_done(struct flow_table *ft, struct flow *f, int dir)
 {
-	if (!ft || !f || dir < 0 || dir > 1)
+	if (!ft || !f || !f->st || dir < 0 || dir > 1)
 		return;
 	stream_release(ft, &f->st[dir]);
 	f->st[dir].done = 1;

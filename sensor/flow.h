@@ -8,8 +8,12 @@
  * direction, at most ooo_max out-of-order segments held per direction, and a
  * global cap on stream bytes. Idle flows expire by packet time.
  *
- * A flow's stream buffer is allocated when the first payload byte arrives and
- * freed when the flow dies or an analyzer calls flow_stream_done().
+ * A TCP flow's two stream records (f->st[0], f->st[1]) come from a pool when
+ * the flow is created (other flows have f->st NULL), so the records take at
+ * most one pair per flow. A flow's stream buffer is allocated when the first
+ * payload byte arrives and released when the flow dies or an analyzer calls
+ * flow_stream_done(); the table may keep released buffers for reuse, always
+ * within stream_total_max (held and kept together).
  *
  * Holes (capture loss). A segment the capture never saw leaves a hole in the
  * stream. The table skips a hole that will not be filled, as Zeek and
@@ -118,11 +122,11 @@ struct flow_stream {
 };
 
 /*
- * Laid out for the cache: 256 bytes, and the table keeps each flow on a
+ * Laid out for the cache: 128 bytes, and the table keeps each flow on a
  * 64-byte boundary. The first line holds what a lookup compares (the tuple)
  * and most of what every packet updates; the second the rest of the
- * per-packet fields; the last two the TCP streams, which a UDP or ICMP flow
- * never touches after creation.
+ * per-packet fields. The TCP streams live apart (st), so a UDP or ICMP flow
+ * is two cache lines and creating one clears only those.
  */
 struct flow {
 	uint8_t src[16], dst[16]; /* src is the initiator */
@@ -133,12 +137,14 @@ struct flow {
 	uint8_t fin_dirs;     /* table internal: bit d: FIN seen from direction d */
 	uint32_t state;       /* FLOW_* */
 	uint64_t last_us;
-	struct flow *lru_prev, *lru_next; /* table internal */
+	uint32_t lru_prev, lru_next; /* table internal: slab index + 1, 0: none */
 	uint64_t pkts[2], bytes[2];
 	uint64_t id;          /* 1, 2, ... in order of creation */
 	uint64_t first_us;
 	void *app_state;      /* owned by the analyzer named by app; freed via free() */
-	struct flow_stream st[2];
+	/* TCP: the two directions, st[0] and st[1] (owned by the table);
+	 * NULL for every other protocol. */
+	struct flow_stream *st;
 };
 
 struct flow_config {
@@ -154,7 +160,7 @@ struct flow_config {
 
 struct flow_stats {
 	uint64_t created, expired, evicted, active;
-	uint64_t stream_bytes;     /* currently held: buffers and ooo range tables */
+	uint64_t stream_bytes;     /* currently held by flows: buffers and ooo range tables */
 	uint64_t ooo_dropped;      /* out-of-order segments not kept */
 	uint64_t stream_truncated; /* directions that hit stream_max */
 	uint64_t stream_far;       /* segments dropped: start >= stream_max past isn */
@@ -211,7 +217,8 @@ void flow_table_expire(struct flow_table *ft, uint64_t now_us);
 
 /* The analyzer is finished with this direction (0 or 1): free its buffer
  * and held segments, set done; later data for it is ignored. buf becomes
- * NULL (len keeps the count of bytes reassembled). NULL f is fine. */
+ * NULL (len keeps the count of bytes reassembled). NULL f, or a flow
+ * without streams (not TCP), is fine. */
 void flow_stream_done(struct flow_table *ft, struct flow *f, int dir);
 
 /*

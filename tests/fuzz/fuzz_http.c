@@ -119,6 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct emit out = {.obs = fuzz_obs};
 	struct flow f;
+	struct flow_stream fst[2]; /* f.st: the flow table keeps streams out of line */
 	void *state = NULL;
 	const uint8_t *side[2] = {data, NULL};
 	size_t len[2] = {size, 0}, off[2] = {0, 0};
@@ -138,6 +139,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		parse_both(side[1], len[1]);
 
 	memset(&f, 0, sizeof(f));
+	memset(fst, 0, sizeof(fst));
+	f.st = fst;
 	f.proto = IPPROTO_TCP;
 	f.st[0].buf = malloc(FUZZ_STREAM_MAX);
 	f.st[1].buf = malloc(FUZZ_STREAM_MAX);

@@ -1031,6 +1031,15 @@ static int test_obs(struct emit *e, const struct obs *o)
 	return 0;
 }
 
+/* A hand-built TCP flow, all zero, whose streams are st (the flow table
+ * keeps them out of line). */
+static void tcp_flow_init(struct flow *f, struct flow_stream st[2])
+{
+	memset(f, 0, sizeof(*f));
+	memset(st, 0, 2 * sizeof(*st));
+	f->st = st;
+}
+
 static void test_module_tcp(void)
 {
 	static uint8_t stream[2048];
@@ -1060,11 +1069,12 @@ static void test_module_tcp(void)
 	for (size_t s1 = 1; s1 < len; s1 += 3) {
 		for (size_t s2 = s1; s2 <= len; s2 += 5) {
 			struct flow f;
+			struct flow_stream fst[2];
 			struct pkt p;
 			struct test_emit te = {.e = {.obs = test_obs}};
 			size_t cuts[3] = {s1, s2, len};
 
-			memset(&f, 0, sizeof(f));
+			tcp_flow_init(&f, fst);
 			memset(&p, 0, sizeof(p));
 			f.st[1].buf = stream;
 			f.st[1].cap = (uint32_t)sizeof(stream);
@@ -1091,10 +1101,11 @@ static void test_module_tcp(void)
 	/* a stream that overflowed in the middle of message 2 */
 	{
 		struct flow f;
+		struct flow_stream fst[2];
 		struct pkt p;
 		struct test_emit te = {.e = {.obs = test_obs}};
 
-		memset(&f, 0, sizeof(f));
+		tcp_flow_init(&f, fst);
 		memset(&p, 0, sizeof(p));
 		f.st[0].buf = stream;
 		f.st[0].len = (uint32_t)(len - 10);
@@ -1306,13 +1317,14 @@ static void test_module_tcp_hole(void)
 	{
 		static uint8_t buf[512];
 		struct flow f;
+		struct flow_stream fst[2];
 		struct pkt p;
 		struct test_emit te = {.e = {.obs = test_obs}};
 		uint32_t hs = (uint32_t)m1 + 7, rs = (uint32_t)m2;
 
 		memcpy(buf, cs, len);
 		memset(buf + hs, 0, rs - hs);
-		memset(&f, 0, sizeof(f));
+		tcp_flow_init(&f, fst);
 		memset(&p, 0, sizeof(p));
 		f.st[0].buf = buf;
 		f.st[0].len = (uint32_t)len;

@@ -534,6 +534,100 @@ static void test_reasm_caps(void)
 	flow_table_free(ft);
 }
 
+/* Stream records live apart from the flow: only TCP flows have them, a
+ * reused pair starts clean, and released buffers are reused with their
+ * bytes (held out-of-order ranges included) carried over on growth. */
+static void test_stream_records(void)
+{
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct pkt p;
+	struct flow *f, *g;
+	char kb[1501];
+
+	/* UDP and ICMP: no stream records; flow_stream_done is a no-op. */
+	p = mk(P_UDP, C_IP, 5353, S_IP, 53, SEC);
+	p.payload = (const uint8_t *)"query";
+	p.payload_len = 5;
+	f = flow_table_update(ft, &p);
+	CHECK(f != NULL && f->st == NULL);
+	flow_stream_done(ft, f, 0);
+	CHECK(f->st == NULL);
+	p = mk(P_ICMP, C_IP, 0, S_IP, 0, SEC);
+	f = flow_table_update(ft, &p);
+	CHECK(f != NULL && f->st == NULL);
+	CHECK_EQ(flow_table_stats(ft)->stream_bytes, 0);
+
+	/* A TCP flow with 1500 bytes each way (2 KiB buffers), then closed
+	 * by RST and replaced on the same ports: the new flow's records are
+	 * all zero. */
+	memset(kb, 'k', 1500);
+	kb[1500] = 0;
+	f = conn(ft, 1);
+	cdata(ft, 1, kb);
+	tcp(ft, S_IP, 443, C_IP, 40000, TH_ACK, 1001, 1501, kb, 2 * SEC, NULL);
+	CHECK(f->st != NULL && f->st[0].len == 1500 && f->st[1].len == 1500);
+	const uint8_t *old0 = f->st[0].buf, *old1 = f->st[1].buf;
+	tcp(ft, C_IP, 40000, S_IP, 443, TH_RST, 1501, 0, NULL, 2 * SEC, NULL);
+	g = tcp(ft, C_IP, 40000, S_IP, 443, TH_SYN, 99, 0, NULL, 3 * SEC, NULL);
+	CHECK(g != NULL && g->id != 0 && g->st != NULL);
+	CHECK_EQ(flow_table_stats(ft)->stream_bytes, 0);
+	for (int d = 0; d < 2; d++) {
+		const struct flow_stream *st = &g->st[d];
+		CHECK(st->buf == NULL && st->len == 0 && st->cap == 0 && st->consumed == 0 &&
+		      st->ooo == NULL && st->ooo_n == 0 && st->holes == 0 && !st->done &&
+		      !st->overflow && !st->acked_set);
+	}
+	CHECK(g->st[0].isn_set && g->st[0].isn == 100);
+
+	/* Data that outgrows the first buffer: a held range is carried over
+	 * into the (reused) bigger buffer, and fills in order later. */
+	tcp(ft, C_IP, 40000, S_IP, 443, TH_ACK, 100, 1, "ab", 3 * SEC, NULL);
+	CHECK(stream_is(g, 0, "ab"));
+	CHECK_EQ(g->st[0].cap, 1024);
+	tcp(ft, C_IP, 40000, S_IP, 443, TH_ACK, 100 + 500, 1, "HELD", 3 * SEC, NULL);
+	tcp(ft, C_IP, 40000, S_IP, 443, TH_ACK, 100 + 1500, 1, "FAR", 3 * SEC, NULL);
+	CHECK_EQ(g->st[0].ooo_n, 2);
+	CHECK_EQ(g->st[0].cap, 2048);
+	/* one of the first flow's 2 KiB buffers, reused */
+	CHECK(g->st[0].buf == old0 || g->st[0].buf == old1);
+	CHECK_EQ(g->st[0].len, 2);
+	CHECK(memcmp(g->st[0].buf, "ab", 2) == 0);
+	CHECK(memcmp(g->st[0].buf + 500, "HELD", 4) == 0);
+	CHECK(memcmp(g->st[0].buf + 1500, "FAR", 3) == 0);
+	static char fill[1501];
+	memset(fill, 'f', 1498);
+	fill[1498] = 0;
+	tcp(ft, C_IP, 40000, S_IP, 443, TH_ACK, 100 + 2, 1, fill, 3 * SEC, NULL);
+	CHECK_EQ(g->st[0].len, 1503);
+	CHECK_EQ(g->st[0].ooo_n, 0);
+	CHECK(memcmp(g->st[0].buf + 500, "HELD", 4) == 0); /* first copy wins */
+	CHECK(memcmp(g->st[0].buf + 1500, "FAR", 3) == 0);
+	/* the buffer and the (default 16-range) held-range table */
+	CHECK_EQ(flow_table_stats(ft)->stream_bytes, 2048 + 16 * sizeof(struct flow_seg));
+	flow_table_free(ft);
+
+	/* Kept buffers never take room from held ones: with a released 2 KiB
+	 * buffer kept and stream_total_max 3000, a 2500-byte stream still fits
+	 * (the kept buffer is freed to stay under the cap). */
+	struct flow_config cfg = {.stream_max = 4096, .stream_total_max = 3000};
+	static char big[2501];
+	memset(big, 'b', 2500);
+	big[2500] = 0;
+	ft = flow_table_new(&cfg, NULL, NULL);
+	f = conn(ft, 1);
+	cdata(ft, 1, kb);
+	CHECK_EQ(f->st[0].cap, 2048);
+	flow_stream_done(ft, f, 0);
+	CHECK_EQ(flow_table_stats(ft)->stream_bytes, 0);
+	tcp(ft, S_IP, 443, C_IP, 40000, TH_ACK, 1001, 1501, big, 2 * SEC, NULL);
+	CHECK_EQ(f->st[1].len, 2500);
+	CHECK_EQ(f->st[1].cap, 2500);
+	CHECK_EQ(f->st[1].overflow, 0);
+	CHECK_EQ(flow_table_stats(ft)->stream_capped, 0);
+	CHECK_EQ(flow_table_stats(ft)->stream_bytes, 2500);
+	flow_table_free(ft);
+}
+
 /* Server to client: a bare ACK (what the client's stream has reached). */
 static void sack(struct flow_table *ft, uint32_t ack)
 {
@@ -1032,6 +1126,7 @@ int main(void)
 	test_reasm_basic();
 	test_reasm_wrap();
 	test_reasm_caps();
+	test_stream_records();
 	test_reasm_holes();
 	test_expiry();
 	test_eviction();

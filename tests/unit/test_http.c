@@ -97,6 +97,7 @@ enum { RS_VERSION = 1, RS_STATUS, RS_PHRASE, RS_CL, RS_UPGRADE, RS_CONN, RS_SERV
 struct conn {
 	void *state;
 	struct flow f;
+	struct flow_stream st[2]; /* f.st: the flow table keeps streams out of line */
 	uint8_t *buf[2];
 	uint32_t max; /* stream_max */
 	struct cap cap;
@@ -108,6 +109,7 @@ static void conn_open(struct conn *c, uint32_t max)
 	CHECK_EQ(http_module.init(NULL, &c->state), 0);
 	c->f.proto = IPPROTO_TCP;
 	c->f.ipv = 4;
+	c->f.st = c->st;
 	c->max = max;
 	c->buf[0] = malloc(max);
 	c->buf[1] = malloc(max);
