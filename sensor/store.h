@@ -7,7 +7,7 @@
  * Everything handed to store_* is copied before the call returns (into the
  * writer queue, or into a scratch record bound for one step), so callers may
  * pass borrowed observations. A crash loses at most the open batch; WAL keeps
- * the database consistent (but see `bulk` below).
+ * the database consistent, in every mode.
  *
  * Writer thread (the default): store_event() only copies the row into a
  * bounded queue of variable-size records (names and subjects cut at
@@ -48,12 +48,10 @@ struct store_config {
 			      * still gets its events visible */
 	unsigned busy_ms;    /* SQLite busy timeout (default 5000) */
 	/*
-	 * Bulk load (replay): PRAGMA synchronous=OFF and a 16 MiB page cache
-	 * while the store is open; store_close() restores synchronous=NORMAL
-	 * and checkpoints, so the file is durable once close returns. The
-	 * trade-off: if the *machine* crashes or loses power during the run,
-	 * the database may be lost or corrupt (re-run the replay); a crash of
-	 * the process alone is still safe. Never use it for watch mode.
+	 * Bulk load (replay): a 16 MiB page cache while the store is open.
+	 * Durability is that of every mode (WAL, synchronous=NORMAL): a crash
+	 * loses at most the open batch; store_close() checkpoints, so the file
+	 * is complete once close returns.
 	 */
 	int bulk;
 	enum store_writer writer;
