@@ -34,21 +34,22 @@
  * repeats its query's name), so the outcome of the trusted-zone match and of
  * the cut (libpsl, the label classifier) is kept per lowercase name in a
  * set-associative cache (DT_CUT_SLOTS names of at most DT_CUT_NAME bytes in
- * sets of DT_CUT_WAYS, and DT_CUT_LONG_SLOTS longer ones, direct-mapped). Both are functions of the name alone for
- * the life of the state (a rules reload makes a new state), so a hit gives
- * exactly what the call would. The key is the whole name, not its last few
- * labels: the public suffix list has rules of five labels
- * (s3.dualstack.<region>.amazonaws.com), so no short suffix decides the cut
- * for every list. A name the cache does not hold is cut from its parent's
- * entry (the name without its first label, looked up the same way) and one
- * public-suffix test, instead of libpsl's walk of one or two list searches
- * per label (cut_derive says why that is the same cut): a tunnel's names are
- * new each time and four to eight labels long. The name is lowercased and
- * hashed in one pass; its case is recovered only for a new name's features.
- * A window's entropy changes only when a new name is merged into it, so it is
- * computed once per change, not per query, and only when the score could
- * reach the threshold with it (win_may_reach). The alert detail is formatted
- * by hand, as snprintf would.
+ * sets of DT_CUT_WAYS, and DT_CUT_LONG_SLOTS longer ones, direct-mapped).
+ * Both are functions of the name alone for the life of the state (a rules
+ * reload makes a new state), so a hit gives exactly what the call would.
+ * The key is the whole name, not its last few labels: the public suffix
+ * list has rules of five labels (s3.dualstack.<region>.amazonaws.com), so
+ * no short suffix decides the cut for every list. A name the cache does not
+ * hold is cut from its parent's entry (the name without its first label,
+ * looked up the same way) and one public-suffix test, instead of libpsl's
+ * walk of one or two list searches per label (cut_derive says why that is
+ * the same cut): a tunnel's names are new each time and four to eight
+ * labels long. The name is lowercased and hashed in one pass; its case is
+ * recovered only for a new name's features. A window's entropy changes only
+ * when a new name is merged into it, so it is computed once per change, not
+ * per query, and only when the score could reach the threshold with it
+ * (win_may_reach). The alert detail is formatted by hand, as snprintf
+ * would.
  */
 #include "detect_dns_tunnel.h"
 
@@ -777,10 +778,11 @@ enum {
  * the registered domain (its length is n - offset) and the subdomain length
  * in *sub_len, or -1 when the name is not judged (under .arpa, which no
  * outsider can answer for, or .local, which is multicast DNS and never leaves
- * the link; or no registered domain). A name under a top-level label that the public suffix list does
- * not know, where that label or the one before it looks like data
- * ("dnscat.<hex>.<hex>", dnscat2 talking to its server directly), is keyed by
- * its first label instead: the result is then -2 - (first label length).
+ * the link; or no registered domain). A name under a top-level label that
+ * the public suffix list does not know, where that label or the one before
+ * it looks like data ("dnscat.<hex>.<hex>", dnscat2 talking to its server
+ * directly), is keyed by its first label instead: the result is then
+ * -2 - (first label length).
  * *how says which of these decided. lc[n] must be '\0' (libpsl reads to it).
  */
 static long name_cut(const struct dt_state *st, const char *lc, size_t n, size_t *sub_len,

@@ -26,16 +26,16 @@
  * ip-10-0-0-1.example.net are common and harmless.
  *
  * Speed: a response's detail record is walked once, and only its "AN"
- * records of a type we judge are cut into fields; A and plain AAAA texts are
- * read without inet_pton (same result, see pton4 / pton6_plain). The
+ * records of a type we judge are cut into fields; A and plain AAAA texts
+ * are read without inet_pton (same result, see pton4 / pton6_plain). The
  * question name of a response is looked at (internal? trusted?) only once
  * an address of concern turns up, which gives the same verdicts as looking
- * first; a question is looked at for spelled addresses before its zones. A question that on_query found harmless is harmless for
- * every asker (the verdict depends on the name and the rules alone, and a
- * rules reload makes a new state), so its exact text is remembered in a
- * direct-mapped cache of quiet names (REBIND_QUIET_SLOTS names of at most
- * REBIND_QUIET_NAME bytes) and not parsed again. Nothing else is kept
- * between observations.
+ * first; a question is looked at for spelled addresses before its zones. A
+ * question that on_query found harmless is harmless for every asker (the
+ * verdict depends on the name and the rules alone, and a rules reload makes
+ * a new state), so its exact text is remembered in a direct-mapped cache of
+ * quiet names (REBIND_QUIET_SLOTS names of at most REBIND_QUIET_NAME bytes)
+ * and not parsed again. Nothing else is kept between observations.
  */
 #include "detect_rebind.h"
 
