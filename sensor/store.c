@@ -16,6 +16,14 @@
  * after sqlite3_reset() and sqlite3_clear_bindings(). Inline, the record is
  * built in a scratch buffer allocated at open.
  *
+ * An event record carries its two addresses raw (qrec.ipv, then src and dst
+ * as the first EV_ADDR_BYTES of text, before the strings) and the writer
+ * renders them: formatting them was ~70% of store_event()'s instructions on
+ * the packet thread (inet_ntop for IPv6 alone ~3,000 instructions), and the
+ * writer has time to spare. They are rendered into s->addr_buf, one slot per
+ * row of a multi-row INSERT, which outlives the step just as the ring slot
+ * does; both writer modes render the same way, so the rows are the same.
+ *
  * Errors: every SQLite return code is checked. A failed row or commit is
  * counted (stats.errors; the rows of a batch lost in a failed commit count
  * one each), its message ("path: what: sqlite message") kept for
@@ -53,30 +61,45 @@
 
 enum qop { OP_PAD = 0, OP_EVENT, OP_STAT, OP_ALERT, OP_FLUSH, OP_STOP };
 
-/* Strings of each op, in order. */
-enum { EV_SRC, EV_DST, EV_NAME, EV_INFO, EV_NSTR };
+/* Strings of each op, in order. An event's addresses are not strings of the
+ * record but raw bytes ahead of them (EV_ADDR_BYTES). */
+enum { EV_NAME, EV_INFO, EV_NSTR };
+#define EV_ADDR_BYTES 32 /* src[16], dst[16] as in struct pkt */
+#define ADDR_TEXT_MAX 64 /* a rendered address, NUL included (INET6_ADDRSTRLEN is 46) */
 enum { ST_NAME, ST_NSTR };
 enum { AL_CLASS, AL_OUTCOME, AL_SRC, AL_DST, AL_SUBJECT, AL_RULE, AL_SUMMARY, AL_EVIDENCE,
        AL_NSTR };
 #define QREC_MAX_STR 8
+#define EVENT_COLS 14  /* parameters of one events row (SQL_EVENT) */
+#define EVENT_GROUP 16 /* rows of the multi-row INSERT (SQL_EVENT_HEAD) */
 #define STR_NULL UINT32_MAX
 
-/* One queued write. Records are 8-byte aligned and never wrap in the ring. */
+/*
+ * One queued write. Records are 8-byte aligned and never wrap in the ring.
+ * text holds the strings back to back; an OP_EVENT record has instead
+ *   text[0..15]  source address, text[16..31] destination address (raw, as
+ *                struct pkt has them; read only when ipv is 4 or 6)
+ *   text[32..]   the strings EV_NAME, EV_INFO
+ */
 struct qrec {
 	uint32_t len; /* bytes of the record, a multiple of 8 */
 	uint8_t op;   /* enum qop */
 	uint8_t nstr;
-	uint16_t pad_;
+	uint8_t ipv;  /* OP_EVENT: 4 or 6, 0: no addresses (stored as "") */
+	uint8_t pad_;
 	int64_t v[8]; /* op-specific integers */
 	double d;
 	uint32_t slen[QREC_MAX_STR]; /* STR_NULL for a NULL string */
-	char text[];                 /* the strings, each followed by a NUL */
+	char text[];                 /* see above */
 };
 
 /* The largest record: an alert with every string at its cap. */
 #define QREC_MAX                                                                 \
 	((sizeof(struct qrec) + 6 * (STORE_NAME_MAX + 1) + 2 * (STORE_INFO_MAX + 1) + 7) & \
 	 ~(size_t)7)
+_Static_assert(EV_ADDR_BYTES + (STORE_NAME_MAX + 1) + (STORE_INFO_MAX + 1) <=
+		       6 * (STORE_NAME_MAX + 1) + 2 * (STORE_INFO_MAX + 1),
+	       "an event record fits in QREC_MAX");
 
 struct store {
 	sqlite3 *db;
@@ -94,6 +117,9 @@ struct store {
 	uint64_t pend_rows;  /* events + alerts + stats in the open batch */
 	uint64_t pend_events, pend_alerts, pend_stats;
 	uint64_t fail_logged;
+	/* an event's addresses rendered for binding: one pair per row of the
+	 * multi-row INSERT, bound SQLITE_STATIC, so they live until the step */
+	char addr_buf[EVENT_GROUP][2][ADDR_TEXT_MAX];
 
 	/* counters, written by the writer, read by the caller */
 	_Atomic uint64_t n_events, n_alerts, n_stats, n_commits, n_errors;
@@ -132,8 +158,6 @@ static const char SQL_EVENT[] =
 	"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
 /* The multi-row form of SQL_EVENT (apply_events) has EVENT_GROUP tuples of
  * EVENT_COLS anonymous parameters, numbered 1, 2, ... in order. */
-#define EVENT_COLS 14
-#define EVENT_GROUP 16
 static const char SQL_EVENT_HEAD[] =
 	"INSERT INTO events(ts, kind, flow_id, proto, src_ip, src_port, dst_ip, dst_port, "
 	"name, type, code, size, flags, info) VALUES";
@@ -265,6 +289,26 @@ static int txn_commit(struct store *s)
 
 /* ---- records --------------------------------------------------------- */
 
+/* Render an address (writer side). IPv4 (nearly every row) is formatted
+ * here: glibc's inet_ntop goes through sprintf, a visible share of a row's
+ * cost. */
+static size_t addr_text(char *dst, size_t cap, int ipv, const uint8_t *a)
+{
+	if (ipv != 4)
+		return text_addr(dst, cap, ipv, a);
+	char *p = dst;
+	for (int i = 0; i < 4; i++) {
+		unsigned v = a[i];
+		if (v >= 100)
+			*p++ = (char)('0' + v / 100);
+		if (v >= 10)
+			*p++ = (char)('0' + v / 10 % 10);
+		*p++ = (char)('0' + v % 10);
+		*p++ = i < 3 ? '.' : '\0';
+	}
+	return (size_t)(p - dst - 1);
+}
+
 /* Bind string i of r to parameter idx, in place (the record outlives the
  * step). */
 static int bind_str(sqlite3_stmt *st, int idx, const struct qrec *r, const char **cursor,
@@ -284,19 +328,32 @@ static int bind_opt_int(sqlite3_stmt *st, int idx, int64_t v, int null_if_zero)
 	return sqlite3_bind_int64(st, idx, v);
 }
 
-/* Bind event r to parameters base+1 .. base+EVENT_COLS of st. */
-static int bind_event(sqlite3_stmt *st, int base, const struct qrec *r)
+/* Render address a (ipv 4 or 6; anything else is stored as "") into buf, of
+ * ADDR_TEXT_MAX bytes, and bind it in place: buf must outlive the step. */
+static int bind_addr(sqlite3_stmt *st, int idx, int ipv, const char *a, char *buf)
 {
-	const char *cur = r->text;
+	size_t n = 0;
+	buf[0] = '\0';
+	if (ipv == 4 || ipv == 6)
+		n = addr_text(buf, ADDR_TEXT_MAX, ipv, (const uint8_t *)a);
+	return sqlite3_bind_text(st, idx, buf, (int)n, SQLITE_STATIC);
+}
+
+/* Bind event r to parameters base+1 .. base+EVENT_COLS of st, its addresses
+ * rendered into addr (a slot of s->addr_buf that outlives the step). */
+static int bind_event(sqlite3_stmt *st, int base, const struct qrec *r,
+		      char (*addr)[ADDR_TEXT_MAX])
+{
+	const char *cur = r->text + EV_ADDR_BYTES;
 	int brc = SQLITE_OK;
 
 	brc |= sqlite3_bind_int64(st, base + 1, r->v[0]);            /* ts */
 	brc |= sqlite3_bind_int(st, base + 2, (int)r->v[1]);         /* kind */
 	brc |= bind_opt_int(st, base + 3, r->v[2], 1);               /* flow_id */
 	brc |= sqlite3_bind_int(st, base + 4, (int)(r->v[3] & 0xff)); /* proto */
-	brc |= bind_str(st, base + 5, r, &cur, EV_SRC);
+	brc |= bind_addr(st, base + 5, r->ipv, r->text, addr[0]);
 	brc |= sqlite3_bind_int(st, base + 6, (int)(r->v[4] & 0xffff));
-	brc |= bind_str(st, base + 7, r, &cur, EV_DST);
+	brc |= bind_addr(st, base + 7, r->ipv, r->text + EV_ADDR_BYTES / 2, addr[1]);
 	brc |= sqlite3_bind_int(st, base + 8, (int)((r->v[4] >> 16) & 0xffff));
 	brc |= bind_str(st, base + 9, r, &cur, EV_NAME);
 	brc |= sqlite3_bind_int(st, base + 10, (int)(r->v[5] & 0xffff));         /* type */
@@ -341,7 +398,7 @@ static int apply(struct store *s, const struct qrec *r)
 		st = s->st_event;
 		what = "insert event";
 		ts = (uint64_t)r->v[0];
-		brc = bind_event(st, 0, r);
+		brc = bind_event(st, 0, r, s->addr_buf[0]);
 		break;
 	case OP_STAT:
 		st = s->st_stat;
@@ -407,7 +464,7 @@ static void apply_events(struct store *s, const struct qrec *const *r)
 	int brc = SQLITE_OK;
 
 	for (unsigned i = 0; i < EVENT_GROUP; i++)
-		brc |= bind_event(st, (int)(i * EVENT_COLS), r[i]);
+		brc |= bind_event(st, (int)(i * EVENT_COLS), r[i], s->addr_buf[i]);
 	if (brc == SQLITE_OK && txn_begin(s, (uint64_t)r[0]->v[0]) == 0) {
 		if (step_done(st) == SQLITE_DONE) {
 			batch_rows_done(s, OP_EVENT, EVENT_GROUP,
@@ -456,18 +513,20 @@ static struct qstr qs_z(struct store *s, const char *p, size_t cap)
 	return qs(s, p, p ? strlen(p) : 0, cap, 0);
 }
 
-static size_t rec_size(const struct qstr *str, unsigned n)
+/* Bytes of a record with `fixed` bytes of text ahead of strings str[n]. */
+static size_t rec_size(size_t fixed, const struct qstr *str, unsigned n)
 {
-	size_t sz = sizeof(struct qrec);
+	size_t sz = sizeof(struct qrec) + fixed;
 	for (unsigned i = 0; i < n; i++)
 		if (str[i].n != (size_t)-1)
 			sz += str[i].n + 1;
 	return (sz + 7) & ~(size_t)7;
 }
 
-static void rec_fill_str(struct qrec *r, const struct qstr *str, unsigned n)
+/* Copy strings str[n] into r's text after its first `fixed` bytes. */
+static void rec_fill_str(struct qrec *r, size_t fixed, const struct qstr *str, unsigned n)
 {
-	char *p = r->text;
+	char *p = r->text + fixed;
 	r->nstr = (uint8_t)n;
 	for (unsigned i = 0; i < n; i++) {
 		if (str[i].n == (size_t)-1) {
@@ -481,25 +540,6 @@ static void rec_fill_str(struct qrec *r, const struct qstr *str, unsigned n)
 	}
 	for (unsigned i = n; i < QREC_MAX_STR; i++)
 		r->slen[i] = STR_NULL;
-}
-
-/* Render an address. IPv4 (nearly every row) is formatted here: glibc's
- * inet_ntop goes through sprintf, a visible share of a row's cost. */
-static size_t addr_text(char *dst, size_t cap, int ipv, const uint8_t *a)
-{
-	if (ipv != 4)
-		return text_addr(dst, cap, ipv, a);
-	char *p = dst;
-	for (int i = 0; i < 4; i++) {
-		unsigned v = a[i];
-		if (v >= 100)
-			*p++ = (char)('0' + v / 100);
-		if (v >= 10)
-			*p++ = (char)('0' + v / 10 % 10);
-		*p++ = (char)('0' + v % 10);
-		*p++ = i < 3 ? '.' : '\0';
-	}
-	return (size_t)(p - dst - 1);
 }
 
 /* ---- the ring --------------------------------------------------------- */
@@ -701,15 +741,17 @@ static int put_simple(struct store *s, uint8_t op, int64_t v0)
 	r->len = sizeof(struct qrec);
 	r->op = op;
 	r->v[0] = v0;
-	rec_fill_str(r, NULL, 0);
+	rec_fill_str(r, 0, NULL, 0);
 	return rec_commit(s, r);
 }
 
 /* ---- public write API -------------------------------------------------- */
 
+_Static_assert(EV_ADDR_BYTES == sizeof(((struct pkt *)0)->src) + sizeof(((struct pkt *)0)->dst),
+	       "an event record holds both addresses of struct pkt");
+
 int store_event(struct store *s, const struct obs *o, uint64_t flow_id)
 {
-	char src[64], dst[64];
 	struct qstr str[EV_NSTR];
 	const struct pkt *p;
 
@@ -720,19 +762,11 @@ int store_event(struct store *s, const struct obs *o, uint64_t flow_id)
 		return -1;
 	}
 	p = o->pkt;
-	size_t srclen = 0, dstlen = 0;
-	src[0] = dst[0] = '\0';
-	if (p && (p->ipv == 4 || p->ipv == 6)) {
-		srclen = addr_text(src, sizeof(src), p->ipv, p->src);
-		dstlen = addr_text(dst, sizeof(dst), p->ipv, p->dst);
-	}
-	str[EV_SRC] = (struct qstr){src, srclen};
-	str[EV_DST] = (struct qstr){dst, dstlen};
 	str[EV_NAME] = qs(s, o->name, o->name ? (o->name_len ? o->name_len : strlen(o->name)) : 0,
 			  STORE_NAME_MAX, 0);
 	str[EV_INFO] = qs(s, o->info_len ? o->info : NULL, o->info_len, STORE_INFO_MAX, 1);
 
-	size_t need = rec_size(str, EV_NSTR);
+	size_t need = rec_size(EV_ADDR_BYTES, str, EV_NSTR);
 	if (s->threaded && s->cfg.drop_when_full && !ring_room(s, need)) {
 		s->n_dropped++; /* counted, reported in stats: never silent */
 		return -1;
@@ -749,7 +783,14 @@ int store_event(struct store *s, const struct obs *o, uint64_t flow_id)
 	r->v[6] = (int64_t)o->size;
 	r->v[7] = (int64_t)o->flags;
 	r->d = 0;
-	rec_fill_str(r, str, EV_NSTR);
+	/* The addresses go raw; the writer renders them (bind_addr). */
+	r->ipv = 0;
+	if (p && (p->ipv == 4 || p->ipv == 6)) {
+		r->ipv = p->ipv;
+		memcpy(r->text, p->src, sizeof(p->src));
+		memcpy(r->text + sizeof(p->src), p->dst, sizeof(p->dst));
+	}
+	rec_fill_str(r, EV_ADDR_BYTES, str, EV_NSTR);
 	return rec_commit(s, r);
 }
 
@@ -763,12 +804,12 @@ int store_put_stat(struct store *s, const char *name, int64_t value)
 		return -1;
 	}
 	str[ST_NAME] = qs_z(s, name, STORE_NAME_MAX);
-	size_t need = rec_size(str, ST_NSTR);
+	size_t need = rec_size(0, str, ST_NSTR);
 	struct qrec *r = rec_begin(s, need);
 	r->len = (uint32_t)need;
 	r->op = OP_STAT;
 	r->v[0] = value;
-	rec_fill_str(r, str, ST_NSTR);
+	rec_fill_str(r, 0, str, ST_NSTR);
 	return rec_commit(s, r);
 }
 
@@ -802,7 +843,7 @@ int store_alert_upsert(struct store *s, const struct store_alert *a)
 			n--;
 		str[AL_EVIDENCE].n = n;
 	}
-	size_t need = rec_size(str, AL_NSTR);
+	size_t need = rec_size(0, str, AL_NSTR);
 	struct qrec *r = rec_begin(s, need);
 	r->len = (uint32_t)need;
 	r->op = OP_ALERT;
@@ -815,7 +856,7 @@ int store_alert_upsert(struct store *s, const struct store_alert *a)
 	r->v[6] = a->src_port;
 	r->v[7] = a->dst_port;
 	r->d = a->score;
-	rec_fill_str(r, str, AL_NSTR);
+	rec_fill_str(r, 0, str, AL_NSTR);
 	return rec_commit(s, r);
 }
 

@@ -9,10 +9,11 @@
  * pass borrowed observations. A crash loses at most the open batch; WAL keeps
  * the database consistent, in every mode.
  *
- * Writer thread (the default): store_event() only copies the row into a
- * bounded queue of variable-size records (names and subjects cut at
- * STORE_NAME_MAX, info and evidence at STORE_INFO_MAX, cuts counted in
- * `truncated`), and a writer thread owns the connection and drains the queue,
+ * Writer thread (the default): store_event() only copies the row (its
+ * addresses raw: the writer renders them) into a bounded queue of
+ * variable-size records (names and subjects cut at STORE_NAME_MAX, info and
+ * evidence at STORE_INFO_MAX, cuts counted in `truncated`), and a writer
+ * thread owns the connection and drains the queue,
  * so decoding uses one core and SQLite another. When the queue is full the
  * caller waits (counted in `queue_waits`): nothing is dropped. Write errors
  * then surface asynchronously: they are counted in `errors`, and the next

@@ -6,6 +6,7 @@
  * EW_STORE_BENCH_ROWS sets the rows of the measurement (default 1000000,
  * 0 to skip it); EW_STORE_BENCH_ONLY=LABEL runs one of them.
  */
+#include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -393,6 +394,94 @@ static void test_events(enum store_writer mode)
 	}
 	query_close(q);
 	CHECK_EQ(store_close(s), 0);
+	remove_db(db);
+}
+
+/*
+ * Events carry their addresses raw and the writer renders them: IPv4, IPv6
+ * (compressed, v4-mapped) as inet_ntop would, "" for a non-IP packet or no
+ * packet. Enough rows for the writer thread's multi-row INSERT, each row
+ * different, so every row of a group must get its own text.
+ */
+static void test_addresses(enum store_writer mode)
+{
+	char db[512], err[512];
+	struct store *s = NULL;
+	struct store_config cfg = {.writer = mode, .batch_ms = 600000};
+	enum { N = 53 };
+	static char want_src[N][64], want_dst[N][64];
+
+	path_in(db, sizeof(db), "addr.db");
+	remove_db(db);
+	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	for (int i = 0; i < N; i++) {
+		struct fake f;
+		fake_make(&f, (uint64_t)i, OBS_DNS_QUERY);
+		memset(f.p.src, 0, sizeof(f.p.src));
+		memset(f.p.dst, 0, sizeof(f.p.dst));
+		want_src[i][0] = want_dst[i][0] = '\0';
+		switch (i % 5) {
+		case 0: /* IPv4, every field width */
+			f.p.src[0] = (uint8_t)i, f.p.src[1] = 0, f.p.src[2] = 255,
+			f.p.src[3] = (uint8_t)(i * 7);
+			f.p.dst[0] = 192, f.p.dst[1] = 168, f.p.dst[2] = (uint8_t)(i * 3),
+			f.p.dst[3] = 10;
+			break;
+		case 1: /* IPv6 with a run of zeros */
+			f.p.ipv = 6;
+			f.p.src[0] = 0x20, f.p.src[1] = 0x01, f.p.src[2] = 0x0d, f.p.src[3] = 0xb8;
+			f.p.src[15] = (uint8_t)i;
+			f.p.dst[15] = 1; /* ::1 */
+			break;
+		case 2: /* IPv4-mapped IPv6, and all zeros */
+			f.p.ipv = 6;
+			f.p.src[10] = f.p.src[11] = 0xff;
+			f.p.src[12] = 1, f.p.src[13] = 2, f.p.src[14] = 3, f.p.src[15] = (uint8_t)i;
+			break;
+		case 3: /* not an IP packet */
+			f.p.ipv = 0;
+			break;
+		default: /* no packet */
+			f.o.pkt = NULL;
+			break;
+		}
+		if (f.o.pkt && f.p.ipv) {
+			int af = f.p.ipv == 6 ? AF_INET6 : AF_INET;
+			inet_ntop(af, f.p.src, want_src[i], sizeof(want_src[i]));
+			inet_ntop(af, f.p.dst, want_dst[i], sizeof(want_dst[i]));
+		}
+		CHECK_EQ(store_event(s, &f.o, (uint64_t)i + 1), 0);
+	}
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(store_close(s), 0);
+
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	int rows = 0, bad = 0;
+	CHECK_EQ(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	CHECK_EQ(sqlite3_prepare_v2(h,
+				    "SELECT flow_id, src_ip, dst_ip, typeof(src_ip), typeof(dst_ip) "
+				    "FROM events ORDER BY id",
+				    -1, &st, NULL),
+		 SQLITE_OK);
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		int i = sqlite3_column_int(st, 0) - 1;
+		const char *src = (const char *)sqlite3_column_text(st, 1);
+		const char *dst = (const char *)sqlite3_column_text(st, 2);
+		if (i != rows || strcmp(src, want_src[i]) != 0 || strcmp(dst, want_dst[i]) != 0 ||
+		    strcmp((const char *)sqlite3_column_text(st, 3), "text") != 0 ||
+		    strcmp((const char *)sqlite3_column_text(st, 4), "text") != 0) {
+			fprintf(stderr, "row %d: src %s (want %s) dst %s (want %s)\n", rows, src,
+				i >= 0 && i < N ? want_src[i] : "?", dst,
+				i >= 0 && i < N ? want_dst[i] : "?");
+			bad++;
+		}
+		rows++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	CHECK_EQ(rows, N);
+	CHECK_EQ(bad, 0);
 	remove_db(db);
 }
 
@@ -785,6 +874,8 @@ int main(void)
 	test_bulk_index();
 	test_events(STORE_WRITER_INLINE);
 	test_events(STORE_WRITER_THREAD);
+	test_addresses(STORE_WRITER_INLINE);
+	test_addresses(STORE_WRITER_THREAD);
 	test_batching(STORE_WRITER_INLINE);
 	test_batching(STORE_WRITER_THREAD);
 	test_errors(STORE_WRITER_INLINE);
