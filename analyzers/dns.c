@@ -8,8 +8,8 @@
  * protocol rules of dns.h: pointers strictly backwards, names <= 255 bytes,
  * labels <= 63, bounded jumps, rdata of decoded types exactly filled, one
  * OPT, TSIG last, no bytes after the last RR. It renders nothing; it only
- * says whether the message is sound and remembers the first question and
- * the OPT record. A sound message with resource records is then parsed by
+ * says whether the message is sound and remembers the first question, the
+ * OPT record and where the first RRs' types and rdata lie (dns_out.seen). A sound message with resource records is then parsed by
  * ldns (ldns_wire2pkt): owner names and the rdata of the types we decode are
  * rendered from the uncompressed wire bytes ldns keeps in its rdfs; the
  * rdata of other types comes from the wire beside it, because ldns splits
@@ -149,11 +149,22 @@ static void tb_esc(struct tbuf *t, const uint8_t *s, size_t n, unsigned how)
 	}
 }
 
-/* Does a label need no escape at all (esc_kind 0 for each byte, ESC_DOT)? */
+/* Does a label need no escape at all (esc_kind 0 for each byte, ESC_DOT)?
+ * One table look-up per byte: names are most of the text rendered. */
 static int label_plain(const uint8_t *s, size_t n)
 {
+	/* 1 for 0x20..0x7e except '.' (0x2e) and '\\' (0x5c) */
+	static const uint8_t plain[256] = {
+		[0x20] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,
+	};
+
 	for (size_t i = 0; i < n; i++)
-		if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '\\' || s[i] == '.')
+		if (!plain[s[i]])
 			return 0;
 	return 1;
 }
@@ -283,11 +294,6 @@ size_t dns_name_text(char *dst, size_t cap, const uint8_t *w, size_t n, int *cut
 
 /* ---- names on the wire ---------------------------------------------------- */
 
-struct dname {
-	uint8_t w[256]; /* uncompressed wire form, ending in the root label */
-	size_t len;
-};
-
 enum { NM_OK = 0, NM_SHORT, NM_BAD };
 
 /*
@@ -300,7 +306,7 @@ enum { NM_OK = 0, NM_SHORT, NM_BAD };
  * the bytes ran out; NM_BAD when a rule was broken. On failure *why is set
  * and *c fails.
  */
-static int name_read(const uint8_t *msg, size_t mlen, struct cur *c, struct dname *d,
+static int name_read(const uint8_t *msg, size_t mlen, struct cur *c, struct dns_wname *d,
 		     const char **why)
 {
 	struct cur r = *c;
@@ -369,15 +375,37 @@ out:
 
 /* ---- rdata ---------------------------------------------------------------- */
 
-/* A name field of an rdata: read it and render it. Non-zero on failure. */
-static int rd_name(const uint8_t *msg, size_t mlen, struct cur *rd, struct tbuf *t,
-		   const char **why)
-{
-	struct dname d;
+/*
+ * Where rdata_text left the last name it rendered, for dns_out.prev: the
+ * name's wire form goes to *nm and its text is t[from..to). state stays 0
+ * when no name was read (*nm untouched), is 1 when the last name read was
+ * rendered, -1 when *nm was overwritten by a name that failed.
+ */
+struct name_keep {
+	struct dns_wname *nm;
+	size_t from, to;
+	int state;
+};
 
-	if (name_read(msg, mlen, rd, &d, why) != NM_OK)
+/* A name field of an rdata: read it and render it. Non-zero on failure.
+ * keep may be NULL. */
+static int rd_name(const uint8_t *msg, size_t mlen, struct cur *rd, struct tbuf *t,
+		   const char **why, struct name_keep *keep)
+{
+	struct dns_wname local;
+	struct dns_wname *d = keep ? keep->nm : &local;
+
+	if (keep)
+		keep->state = -1;
+	if (name_read(msg, mlen, rd, d, why) != NM_OK)
 		return 1;
-	tb_name(t, d.w, d.len);
+	size_t from = t->len;
+	tb_name(t, d->w, d->len);
+	if (keep) {
+		keep->from = from;
+		keep->to = t->len;
+		keep->state = 1;
+	}
 	return 0;
 }
 
@@ -409,13 +437,14 @@ static void svc_key(struct tbuf *t, uint16_t key)
 }
 
 /* SVCB/HTTPS (RFC 9460): "priority target" then " key=value" per param. */
-static const char *svcb_text(const uint8_t *msg, size_t mlen, struct cur rd, struct tbuf *t)
+static const char *svcb_text(const uint8_t *msg, size_t mlen, struct cur rd, struct tbuf *t,
+			     struct name_keep *keep)
 {
 	const char *why = NULL;
 
 	tb_u32(t, cur_be16(&rd));
 	tb_ch(t, ' ');
-	if (rd_name(msg, mlen, &rd, t, &why))
+	if (rd_name(msg, mlen, &rd, t, &why, keep))
 		return why;
 	while (cur_left(&rd)) {
 		uint16_t key = cur_be16(&rd);
@@ -526,10 +555,11 @@ static int type_decoded(uint16_t type)
  * Parse the rdata rd of an RR of this type and render it into t (dry when
  * t->p is NULL). Names may be compressed against msg[0..mlen), which
  * contains rd. Returns NULL, or why the rdata does not parse as its type
- * (t then holds garbage: the caller renders it as generic instead).
+ * (t then holds garbage: the caller renders it as generic instead). keep
+ * (may be NULL) learns the last name rendered.
  */
 static const char *rdata_text(uint16_t type, const uint8_t *msg, size_t mlen, struct cur rd,
-			      struct tbuf *t)
+			      struct tbuf *t, struct name_keep *keep)
 {
 	const char *why = NULL;
 	uint8_t a[16];
@@ -561,7 +591,7 @@ static const char *rdata_text(uint16_t type, const uint8_t *msg, size_t mlen, st
 	case LDNS_RR_TYPE_MR:
 	case LDNS_RR_TYPE_PTR:
 	case LDNS_RR_TYPE_DNAME:
-		if (rd_name(msg, mlen, &rd, t, &why))
+		if (rd_name(msg, mlen, &rd, t, &why, keep))
 			return why;
 		break;
 	case LDNS_RR_TYPE_MX:
@@ -570,16 +600,16 @@ static const char *rdata_text(uint16_t type, const uint8_t *msg, size_t mlen, st
 	case LDNS_RR_TYPE_KX:
 		tb_u32(t, cur_be16(&rd));
 		tb_ch(t, ' ');
-		if (rd_name(msg, mlen, &rd, t, &why))
+		if (rd_name(msg, mlen, &rd, t, &why, keep))
 			return why;
 		break;
 	case LDNS_RR_TYPE_MINFO:
 	case LDNS_RR_TYPE_RP:
 	case LDNS_RR_TYPE_SOA:
-		if (rd_name(msg, mlen, &rd, t, &why))
+		if (rd_name(msg, mlen, &rd, t, &why, keep))
 			return why;
 		tb_ch(t, ' ');
-		if (rd_name(msg, mlen, &rd, t, &why))
+		if (rd_name(msg, mlen, &rd, t, &why, keep))
 			return why;
 		if (type != LDNS_RR_TYPE_SOA)
 			break;
@@ -593,7 +623,7 @@ static const char *rdata_text(uint16_t type, const uint8_t *msg, size_t mlen, st
 			tb_u32(t, cur_be16(&rd));
 			tb_ch(t, ' ');
 		}
-		if (rd_name(msg, mlen, &rd, t, &why))
+		if (rd_name(msg, mlen, &rd, t, &why, keep))
 			return why;
 		break;
 	case LDNS_RR_TYPE_TXT:
@@ -629,7 +659,7 @@ static const char *rdata_text(uint16_t type, const uint8_t *msg, size_t mlen, st
 	}
 	case LDNS_RR_TYPE_SVCB:
 	case LDNS_RR_TYPE_HTTPS:
-		return svcb_text(msg, mlen, rd, t);
+		return svcb_text(msg, mlen, rd, t, keep);
 	default: /* keep in step with type_decoded() */
 		generic_text(t, rd);
 		return NULL;
@@ -643,19 +673,41 @@ static const char *rdata_text(uint16_t type, const uint8_t *msg, size_t mlen, st
 
 /* ---- records -------------------------------------------------------------- */
 
-/* rec_field of v in decimal, in one bounds check and one copy (the hot
- * path writes a dozen of these per message). Same result as rec_field,
- * including when it does not fit. */
+/* "00" to "99": two digits per division. */
+static const char dig2[] = "00010203040506070809101112131415161718192021222324"
+			   "25262728293031323334353637383940414243444546474849"
+			   "50515253545556575859606162636465666768697071727374"
+			   "75767778798081828384858687888990919293949596979899";
+
+/* v in decimal at b (at most 10 bytes, no NUL); returns the end. The
+ * length first, so the digits go straight to their place: most numbers
+ * here are small (counts, flags, TTLs). */
+static char *put_u32(char *b, uint32_t v)
+{
+	size_t n = 1;
+
+	for (uint32_t lim = 10; n < 10 && v >= lim; lim *= 10)
+		n++;
+	char *e = b + n;
+	while (v >= 100) {
+		uint32_t d = v % 100;
+		v /= 100;
+		e -= 2;
+		memcpy(e, dig2 + 2 * d, 2);
+	}
+	if (v >= 10)
+		memcpy(e - 2, dig2 + 2 * v, 2);
+	else
+		e[-1] = (char)('0' + v);
+	return b + n;
+}
+
+/* rec_field of v in decimal, in one bounds check and one copy. Same result
+ * as rec_field, including when it does not fit. */
 static void rec_num(struct rec *r, uint32_t v)
 {
 	char tmp[10];
-	size_t i = sizeof(tmp);
-
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	size_t n = sizeof(tmp) - i;
+	size_t n = (size_t)(put_u32(tmp, v) - tmp);
 	size_t sep = r->fresh ? 0 : 1;
 	r->fresh = 0;
 	if (r->overflow)
@@ -667,9 +719,31 @@ static void rec_num(struct rec *r, uint32_t v)
 	char *b = r->buf + r->len;
 	if (sep)
 		*b++ = REC_US;
-	memcpy(b, tmp + i, n);
+	memcpy(b, tmp, n);
 	b[n] = '\0';
 	r->len += sep + n;
+}
+
+/* rec_num of each of v[0..k): the hot path writes a dozen numbers per
+ * message, mostly in runs, so a run that surely fits (11 bytes a number
+ * with its separator) takes one bounds check; near the cap, one at a time,
+ * which cuts exactly where rec_num would. */
+static void rec_nums(struct rec *r, const uint32_t *v, size_t k)
+{
+	if (r->overflow || r->cap == 0 || k * 11 > r->cap - 1 - r->len) {
+		for (size_t i = 0; i < k; i++)
+			rec_num(r, v[i]);
+		return;
+	}
+	char *b = r->buf + r->len;
+	for (size_t i = 0; i < k; i++) {
+		if (!r->fresh)
+			*b++ = REC_US;
+		r->fresh = 0;
+		b = put_u32(b, v[i]);
+	}
+	*b = '\0';
+	r->len = (size_t)(b - r->buf);
 }
 
 /* After each record: if it did not fit, drop it whole (the record stays
@@ -691,9 +765,16 @@ static void name_field(struct dns_out *o, const uint8_t *w, size_t n)
 	struct tbuf t = {tmp, sizeof(tmp), 0, 0};
 
 	/* Most owners are the question name, already rendered into o->qname
-	 * the same way (same renderer, same capacity): copy it. */
+	 * the same way (same renderer, same capacity): copy it. Many others
+	 * are the name an earlier RR's data ended in (a CNAME chain, glue),
+	 * whose text is in the record already: a well-formed name of at most
+	 * 255 bytes renders whole into either buffer, so copy that. */
 	if (n && n == o->qwire_len && memcmp(w, o->qwire, n) == 0) {
 		rec_field(&o->rec, o->qname, o->qname_len);
+		return;
+	}
+	if (o->prev_ok && n == o->prev.len && memcmp(w, o->prev.w, n) == 0) {
+		rec_field(&o->rec, o->rec.buf + o->prev_off, o->prev_text_len);
 		return;
 	}
 	tmp[0] = '\0';
@@ -711,8 +792,7 @@ static void q_record(struct dns_out *o, const uint8_t *w, size_t n, int has_type
 	rec_str(&o->rec, "Q");
 	name_field(o, w, n);
 	if (has_type) {
-		rec_num(&o->rec, type);
-		rec_num(&o->rec, cls);
+		rec_nums(&o->rec, (const uint32_t[]){type, cls}, 2);
 	} else {
 		rec_str(&o->rec, "");
 		rec_str(&o->rec, "");
@@ -727,10 +807,18 @@ static void rr_record(struct dns_out *o, int sec, const uint8_t *owner, size_t o
 {
 	char data[DNS_DATA_MAX];
 	struct tbuf t = {data, sizeof(data), 0, 0};
+	struct name_keep keep = {&o->prev, 0, 0, 0};
 	size_t start = o->rec.len;
 
+	/* the owner before the data: rendering the data overwrites o->prev,
+	 * which the owner is compared with */
+	rec_str(&o->rec, sec_tag[sec]);
+	name_field(o, owner, owner_len);
+	rec_nums(&o->rec, (const uint32_t[]){type, cls, ttl}, 3);
 	data[0] = '\0';
-	if (rdata_text(type, msg, mlen, rd, &t)) {
+	if (rdata_text(type, msg, mlen, rd, &t, &keep)) {
+		if (keep.state)
+			keep.state = -1; /* its text is not what the record gets */
 		t.len = 0;
 		t.cut = 0;
 		data[0] = '\0';
@@ -738,13 +826,17 @@ static void rr_record(struct dns_out *o, int sec, const uint8_t *owner, size_t o
 	}
 	if (t.cut)
 		o->cut = 1;
-	rec_str(&o->rec, sec_tag[sec]);
-	name_field(o, owner, owner_len);
-	rec_num(&o->rec, type);
-	rec_num(&o->rec, cls);
-	rec_num(&o->rec, ttl);
 	rec_field(&o->rec, data, t.len);
+	if (keep.state) {
+		/* o->prev was overwritten: keep it only if its text is whole
+		 * in the record */
+		o->prev_ok = keep.state > 0 && !t.cut && !o->rec.overflow;
+		o->prev_off = o->rec.len - t.len + keep.from;
+		o->prev_text_len = keep.to - keep.from;
+	}
 	rec_close(o, start);
+	if (o->rec.overflow)
+		o->prev_ok = 0;
 }
 
 /* ---- the cursor walk ------------------------------------------------------ */
@@ -760,12 +852,15 @@ struct walk {
 	size_t why_n;  /* SEC_END: bytes after the last record */
 	int why_short; /* the bytes ran out (a cut capture, or counts that lie) */
 	/* what the dry run remembers */
-	struct dname qname;
+	struct dns_wname qname;
 	uint16_t qtype, qclass;
 	int have_q;
 	int edns;
 	uint16_t edns_udp;
 	uint8_t edns_ext_rcode, edns_version, edns_do;
+	const uint8_t *rr_start; /* the first RR (past the questions) */
+	struct dns_seen *seen;   /* caller's table: the first RRs read */
+	unsigned n_seen;
 };
 
 static void walk_note(struct walk *w, int sec, unsigned idx, const char *why, int is_short)
@@ -788,32 +883,34 @@ static void walk_note(struct walk *w, int sec, unsigned idx, const char *why, in
 static void walk(struct walk *w, struct dns_out *o)
 {
 	struct cur c = cur_init(w->msg, w->len);
-	struct dname d;
+	struct dns_wname d;
 	const char *why;
 	int r;
 
 	cur_skip(&c, 12);
 	for (unsigned i = 0; i < w->count[SEC_QD]; i++) {
-		r = name_read(w->msg, w->len, &c, &d, &why);
+		/* the dry run reads the first name where it is remembered */
+		struct dns_wname *qd = i == 0 && !o ? &w->qname : &d;
+		r = name_read(w->msg, w->len, &c, qd, &why);
 		if (r != NM_OK) {
 			walk_note(w, SEC_QD, i, why, r == NM_SHORT);
 			return;
 		}
 		uint16_t type = cur_be16(&c);
 		uint16_t cls = cur_be16(&c);
-		if (i == 0) {
-			w->qname = d;
+		if (i == 0 && !o) {
 			w->qtype = type;
 			w->qclass = cls;
 			w->have_q = 1;
 		}
 		if (o)
-			q_record(o, d.w, d.len, !c.err, type, cls);
+			q_record(o, qd->w, qd->len, !c.err, type, cls);
 		if (c.err) {
 			walk_note(w, SEC_QD, i, "question runs past the end", 1);
 			return;
 		}
 	}
+	w->rr_start = c.p;
 	for (int s = SEC_AN; s <= SEC_AR; s++) {
 		for (unsigned i = 0; i < w->count[s]; i++) {
 			r = name_read(w->msg, w->len, &c, &d, &why);
@@ -833,6 +930,12 @@ static void walk(struct walk *w, struct dns_out *o)
 			if (c.err) {
 				walk_note(w, s, i, "rdata runs past the end", 1);
 				return;
+			}
+			if (!o && w->n_seen < DNS_RR_SEEN) {
+				w->seen[w->n_seen].rd = rd.p;
+				w->seen[w->n_seen].rd_end = rd.end;
+				w->seen[w->n_seen].type = type;
+				w->n_seen++;
 			}
 			if (s == SEC_AR && type == LDNS_RR_TYPE_OPT) {
 				if (o) {
@@ -854,7 +957,7 @@ static void walk(struct walk *w, struct dns_out *o)
 				rr_record(o, s, d.w, d.len, type, cls, ttl, w->msg, w->len, rd);
 			} else {
 				struct tbuf dry = {NULL, 0, 0, 0};
-				why = rdata_text(type, w->msg, w->len, rd, &dry);
+				why = rdata_text(type, w->msg, w->len, rd, &dry, NULL);
 				if (why)
 					walk_note(w, s, i, why, 0);
 			}
@@ -872,60 +975,64 @@ static void walk(struct walk *w, struct dns_out *o)
  * The wire RRs in order, beside ldns's lists. ldns splits rdata by its own
  * per-type descriptors and silently drops bytes beyond them (an A rdata of 5
  * bytes comes out as 4), so the rdata of types we show as generic is taken
- * from the wire, not from ldns's rdfs. The walk already checked the framing,
- * so this cursor cannot fail on a message that reaches the ldns path.
+ * from the wire, not from ldns's rdfs. The first DNS_RR_SEEN come from the
+ * table the dry-run walk filled (w->seen); the rest are read from the wire
+ * after them. The walk already checked the framing, so this cannot fail on
+ * a message that reaches the ldns path.
  */
 struct wire_it {
-	const uint8_t *msg;
-	size_t len;
-	struct cur c;
-	const uint16_t *count;
-	int sec;    /* section of the next wire RR */
-	unsigned i; /* its index there */
+	const struct walk *w;
+	struct cur c;  /* the wire after the table's last RR */
+	int sec;       /* section of the next wire RR */
+	unsigned i;    /* its index there */
+	unsigned k;    /* its index in the message (into w->seen) */
 };
 
 static void wire_init(struct wire_it *it, const struct walk *w)
 {
-	struct dname d;
-	const char *why;
+	const uint8_t *end = w->msg + w->len;
+	const uint8_t *at = w->n_seen ? w->seen[w->n_seen - 1].rd_end : w->rr_start;
 
-	it->msg = w->msg;
-	it->len = w->len;
-	it->count = w->count;
-	it->c = cur_init(w->msg, w->len);
-	cur_skip(&it->c, 12);
-	for (unsigned i = 0; i < w->count[SEC_QD]; i++) {
-		name_read(w->msg, w->len, &it->c, &d, &why);
-		cur_skip(&it->c, 4);
-	}
+	it->w = w;
+	it->c = cur_init(at, (size_t)(end - at));
 	it->sec = SEC_AN;
 	it->i = 0;
+	it->k = 0;
 }
 
 /* The next wire RR of section sec as ldns lists them: in the additional
  * section OPT is never listed and TSIG only when tsig is set. 0 or -1. */
 static int wire_next(struct wire_it *it, int sec, int tsig, uint16_t *type, struct cur *rd)
 {
-	struct dname d;
+	const struct walk *w = it->w;
+	struct dns_wname d;
 	const char *why;
 
 	for (;;) {
-		while (it->sec <= SEC_AR && it->i >= it->count[it->sec]) {
+		while (it->sec <= SEC_AR && it->i >= w->count[it->sec]) {
 			it->sec++;
 			it->i = 0;
 		}
 		if (it->sec > sec)
 			return -1;
 		int s = it->sec;
+		uint16_t t;
+		struct cur r;
 		it->i++;
-		if (name_read(it->msg, it->len, &it->c, &d, &why) != NM_OK)
-			return -1;
-		uint16_t t = cur_be16(&it->c);
-		cur_skip(&it->c, 6);
-		uint16_t rdlen = cur_be16(&it->c);
-		struct cur r = cur_take(&it->c, rdlen);
-		if (it->c.err)
-			return -1;
+		if (it->k < w->n_seen) {
+			const struct dns_seen *e = &w->seen[it->k++];
+			t = e->type;
+			r = cur_init(e->rd, (size_t)(e->rd_end - e->rd));
+		} else {
+			if (name_read(w->msg, w->len, &it->c, &d, &why) != NM_OK)
+				return -1;
+			t = cur_be16(&it->c);
+			cur_skip(&it->c, 6);
+			uint16_t rdlen = cur_be16(&it->c);
+			r = cur_take(&it->c, rdlen);
+			if (it->c.err)
+				return -1;
+		}
 		if (s < sec)
 			continue;
 		if (s == SEC_AR && (t == LDNS_RR_TYPE_OPT || (t == LDNS_RR_TYPE_TSIG) != !!tsig))
@@ -950,8 +1057,8 @@ static void ldns_rr_record(struct dns_out *o, struct wire_it *it, int sec, int t
 
 	if (wire_next(it, sec, tsig, &wtype, &wrd) == 0 && wtype == type &&
 	    !type_decoded(type)) {
-		base = it->msg;
-		n = it->len;
+		base = it->w->msg;
+		n = it->w->len;
 	} else {
 		/* decoded types: ldns's rdfs, names already uncompressed */
 		for (size_t j = 0; j < ldns_rr_rd_count(rr); j++) {
@@ -1021,17 +1128,13 @@ static void header_record(struct dns_out *o, const struct walk *w, uint8_t b2, u
 	}
 	rec_num(&o->rec, o->id);
 	rec_str(&o->rec, o->qr ? "response" : "query");
-	rec_num(&o->rec, o->opcode);
-	rec_num(&o->rec, o->rcode);
+	rec_nums(&o->rec, (const uint32_t[]){o->opcode, o->rcode}, 2);
 	rec_field(&o->rec, flags, fl);
-	rec_num(&o->rec, o->qdcount);
-	rec_num(&o->rec, o->ancount);
-	rec_num(&o->rec, o->nscount);
-	rec_num(&o->rec, o->arcount);
+	rec_nums(&o->rec, (const uint32_t[]){o->qdcount, o->ancount, o->nscount, o->arcount},
+		 4);
 	if (w->edns) {
-		rec_num(&o->rec, w->edns_udp);
-		rec_num(&o->rec, w->edns_version);
-		rec_num(&o->rec, w->edns_do);
+		rec_nums(&o->rec, (const uint32_t[]){w->edns_udp, w->edns_version, w->edns_do},
+			 3);
 	} else {
 		rec_str(&o->rec, "");
 		rec_str(&o->rec, "");
@@ -1094,6 +1197,7 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 	o->cut = 0;
 	o->qwire = NULL;
 	o->qwire_len = 0;
+	o->prev_ok = 0;
 	rec_init(&o->rec, o->info_buf, sizeof(o->info_buf) - 8); /* room for "CUT" */
 	o->info = o->info_buf;
 	o->info_len = 0;
@@ -1119,6 +1223,7 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 
 	w.msg = msg;
 	w.len = len;
+	w.seen = o->seen;
 	walk(&w, NULL);
 	if (w.why) {
 		set_reason(o, &w);

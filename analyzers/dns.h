@@ -74,10 +74,23 @@
 #define DNS_REASON_MAX 96
 #define DNS_SCRATCH_MAX 65536 /* uncompressed rdata of one RR from ldns */
 #define DNS_MAX_JUMPS 64      /* compression pointers followed per name */
+#define DNS_RR_SEEN 64        /* RRs whose wire place the walk remembers */
 
 /* Extra input flag for dns_parse_message (beside OBS_F_*): skip ldns and
  * use the cursor walk alone. For differential tests and the fuzz driver. */
 #define DNS_PARSE_OWN (1u << 16)
+
+/* An uncompressed wire name, ending in its root label. */
+struct dns_wname {
+	uint8_t w[256];
+	size_t len;
+};
+
+/* Where the walk found one RR's type and rdata (working space below). */
+struct dns_seen {
+	const uint8_t *rd, *rd_end;
+	uint16_t type;
+};
 
 /*
  * What dns_parse_message found. The caller owns the struct (it is large:
@@ -106,6 +119,18 @@ struct dns_out {
 	const uint8_t *qwire;     /* wire form of qname (valid during the parse) */
 	size_t qwire_len;         /* 0: no qname rendered */
 	struct rec rec;
+	/* Type and rdata of the first DNS_RR_SEEN RRs as the dry-run walk read
+	 * them (OPT included), so the ldns path can take its wire RRs from here
+	 * instead of reading every owner name again; beyond these it reads the
+	 * wire. Valid for the current message only, never cleared. */
+	struct dns_seen seen[DNS_RR_SEEN];
+	/* The last name rendered inside a kept RR's data field (a CNAME
+	 * target, an MX exchange, ...): its wire form and where its text sits
+	 * in info_buf. A later owner is often that name (a CNAME chain, glue):
+	 * its text is copied, not rendered again. prev_ok 0: none. */
+	struct dns_wname prev;
+	int prev_ok;
+	size_t prev_off, prev_text_len;
 	char info_buf[DNS_INFO_MAX];
 	uint8_t scratch[DNS_SCRATCH_MAX];
 };

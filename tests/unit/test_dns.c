@@ -984,6 +984,120 @@ static void test_cap(void)
 	CHECK_EQ(strlen(field(&OUT, "AN", 0, 5)), DNS_DATA_MAX - 2);
 }
 
+/*
+ * More RRs than the walk's table holds (DNS_RR_SEEN): the ldns path takes
+ * the first from the table and reads the rest from the wire. A CNAME chain
+ * (each owner is the previous target, whose text the record reuses),
+ * HINFO (shown generic, from the wire), A records, and an OPT among the
+ * additional records; TTLs at every decimal length.
+ */
+static void test_many_rrs(void)
+{
+	static const uint32_t ttls[] = {0, 9, 10, 99, 100, 999, 1000, 65535, 100000,
+					4294967295u, 1234567890u, 300};
+	const unsigned n_an = DNS_RR_SEEN + 30;
+	char want[64];
+	size_t at, name = 12, ns2 = 0;
+
+	mb_hdr(&M, 77, RESP, 1, n_an, 2, 4);
+	mb_q(&M, "chain.example", 1, 1);
+	for (unsigned i = 0; i < n_an; i++) {
+		mb_u16(&M, 0xc000 | (unsigned)name);
+		switch (i % 3) {
+		case 0: /* CNAME to the next name of the chain */
+			at = mb_rr(&M, 5, 1, ttls[i % 12]);
+			name = M.n;
+			if (i == 0) {
+				mb_bytes(&M, "\x05x.y\x01\\", 6); /* "x.y" \x01 '\' */
+				mb_u16(&M, 0xc00c);
+			} else {
+				snprintf(want, sizeof(want), "c%u", i);
+				mb_name_ptr(&M, want, 12);
+			}
+			break;
+		case 1: /* HINFO (shown generic) */
+			at = mb_rr(&M, 13, 1, ttls[i % 12]);
+			mb_bytes(&M, "\x03" "abc" "\x03" "def", 8);
+			break;
+		default:
+			at = mb_rr(&M, 1, 1, ttls[i % 12]);
+			mb_bytes(&M, "\x0a\x00\x00", 3);
+			mb_u8(&M, i);
+			break;
+		}
+		mb_rr_end(&M, at);
+	}
+	for (int i = 0; i < 2; i++) {
+		mb_u16(&M, 0xc00c);
+		at = mb_rr(&M, 2, 1, 3600);
+		ns2 = M.n;
+		mb_name_ptr(&M, i ? "ns2" : "ns1", 12);
+		mb_rr_end(&M, at);
+	}
+	mb_u16(&M, 0xc000 | (unsigned)ns2); /* glue: the last NS target */
+	at = mb_rr(&M, 1, 1, 60);
+	mb_bytes(&M, "\xc0\x00\x02\x01", 4);
+	mb_rr_end(&M, at);
+	mb_u8(&M, 0);
+	at = mb_rr(&M, 41, 1232, 0);
+	mb_rr_end(&M, at);
+	mb_u16(&M, 0xc00c);
+	at = mb_rr(&M, 65281, 1, 5);
+	mb_bytes(&M, "\x03" "abc" "\x03" "def" "\x01\x02", 10);
+	mb_rr_end(&M, at);
+	mb_u16(&M, 0xc000 | (unsigned)ns2); /* after other RRs: still reused */
+	at = mb_rr(&M, 65280, 1, 7);
+	mb_bytes(&M, "\xff", 1);
+	mb_rr_end(&M, at);
+
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_EQ(OUT.cut, 0);
+	CHECK_EQ(count_tag(&OUT, "AN"), (int)n_an);
+	CHECK_EQ(count_tag(&OUT, "NS"), 2);
+	CHECK_EQ(count_tag(&OUT, "AR"), 3);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "x\\.y\\x01\\\\.chain.example");
+	CHECK_STR(field(&OUT, "AN", 1, 1), "x\\.y\\x01\\\\.chain.example");
+	CHECK_STR(field(&OUT, "AN", 3, 1), "x\\.y\\x01\\\\.chain.example");
+	CHECK_STR(field(&OUT, "AN", 4, 1), "c3.chain.example");
+	for (unsigned i = 0; i < n_an; i++) {
+		snprintf(want, sizeof(want), "%u", (unsigned)ttls[i % 12]);
+		CHECK_STR(field(&OUT, "AN", (int)i, 4), want);
+		if (i % 3 == 1)
+			CHECK_STR(field(&OUT, "AN", (int)i, 5), "\\# 8 0361626303646566");
+		if (i % 3 == 2) {
+			snprintf(want, sizeof(want), "10.0.0.%u", i);
+			CHECK_STR(field(&OUT, "AN", (int)i, 5), want);
+		}
+		if (i >= 3 && i % 3 == 0) {
+			snprintf(want, sizeof(want), "c%u.chain.example", i - 3);
+			CHECK_STR(field(&OUT, "AN", (int)i, 1), i == 3 ? field(&OUT, "AN", 0, 5)
+								    : want);
+		}
+	}
+	CHECK_STR(field(&OUT, "AR", 0, 1), "ns2.chain.example");
+	CHECK_STR(field(&OUT, "AR", 1, 5), "\\# 10 03616263036465660102");
+	CHECK_STR(field(&OUT, "AR", 2, 1), "ns2.chain.example");
+	CHECK_STR(field(&OUT, "AR", 2, 5), "\\# 1 ff");
+	CHECK_STR(field(&OUT, "AR", 3, 0), "(none)");
+	CHECK_EQ(OUT2.info_len, OUT.info_len);
+
+	/* every byte in a one-byte label renders as the escaping rule says */
+	for (unsigned b = 0; b < 256; b++) {
+		uint8_t w[3] = {1, (uint8_t)b, 0};
+		char got[16];
+		int cut = 0;
+		if (b < 0x20 || b > 0x7e)
+			snprintf(want, sizeof(want), "\\x%02x", b);
+		else if (b == '.' || b == '\\')
+			snprintf(want, sizeof(want), "\\%c", (char)b);
+		else
+			snprintf(want, sizeof(want), "%c", (char)b);
+		CHECK_EQ(dns_name_text(got, sizeof(got), w, 3, &cut), strlen(want));
+		CHECK_STR(got, want);
+		CHECK_EQ(cut, 0);
+	}
+}
+
 static void test_mnemonics(void)
 {
 	char b[DNS_MNEMONIC_MAX];
@@ -1436,6 +1550,7 @@ int main(void)
 	test_weird_names();
 	test_questions_flags();
 	test_cap();
+	test_many_rrs();
 	test_mnemonics();
 	test_module_tcp();
 	test_module_tcp_hole();
