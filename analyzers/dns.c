@@ -9,11 +9,16 @@
  * labels <= 63, bounded jumps, rdata of decoded types exactly filled, one
  * OPT, TSIG last, no bytes after the last RR. It renders nothing; it only
  * says whether the message is sound and remembers the first question, the
- * OPT record and where the first RRs' types and rdata lie (dns_out.seen). A sound message with resource records is then parsed by
- * ldns (ldns_wire2pkt): owner names and the rdata of the types we decode are
+ * OPT record and where the first RRs' types and rdata lie (dns_out.seen).
+ * A sound message with resource records is then parsed by ldns
+ * (ldns_wire2pkt): owner names and the rdata of the types we decode are
  * rendered from the uncompressed wire bytes ldns keeps in its rdfs; the
  * rdata of other types comes from the wire beside it, because ldns splits
- * rdata by its own descriptors and silently drops what lies beyond them.
+ * rdata by its own descriptors. Bytes beyond those descriptors are not
+ * skipped by ldns but read as the start of the next RR, which shifts the
+ * rest of its lists: when an RR's rdfs do not add up to its rdlength, or a
+ * type differs from the wire's, the message is rendered by the walk
+ * instead (ldns_rr_record).
  * A sound message of questions only (and at most the OPT record, which the
  * walk has read), that is most queries, has nothing for ldns to decode: the
  * walk renders it, which costs a fraction of ldns's packet, lists and
@@ -1045,8 +1050,16 @@ static int wire_next(struct wire_it *it, int sec, int tsig, uint16_t *type, stru
 
 static const uint8_t root_wire[1] = {0};
 
-static void ldns_rr_record(struct dns_out *o, struct wire_it *it, int sec, int tsig,
-			   const ldns_rr *rr)
+/*
+ * One RR of ldns's lists, beside its wire RR. Returns -1, writing nothing,
+ * when the two disagree: ldns reads the rdata of a type it knows by its own
+ * descriptor and does not skip what lies beyond, so an RR with bytes after
+ * its fields (a HINFO with two extra bytes) shifts every later RR of
+ * ldns's lists (the next owner would start with those bytes). The walk
+ * framed each RR by rdlength, so the caller renders the message from it.
+ */
+static int ldns_rr_record(struct dns_out *o, struct wire_it *it, int sec, int tsig,
+			  const ldns_rr *rr)
 {
 	const ldns_rdf *ow = ldns_rr_owner(rr);
 	uint16_t type = (uint16_t)ldns_rr_get_type(rr);
@@ -1055,8 +1068,19 @@ static void ldns_rr_record(struct dns_out *o, struct wire_it *it, int sec, int t
 	const uint8_t *base = o->scratch;
 	size_t n = 0;
 
-	if (wire_next(it, sec, tsig, &wtype, &wrd) == 0 && wtype == type &&
-	    !type_decoded(type)) {
+	if (wire_next(it, sec, tsig, &wtype, &wrd) != 0 || wtype != type)
+		return -1;
+	if (!type_decoded(type)) {
+		/* Shown from the wire; ldns must have read exactly rdlength
+		 * bytes (its rdfs hold them as they are: these types carry no
+		 * compressed name, and one that did is shown as bytes too). */
+		size_t got = 0;
+		for (size_t j = 0; j < ldns_rr_rd_count(rr); j++) {
+			const ldns_rdf *f = ldns_rr_rdf(rr, j);
+			got += f ? ldns_rdf_size(f) : 0;
+		}
+		if (got != cur_left(&wrd))
+			return -1;
 		base = it->w->msg;
 		n = it->w->len;
 	} else {
@@ -1076,12 +1100,13 @@ static void ldns_rr_record(struct dns_out *o, struct wire_it *it, int sec, int t
 	}
 	rr_record(o, sec, ow ? ldns_rdf_data(ow) : root_wire, ow ? ldns_rdf_size(ow) : 1,
 		  type, (uint16_t)ldns_rr_get_class(rr), ldns_rr_ttl(rr), base, n, wrd);
+	return 0;
 }
 
 /* Render the questions and RRs of a packet that ldns parsed. ldns keeps OPT
  * and TSIG out of the additional list; OPT is in the header record, TSIG is
  * listed last, where the walk made sure it was on the wire. */
-static void render_ldns(struct dns_out *o, const struct walk *w, const ldns_pkt *pkt)
+static int render_ldns(struct dns_out *o, const struct walk *w, const ldns_pkt *pkt)
 {
 	const ldns_rr_list *q = ldns_pkt_question(pkt);
 	const ldns_rr_list *lists[3] = {ldns_pkt_answer(pkt), ldns_pkt_authority(pkt),
@@ -1097,9 +1122,11 @@ static void render_ldns(struct dns_out *o, const struct walk *w, const ldns_pkt 
 	}
 	for (int s = 0; s < 3; s++)
 		for (size_t i = 0; i < ldns_rr_list_rr_count(lists[s]); i++)
-			ldns_rr_record(o, &it, SEC_AN + s, 0, ldns_rr_list_rr(lists[s], i));
-	if (ldns_pkt_tsig(pkt))
-		ldns_rr_record(o, &it, SEC_AR, 1, ldns_pkt_tsig(pkt));
+			if (ldns_rr_record(o, &it, SEC_AN + s, 0, ldns_rr_list_rr(lists[s], i)))
+				return -1;
+	if (ldns_pkt_tsig(pkt) && ldns_rr_record(o, &it, SEC_AR, 1, ldns_pkt_tsig(pkt)))
+		return -1;
+	return 0;
 }
 
 /* ---- the message ---------------------------------------------------------- */
@@ -1258,10 +1285,24 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 		o->qclass = w.qclass;
 	}
 	header_record(o, &w, b2, b3, obs_flags);
+	if (!own) {
+		size_t mark = o->rec.len;
+		int cut = o->cut;
+		if (render_ldns(o, &w, pkt) < 0) {
+			/* ldns's lists went out of step with the wire (see
+			 * ldns_rr_record): drop what they gave, render from
+			 * the walk. */
+			o->rec.len = mark;
+			o->rec.buf[mark] = '\0';
+			o->rec.fresh = 1;
+			o->rec.overflow = 0;
+			o->cut = cut;
+			o->prev_ok = 0;
+			own = 1;
+		}
+	}
 	if (own)
 		walk(&w, o);
-	else
-		render_ldns(o, &w, pkt);
 
 	ret = finish(o, is_short, obs_flags);
 out:

@@ -985,6 +985,34 @@ static void test_cap(void)
 }
 
 /*
+ * An RR with bytes beyond the fields ldns knows for its type (a HINFO with
+ * two more bytes) must not shift the RRs after it: ldns reads HINFO by its
+ * descriptor and would start the next owner at those bytes. Its lists go
+ * out of step with the wire, and the message is rendered from the walk.
+ */
+static void test_rdata_beyond_descriptor(void)
+{
+	size_t at;
+
+	mb_hdr(&M, 78, RESP, 1, 2, 0, 0);
+	mb_q(&M, "h.example", 13, 1);
+	mb_u16(&M, 0xc00c);
+	at = mb_rr(&M, 13, 1, 60);
+	mb_bytes(&M, "\x03" "abc" "\x03" "def" "\x01\x02", 10);
+	mb_rr_end(&M, at);
+	mb_u16(&M, 0xc00c);
+	at = mb_rr(&M, 1, 1, 60);
+	mb_bytes(&M, "\x0a\x00\x00\x01", 4);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_EQ(count_tag(&OUT, "AN"), 2);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "\\# 10 03616263036465660102");
+	CHECK_STR(field(&OUT, "AN", 1, 1), "h.example");
+	CHECK_STR(field(&OUT, "AN", 1, 5), "10.0.0.1");
+	CHECK_EQ(OUT.flags & OBS_F_MALFORMED, 0);
+}
+
+/*
  * More RRs than the walk's table holds (DNS_RR_SEEN): the ldns path takes
  * the first from the table and reads the rest from the wire. A CNAME chain
  * (each owner is the previous target, whose text the record reuses),
@@ -1551,6 +1579,7 @@ int main(void)
 	test_questions_flags();
 	test_cap();
 	test_many_rrs();
+	test_rdata_beyond_descriptor();
 	test_mnemonics();
 	test_module_tcp();
 	test_module_tcp_hole();
