@@ -203,82 +203,15 @@ static void tb_name(struct tbuf *t, const uint8_t *w, size_t n)
 	t->cut = 1;
 }
 
-/* Dotted quad of a[0..4) at tmp + n; returns the new length. */
-static size_t fmt_ip4(char *tmp, size_t n, const uint8_t *a)
-{
-	for (int i = 0; i < 4; i++) {
-		unsigned v = a[i];
-		if (v >= 100)
-			tmp[n++] = (char)('0' + v / 100);
-		if (v >= 10)
-			tmp[n++] = (char)('0' + v / 10 % 10);
-		tmp[n++] = (char)('0' + v % 10);
-		if (i < 3)
-			tmp[n++] = '.';
-	}
-	return n;
-}
-
-/* An IPv6 address exactly as glibc's inet_ntop writes it (its inet_ntop6:
- * the first longest run of two or more zero words becomes "::", words in
- * lowercase hex without leading zeros, and ::a.b.c.d / ::ffff:a.b.c.d for
- * IPv4-compatible and -mapped addresses), without its sprintf per word. */
-static size_t fmt_ip6(char *tmp, const uint8_t *a)
-{
-	unsigned w[8];
-	int best = -1, best_len = 0, cur = -1, cur_len = 0;
-	size_t n = 0;
-
-	for (int i = 0; i < 8; i++) {
-		w[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
-		if (w[i] == 0) {
-			if (cur < 0)
-				cur = i, cur_len = 1;
-			else
-				cur_len++;
-		} else if (cur >= 0) {
-			if (best < 0 || cur_len > best_len)
-				best = cur, best_len = cur_len;
-			cur = -1;
-		}
-	}
-	if (cur >= 0 && (best < 0 || cur_len > best_len))
-		best = cur, best_len = cur_len;
-	if (best >= 0 && best_len < 2)
-		best = -1;
-	for (int i = 0; i < 8; i++) {
-		if (best >= 0 && i >= best && i < best + best_len) {
-			if (i == best)
-				tmp[n++] = ':';
-			continue;
-		}
-		if (i != 0)
-			tmp[n++] = ':';
-		if (i == 6 && best == 0 && (best_len == 6 || (best_len == 5 && w[5] == 0xffff)))
-			return fmt_ip4(tmp, n, a + 12);
-		int started = 0;
-		for (int sh = 12; sh >= 0; sh -= 4) {
-			unsigned d = w[i] >> sh & 15;
-			if (d || started || sh == 0) {
-				tmp[n++] = hexdig[d];
-				started = 1;
-			}
-		}
-	}
-	if (best >= 0 && best + best_len == 8)
-		tmp[n++] = ':';
-	return n;
-}
-
-/* An address as inet_ntop writes it, formatted here: glibc's inet_ntop goes
- * through sprintf. */
+/* An address as inet_ntop writes it (text_addr, without inet_ntop's
+ * sprintf). */
 static void tb_addr(struct tbuf *t, int ipv, const uint8_t *a)
 {
 	char tmp[48];
 
 	if (!t->p)
 		return;
-	tb_raw(t, tmp, ipv == 4 ? fmt_ip4(tmp, 0, a) : fmt_ip6(tmp, a));
+	tb_raw(t, tmp, text_addr(tmp, sizeof(tmp), ipv, a));
 }
 
 size_t dns_name_text(char *dst, size_t cap, const uint8_t *w, size_t n, int *cut)

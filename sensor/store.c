@@ -19,8 +19,7 @@
  * An event record carries its two addresses raw (qrec.ipv, then src and dst
  * as the first EV_ADDR_BYTES of text, before the strings) and the writer
  * renders them: formatting them was ~70% of store_event()'s instructions on
- * the packet thread (inet_ntop for IPv6 alone ~3,000 instructions), and the
- * writer has time to spare. They are rendered into s->addr_buf, one slot per
+ * the packet thread, and the writer has time to spare. They are rendered into s->addr_buf, one slot per
  * row of a multi-row INSERT, which outlives the step just as the ring slot
  * does; both writer modes render the same way, so the rows are the same.
  *
@@ -289,26 +288,6 @@ static int txn_commit(struct store *s)
 
 /* ---- records --------------------------------------------------------- */
 
-/* Render an address (writer side). IPv4 (nearly every row) is formatted
- * here: glibc's inet_ntop goes through sprintf, a visible share of a row's
- * cost. */
-static size_t addr_text(char *dst, size_t cap, int ipv, const uint8_t *a)
-{
-	if (ipv != 4)
-		return text_addr(dst, cap, ipv, a);
-	char *p = dst;
-	for (int i = 0; i < 4; i++) {
-		unsigned v = a[i];
-		if (v >= 100)
-			*p++ = (char)('0' + v / 100);
-		if (v >= 10)
-			*p++ = (char)('0' + v / 10 % 10);
-		*p++ = (char)('0' + v % 10);
-		*p++ = i < 3 ? '.' : '\0';
-	}
-	return (size_t)(p - dst - 1);
-}
-
 /* Bind string i of r to parameter idx, in place (the record outlives the
  * step). */
 static int bind_str(sqlite3_stmt *st, int idx, const struct qrec *r, const char **cursor,
@@ -335,7 +314,7 @@ static int bind_addr(sqlite3_stmt *st, int idx, int ipv, const char *a, char *bu
 	size_t n = 0;
 	buf[0] = '\0';
 	if (ipv == 4 || ipv == 6)
-		n = addr_text(buf, ADDR_TEXT_MAX, ipv, (const uint8_t *)a);
+		n = text_addr(buf, ADDR_TEXT_MAX, ipv, (const uint8_t *)a);
 	return sqlite3_bind_text(st, idx, buf, (int)n, SQLITE_STATIC);
 }
 

@@ -21,7 +21,8 @@
 size_t text_escape(char *dst, size_t cap, const uint8_t *src, size_t n, int *cut);
 
 /* Render an IPv4 (ipv 4, 4 bytes) or IPv6 (ipv 6, 16 bytes, RFC 5952)
- * address. dst needs at least 46 bytes. Returns the length. */
+ * address, the same text as glibc's inet_ntop, without its sprintf. dst
+ * needs at least 46 bytes (less: "" and 0). Returns the length. */
 size_t text_addr(char *dst, size_t cap, int ipv, const uint8_t *addr);
 
 /* The value of one hex digit (either case), or -1. */

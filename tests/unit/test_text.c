@@ -1,4 +1,5 @@
 /* test_text.c - text.c (escaping, addresses, time, entropy) and record.c. */
+#include <arpa/inet.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -46,6 +47,43 @@ static void test_addr_time(void)
 	CHECK_STR(out, "2026-11-30T10:01:05.861204Z");
 	text_time(out, sizeof(out), 0);
 	CHECK_STR(out, "1970-01-01T00:00:00.000000Z");
+}
+
+/* text_addr formats by itself: the same text as inet_ntop for every shape
+ * of zero runs, IPv4-mapped and -compatible forms, and random addresses. */
+static void test_addr_vs_inet_ntop(void)
+{
+	uint32_t x = 777;
+	char got[64], want[64];
+
+	for (int t = 0; t < 20000; t++) {
+		uint8_t a[16];
+		for (int i = 0; i < 16; i++) {
+			x = x * 1103515245u + 12345u;
+			a[i] = (uint8_t)(x >> 16);
+		}
+		/* zero the words of a random mask: runs of every length and place */
+		x = x * 1103515245u + 12345u;
+		unsigned zmask = t % 3 ? (x >> 8) & 0xff : 0;
+		for (int w = 0; w < 8; w++)
+			if (zmask >> w & 1)
+				a[2 * w] = a[2 * w + 1] = 0;
+		if (t % 7 == 0) { /* ::ffff:a.b.c.d and ::a.b.c.d */
+			memset(a, 0, 10);
+			a[10] = a[11] = (uint8_t)(t % 14 ? 0xff : 0);
+		}
+		CHECK(inet_ntop(AF_INET6, a, want, sizeof(want)) != NULL);
+		CHECK_EQ(text_addr(got, sizeof(got), 6, a), strlen(want));
+		CHECK_STR(got, want);
+		CHECK(inet_ntop(AF_INET, a, want, sizeof(want)) != NULL);
+		CHECK_EQ(text_addr(got, sizeof(got), 4, a), strlen(want));
+		CHECK_STR(got, want);
+	}
+	const uint8_t zero[16] = {0};
+	CHECK_EQ(text_addr(got, sizeof(got), 6, zero), 2);
+	CHECK_STR(got, "::");
+	CHECK_EQ(text_addr(got, 4, 4, zero), 0); /* "0.0.0.0" does not fit in 4 */
+	CHECK_STR(got, "");
 }
 
 static void test_entropy(void)
@@ -120,6 +158,7 @@ int main(void)
 {
 	test_escape();
 	test_addr_time();
+	test_addr_vs_inet_ntop();
 	test_entropy();
 	test_record();
 	return check_done();
