@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""deps.py - every library meson.build depends on is installed by ./dev and
+by both stages of docs/deploy/Dockerfile.
+
+  deps.py SOURCE_ROOT
+
+For each dependency('NAME', ...) in meson.build (and the optional allocator),
+the package that owns NAME's pkg-config file (dpkg -S) must be in ./dev's
+PACKAGES and in the Dockerfile's build stage, and the package that owns the
+shared library it links must be in the Dockerfile's runtime stage. A package
+added to meson.build but not to the install scripts fails here instead of on
+a fresh machine. Skips (77) where dpkg or pkg-config is missing.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+
+def sh(*argv):
+    return subprocess.run(argv, capture_output=True, text=True).stdout.strip()
+
+
+def owner(path):
+    # "pkg:arch: /path" or "pkg: /path"; diversions start with "diversion".
+    # On a merged-/usr system dpkg may know /usr/lib/X as /lib/X.
+    for p in (path, path[4:] if path.startswith("/usr/lib/") else None):
+        for line in sh("dpkg", "-S", p).splitlines() if p else []:
+            if not line.startswith("diversion") and ": " in line:
+                return line.split(": ", 1)[0].split(":")[0].split(",")[0].strip()
+    return None
+
+
+def packages(text):
+    """The package names in text, and what those (installed) depend on, so
+    that libpcap-dev stands for the libpcap0.8-dev it pulls in."""
+    names = set(re.findall(r"[a-z0-9][a-z0-9.+-]+", text))
+    deps = set()
+    for n in names:
+        d = sh("dpkg-query", "-W", "-f=${Depends}", n)
+        deps.update(re.findall(r"(?:^|[,|]\s*)([a-z0-9][a-z0-9.+-]+)", d))
+    return names | deps
+
+
+def main():
+    root = sys.argv[1]
+    if not shutil.which("dpkg") or not shutil.which("pkg-config"):
+        print("SKIP: needs dpkg and pkg-config")
+        return 77
+    meson = open(os.path.join(root, "meson.build")).read()
+    names = [n for n in re.findall(r"dependency\('([^']+)'", meson) if n != "threads"]
+    dev = open(os.path.join(root, "dev")).read()
+    m = re.search(r"^PACKAGES=\((.*?)^\)", dev, re.S | re.M)
+    dev_pkgs = packages(re.sub(r"#.*", "", m.group(1))) if m else set()
+    docker = open(os.path.join(root, "docs", "deploy", "Dockerfile")).read()
+    stages = re.split(r"^FROM ", docker, flags=re.M)[1:]
+    if len(stages) != 2:
+        print("FAIL: docs/deploy/Dockerfile: expected a build and a runtime stage")
+        return 1
+    build_pkgs, run_pkgs = packages(stages[0]), packages(stages[1])
+
+    fails = 0
+    for name in names:
+        pcdir = sh("pkg-config", "--variable=pcfiledir", name)
+        dev_pkg = owner(os.path.realpath(os.path.join(pcdir, name + ".pc"))) if pcdir else None
+        if not dev_pkg:
+            print("FAIL: %s: no installed package owns its pkg-config file" % name)
+            fails += 1
+            continue
+        for where, have in (("./dev PACKAGES", dev_pkgs),
+                            ("docs/deploy/Dockerfile build stage", build_pkgs)):
+            if dev_pkg not in have:
+                print("FAIL: %s (package %s) is missing from %s" % (name, dev_pkg, where))
+                fails += 1
+        libdir = sh("pkg-config", "--variable=libdir", name)
+        libs = re.findall(r"-l(\S+)", sh("pkg-config", "--libs-only-l", name))
+        for lib in libs[:1]:  # the library the .pc file is for
+            so = os.path.realpath(os.path.join(libdir, "lib%s.so" % lib))
+            run_pkg = owner(so) if os.path.exists(so) else None
+            if not run_pkg:
+                print("FAIL: %s: no package owns %s" % (name, so))
+                fails += 1
+            elif run_pkg not in run_pkgs:
+                print("FAIL: %s (runtime package %s) is missing from the Dockerfile's "
+                      "runtime stage" % (name, run_pkg))
+                fails += 1
+    print("%d dependencies checked, %d problems" % (len(names), fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
