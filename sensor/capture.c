@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -64,6 +65,9 @@ struct capture *capture_open_file(const char *path, char *err, size_t errlen)
 			capture_close(c);
 			return NULL;
 		}
+		/* Only the packet thread reads it: no stdio lock around
+		 * libpcap's two freads per packet. */
+		__fsetlocking(f, FSETLOCKING_BYCALLER);
 		c->iobuf = malloc(FILE_IOBUF);
 		if (c->iobuf && setvbuf(f, c->iobuf, _IOFBF, FILE_IOBUF) != 0) {
 			free(c->iobuf);
