@@ -37,6 +37,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,7 @@ enum { AL_CLASS, AL_OUTCOME, AL_SRC, AL_DST, AL_SUBJECT, AL_RULE, AL_SUMMARY, AL
 #define QREC_MAX_STR 8
 #define EVENT_COLS 14  /* parameters of one events row (SQL_EVENT) */
 #define EVENT_GROUP 16 /* rows of the multi-row INSERT (SQL_EVENT_HEAD) */
+#define PUBLISH_BYTES 16384u /* bulk mode: events handed to the writer at a time */
 #define STR_NULL UINT32_MAX
 
 /*
@@ -137,13 +139,19 @@ struct store {
 	uint64_t flush_seq;
 	unsigned char *scratch; /* inline mode: one record */
 
-	/* the ring (threaded mode) */
+	/* the ring (threaded mode). What one thread writes often sits on its
+	 * own cache line, away from what the other reads per record: the
+	 * producer's head, the consumer's tail, and cons_waiting (written when
+	 * the writer sleeps, read by the producer at every record). */
 	unsigned char *ring;
 	size_t ring_cap; /* a power of two */
-	uint64_t p_head; /* producer's private head */
-	_Atomic uint64_t head, tail;
+	alignas(64) uint64_t p_head; /* producer's private head */
+	uint64_t pub_head;           /* producer: what it last stored in head */
+	alignas(64) _Atomic uint64_t head;
 	_Atomic size_t prod_waiting; /* free bytes the producer waits for, 0: not waiting */
-	_Atomic int cons_waiting;
+	alignas(64) _Atomic uint64_t tail;
+	alignas(64) _Atomic int cons_waiting;
+	alignas(64) char ring_end_; /* nothing after the ring's lines shares them */
 	pthread_mutex_t lock;
 	pthread_cond_t not_empty, not_full, flushed;
 	uint64_t flush_done; /* under lock */
@@ -541,6 +549,13 @@ static void deadline_ms(struct timespec *ts, unsigned ms)
 	}
 }
 
+/* Make every record written so far visible to the writer. */
+static void ring_push(struct store *s)
+{
+	s->pub_head = s->p_head;
+	atomic_store(&s->head, s->p_head);
+}
+
 /* Reserve need bytes (a multiple of 8) of contiguous ring space, padding to
  * the start of the ring when the end is too short; waits while full. */
 /* Is there room for a record of need bytes without waiting? */
@@ -576,6 +591,7 @@ static struct qrec *ring_reserve(struct store *s, size_t need)
 		size_t low = s->ring_cap / 4 > want ? s->ring_cap / 4 : want;
 		if (!waited++)
 			s->n_queue_waits++;
+		ring_push(s); /* let the writer drain all of it before we sleep */
 		pthread_mutex_lock(&s->lock);
 		atomic_store(&s->prod_waiting, low);
 		while (s->ring_cap - (size_t)(s->p_head - atomic_load(&s->tail)) < low) {
@@ -592,7 +608,14 @@ static void ring_publish(struct store *s, const struct qrec *r)
 {
 	uint8_t op = r->op;
 	s->p_head += r->len;
-	atomic_store(&s->head, s->p_head);
+	/* In bulk mode (a replay) events are handed over PUBLISH_BYTES at a
+	 * time: each store to head moves its cache line away from the writer
+	 * that reads it, which cost more than a small event. Anything else,
+	 * a full ring (ring_reserve) and flush or stop publish at once, so
+	 * nothing waits there; a live capture publishes every record. */
+	if (s->cfg.bulk && op == OP_EVENT && s->p_head - s->pub_head < PUBLISH_BYTES)
+		return;
+	ring_push(s);
 	/* Wake a sleeping writer only once an eighth of the ring is pending
 	 * (or on flush/stop): waking it per row costs more than the row. A
 	 * writer that is not woken still drains after batch_ms. */
@@ -748,6 +771,7 @@ int store_event(struct store *s, const struct obs *o, uint64_t flow_id)
 	size_t need = rec_size(EV_ADDR_BYTES, str, EV_NSTR);
 	if (s->threaded && s->cfg.drop_when_full && !ring_room(s, need)) {
 		s->n_dropped++; /* counted, reported in stats: never silent */
+		ring_push(s);   /* (bulk mode) what is queued can drain */
 		return -1;
 	}
 	struct qrec *r = rec_begin(s, need);
@@ -969,7 +993,10 @@ int store_open(struct store **out, const char *path, const struct store_config *
 		return -1;
 	}
 	*out = NULL;
-	s = calloc(1, sizeof(*s));
+	/* aligned, so that the ring's fields get cache lines of their own */
+	s = aligned_alloc(alignof(struct store), sizeof(*s));
+	if (s)
+		memset(s, 0, sizeof(*s));
 	if (!s) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		return -1;
