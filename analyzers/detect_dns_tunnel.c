@@ -61,6 +61,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "../sensor/mem.h"
 #include "../sensor/rules.h"
 #include "../sensor/text.h"
 #include "module.h"
@@ -1262,7 +1263,7 @@ static void dt_fini(void *state)
 
 static int dt_init(const struct module_env *env, void **state)
 {
-	struct dt_state *st = calloc(1, sizeof(*st));
+	struct dt_state *st = mem_table_zalloc(sizeof(*st)); /* 10 MiB of caches */
 
 	if (!st)
 		return -ENOMEM;

@@ -407,6 +407,13 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 	}
 }
 
+void core_prefetch(struct core *c, int dlt, const uint8_t *data, uint32_t caplen)
+{
+	struct tuple_hint t;
+
+	flow_table_prefetch(c->flows, decode_peek_tuple(dlt, data, caplen, &t) ? &t : NULL);
+}
+
 static int core_emit_obs(struct emit *e, const struct obs *o)
 {
 	struct core *c = e->core;

@@ -58,6 +58,11 @@ int core_close(struct core *c);
 void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 		 uint32_t caplen, uint32_t wirelen, uint32_t iface);
 
+/* Read-ahead for a replay: the frame that core_packet will get next, so
+ * that the flow table can warm its caches (flow_table_prefetch). Bytes are
+ * borrowed for the call; nothing else changes. */
+void core_prefetch(struct core *c, int dlt, const uint8_t *data, uint32_t caplen);
+
 /* Commit what is batched (watch mode calls this when the wire is quiet). */
 int core_flush(struct core *c);
 

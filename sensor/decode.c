@@ -1527,6 +1527,71 @@ void decoder_free(struct decoder *d)
 	free(d);
 }
 
+int decode_peek_tuple(int dlt, const uint8_t *data, uint32_t caplen, struct tuple_hint *t)
+{
+	struct cur c = cur_init(data, data ? caplen : 0);
+	uint16_t type = 0;
+	int ipv = 0;
+
+	switch (link_kind(dlt)) {
+	case LK_ETH:
+		cur_skip(&c, 12);
+		type = cur_be16(&c);
+		for (int depth = 0; depth < 2 && is_vlan_tpid(type); depth++) {
+			cur_skip(&c, 2);
+			type = cur_be16(&c);
+		}
+		break;
+	case LK_SLL:
+		cur_skip(&c, 14);
+		type = cur_be16(&c);
+		break;
+	case LK_SLL2:
+		type = cur_be16(&c);
+		cur_skip(&c, 18);
+		break;
+	case LK_RAW:
+	case LK_IPV4:
+	case LK_IPV6:
+		ipv = cur_has(&c, 1) ? data[0] >> 4 : 0;
+		break;
+	default:
+		return 0;
+	}
+	if (type == ETHERTYPE_IPV4)
+		ipv = 4;
+	else if (type == ETHERTYPE_IPV6)
+		ipv = 6;
+	memset(t, 0, sizeof(*t));
+	if (ipv == 4) {
+		uint8_t vhl = cur_u8(&c);
+		cur_skip(&c, 5);
+		uint16_t frag = cur_be16(&c);
+		cur_skip(&c, 1);
+		t->proto = cur_u8(&c);
+		cur_skip(&c, 2);
+		cur_bytes(&c, t->src, 4);
+		cur_bytes(&c, t->dst, 4);
+		if ((vhl >> 4) != 4 || (vhl & 15) < 5 || (frag & 0x3fff))
+			return 0;
+		cur_skip(&c, ((size_t)(vhl & 15) - 5) * 4);
+	} else if (ipv == 6) {
+		cur_skip(&c, 6);
+		t->proto = cur_u8(&c);
+		cur_skip(&c, 1);
+		cur_bytes(&c, t->src, 16);
+		cur_bytes(&c, t->dst, 16);
+	} else {
+		return 0;
+	}
+	if (t->proto != 6 && t->proto != 17) /* TCP, UDP */
+		return 0;
+	t->sport = cur_be16(&c);
+	t->dport = cur_be16(&c);
+	t->ipv = (uint8_t)ipv;
+	return !c.err;
+}
+
 enum decode_result decode_packet(struct decoder *d, int dlt, const uint8_t *data,
 				 uint32_t caplen, uint32_t wirelen, uint64_t ts_us,
 				 struct pkt *p)

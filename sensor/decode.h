@@ -110,6 +110,21 @@ enum decode_result decode_packet(struct decoder *d, int dlt, const uint8_t *data
 				 uint32_t caplen, uint32_t wirelen, uint64_t ts_us,
 				 struct pkt *p);
 
+/*
+ * The addresses and ports of a frame read ahead of decode_packet, as a hint
+ * for the flow table (flow_table_prefetch): a TCP or UDP packet right after
+ * an IPv4 header (no fragment) or a plain IPv6 header, framed in Ethernet
+ * (up to two VLAN tags), Linux SLL/SLL2 or raw IP. Fills *t and returns 1;
+ * returns 0 for anything else. It reads through the cursor, counts nothing
+ * and keeps nothing: decode_packet still judges the frame.
+ */
+struct tuple_hint {
+	uint8_t ipv, proto;
+	uint16_t sport, dport;
+	uint8_t src[16], dst[16];
+};
+int decode_peek_tuple(int dlt, const uint8_t *data, uint32_t caplen, struct tuple_hint *t);
+
 /* Datagrams being reassembled right now. */
 unsigned decode_frag_pending(const struct decoder *d);
 

@@ -1,8 +1,8 @@
 /*
  * flow.c - the bidirectional flow table.
  *
- * Flow structs live in a slab: chunks of FLOW_CHUNK flows, 64-byte aligned,
- * added as needed up to max_flows and kept until the table is freed; a flow
+ * Flow structs live in a slab: chunks of FLOW_CHUNK flows (2 MiB, in huge
+ * pages where the kernel gives them: mem.h), added as needed up to max_flows and kept until the table is freed; a flow
  * is named by its index in the slab (chunk, position), and the LRU links are
  * such indices (+ 1) rather than pointers, which keeps struct flow at two
  * cache lines. Freed flows go on a free list, so after warm-up no packet
@@ -63,6 +63,8 @@
 #include <unistd.h>
 
 #include "cursor.h"
+#include "decode.h"
+#include "mem.h"
 
 enum { PROTO_ICMP = 1, PROTO_TCP = 6, PROTO_UDP = 17, PROTO_ICMPV6 = 58 };
 
@@ -73,7 +75,7 @@ enum {
 	/* Flow structs allocated at a time: 256 KiB chunks, big enough that
 	 * malloc maps them apart from its heap (smaller ones, carved from the
 	 * heap among the analyzers' small blocks, made later mallocs slower). */
-	FLOW_CHUNK_SHIFT = 11,
+	FLOW_CHUNK_SHIFT = 14,
 	FLOW_CHUNK = 1 << FLOW_CHUNK_SHIFT,
 	STREAM_INIT_CAP = 1024, /* first stream buffer size */
 	/* Stream record pairs allocated at a time (256 KiB, as for flows). */
@@ -135,6 +137,8 @@ struct flow_table {
 	struct cached_buf *cache[STREAM_CACHE_CLASSES]; /* by size class */
 	uint64_t cache_bytes;
 	uint64_t next_id;
+	uint32_t ahead_h; /* flow_table_prefetch: the hint's hash, */
+	int ahead_ok;     /* when there was one */
 	struct flow_stats stats;
 };
 
@@ -837,7 +841,7 @@ static struct flow *flow_alloc(struct flow_table *ft, uint32_t *ref)
 			return NULL; /* cannot happen: flow_create evicts first */
 		if (n > FLOW_CHUNK)
 			n = FLOW_CHUNK;
-		struct flow *c = aligned_alloc(64, (size_t)n * sizeof(struct flow));
+		struct flow *c = mem_table_zalloc((size_t)n * sizeof(struct flow));
 		if (!c)
 			return NULL;
 		ft->chunks[ft->n_chunks++] = c;
@@ -1092,6 +1096,7 @@ static void key_from_pkt(struct flow_key *k, const struct pkt *p, int *reply_fir
 
 /* ------------------------------------------------------------------- API */
 
+
 struct flow_table *flow_table_new(const struct flow_config *cfg, flow_end_fn on_end,
 				  void *user)
 {
@@ -1105,7 +1110,7 @@ struct flow_table *flow_table_new(const struct flow_config *cfg, flow_end_fn on_
 	ft->user = user;
 	while (nb < 2 * ft->cfg.max_flows) /* at most half full */
 		nb <<= 1;
-	ft->slots = calloc(nb, sizeof(*ft->slots));
+	ft->slots = mem_table_zalloc((size_t)nb * sizeof(*ft->slots));
 	ft->chunks = calloc((ft->cfg.max_flows + FLOW_CHUNK - 1) / FLOW_CHUNK,
 			    sizeof(*ft->chunks));
 	ft->pair_chunks = calloc((ft->cfg.max_flows + PAIR_CHUNK - 1) / PAIR_CHUNK,
@@ -1232,6 +1237,22 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 	p->flow = f;
 	p->dir = dir;
 	return f;
+}
+
+void flow_table_prefetch(struct flow_table *ft, const struct tuple_hint *t)
+{
+	if (!ft)
+		return;
+	if (ft->ahead_ok) {
+		const struct slot *sl = &ft->slots[ft->ahead_h & ft->mask];
+		if (sl->ref && sl->hash == ft->ahead_h)
+			__builtin_prefetch(flow_at(ft, sl->ref));
+	}
+	ft->ahead_ok = t != NULL;
+	if (t) {
+		ft->ahead_h = tuple_hash(ft, t->ipv, t->proto, t->src, t->sport, t->dst, t->dport);
+		__builtin_prefetch(&ft->slots[ft->ahead_h & ft->mask]);
+	}
 }
 
 struct flow *flow_table_find(struct flow_table *ft, uint8_t ipv, uint8_t proto,

@@ -202,6 +202,16 @@ void flow_table_free(struct flow_table *ft);
  */
 struct flow *flow_table_update(struct flow_table *ft, struct pkt *p);
 
+/*
+ * Warm the caches for the packets about to be processed, from tuple hints
+ * (decode_peek_tuple) read one packet ahead: the home slot of t's flow,
+ * and the flow in the home slot of the previous hint's (the next packet's)
+ * flow. A replay spends much of its flow-table time waiting for those two
+ * cache lines. Changes nothing; t may be NULL (no hint).
+ */
+struct tuple_hint;
+void flow_table_prefetch(struct flow_table *ft, const struct tuple_hint *t);
+
 /* Look up without creating (for ICMP errors quoting a flow). key fields as
  * in the quoted header: src/sport is the sender of the quoted packet (for
  * IPv4 only the first 4 bytes of src and dst are read; for a quoted ICMP echo

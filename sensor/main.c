@@ -213,6 +213,8 @@ static int cmd_replay(int argc, char **argv)
 	};
 	struct core_config cfg = {0};
 	struct core *core = NULL;
+	uint8_t *ahead = NULL; /* the read-ahead frame's copy */
+	size_t ahead_cap = 0;
 	struct rules *rules = NULL;
 	const char *db = DEFAULT_DB, *rules_path = NULL;
 	int quiet = 0, progress, no_store = 0, opt, rc = 0;
@@ -284,11 +286,39 @@ static int cmd_replay(int argc, char **argv)
 			rc = EXIT_USAGE;
 			break;
 		}
-		while (!stop_requested && (r = capture_next(cap, &cp)) == CAP_PACKET) {
-			core_packet(core, dlt, cp.ts_us, cp.data, cp.caplen, cp.wirelen,
-				    (uint32_t)(i - optind));
-			if (progress && (capture_count(cap) & 0xffff) == 0)
-				progress_draw(cap, core_stats(core)->packets, t0);
+		/* One frame of read-ahead: the next frame is read, and its flow
+		 * prefetched, before this one is processed (from a copy, as
+		 * libpcap reuses its buffer). */
+		struct capture_pkt held = {0};
+		int have = 0;
+		while (!stop_requested) {
+			r = capture_next(cap, &cp);
+			if (r == CAP_PACKET)
+				core_prefetch(core, dlt, cp.data, cp.caplen);
+			if (have) {
+				core_packet(core, dlt, held.ts_us, held.data, held.caplen,
+					    held.wirelen, (uint32_t)(i - optind));
+				if (progress && (capture_count(cap) & 0xffff) == 0)
+					progress_draw(cap, core_stats(core)->packets, t0);
+			}
+			if (r != CAP_PACKET)
+				break;
+			if (cp.caplen > ahead_cap) {
+				uint8_t *nb = realloc(ahead, cp.caplen);
+				if (!nb) { /* no copy: process it now, without read-ahead */
+					core_packet(core, dlt, cp.ts_us, cp.data, cp.caplen,
+						    cp.wirelen, (uint32_t)(i - optind));
+					have = 0;
+					continue;
+				}
+				ahead = nb;
+				ahead_cap = cp.caplen;
+			}
+			if (cp.caplen)
+				memcpy(ahead, cp.data, cp.caplen);
+			held = cp;
+			held.data = ahead;
+			have = 1;
 		}
 		if (progress)
 			fputs("\r\033[K", stderr);
@@ -299,6 +329,7 @@ static int cmd_replay(int argc, char **argv)
 		}
 		capture_close(cap);
 	}
+	free(ahead);
 	if (stop_requested) {
 		fprintf(stderr, "egresswatch replay: interrupted; what was read is stored\n");
 		rc = EXIT_RUNTIME;

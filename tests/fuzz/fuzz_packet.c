@@ -48,6 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		for (size_t i = 0; i < len; i++)
 			frame[i] = data[off + i];
+		/* the replay's read-ahead hint comes first, as in a replay */
+		core_prefetch(core, dlt, frame, (uint32_t)len);
 		core_packet(core, dlt, ts, frame, (uint32_t)len, (uint32_t)len, 0);
 		free(frame);
 		off += len;
