@@ -49,7 +49,9 @@ struct store_config {
 			      * still gets its events visible */
 	unsigned busy_ms;    /* SQLite busy timeout (default 5000) */
 	/*
-	 * Bulk load (replay): a 16 MiB page cache while the store is open.
+	 * Bulk load (replay): a 16 MiB page cache while the store is open,
+	 * and batches spanning up to max(batch_ms, 60 s) of packet time (a
+	 * replay runs far ahead of the clock; batch_rows still applies).
 	 * Durability is that of every mode (WAL, synchronous=NORMAL): a crash
 	 * loses at most the open batch; store_close() checkpoints, so the file
 	 * is complete once close returns.

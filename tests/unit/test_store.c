@@ -678,6 +678,34 @@ static void test_bulk_publish(void)
 	remove_db(db);
 }
 
+/* A replay's batches span up to 60 s of packet time (batch_ms is 1 s): of
+ * four events 20 s apart, a batch closes with the event that reaches its
+ * span, so bulk mode commits once (at 60 s), the default twice. */
+static void test_bulk_span(void)
+{
+	for (int bulk = 0; bulk <= 1; bulk++) {
+		char db[512], err[512];
+		struct store *s = NULL;
+		struct store_config cfg = {.writer = STORE_WRITER_INLINE, .bulk = bulk,
+					   .batch_ms = 1000};
+		struct fake f;
+
+		path_in(db, sizeof(db), "span.db");
+		remove_db(db);
+		CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+		for (int i = 0; i < 4; i++) {
+			fake_make(&f, 0, OBS_DNS_QUERY);
+			f.p.ts_us += (uint64_t)i * 20000000u; /* 0, 20, 40, 60 s */
+			CHECK_EQ(store_event(s, &f.o, 0), 0);
+		}
+		CHECK_EQ(store_flush(s), 0);
+		CHECK_EQ(store_get_stats(s)->commits, bulk ? 1 : 2);
+		CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 4);
+		CHECK_EQ(store_close(s), 0);
+		remove_db(db);
+	}
+}
+
 static void test_alerts_and_caps(void)
 {
 	char db[512], err[512];
@@ -921,6 +949,7 @@ int main(void)
 	test_errors(STORE_WRITER_THREAD);
 	test_drop_when_full();
 	test_bulk_publish();
+	test_bulk_span();
 	test_alerts_and_caps();
 	test_event_json_direct();
 
