@@ -5,12 +5,14 @@
  *
  * A message goes through two parsers. First a cursor walk (walk(), dry run)
  * reads the header, the questions and every RR, enforcing the hostile-
- * protocol rules of dns.h: pointers strictly backwards, names <= 255 bytes,
+ * protocol rules of dns.h: pointers strictly backwards and never into the
+ * 12-byte header, names <= 255 bytes,
  * labels <= 63, bounded jumps, rdata of decoded types exactly filled, one
  * OPT, TSIG last, no bytes after the last RR. It renders nothing; it only
  * says whether the message is sound and remembers the first question, the
  * OPT record and where the first RRs' types and rdata lie (dns_out.seen).
- * A sound message with resource records is then parsed by ldns
+ * A sound message with other resource records than those the walk keeps
+ * (below) is then parsed by ldns
  * (ldns_wire2pkt): owner names and the rdata of the types we decode are
  * rendered from the uncompressed wire bytes ldns keeps in its rdfs; the
  * rdata of other types comes from the wire beside it, because ldns splits
@@ -19,10 +21,12 @@
  * rest of its lists: when an RR's rdfs do not add up to its rdlength, or a
  * type differs from the wire's, the message is rendered by the walk
  * instead (ldns_rr_record).
- * A sound message of questions only (and at most the OPT record, which the
- * walk has read), that is most queries, has nothing for ldns to decode: the
- * walk renders it, which costs a fraction of ldns's packet, lists and
- * per-name allocations.
+ * A sound message whose records are all ones the walk has read whole and
+ * checked, that is questions, A, AAAA and CNAME records and the OPT record
+ * (most queries, and most answers), has nothing left for ldns to decode:
+ * the walk renders it, which costs a fraction of ldns's packet, lists and
+ * per-name allocations. ldns decodes every message with any other record:
+ * NS, MX, TXT, SOA, SRV, HTTPS/SVCB, CAA, NULL, PTR, DNSSEC, unknown types.
  * A message that the walk or ldns rejects is rendered by walking it again,
  * this time writing records, up to the damage, and is flagged malformed.
  *
@@ -268,6 +272,11 @@ static int name_read(const uint8_t *msg, size_t mlen, struct cur *c, struct dns_
 			}
 			if (target >= piece) {
 				*why = "compression pointer does not point backwards";
+				ret = NM_BAD;
+				goto out;
+			}
+			if (target < 12) { /* (ldns refuses offset 0 too) */
+				*why = "compression pointer into the header";
 				ret = NM_BAD;
 				goto out;
 			}
@@ -907,6 +916,33 @@ static void walk(struct walk *w, struct dns_out *o)
 	}
 }
 
+/*
+ * Did the dry run read and check every record of the message whole: are they
+ * all in its table, and of types that are fixed-size addresses or one name
+ * (A, AAAA, CNAME), or the OPT record it took apart? rdata_text checked each
+ * exactly (an A of 4 bytes, a CNAME name that fills its rdata), and
+ * name_read is stricter than ldns, so ldns could add nothing to them.
+ */
+static int walk_read_whole(const struct walk *w)
+{
+	unsigned n = (unsigned)w->count[SEC_AN] + w->count[SEC_NS] + w->count[SEC_AR];
+
+	if (w->why || n > w->n_seen)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		switch (w->seen[i].type) {
+		case LDNS_RR_TYPE_A:
+		case LDNS_RR_TYPE_AAAA:
+		case LDNS_RR_TYPE_CNAME:
+		case LDNS_RR_TYPE_OPT:
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 1;
+}
+
 /* ---- the ldns path -------------------------------------------------------- */
 
 /*
@@ -1190,11 +1226,10 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 		is_short = w.why_short;
 		own = 1;
 	}
-	/* A message of questions only (besides OPT, which the walk read) has no
-	 * resource record for ldns to decode: the walk renders it the same way
-	 * at a fraction of the cost (ldns allocates a packet, four lists and
-	 * every name). This is most queries. */
-	if (!own && !w.count[SEC_AN] && !w.count[SEC_NS] && w.count[SEC_AR] == (w.edns ? 1 : 0))
+	/* Nothing for ldns to decode (see the top of the file): the walk
+	 * renders it the same way at a fraction of the cost (ldns allocates a
+	 * packet, four lists and every name). */
+	if (!own && !(obs_flags & DNS_PARSE_LDNS) && walk_read_whole(&w))
 		own = 1;
 	if (!own) {
 		ldns_status st = ldns_wire2pkt(&pkt, msg, len);

@@ -76,9 +76,12 @@
 #define DNS_MAX_JUMPS 64      /* compression pointers followed per name */
 #define DNS_RR_SEEN 64        /* RRs whose wire place the walk remembers */
 
-/* Extra input flag for dns_parse_message (beside OBS_F_*): skip ldns and
- * use the cursor walk alone. For differential tests and the fuzz driver. */
+/* Extra input flags for dns_parse_message (beside OBS_F_*): skip ldns and
+ * use the cursor walk alone; or hand every sound message to ldns, even one
+ * the walk has read whole (see dns.c). For differential tests and the fuzz
+ * driver. */
 #define DNS_PARSE_OWN (1u << 16)
+#define DNS_PARSE_LDNS (1u << 17)
 
 /* An uncompressed wire name, ending in its root label. */
 struct dns_wname {
@@ -140,7 +143,7 @@ struct dns_out {
  * OBS_F_* that describe the transport: OBS_F_TCP selects "tcp" in the
  * header record; OBS_F_TRUNCATED says the capture cut the message, so
  * running out of bytes means MOD_TRUNCATED rather than MOD_MALFORMED.
- * DNS_PARSE_OWN may be or'ed in (see above).
+ * DNS_PARSE_OWN or DNS_PARSE_LDNS may be or'ed in (see above).
  *
  * Returns MOD_OK; MOD_TRUNCATED (capture cut, what could be read is in
  * *out); MOD_MALFORMED (what could be read is in *out, reason set,

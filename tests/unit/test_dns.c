@@ -5,9 +5,10 @@
  * bytes in names, the JSON renderer, the TCP stream path of the module, and
  * a fixed-seed random smoke loop (run it under ASan/UBSan).
  *
- * Every message that parses cleanly is parsed twice, through ldns and
- * through the cursor walk alone (DNS_PARSE_OWN), and the two detail records
- * must be byte-identical.
+ * Every message that parses cleanly is parsed twice, through ldns (forced
+ * with DNS_PARSE_LDNS, even when the walk would keep it) and through the
+ * cursor walk alone (DNS_PARSE_OWN), and the two detail records must be
+ * byte-identical. A third parse, as the sensor does it, must match too.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -174,8 +175,19 @@ static void keep(void)
 /* Parse M through ldns, and (when clean) again through the walk alone. */
 static int parse_flags(unsigned flags)
 {
-	int r = dns_parse_message(M.b, M.n, flags, &OUT);
+	static struct dns_out out3;
+	int r3 = dns_parse_message(M.b, M.n, flags, &out3);
+	int r = dns_parse_message(M.b, M.n, flags | DNS_PARSE_LDNS, &OUT);
 	int r2 = dns_parse_message(M.b, M.n, flags | DNS_PARSE_OWN, &OUT2);
+
+	/* the sensor's own choice of path gives what ldns gives */
+	if (r3 != r || out3.info_len != OUT.info_len ||
+	    memcmp(out3.info, OUT.info, OUT.info_len) != 0 || strcmp(out3.qname, OUT.qname) != 0 ||
+	    strcmp(out3.reason, OUT.reason) != 0) {
+		ok_diff++;
+		fprintf(stderr, "sensor path and ldns differ:\n%s\n", vis(&out3));
+		fprintf(stderr, "----\n%s\n", vis(&OUT));
+	}
 
 	/* ldns may reject what the walk accepts (then the walk renders it and
 	 * the message is malformed); a message ldns takes must look the same */
@@ -612,6 +624,31 @@ static void test_pointer_loop(void)
 	CHECK_STR(field(&OUT, "AN", 1, 5), "1.2.3.4");
 }
 
+/* A pointer into the 12-byte header is refused by our rules (ldns refuses
+ * offset 0 only): the walk renders what comes before it and the message is
+ * malformed, whichever path it would otherwise take. */
+static void test_header_pointer(void)
+{
+	for (unsigned target = 0; target < 12; target++) {
+		mb_hdr(&M, 6, RESP, 1, 2, 0, 0);
+		mb_q(&M, "example.com", 1, 1);
+		mb_u16(&M, 0xc00c);
+		size_t at = mb_rr(&M, 5, 1, 60); /* CNAME -> x.<header bytes> */
+		mb_u8(&M, 1);
+		mb_u8(&M, 'x');
+		mb_u16(&M, 0xc000 | target);
+		mb_rr_end(&M, at);
+		mb_u16(&M, 0xc00c);
+		at = mb_rr(&M, 1, 1, 60);
+		mb_bytes(&M, "\x01\x02\x03\x04", 4);
+		mb_rr_end(&M, at);
+		CHECK_EQ(parse(), MOD_MALFORMED);
+		CHECK_STR(OUT.reason, "answer 1: compression pointer into the header");
+		CHECK_EQ(count_tag(&OUT, "AN"), 2);
+		CHECK_STR(field(&OUT, "AN", 1, 5), "1.2.3.4");
+	}
+}
+
 static void test_forward_pointer(void)
 {
 	/* the question name points forward, to the answer's owner: ldns takes
@@ -748,7 +785,7 @@ static void test_truncated_everywhere(void)
 	snprintf(full_recs, sizeof(full_recs), "%s", tail ? tail + 1 : "");
 
 	for (size_t cut = 0; cut < n; cut++) {
-		int r = dns_parse_message(full.b, cut, 0, &OUT);
+		int r = dns_parse_message(full.b, cut, DNS_PARSE_LDNS, &OUT);
 		int r2 = dns_parse_message(full.b, cut, DNS_PARSE_OWN, &OUT2);
 		if (r == MOD_OK || r2 == MOD_OK)
 			bad_ok++;
@@ -1519,6 +1556,28 @@ static void test_random(void)
 
 	build_response();
 	keep();
+	/* and one of the records the walk keeps from ldns (dns.c): a CNAME
+	 * chain, A and AAAA answers, compressed, and EDNS */
+	mb_hdr(&M, 0x5151, RESP, 1, 3, 0, 1);
+	mb_q(&M, "api.example.org", 28, 1);
+	mb_u16(&M, 0xc00c);
+	size_t at = mb_rr(&M, 5, 1, 300);
+	size_t cname = M.n;
+	mb_name_ptr(&M, "edge", 16);
+	mb_rr_end(&M, at);
+	mb_u16(&M, 0xc000 | (unsigned)cname);
+	at = mb_rr(&M, 28, 1, 60);
+	mb_bytes(&M, "\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\x10\x01", 16);
+	mb_rr_end(&M, at);
+	mb_u16(&M, 0xc000 | (unsigned)cname);
+	at = mb_rr(&M, 1, 1, 60);
+	mb_bytes(&M, "\xc0\x00\x02\x07", 4);
+	mb_rr_end(&M, at);
+	mb_u8(&M, 0);
+	at = mb_rr(&M, 41, 1232, 0);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	keep();
 	for (int it = 0; it < 60000; it++) {
 		if (it % 2) {
 			/* random bytes behind a plausible header */
@@ -1552,7 +1611,7 @@ static void test_random(void)
 		}
 	}
 	CHECK_EQ(bad, 0);
-	CHECK_EQ(nbases, 7);
+	CHECK_EQ(nbases, 8);
 	CHECK(nok > 100);
 }
 
@@ -1571,6 +1630,7 @@ int main(void)
 	test_compression();
 	test_pointer_loop();
 	test_forward_pointer();
+	test_header_pointer();
 	test_long_label_name();
 	test_truncated_everywhere();
 	test_counts_lie();
