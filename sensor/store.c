@@ -673,6 +673,35 @@ static int event_group(const struct store *s, uint64_t tail, uint64_t head,
 	return 1;
 }
 
+/* A mutex and its n condition variables, set up together: 0, or -1 with
+ * nothing left set up. */
+static int sync_init(pthread_mutex_t *m, pthread_cond_t *const *cv, int n)
+{
+	int i;
+
+	if (pthread_mutex_init(m, NULL) != 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (pthread_cond_init(cv[i], NULL) != 0)
+			break;
+	if (i == n)
+		return 0;
+	while (i-- > 0)
+		pthread_cond_destroy(cv[i]);
+	pthread_mutex_destroy(m);
+	return -1;
+}
+
+static void sync_destroy(pthread_mutex_t *m, pthread_cond_t *const *cv, int n)
+{
+	for (int i = 0; i < n; i++)
+		pthread_cond_destroy(cv[i]);
+	pthread_mutex_destroy(m);
+}
+
+/* the writer's: s->lock guards the ring's sleeps and flushes */
+#define WRITER_CONDS(s) ((pthread_cond_t *const[]){&(s)->not_empty, &(s)->not_full, &(s)->flushed})
+
 /*
  * Checkpoints. SQLite's own policy checkpoints in the committing thread once
  * the WAL holds CKPT_FRAMES pages, and a checkpoint fsyncs the WAL and then
@@ -746,21 +775,11 @@ static void ckpt_start(struct store *s)
 			    NULL) != SQLITE_OK ||
 	    sqlite3_exec(s->ck_db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
-	if (pthread_mutex_init(&s->ck_lock, NULL) != 0)
+	pthread_cond_t *const cv[] = {&s->ck_cond, &s->ck_idle};
+	if (sync_init(&s->ck_lock, cv, 2) < 0)
 		goto fail;
-	if (pthread_cond_init(&s->ck_cond, NULL) != 0) {
-		pthread_mutex_destroy(&s->ck_lock);
-		goto fail;
-	}
-	if (pthread_cond_init(&s->ck_idle, NULL) != 0) {
-		pthread_cond_destroy(&s->ck_cond);
-		pthread_mutex_destroy(&s->ck_lock);
-		goto fail;
-	}
 	if (pthread_create(&s->ck_thread, NULL, ckpt_main, s) != 0) {
-		pthread_cond_destroy(&s->ck_idle);
-		pthread_cond_destroy(&s->ck_cond);
-		pthread_mutex_destroy(&s->ck_lock);
+		sync_destroy(&s->ck_lock, cv, 2);
 		goto fail;
 	}
 	s->ck_started = 1;
@@ -783,9 +802,7 @@ static void ckpt_stop(struct store *s)
 	pthread_cond_signal(&s->ck_cond);
 	pthread_mutex_unlock(&s->ck_lock);
 	pthread_join(s->ck_thread, NULL);
-	pthread_cond_destroy(&s->ck_idle);
-	pthread_cond_destroy(&s->ck_cond);
-	pthread_mutex_destroy(&s->ck_lock);
+	sync_destroy(&s->ck_lock, (pthread_cond_t *const[]){&s->ck_cond, &s->ck_idle}, 2);
 	s->ck_started = 0;
 	sqlite3_close(s->ck_db);
 	s->ck_db = NULL;
@@ -1247,23 +1264,8 @@ int store_open(struct store **out, const char *path, const struct store_config *
 		s->ring = malloc(s->ring_cap);
 		if (!s->ring)
 			goto oom;
-		if (pthread_mutex_init(&s->lock, NULL) != 0)
+		if (sync_init(&s->lock, WRITER_CONDS(s), 3) < 0)
 			goto oom;
-		if (pthread_cond_init(&s->not_empty, NULL) != 0) {
-			pthread_mutex_destroy(&s->lock);
-			goto oom;
-		}
-		if (pthread_cond_init(&s->not_full, NULL) != 0) {
-			pthread_cond_destroy(&s->not_empty);
-			pthread_mutex_destroy(&s->lock);
-			goto oom;
-		}
-		if (pthread_cond_init(&s->flushed, NULL) != 0) {
-			pthread_cond_destroy(&s->not_full);
-			pthread_cond_destroy(&s->not_empty);
-			pthread_mutex_destroy(&s->lock);
-			goto oom;
-		}
 		s->locks_ready = 1;
 		ckpt_start(s);
 		rc = pthread_create(&s->thread, NULL, writer_main, s);
@@ -1297,12 +1299,8 @@ fail:
 			sqlite3_finalize(*sts[i]);
 	}
 	sqlite3_close(s->db);
-	if (s->locks_ready) {
-		pthread_cond_destroy(&s->flushed);
-		pthread_cond_destroy(&s->not_full);
-		pthread_cond_destroy(&s->not_empty);
-		pthread_mutex_destroy(&s->lock);
-	}
+	if (s->locks_ready)
+		sync_destroy(&s->lock, WRITER_CONDS(s), 3);
 	pthread_mutex_destroy(&s->err_lock);
 	free(s->ring);
 	free(s->scratch);
@@ -1353,12 +1351,8 @@ int store_close(struct store *s)
 			s->errmsg);
 		rc = -1;
 	}
-	if (s->locks_ready) {
-		pthread_cond_destroy(&s->flushed);
-		pthread_cond_destroy(&s->not_full);
-		pthread_cond_destroy(&s->not_empty);
-		pthread_mutex_destroy(&s->lock);
-	}
+	if (s->locks_ready)
+		sync_destroy(&s->lock, WRITER_CONDS(s), 3);
 	pthread_mutex_destroy(&s->err_lock);
 	free(s->ring);
 	free(s->scratch);
