@@ -1552,9 +1552,11 @@ int decode_peek_tuple(int dlt, const uint8_t *data, uint32_t caplen, struct tupl
 		break;
 	case LK_RAW:
 	case LK_IPV4:
-	case LK_IPV6:
-		ipv = cur_has(&c, 1) ? data[0] >> 4 : 0;
+	case LK_IPV6: {
+		struct cur v = c; /* the version nibble, read again below */
+		ipv = cur_u8(&v) >> 4;
 		break;
+	}
 	default:
 		return 0;
 	}

@@ -291,7 +291,13 @@ static int cmd_replay(int argc, char **argv)
 		 * libpcap reuses its buffer). */
 		struct capture_pkt held = {0};
 		int have = 0;
-		while (!stop_requested) {
+		for (;;) {
+			if (stop_requested) { /* what was read is processed */
+				if (have)
+					core_packet(core, dlt, held.ts_us, held.data, held.caplen,
+						    held.wirelen, (uint32_t)(i - optind));
+				break;
+			}
 			r = capture_next(cap, &cp);
 			if (r == CAP_PACKET)
 				core_prefetch(core, dlt, cp.data, cp.caplen);

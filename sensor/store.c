@@ -771,8 +771,12 @@ static void *ckpt_main(void *arg)
  * own checkpoints, as in inline mode. */
 static void ckpt_start(struct store *s)
 {
-	if (sqlite3_open_v2(s->path, &s->ck_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK ||
+	/* the file the writer's connection has open (s->path may be a URI) */
+	const char *file = sqlite3_db_filename(s->db, "main");
+
+	if (!file || !*file ||
+	    sqlite3_open_v2(file, &s->ck_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+		    SQLITE_OK ||
 	    sqlite3_exec(s->ck_db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
 	pthread_cond_t *const cv[] = {&s->ck_cond, &s->ck_idle};
