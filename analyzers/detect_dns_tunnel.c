@@ -1258,7 +1258,7 @@ static void dt_fini(void *state)
 		deflateEnd(&st->zs);
 	if (st->psl_own)
 		psl_free(st->psl_own);
-	free(st);
+	mem_table_free(st, sizeof(*st));
 }
 
 static int dt_init(const struct module_env *env, void **state)
@@ -1286,7 +1286,7 @@ static int dt_init(const struct module_env *env, void **state)
 	st->psl_own = psl_latest(NULL);
 	st->psl = st->psl_own ? st->psl_own : psl_builtin();
 	if (!st->psl) {
-		free(st);
+		mem_table_free(st, sizeof(*st));
 		return -ENOENT;
 	}
 	if (deflateInit2(&st->zs, 6, Z_DEFLATED, -9, 2, Z_DEFAULT_STRATEGY) == Z_OK) {

@@ -830,17 +830,25 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 
 /* ----------------------------------------------------------------- flows */
 
+/* Flows in chunk i: FLOW_CHUNK, but the last may hold fewer (max_flows). */
+static uint32_t chunk_flows(const struct flow_table *ft, uint32_t i)
+{
+	uint64_t left = (uint64_t)ft->cfg.max_flows - (uint64_t)i * FLOW_CHUNK;
+
+	if ((uint64_t)i * FLOW_CHUNK >= ft->cfg.max_flows)
+		return 0;
+	return left > FLOW_CHUNK ? FLOW_CHUNK : (uint32_t)left;
+}
+
 /* A free flow struct and its slab index + 1, or NULL when out of memory. */
 static struct flow *flow_alloc(struct flow_table *ft, uint32_t *ref)
 {
 	if (!ft->free_ref) {
 		/* Every chunk but the last is full, so chunk n_chunks starts
 		 * at index allocated. */
-		uint32_t n = ft->cfg.max_flows - ft->allocated;
+		uint32_t n = chunk_flows(ft, ft->n_chunks);
 		if (n == 0)
 			return NULL; /* cannot happen: flow_create evicts first */
-		if (n > FLOW_CHUNK)
-			n = FLOW_CHUNK;
 		struct flow *c = mem_table_zalloc((size_t)n * sizeof(struct flow));
 		if (!c)
 			return NULL;
@@ -1110,6 +1118,7 @@ struct flow_table *flow_table_new(const struct flow_config *cfg, flow_end_fn on_
 	ft->user = user;
 	while (nb < 2 * ft->cfg.max_flows) /* at most half full */
 		nb <<= 1;
+	ft->mask = nb - 1; /* (flow_table_free sizes the slots by it) */
 	ft->slots = mem_table_zalloc((size_t)nb * sizeof(*ft->slots));
 	ft->chunks = calloc((ft->cfg.max_flows + FLOW_CHUNK - 1) / FLOW_CHUNK,
 			    sizeof(*ft->chunks));
@@ -1117,7 +1126,6 @@ struct flow_table *flow_table_new(const struct flow_config *cfg, flow_end_fn on_
 				 sizeof(*ft->pair_chunks));
 	if (!ft->slots || !ft->chunks || !ft->pair_chunks)
 		goto fail;
-	ft->mask = nb - 1;
 	ft->seed = ft->cfg.hash_seed;
 	if (!ft->seed && getentropy(&ft->seed, sizeof(ft->seed)) != 0)
 		ft->seed = fmix64((uint64_t)(uintptr_t)ft ^ 0x9e3779b97f4a7c15ull);
@@ -1139,8 +1147,8 @@ void flow_table_free(struct flow_table *ft)
 			break;
 		flow_end(ft, lru_tail(ft, cls));
 	}
-	for (uint32_t i = 0; i < ft->n_chunks; i++)
-		free(ft->chunks[i]);
+	for (uint32_t i = 0; i < ft->n_chunks; i++) /* all full but the last */
+		mem_table_free(ft->chunks[i], (size_t)chunk_flows(ft, i) * sizeof(struct flow));
 	free(ft->chunks);
 	for (uint32_t i = 0; i < ft->n_pair_chunks; i++)
 		free(ft->pair_chunks[i]);
@@ -1152,7 +1160,7 @@ void flow_table_free(struct flow_table *ft)
 			free(b);
 		}
 	}
-	free(ft->slots);
+	mem_table_free(ft->slots, (size_t)(ft->mask + 1) * sizeof(*ft->slots));
 	free(ft);
 }
 

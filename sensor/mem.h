@@ -14,8 +14,14 @@
 
 #include <stddef.h>
 
-/* n zeroed bytes, 64-byte aligned, released with free(); NULL when out of
- * memory. From 2 MiB up, the size is rounded up to whole 2 MiB pages. */
+/* n zeroed bytes; NULL when out of memory. From 2 MiB up they are fresh
+ * anonymous pages (zero, and costing nothing until touched), 2 MiB aligned,
+ * the size rounded up to whole 2 MiB pages; below that a 64-byte aligned
+ * heap block; under AddressSanitizer always calloc's block, redzones and
+ * all. */
 void *mem_table_zalloc(size_t n);
+
+/* Release what mem_table_zalloc(n) returned, with the same n. NULL is fine. */
+void mem_table_free(void *p, size_t n);
 
 #endif
