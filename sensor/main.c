@@ -200,6 +200,11 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 			ss->events, ss->errors + s->store_errors);
 }
 
+static void replay_one(struct core *core, int dlt, const struct capture_pkt *p, uint32_t file)
+{
+	core_packet(core, dlt, p->ts_us, p->data, p->caplen, p->wirelen, file);
+}
+
 static int cmd_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -294,16 +299,14 @@ static int cmd_replay(int argc, char **argv)
 		for (;;) {
 			if (stop_requested) { /* what was read is processed */
 				if (have)
-					core_packet(core, dlt, held.ts_us, held.data, held.caplen,
-						    held.wirelen, (uint32_t)(i - optind));
+					replay_one(core, dlt, &held, (uint32_t)(i - optind));
 				break;
 			}
 			r = capture_next(cap, &cp);
 			if (r == CAP_PACKET)
 				core_prefetch(core, dlt, cp.data, cp.caplen);
 			if (have) {
-				core_packet(core, dlt, held.ts_us, held.data, held.caplen,
-					    held.wirelen, (uint32_t)(i - optind));
+				replay_one(core, dlt, &held, (uint32_t)(i - optind));
 				if (progress && (capture_count(cap) & 0xffff) == 0)
 					progress_draw(cap, core_stats(core)->packets, t0);
 			}
@@ -312,8 +315,7 @@ static int cmd_replay(int argc, char **argv)
 			if (cp.caplen > ahead_cap) {
 				uint8_t *nb = realloc(ahead, cp.caplen);
 				if (!nb) { /* no copy: process it now, without read-ahead */
-					core_packet(core, dlt, cp.ts_us, cp.data, cp.caplen,
-						    cp.wirelen, (uint32_t)(i - optind));
+					replay_one(core, dlt, &cp, (uint32_t)(i - optind));
 					have = 0;
 					continue;
 				}
