@@ -3,14 +3,16 @@
  * and 5355 (LLMNR); over TCP, length-prefixed messages from the flow table's
  * stream. One observation per message.
  *
- * A message goes through two parsers. First a cursor walk (walk(), dry run)
+ * A message goes through up to two parsers. First a cursor walk (walk())
  * reads the header, the questions and every RR, enforcing the hostile-
  * protocol rules of dns.h: pointers strictly backwards and never into the
  * 12-byte header, names <= 255 bytes,
  * labels <= 63, bounded jumps, rdata of decoded types exactly filled, one
- * OPT, TSIG last, no bytes after the last RR. It renders nothing; it only
- * says whether the message is sound and remembers the first question, the
- * OPT record and where the first RRs' types and rdata lie (dns_out.seen).
+ * OPT, TSIG last, no bytes after the last RR. It says whether the message
+ * is sound, remembers the first question, the OPT record and where the
+ * first RRs' types and rdata lie (dns_out.seen), and renders the records
+ * it reads into dns_out.walk_buf, to follow the header record if the walk
+ * is the path taken.
  * A sound message with other resource records than those the walk keeps
  * (below) is then parsed by ldns
  * (ldns_wire2pkt): owner names and the rdata of the types we decode are
@@ -27,8 +29,9 @@
  * the walk renders it, which costs a fraction of ldns's packet, lists and
  * per-name allocations. ldns decodes every message with any other record:
  * NS, MX, TXT, SOA, SRV, HTTPS/SVCB, CAA, NULL, PTR, DNSSEC, unknown types.
- * A message that the walk or ldns rejects is rendered by walking it again,
- * this time writing records, up to the damage, and is flagged malformed.
+ * A message that the walk or ldns rejects gets the walk's records, up to
+ * the damage, and is flagged malformed. (The walk renders a second time,
+ * after the header, only when its records did not all fit.)
  *
  * Both paths share the renderers (rdata_text, tb_name), so a sound message
  * looks the same whichever way it went; the unit test checks exactly that.
@@ -748,10 +751,11 @@ static void q_record(struct dns_out *o, const uint8_t *w, size_t n, int has_type
 }
 
 /* One RR record; rd lies inside msg[0..mlen), the base for its pointers. */
-static void rr_record(struct dns_out *o, int sec, const uint8_t *owner, size_t owner_len,
-		      uint16_t type, uint16_t cls, uint32_t ttl, const uint8_t *msg,
-		      size_t mlen, struct cur rd)
+static const char *rr_record(struct dns_out *o, int sec, const uint8_t *owner,
+			     size_t owner_len, uint16_t type, uint16_t cls, uint32_t ttl,
+			     const uint8_t *msg, size_t mlen, struct cur rd)
 {
+	const char *why;
 	char data[DNS_DATA_MAX];
 	struct tbuf t = {data, sizeof(data), 0, 0};
 	struct name_keep keep = {&o->prev, 0, 0, 0};
@@ -763,7 +767,8 @@ static void rr_record(struct dns_out *o, int sec, const uint8_t *owner, size_t o
 	name_field(o, owner, owner_len);
 	rec_nums(&o->rec, (const uint32_t[]){type, cls, ttl}, 3);
 	data[0] = '\0';
-	if (rdata_text(type, msg, mlen, rd, &t, &keep)) {
+	why = rdata_text(type, msg, mlen, rd, &t, &keep);
+	if (why) {
 		if (keep.state)
 			keep.state = -1; /* its text is not what the record gets */
 		t.len = 0;
@@ -784,6 +789,7 @@ static void rr_record(struct dns_out *o, int sec, const uint8_t *owner, size_t o
 	rec_close(o, start);
 	if (o->rec.overflow)
 		o->prev_ok = 0;
+	return why;
 }
 
 /* ---- the cursor walk ------------------------------------------------------ */
@@ -798,7 +804,7 @@ struct walk {
 	unsigned why_idx;
 	size_t why_n;  /* SEC_END: bytes after the last record */
 	int why_short; /* the bytes ran out (a cut capture, or counts that lie) */
-	/* what the dry run remembers */
+	/* what the checking walk remembers */
 	struct dns_wname qname;
 	uint16_t qtype, qclass;
 	int have_q;
@@ -820,14 +826,26 @@ static void walk_note(struct walk *w, int sec, unsigned idx, const char *why, in
 	w->why_short = is_short;
 }
 
+/* The first question's name, rendered into o->qname (owners that repeat it
+ * copy that text: name_field). */
+static void qname_set(struct dns_out *o, const struct walk *w)
+{
+	o->qname_len = dns_name_text(o->qname, sizeof(o->qname), w->qname.w, w->qname.len, NULL);
+	o->qwire = w->qname.w;
+	o->qwire_len = w->qname.len;
+}
+
 /*
- * Walk the message after its header. With o == NULL a dry run: checks every
- * rule and fills w; otherwise it also writes a record per question and RR it
- * can read. It stops at the first framing problem (a name that breaks a rule,
- * bytes that run out); a bad rdata is noted and the walk goes on, since
- * rdlength still frames the next RR.
+ * Walk the message after its header. With check, it checks every rule and
+ * fills w (the first question, the OPT record, the RR table, the first
+ * problem); with o, it writes a record per question and RR it can read.
+ * dns_parse_message does both in one walk, and walks again only to render
+ * after all (o alone) when the first walk's records cannot be used. It stops
+ * at the first framing problem (a name that breaks a rule, bytes that run
+ * out); a bad rdata is noted and the walk goes on, since rdlength still
+ * frames the next RR.
  */
-static void walk(struct walk *w, struct dns_out *o)
+static void walk(struct walk *w, struct dns_out *o, int check)
 {
 	struct cur c = cur_init(w->msg, w->len);
 	struct dns_wname d;
@@ -836,8 +854,8 @@ static void walk(struct walk *w, struct dns_out *o)
 
 	cur_skip(&c, 12);
 	for (unsigned i = 0; i < w->count[SEC_QD]; i++) {
-		/* the dry run reads the first name where it is remembered */
-		struct dns_wname *qd = i == 0 && !o ? &w->qname : &d;
+		/* the checking walk reads the first name where it is kept */
+		struct dns_wname *qd = i == 0 && check ? &w->qname : &d;
 		r = name_read(w->msg, w->len, &c, qd, &why);
 		if (r != NM_OK) {
 			walk_note(w, SEC_QD, i, why, r == NM_SHORT);
@@ -845,10 +863,12 @@ static void walk(struct walk *w, struct dns_out *o)
 		}
 		uint16_t type = cur_be16(&c);
 		uint16_t cls = cur_be16(&c);
-		if (i == 0 && !o) {
+		if (i == 0 && check) {
 			w->qtype = type;
 			w->qclass = cls;
 			w->have_q = 1;
+			if (o)
+				qname_set(o, w);
 		}
 		if (o)
 			q_record(o, qd->w, qd->len, !c.err, type, cls);
@@ -878,15 +898,16 @@ static void walk(struct walk *w, struct dns_out *o)
 				walk_note(w, s, i, "rdata runs past the end", 1);
 				return;
 			}
-			if (!o && w->n_seen < DNS_RR_SEEN) {
+			if (check && w->n_seen < DNS_RR_SEEN) {
 				w->seen[w->n_seen].rd = rd.p;
 				w->seen[w->n_seen].rd_end = rd.end;
 				w->seen[w->n_seen].type = type;
 				w->n_seen++;
 			}
 			if (s == SEC_AR && type == LDNS_RR_TYPE_OPT) {
-				if (o) {
-					/* already in the header record */
+				/* no record: it is in the header record */
+				if (!check) {
+					/* (read by the checking walk) */
 				} else if (w->edns) {
 					walk_note(w, s, i, "more than one OPT record", 0);
 				} else {
@@ -901,13 +922,14 @@ static void walk(struct walk *w, struct dns_out *o)
 			if (s == SEC_AR && type == LDNS_RR_TYPE_TSIG && i + 1 != w->count[s])
 				walk_note(w, s, i, "TSIG is not the last record", 0);
 			if (o) {
-				rr_record(o, s, d.w, d.len, type, cls, ttl, w->msg, w->len, rd);
+				why = rr_record(o, s, d.w, d.len, type, cls, ttl, w->msg, w->len,
+						rd);
 			} else {
 				struct tbuf dry = {NULL, 0, 0, 0};
 				why = rdata_text(type, w->msg, w->len, rd, &dry, NULL);
-				if (why)
-					walk_note(w, s, i, why, 0);
 			}
+			if (why && check)
+				walk_note(w, s, i, why, 0);
 		}
 	}
 	if (cur_left(&c) && !w->why) {
@@ -917,7 +939,7 @@ static void walk(struct walk *w, struct dns_out *o)
 }
 
 /*
- * Did the dry run read and check every record of the message whole: are they
+ * Did the walk read and check every record of the message whole: are they
  * all in its table, and of types that are fixed-size addresses or one name
  * (A, AAAA, CNAME), or the OPT record it took apart? rdata_text checked each
  * exactly (an A of 4 bytes, a CNAME name that fills its rdata), and
@@ -950,7 +972,7 @@ static int walk_read_whole(const struct walk *w)
  * per-type descriptors and silently drops bytes beyond them (an A rdata of 5
  * bytes comes out as 4), so the rdata of types we show as generic is taken
  * from the wire, not from ldns's rdfs. The first DNS_RR_SEEN come from the
- * table the dry-run walk filled (w->seen); the rest are read from the wire
+ * table the checking walk filled (w->seen); the rest are read from the wire
  * after them. The walk already checked the framing, so this cannot fail on
  * a message that reaches the ldns path.
  */
@@ -1217,10 +1239,19 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 	o->nscount = w.count[SEC_NS];
 	o->arcount = w.count[SEC_AR];
 
+	/* One walk checks the message and renders its records into walk_buf,
+	 * as if they followed the header record. */
 	w.msg = msg;
 	w.len = len;
 	w.seen = o->seen;
-	walk(&w, NULL);
+	struct rec head = o->rec;
+	rec_init(&o->rec, o->walk_buf, head.cap);
+	walk(&w, o, 1);
+	struct rec body = o->rec;
+	int body_cut = o->cut;
+	o->rec = head;
+	o->cut = 0;
+	o->prev_ok = 0;
 	if (w.why) {
 		set_reason(o, &w);
 		is_short = w.why_short;
@@ -1244,11 +1275,7 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 		}
 	}
 	o->rcode = (uint16_t)((unsigned)w.edns_ext_rcode << 4 | (b3 & 15));
-	if (w.have_q) {
-		o->qname_len = dns_name_text(o->qname, sizeof(o->qname), w.qname.w, w.qname.len,
-					     NULL);
-		o->qwire = w.qname.w;
-		o->qwire_len = w.qname.len;
+	if (w.have_q) { /* (the walk rendered o->qname) */
 		o->qtype = w.qtype;
 		o->qclass = w.qclass;
 	}
@@ -1269,8 +1296,17 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 			own = 1;
 		}
 	}
-	if (own)
-		walk(&w, o);
+	if (own && !body.overflow && !o->rec.overflow &&
+	    body.len <= o->rec.cap - 1 - o->rec.len) {
+		/* the walk's records, just as rendering them here would write
+		 * them: none was cut for room, and all fit after the header */
+		memcpy(o->rec.buf + o->rec.len, body.buf, body.len + 1);
+		o->rec.len += body.len;
+		o->rec.fresh = body.fresh;
+		o->cut |= body_cut;
+	} else if (own) {
+		walk(&w, o, 0);
+	}
 
 	ret = finish(o, is_short, obs_flags);
 out:

@@ -122,7 +122,7 @@ struct dns_out {
 	const uint8_t *qwire;     /* wire form of qname (valid during the parse) */
 	size_t qwire_len;         /* 0: no qname rendered */
 	struct rec rec;
-	/* Type and rdata of the first DNS_RR_SEEN RRs as the dry-run walk read
+	/* Type and rdata of the first DNS_RR_SEEN RRs as the checking walk read
 	 * them (OPT included), so the ldns path can take its wire RRs from here
 	 * instead of reading every owner name again; beyond these it reads the
 	 * wire. Valid for the current message only, never cleared. */
@@ -135,6 +135,9 @@ struct dns_out {
 	int prev_ok;
 	size_t prev_off, prev_text_len;
 	char info_buf[DNS_INFO_MAX];
+	/* the records as the walk renders them, before the header record,
+	 * which needs what the walk learns, goes in front of them */
+	char walk_buf[DNS_INFO_MAX];
 	uint8_t scratch[DNS_SCRATCH_MAX];
 };
 
