@@ -713,8 +713,8 @@ static void sync_destroy(pthread_mutex_t *m, pthread_cond_t *const *cv, int n)
  * beginning its next batch at once, never sees while the checkpointer
  * works; so once the WAL holds CKPT_FRAMES_MAX pages the writer waits for
  * the checkpointer's pass to end and checkpoints itself (only the frames
- * that pass did not reach), and its next transaction starts the WAL over. The WAL stays under ~32 MiB plus
- * about two batches.
+ * that pass did not reach), and its next transaction starts the WAL over.
+ * The WAL stays under ~32 MiB plus about two batches.
  */
 #define CKPT_FRAMES 1000u      /* SQLite's default wal_autocheckpoint */
 #define CKPT_FRAMES_MAX 8192u /* 32 MiB of 4 KiB pages */
