@@ -12,7 +12,7 @@
 #include "analyzers/module.h"
 #include "sensor/text.h"
 
-#define MAX_ALERTS 32
+#define MAX_ALERTS 64
 
 struct got {
 	char class[32];

@@ -25,57 +25,10 @@
 #include "../../sensor/record.h"
 #include "../../sensor/rules.h"
 #include "../../sensor/text.h"
+#include "alert_rec.h"
 #include "check.h"
 
-/* ---- the recording emit --------------------------------------------------- */
-
-#define MAX_ALERTS 64
-
-struct got {
-	char class[32];
-	char subject[256];
-	char detail[256];
-	char evidence[256];
-	char outcome[16];
-	char src[64];
-	int severity, score;
-};
-
-struct recorder {
-	struct got a[MAX_ALERTS];
-	int n;
-};
-
-static int rec_alert(struct emit *e, const struct alert *a)
-{
-	struct recorder *r = e->core;
-	struct got *g;
-
-	if (r->n >= MAX_ALERTS)
-		return 0;
-	g = &r->a[r->n++];
-	snprintf(g->class, sizeof(g->class), "%s", a->class);
-	snprintf(g->subject, sizeof(g->subject), "%s", a->subject ? a->subject : "");
-	snprintf(g->detail, sizeof(g->detail), "%s", a->detail ? a->detail : "");
-	snprintf(g->evidence, sizeof(g->evidence), "%s", a->evidence ? a->evidence : "");
-	snprintf(g->outcome, sizeof(g->outcome), "%s", a->outcome ? a->outcome : "");
-	g->severity = a->severity;
-	g->score = a->score;
-	g->src[0] = '\0';
-	if (a->pkt)
-		text_addr(g->src, sizeof(g->src), a->pkt->ipv, a->pkt->src);
-	return 0;
-}
-
-static int rec_obs(struct emit *e, const struct obs *o)
-{
-	(void)e;
-	(void)o;
-	return 0;
-}
-
-static struct recorder R;
-static struct emit E = {rec_obs, rec_alert, &R};
+/* ---- the recording emit: R, E (alert_rec.h) ------------------------------ */
 
 /* Alerts of class cls recorded since the last reset. */
 static int count(const char *cls)

@@ -639,6 +639,18 @@ static void test_drop_when_full(void)
 	remove_db(db);
 }
 
+/* DNS queries i = from .. to-1, the i-th at step_us * i after the first. */
+static void put_queries(struct store *s, int from, int to, uint64_t step_us)
+{
+	struct fake f;
+
+	for (int i = from; i < to; i++) {
+		fake_make(&f, 0, OBS_DNS_QUERY);
+		f.p.ts_us += (uint64_t)i * step_us;
+		CHECK_EQ(store_event(s, &f.o, 0), 0);
+	}
+}
+
 /* Bulk mode hands events to the writer in chunks (PUBLISH_BYTES): a few
  * events still held back are written by a flush, and a producer that fills
  * the smallest ring while holding some back gets it drained; every event
@@ -649,23 +661,14 @@ static void test_bulk_publish(void)
 	struct store *s = NULL;
 	struct store_config cfg = {.writer = STORE_WRITER_THREAD, .bulk = 1, .queue_kib = 256,
 				   .batch_ms = 600000};
-	struct fake f;
 
 	path_in(db, sizeof(db), "bulkpub.db");
 	remove_db(db);
 	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
-	for (int i = 0; i < 3; i++) {
-		fake_make(&f, 0, OBS_DNS_QUERY);
-		f.p.ts_us += (uint64_t)i;
-		CHECK_EQ(store_event(s, &f.o, 0), 0);
-	}
+	put_queries(s, 0, 3, 1);
 	CHECK_EQ(store_flush(s), 0);
 	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 3);
-	for (int i = 3; i < 30000; i++) {
-		fake_make(&f, 0, OBS_DNS_QUERY);
-		f.p.ts_us += (uint64_t)i;
-		CHECK_EQ(store_event(s, &f.o, 0), 0);
-	}
+	put_queries(s, 3, 30000, 1);
 	CHECK_EQ(store_flush(s), 0);
 	CHECK(store_get_stats(s)->queue_waits > 0); /* the ring did fill */
 	CHECK_EQ(store_get_stats(s)->events, 30000);
@@ -688,16 +691,11 @@ static void test_bulk_span(void)
 		struct store *s = NULL;
 		struct store_config cfg = {.writer = STORE_WRITER_INLINE, .bulk = bulk,
 					   .batch_ms = 1000};
-		struct fake f;
 
 		path_in(db, sizeof(db), "span.db");
 		remove_db(db);
 		CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
-		for (int i = 0; i < 4; i++) {
-			fake_make(&f, 0, OBS_DNS_QUERY);
-			f.p.ts_us += (uint64_t)i * 20000000u; /* 0, 20, 40, 60 s */
-			CHECK_EQ(store_event(s, &f.o, 0), 0);
-		}
+		put_queries(s, 0, 4, 20000000u); /* 0, 20, 40, 60 s */
 		CHECK_EQ(store_flush(s), 0);
 		CHECK_EQ(store_get_stats(s)->commits, bulk ? 1 : 2);
 		CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 4);
