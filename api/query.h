@@ -70,6 +70,10 @@ int query_alert_get(struct query *q, int64_t id, json_t **out, char *err, size_t
  * Returns 0, or -1 for an unknown name. */
 int query_kind_range(const char *kind, int *lo, int *hi);
 
+/* The statement query_events() runs for a family name (NULL: every kind),
+ * for EXPLAIN QUERY PLAN in tests; NULL for an unknown name. */
+const char *query_events_sql(const char *kind);
+
 /* "info".."critical" or "1".."5" -> 1..5; -1 for anything else. */
 int query_severity_level(const char *s);
 

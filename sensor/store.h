@@ -76,6 +76,26 @@ struct store_stats {
 };
 
 /*
+ * Events are stored one table per family of kinds (schema/002_event_tables.sql):
+ * events_dns (OBS_DNS_QUERY, OBS_DNS_ANSWER), events_http, events_tls and
+ * events_icmp, with ids from one sequence over the four; the view `events`
+ * joins them.
+ */
+enum store_family {
+	STORE_FAM_DNS,
+	STORE_FAM_HTTP,
+	STORE_FAM_TLS,
+	STORE_FAM_ICMP,
+	STORE_FAM_COUNT
+};
+
+/* The family of an OBS_* kind, or -1 for a kind that has none. */
+int store_kind_family(int kind);
+
+/* The table of family f ("events_dns", ...), or NULL. */
+const char *store_family_table(int f);
+
+/*
  * Open (creating if needed) the database at path, apply pending migrations,
  * switch to WAL and prepare the statements. cfg may be NULL. path may be a
  * SQLite "file:" URI. A read-only database, or one whose user_version is

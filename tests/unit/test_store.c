@@ -22,6 +22,7 @@
 #include "analyzers/module.h"
 #include "api/event_json.h"
 #include "api/query.h"
+#include "sensor/schema.h"
 #include "sensor/store.h"
 
 static char dir[256];
@@ -108,9 +109,16 @@ static void test_open_migrate(void)
 	CHECK_EQ(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
 			     "('events', 'alerts', 'stats')"),
 		 3);
-	CHECK_EQ(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
-			     "name = 'events_kind'"),
+	/* Events: a table per family, the view, and no index to keep up. */
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+			     "('events_dns', 'events_http', 'events_tls', 'events_icmp')"),
+		 4);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'view' AND "
+			     "name = 'events'"),
 		 1);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+			     "tbl_name LIKE 'events%'"),
+		 0);
 	/* WAL is persistent in the file. */
 	{
 		sqlite3 *h = NULL;
@@ -135,52 +143,209 @@ static void test_open_migrate(void)
 	CHECK_EQ(store_close(s), 0);
 	CHECK_EQ(sql_int(db, "PRAGMA user_version"), store_schema_version());
 	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 1);
-	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events"), 7);
+	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_dns"), 7);
 	CHECK_EQ(store_close(NULL), 0);
 	remove_db(db);
 }
 
-static int64_t index_matches_migration(const char *db)
+/* Collect ids from query callbacks. */
+struct ids {
+	int64_t v[4096];
+	int n;
+	int kinds_ok;
+	const char *want_kind;
+	char first[2048];
+};
+
+static int collect(void *arg, json_t *row)
 {
-	/* sqlite_master keeps the CREATE text as written (IF NOT EXISTS dropped). */
-	return sql_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
-			   "name = 'events_kind' AND sql = 'CREATE INDEX events_kind ON events(kind, id)'");
+	struct ids *c = arg;
+	json_t *id = json_object_get(row, "id");
+	const char *kind = json_string_value(json_object_get(row, "kind"));
+	if (c->n == 0) {
+		char *d = json_dumps(row, EVENT_JSON_DUMP_FLAGS);
+		snprintf(c->first, sizeof(c->first), "%s", d ? d : "");
+		free(d);
+	}
+	if (c->n < 4096)
+		c->v[c->n++] = json_integer_value(id);
+	if (c->want_kind && (!kind || strcmp(kind, c->want_kind) != 0))
+		c->kinds_ok = 0;
+	return 0;
 }
 
-/* A bulk load keeps events_kind up to date row by row; an open rebuilds it
- * if an interrupted bulk load of an earlier build left it dropped. */
-static void test_bulk_index(void)
+static int exec_ok(sqlite3 *h, const char *sql)
 {
-	char db[512], err[512];
+	char *msg = NULL;
+	int rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
+	if (rc != SQLITE_OK)
+		fprintf(stderr, "%s: %s\n", sql, msg ? msg : "?");
+	sqlite3_free(msg);
+	return rc;
+}
+
+/*
+ * A database of schema 1 (one events table, the events_kind index) moves to
+ * the family tables of 002 with its rows and their ids, a kind no build ever
+ * wrote included; new events are numbered after the old ones.
+ */
+static void test_migrate_v1(void)
+{
+	char db[512], err[512], sql[512];
 	struct store *s = NULL;
-	struct store_config cfg = {.bulk = 1};
+	struct query *q = NULL;
 	struct fake f;
 	sqlite3 *h = NULL;
+	int64_t per_family[STORE_FAM_COUNT] = {0};
 
-	path_in(db, sizeof(db), "bulk.db");
+	path_in(db, sizeof(db), "v1.db");
 	remove_db(db);
-	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
-	CHECK_EQ(index_matches_migration(db), 1);
-	for (int i = 0; i < 20; i++) {
-		fake_make(&f, (uint64_t)i, kind_of((uint64_t)i));
-		CHECK_EQ(store_event(s, &f.o, 0), 0);
-	}
-	CHECK_EQ(store_flush(s), 0);
-	CHECK_EQ(index_matches_migration(db), 1);
-	CHECK_EQ(store_close(s), 0);
-	CHECK_EQ(index_matches_migration(db), 1);
-	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 20);
-	CHECK_EQ(sql_int(db, "PRAGMA integrity_check") , 0); /* "ok" reads as 0 */
-
-	/* An interrupted bulk load of an earlier build left no index: the
-	 * next open builds it. */
 	CHECK_EQ(sqlite3_open(db, &h), SQLITE_OK);
-	CHECK_EQ(sqlite3_exec(h, "DROP INDEX events_kind", NULL, NULL, NULL), SQLITE_OK);
+	CHECK_EQ(exec_ok(h, schema_migrations[0].sql), SQLITE_OK);
+	CHECK_EQ(exec_ok(h, "PRAGMA user_version = 1"), SQLITE_OK);
+	/* rows 1..71: kinds 1..7 in turn, then a kind 9; row 5 deleted */
+	for (int i = 0; i <= 70; i++) {
+		int kind = i < 70 ? 1 + i % 7 : 9;
+		snprintf(sql, sizeof(sql),
+			 "INSERT INTO events(ts, kind, proto, src_ip, src_port, dst_ip, dst_port, "
+			 "name, flags) VALUES(%d, %d, 17, '10.0.0.1', %d, '10.0.0.2', 53, 'n%d', 0)",
+			 1000 + i, kind, 1000 + i, i);
+		CHECK_EQ(exec_ok(h, sql), SQLITE_OK);
+		if (i != 4 && store_kind_family(kind) >= 0)
+			per_family[store_kind_family(kind)]++;
+	}
+	CHECK_EQ(exec_ok(h, "DELETE FROM events WHERE id = 5"), SQLITE_OK);
 	sqlite3_close(h);
+
+	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), 0);
+	fake_make(&f, 1, OBS_DNS_QUERY);
+	CHECK_EQ(store_event(s, &f.o, 0), 0);
+	CHECK_EQ(store_close(s), 0);
+
+	CHECK_EQ(sql_int(db, "PRAGMA user_version"), store_schema_version());
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'events_kind'"), 0);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 71);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events WHERE id <= 71 AND id != 5 AND "
+			     "name = 'n' || (id - 1) AND ts = 999 + id AND src_port = ts"),
+		 70);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events_dns WHERE id <= 71"),
+		 per_family[STORE_FAM_DNS]);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events_http WHERE kind IN (3, 4)"),
+		 per_family[STORE_FAM_HTTP]);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events_tls WHERE kind IN (5, 6)"),
+		 per_family[STORE_FAM_TLS]);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events_icmp WHERE kind = 7"),
+		 per_family[STORE_FAM_ICMP]);
+	CHECK_EQ(sql_int(db, "SELECT id FROM events_icmp WHERE kind = 9"), 71);
+	CHECK_EQ(sql_int(db, "SELECT id FROM events_dns WHERE id > 71"), 72);
+
+	/* the read side pages through a migrated family as through a new one */
+	CHECK_EQ(query_open(&q, db, err, sizeof(err)), 0);
+	{
+		static struct ids c;
+		struct event_filter ef = {.kind = "tls", .since_id = 0, .limit = -1};
+		int64_t last = 0;
+		memset(&c, 0, sizeof(c));
+		CHECK_EQ(query_events(q, &ef, collect, &c, &last, err, sizeof(err)),
+			 per_family[STORE_FAM_TLS]);
+		CHECK_EQ(last, sql_int(db, "SELECT max(id) FROM events_tls"));
+	}
+	query_close(q);
+	remove_db(db);
+}
+
+/*
+ * Every page query is a range of primary keys, merged in id order when it
+ * spans the families: no sort and no scan, so a page costs O(limit).
+ */
+static void test_query_plans(void)
+{
+	char db[512], err[512], sql[2048];
+	struct store *s = NULL;
+	sqlite3 *h = NULL;
+	const char *kinds[] = {NULL, "dns", "http", "tls", "icmp"};
+
+	path_in(db, sizeof(db), "plans.db");
+	remove_db(db);
 	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), 0);
 	CHECK_EQ(store_close(s), 0);
-	CHECK_EQ(index_matches_migration(db), 1);
-	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events INDEXED BY events_kind WHERE kind > 0"), 20);
+	CHECK(query_events_sql("nosuch") == NULL);
+	CHECK_EQ(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		sqlite3_stmt *st = NULL;
+		int ranges = 0, bad = 0;
+		CHECK(query_events_sql(kinds[k]) != NULL);
+		snprintf(sql, sizeof(sql), "EXPLAIN QUERY PLAN %s", query_events_sql(kinds[k]));
+		CHECK_EQ(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+		while (st && sqlite3_step(st) == SQLITE_ROW) {
+			const char *d = (const char *)sqlite3_column_text(st, 3);
+			if (!d)
+				continue;
+			if (strstr(d, "USING INTEGER PRIMARY KEY (rowid>?)"))
+				ranges++;
+			else if (strstr(d, "TEMP B-TREE") || strncmp(d, "SCAN", 4) == 0) {
+				fprintf(stderr, "plan of %s: %s\n", kinds[k] ? kinds[k] : "all", d);
+				bad++;
+			}
+		}
+		sqlite3_finalize(st);
+		CHECK_EQ(ranges, kinds[k] ? 1 : STORE_FAM_COUNT);
+		CHECK_EQ(bad, 0);
+	}
+	sqlite3_close(h);
+	remove_db(db);
+}
+
+/*
+ * Ids are one sequence over the family tables in the order the events came,
+ * with the writer thread's per-family multi-row INSERTs as row by row, and
+ * when two writers take turns on one database (each reads max(id) at BEGIN).
+ */
+static void test_event_ids(enum store_writer mode)
+{
+	char db[512], err[512];
+	struct store *s = NULL, *s2 = NULL;
+	struct store_config cfg = {.writer = mode, .batch_rows = 37, .batch_ms = 600000};
+	const int n = 1000;
+	uint64_t x = 12345;
+
+	path_in(db, sizeof(db), "ids.db");
+	remove_db(db);
+	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	for (int i = 0; i < n; i++) {
+		struct fake f;
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		/* runs of one family and mixes, DNS the most */
+		enum obs_kind k = (x >> 60) < 9 ? kind_of(x >> 61) : (enum obs_kind)(1 + (x >> 59) % 2);
+		fake_make(&f, (uint64_t)i, k);
+		CHECK_EQ(store_event(s, &f.o, (uint64_t)i + 1), 0);
+	}
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(store_get_stats(s)->events, n);
+	CHECK_EQ(store_get_stats(s)->commits, (n + 36) / 37);
+	CHECK_EQ(store_close(s), 0);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM (SELECT id, flow_id, row_number() OVER "
+			     "(ORDER BY id) AS rn FROM events) WHERE flow_id = rn AND id = rn"),
+		 n);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events_dns WHERE kind NOT IN (1, 2)"), 0);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events_icmp WHERE kind != 7"), 0);
+	remove_db(db);
+
+	/* two writers, each batch one row, taking turns */
+	cfg.batch_rows = 1;
+	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	CHECK_EQ(store_open(&s2, db, &cfg, err, sizeof(err)), 0);
+	for (int i = 0; i < 40; i++) {
+		struct fake f;
+		fake_make(&f, (uint64_t)i, kind_of((uint64_t)i / 2));
+		CHECK_EQ(store_event(i % 2 ? s2 : s, &f.o, (uint64_t)i + 1), 0);
+		CHECK_EQ(store_flush(i % 2 ? s2 : s), 0);
+	}
+	CHECK_EQ(store_close(s), 0);
+	CHECK_EQ(store_close(s2), 0);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM (SELECT id, flow_id, row_number() OVER "
+			     "(ORDER BY id) AS rn FROM events) WHERE flow_id = rn AND id = rn"),
+		 40);
 	remove_db(db);
 }
 
@@ -234,31 +399,6 @@ static void test_refused(void)
 	remove_db(db);
 }
 
-/* Collect ids from query callbacks. */
-struct ids {
-	int64_t v[4096];
-	int n;
-	int kinds_ok;
-	const char *want_kind;
-	char first[2048];
-};
-
-static int collect(void *arg, json_t *row)
-{
-	struct ids *c = arg;
-	json_t *id = json_object_get(row, "id");
-	const char *kind = json_string_value(json_object_get(row, "kind"));
-	if (c->n == 0) {
-		char *d = json_dumps(row, EVENT_JSON_DUMP_FLAGS);
-		snprintf(c->first, sizeof(c->first), "%s", d ? d : "");
-		free(d);
-	}
-	if (c->n < 4096)
-		c->v[c->n++] = json_integer_value(id);
-	if (c->want_kind && (!kind || strcmp(kind, c->want_kind) != 0))
-		c->kinds_ok = 0;
-	return 0;
-}
 
 static void test_events(enum store_writer mode)
 {
@@ -976,7 +1116,10 @@ int main(void)
 	}
 	test_open_migrate();
 	test_refused();
-	test_bulk_index();
+	test_migrate_v1();
+	test_query_plans();
+	test_event_ids(STORE_WRITER_INLINE);
+	test_event_ids(STORE_WRITER_THREAD);
 	test_events(STORE_WRITER_INLINE);
 	test_events(STORE_WRITER_THREAD);
 	test_addresses(STORE_WRITER_INLINE);
