@@ -400,6 +400,11 @@ struct dt_state {
 	uint32_t lru_head, lru_tail, nused;
 	uint32_t nfree, freelist[DT_SLOTS]; /* unused slots */
 	struct dt_dom dom[DT_SLOTS];
+	/* dt_prefetch's lowercase name of pf_obs (in lc), for its dt_on_obs */
+	const struct obs *pf_obs;
+	const char *pf_name;
+	size_t pf_name_len, pf_n;
+	uint64_t pf_hash;
 	/* scratch */
 	char norm[DT_NAME_MAX], lc[DT_NAME_MAX];
 	uint8_t zout[1024];
@@ -1176,6 +1181,27 @@ static int dt_judge(struct dt_state *st, struct dt_dom *d, int fresh, const stru
 	return MOD_OK;
 }
 
+/* Lowercase o's name (kept for dt_on_obs of o) and fetch its cut cache set:
+ * the line of each way's entry, which cut_find reads first. */
+static void dt_prefetch(void *state, const struct obs *o)
+{
+	struct dt_state *st = state;
+
+	st->pf_obs = NULL;
+	if (!o->name || o->name_len == 0 || (o->kind != OBS_DNS_QUERY && o->kind != OBS_DNS_ANSWER))
+		return;
+	st->pf_n = name_lc(o->name, o->name_len, st->lc, sizeof(st->lc), &st->pf_hash);
+	st->pf_obs = o;
+	st->pf_name = o->name;
+	st->pf_name_len = o->name_len;
+	if (st->pf_n && st->pf_n <= DT_CUT_NAME) {
+		const struct dt_cut *set =
+			&st->cut[(st->pf_hash & (DT_CUT_SLOTS / DT_CUT_WAYS - 1)) * DT_CUT_WAYS];
+		for (unsigned w = 0; w < DT_CUT_WAYS; w++)
+			__builtin_prefetch(&set[w].v);
+	}
+}
+
 static int dt_on_obs(void *state, const struct obs *o, struct emit *out)
 {
 	struct dt_state *st = state;
@@ -1190,7 +1216,13 @@ static int dt_on_obs(void *state, const struct obs *o, struct emit *out)
 
 	if (!o->name || o->name_len == 0 || (o->kind != OBS_DNS_QUERY && o->kind != OBS_DNS_ANSWER))
 		return MOD_OK;
-	n = name_lc(o->name, o->name_len, st->lc, sizeof(st->lc), &name_hash);
+	if (st->pf_obs == o && st->pf_name == o->name && st->pf_name_len == o->name_len) {
+		n = st->pf_n; /* st->lc holds it */
+		name_hash = st->pf_hash;
+	} else {
+		n = name_lc(o->name, o->name_len, st->lc, sizeof(st->lc), &name_hash);
+	}
+	st->pf_obs = NULL;
 	if (n == 0)
 		return MOD_OK;
 	if (!cut_cached(st, st->lc, n, name_hash, 1, &cut, &sub_len, &how, &key_hash))
@@ -1327,5 +1359,6 @@ const struct module detect_dns_tunnel_module = {
 	.init = dt_init,
 	.fini = dt_fini,
 	.on_obs = dt_on_obs,
+	.prefetch = dt_prefetch,
 	.on_tick = dt_on_tick,
 };

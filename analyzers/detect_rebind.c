@@ -554,6 +554,15 @@ static int on_query_judge(struct rebind_state *st, const struct obs *o, struct e
 			    NULL);
 }
 
+/* The quiet-question cache slot on_query will read. */
+static void rebind_prefetch(void *state, const struct obs *o)
+{
+	const struct rebind_state *st = state;
+
+	if (o->kind == OBS_DNS_QUERY && o->name && o->name_len && o->name_len <= REBIND_QUIET_NAME)
+		__builtin_prefetch(&st->quiet[quiet_hash(o->name, o->name_len) & (REBIND_QUIET_SLOTS - 1)]);
+}
+
 static int rebind_on_obs(void *state, const struct obs *o, struct emit *out)
 {
 	struct rebind_state *st = state;
@@ -593,4 +602,5 @@ const struct module detect_rebind_module = {
 	.init = rebind_init,
 	.fini = rebind_fini,
 	.on_obs = rebind_on_obs,
+	.prefetch = rebind_prefetch,
 };

@@ -103,6 +103,12 @@ struct module {
 	void (*fini)(void *state);
 	int (*on_packet)(void *state, const struct pkt *p, struct emit *out);
 	int (*on_obs)(void *state, const struct obs *o, struct emit *out);
+	/* Optional: called with an observation just before the on_obs of
+	 * every detector that takes it, to start fetching what on_obs will
+	 * read (a cache slot keyed by the name): each lookup misses the CPU
+	 * caches, and issued together the misses overlap instead of adding
+	 * up. Nothing on_obs decides may depend on whether it was called. */
+	void (*prefetch)(void *state, const struct obs *o);
 	void (*on_tick)(void *state, uint64_t now_us, struct emit *out);
 };
 

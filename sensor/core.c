@@ -428,6 +428,9 @@ static int core_emit_obs(struct emit *e, const struct obs *o)
 	if (o->kind <= 0 || o->kind >= OBS_KIND_MAX)
 		return 0;
 	const struct mod_list *l = &c->by_kind[o->kind];
+	for (unsigned k = 0; k < l->n; k++)
+		if (modules[l->idx[k]]->prefetch)
+			modules[l->idx[k]]->prefetch(c->mod_state[l->idx[k]], o);
 	for (unsigned k = 0; k < l->n; k++) {
 		unsigned i = l->idx[k];
 		core_count(&c->stats.mod[i], modules[i]->on_obs(c->mod_state[i], o, e));

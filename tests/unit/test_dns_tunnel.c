@@ -106,6 +106,25 @@ static void run_close(struct run *r)
 
 static const uint8_t SRC[4] = {10, 99, 0, 10}, RESOLVER[4] = {10, 99, 0, 53};
 
+/* How feed() calls the module's prefetch hook: PF_NONE (as the unit tests
+ * call detectors), PF_CORE (just before on_obs, as the core does), or
+ * PF_DECOY (on another observation, with another name, first). */
+enum { PF_NONE, PF_CORE, PF_DECOY };
+static int pf_mode;
+
+static void call_obs(struct run *r, const struct obs *o)
+{
+	if (pf_mode == PF_CORE) {
+		r->m->prefetch(r->st, o);
+	} else if (pf_mode == PF_DECOY) {
+		struct obs d = *o;
+		d.name = "Decoy.Example-Tunnel.test";
+		d.name_len = strlen(d.name);
+		r->m->prefetch(r->st, &d);
+	}
+	CHECK_EQ(r->m->on_obs(r->st, o, &r->cap.e), 0);
+}
+
 /* One query (and, when ans_size > 0, its answer 20 ms later). */
 static void feed(struct run *r, uint64_t ts_us, const char *name, unsigned qtype, unsigned ans_size)
 {
@@ -129,7 +148,7 @@ static void feed(struct run *r, uint64_t ts_us, const char *name, unsigned qtype
 	o.size = (uint32_t)(17 + o.name_len + 4);
 	r->q++;
 	r->cap.cur_q = r->q;
-	CHECK_EQ(r->m->on_obs(r->st, &o, &r->cap.e), 0);
+	call_obs(r, &o);
 	if (ans_size) {
 		struct pkt pa = p;
 		memcpy(pa.src, RESOLVER, 4);
@@ -140,7 +159,7 @@ static void feed(struct run *r, uint64_t ts_us, const char *name, unsigned qtype
 		o.kind = OBS_DNS_ANSWER;
 		o.pkt = &pa;
 		o.size = ans_size;
-		CHECK_EQ(r->m->on_obs(r->st, &o, &r->cap.e), 0);
+		call_obs(r, &o);
 	}
 	if ((r->q & 255) == 0)
 		r->m->on_tick(r->st, ts_us, &r->cap.e);
@@ -690,6 +709,44 @@ static void test_mixed(const struct rules *rules)
 	run_close(&r);
 }
 
+/*
+ * The prefetch hook changes nothing on_obs decides: each stream gives the
+ * same alerts with it called as the core calls it, with it called on
+ * another observation first, and without it.
+ */
+static void test_prefetch(const struct rules *rules)
+{
+	int (*const gens[])(struct run *) = {g_iodine, g_dns2tcp, g_dnscat2, g_dig52, g_dig32};
+	struct cap want[sizeof(gens) / sizeof(gens[0])];
+
+	const uint64_t seed = rng;
+
+	CHECK(detect_dns_tunnel_module.prefetch != NULL);
+	for (int mode = PF_NONE; mode <= PF_DECOY; mode++) {
+		pf_mode = mode;
+		for (size_t g = 0; g < sizeof(gens) / sizeof(gens[0]); g++) {
+			struct run r;
+			rng = seed + g * 0x9e3779b97f4a7c16ull; /* the same names in every mode */
+			CHECK_EQ(run_open(&r, rules), 0);
+			stream_benign(&r, 1700000000000000ull - 60000000ull * 40, 300);
+			gens[g](&r);
+			if (mode == PF_NONE) {
+				want[g] = r.cap;
+				CHECK(r.cap.n > 0);
+			} else {
+				CHECK_EQ(r.cap.n, want[g].n);
+				CHECK_EQ(r.cap.first_q, want[g].first_q);
+				CHECK_EQ(r.cap.score_max, want[g].score_max);
+				CHECK_STR(r.cap.subject, want[g].subject);
+				CHECK_STR(r.cap.detail, want[g].detail);
+				CHECK_STR(r.cap.evidence, want[g].evidence);
+			}
+			run_close(&r);
+		}
+	}
+	pf_mode = PF_NONE;
+}
+
 /* Trusted zones never alert, at dot boundaries; an empty list trusts nothing. */
 static void test_trusted(struct rules *rules)
 {
@@ -1080,6 +1137,7 @@ int main(void)
 	test_thresholds(rules);
 	test_edges(rules);
 	test_cut_cache(rules);
+	test_prefetch(rules);
 	if (getenv("DT_SWEEP")) {
 		rules->trusted_domains.n = getenv("DT_TRUST") ? saved : 0;
 		for (unsigned thr = 20; thr <= 70; thr += 5) {
