@@ -413,23 +413,12 @@ struct dt_state {
 	struct dt_cut_long cut_long[DT_CUT_LONG_SLOTS];
 };
 
-#define FNV64_BASIS 1469598103934665603ull
-#define FNV64_PRIME 1099511628211ull
 
 static uint8_t to_lower(uint8_t c)
 {
 	return (uint8_t)(c - 'A') < 26 ? (uint8_t)(c + 32) : c;
 }
 
-static uint64_t fnv64(const char *s, size_t n)
-{
-	uint64_t h = FNV64_BASIS;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (uint8_t)s[i];
-		h *= FNV64_PRIME;
-	}
-	return h;
-}
 
 static void lru_unlink(struct dt_state *st, uint32_t i)
 {
@@ -475,7 +464,7 @@ static void dom_remove(struct dt_state *st, uint32_t i)
 /* The hash of a domain key, kept with a name's cut in the cut cache. */
 static uint32_t dom_hash(const char *key, size_t n)
 {
-	return (uint32_t)fnv64(key, n);
+	return (uint32_t)text_fnv64(key, n);
 }
 
 /* Find the domain key[0..n) (n < DT_KEY_MAX, h = dom_hash of it); create it
@@ -682,14 +671,14 @@ static uint64_t word_lower(uint64_t w)
  */
 static size_t name_lc(const char *in, size_t n, char *lc, size_t cap, uint64_t *fnv)
 {
-	uint64_t h = FNV64_BASIS;
+	uint64_t h = TEXT_FNV64_BASIS;
 	size_t o = 0, m = n, i = 0;
 
 	if (m && in[m - 1] == '.' && !(m >= 2 && in[m - 2] == '\\'))
 		m--;
 	if (2 * m + 5 > cap) {
 		o = name_norm(in, n, lc, cap, 1);
-		*fnv = fnv64(lc, o);
+		*fnv = text_fnv64(lc, o);
 		return o;
 	}
 	while (i < m) {
@@ -701,14 +690,14 @@ static size_t name_lc(const char *in, size_t n, char *lc, size_t cap, uint64_t *
 			const uint8_t *b = (const uint8_t *)lc + o;
 			memcpy(lc + o, &w, 8);
 			/* unrolled: a loop's count and branch would cost as much */
-			h = (h ^ b[0]) * FNV64_PRIME;
-			h = (h ^ b[1]) * FNV64_PRIME;
-			h = (h ^ b[2]) * FNV64_PRIME;
-			h = (h ^ b[3]) * FNV64_PRIME;
-			h = (h ^ b[4]) * FNV64_PRIME;
-			h = (h ^ b[5]) * FNV64_PRIME;
-			h = (h ^ b[6]) * FNV64_PRIME;
-			h = (h ^ b[7]) * FNV64_PRIME;
+			h = (h ^ b[0]) * TEXT_FNV64_PRIME;
+			h = (h ^ b[1]) * TEXT_FNV64_PRIME;
+			h = (h ^ b[2]) * TEXT_FNV64_PRIME;
+			h = (h ^ b[3]) * TEXT_FNV64_PRIME;
+			h = (h ^ b[4]) * TEXT_FNV64_PRIME;
+			h = (h ^ b[5]) * TEXT_FNV64_PRIME;
+			h = (h ^ b[6]) * TEXT_FNV64_PRIME;
+			h = (h ^ b[7]) * TEXT_FNV64_PRIME;
 			i += 8;
 			o += 8;
 			continue;
@@ -719,18 +708,18 @@ static size_t name_lc(const char *in, size_t n, char *lc, size_t cap, uint64_t *
 			if (c == '.') {
 				memcpy(lc + o, "\\x2e", 4);
 				o += 4;
-				h = (h ^ '\\') * FNV64_PRIME;
-				h = (h ^ 'x') * FNV64_PRIME;
-				h = (h ^ '2') * FNV64_PRIME;
-				h = (h ^ 'e') * FNV64_PRIME;
+				h = (h ^ '\\') * TEXT_FNV64_PRIME;
+				h = (h ^ 'x') * TEXT_FNV64_PRIME;
+				h = (h ^ '2') * TEXT_FNV64_PRIME;
+				h = (h ^ 'e') * TEXT_FNV64_PRIME;
 				continue;
 			}
 			lc[o++] = '\\';
-			h = (h ^ '\\') * FNV64_PRIME;
+			h = (h ^ '\\') * TEXT_FNV64_PRIME;
 		}
 		c = to_lower(c);
 		lc[o++] = (char)c;
-		h = (h ^ c) * FNV64_PRIME;
+		h = (h ^ c) * TEXT_FNV64_PRIME;
 	}
 	lc[o] = '\0';
 	*fnv = h;
@@ -1012,7 +1001,7 @@ static int cut_cached(struct dt_state *st, const char *lc, size_t n, uint64_t h,
 		const char *p = lc + l0 + 1;
 
 		/* (a parent found trusted after all: cut directly) */
-		if (l0 && cut_cached(st, p, n - l0 - 1, fnv64(p, n - l0 - 1), 0, &pcut, &psub, &phow,
+		if (l0 && cut_cached(st, p, n - l0 - 1, text_fnv64(p, n - l0 - 1), 0, &pcut, &psub, &phow,
 				     NULL))
 			*cut = cut_derive(st, lc, n, l0, pcut, phow, sub_len, how);
 		else
@@ -1040,7 +1029,7 @@ long dns_tunnel_cut(void *state, const char *lc, size_t n, size_t *sub_len)
 	uint8_t how;
 
 	*sub_len = 0;
-	if (!cut_cached(state, lc, n, fnv64(lc, n), 1, &cut, sub_len, &how, NULL))
+	if (!cut_cached(state, lc, n, text_fnv64(lc, n), 1, &cut, sub_len, &how, NULL))
 		return -1;
 	return cut;
 }

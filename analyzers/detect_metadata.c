@@ -819,7 +819,7 @@ static int creds_path(const char *method, size_t mlen, const char *path)
 
 /* A spelling judged HIT_NONE whatever the asker (see "Quiet names"). */
 struct meta_quiet {
-	uint64_t hash;               /* quiet_hash of name */
+	uint64_t hash;               /* text_fnv64 of name */
 	uint16_t len;                /* 0 = empty slot */
 	char name[META_QUIET_NAME];
 };
@@ -947,16 +947,6 @@ static enum hit judge_host(const struct meta_state *st, const struct pkt *p, con
 	return HIT_NONE;
 }
 
-static uint64_t quiet_hash(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 /*
  * judge_host for callers that do nothing more with a HIT_NONE (t is then
  * left unfilled when the answer comes from the quiet-name cache).
@@ -968,7 +958,7 @@ static enum hit judge_quiet(struct meta_state *st, const struct pkt *p, const ch
 	uint64_t h = 0;
 
 	if (n && n <= META_QUIET_NAME) {
-		h = quiet_hash(s, n);
+		h = text_fnv64(s, n);
 		q = &st->quiet[h & (META_QUIET_SLOTS - 1)];
 		if (q->len == n && q->hash == h && memcmp(q->name, s, n) == 0)
 			return HIT_NONE;
@@ -1321,7 +1311,7 @@ static void meta_prefetch(void *state, const struct obs *o)
 	const struct meta_state *st = state;
 
 	if (o->kind == OBS_DNS_QUERY && o->name && o->name_len && o->name_len <= META_QUIET_NAME)
-		__builtin_prefetch(&st->quiet[quiet_hash(o->name, o->name_len) & (META_QUIET_SLOTS - 1)]);
+		__builtin_prefetch(&st->quiet[text_fnv64(o->name, o->name_len) & (META_QUIET_SLOTS - 1)]);
 }
 
 static int meta_on_obs(void *state, const struct obs *o, struct emit *out)

@@ -142,7 +142,7 @@ int rebind_addr_class(const struct rules *r, int ipv, const uint8_t *addr)
 
 /* A question on_query found harmless, whoever asked. */
 struct rebind_quiet {
-	uint64_t hash;                   /* quiet_hash of name */
+	uint64_t hash;                   /* text_fnv64 of name */
 	uint16_t len;                    /* 0 = empty slot */
 	char name[REBIND_QUIET_NAME];
 };
@@ -484,16 +484,6 @@ static int on_answer(struct rebind_state *st, const struct obs *o, struct emit *
 	return rebind_raise(out, o->pkt, 1, w.cls, subject, detail, ev, "answered");
 }
 
-static uint64_t quiet_hash(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 static int on_query_judge(struct rebind_state *st, const struct obs *o, struct emit *out);
 
 /* on_query_judge behind the quiet-question cache: every MOD_NOT_MINE of it
@@ -505,7 +495,7 @@ static int on_query(struct rebind_state *st, const struct obs *o, struct emit *o
 	int rc;
 
 	if (o->name && o->name_len && o->name_len <= REBIND_QUIET_NAME) {
-		h = quiet_hash(o->name, o->name_len);
+		h = text_fnv64(o->name, o->name_len);
 		q = &st->quiet[h & (REBIND_QUIET_SLOTS - 1)];
 		if (q->len == o->name_len && q->hash == h && memcmp(q->name, o->name, o->name_len) == 0)
 			return MOD_NOT_MINE;
@@ -560,7 +550,7 @@ static void rebind_prefetch(void *state, const struct obs *o)
 	const struct rebind_state *st = state;
 
 	if (o->kind == OBS_DNS_QUERY && o->name && o->name_len && o->name_len <= REBIND_QUIET_NAME)
-		__builtin_prefetch(&st->quiet[quiet_hash(o->name, o->name_len) & (REBIND_QUIET_SLOTS - 1)]);
+		__builtin_prefetch(&st->quiet[text_fnv64(o->name, o->name_len) & (REBIND_QUIET_SLOTS - 1)]);
 }
 
 static int rebind_on_obs(void *state, const struct obs *o, struct emit *out)

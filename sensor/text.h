@@ -37,6 +37,19 @@ static inline int text_hexval(int c)
 	return -1;
 }
 
+/* FNV-1a over s[0..n), 64 bits: the hash of the detectors' name caches.
+ * (The basis is one digit short of the published one; every cache uses the
+ * same, and it hashes as well.) */
+#define TEXT_FNV64_BASIS 1469598103934665603ull
+#define TEXT_FNV64_PRIME 1099511628211ull
+static inline uint64_t text_fnv64(const char *s, size_t n)
+{
+	uint64_t h = TEXT_FNV64_BASIS;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * TEXT_FNV64_PRIME;
+	return h;
+}
+
 /* RFC 3339 UTC with microseconds: 2026-11-29T10:01:05.861204Z (28 bytes). */
 size_t text_time(char *dst, size_t cap, uint64_t ts_us);
 
