@@ -65,8 +65,8 @@ struct capture *capture_open_file(const char *path, char *err, size_t errlen)
 			capture_close(c);
 			return NULL;
 		}
-		/* Only the packet thread reads it: no stdio lock around
-		 * libpcap's two freads per packet. */
+		/* Only one thread reads it (replay's reader thread): no stdio
+		 * lock around libpcap's two freads per packet. */
 		__fsetlocking(f, FSETLOCKING_BYCALLER);
 		c->iobuf = malloc(FILE_IOBUF);
 		if (c->iobuf && setvbuf(f, c->iobuf, _IOFBF, FILE_IOBUF) != 0) {

@@ -26,6 +26,7 @@
 #include "sensor/decode.h"
 #include "sensor/alerts.h"
 #include "sensor/log.h"
+#include "sensor/reader.h"
 #include "sensor/rules.h"
 
 #define EXIT_RUNTIME 1
@@ -116,22 +117,23 @@ static void human_count(char *buf, size_t n, double v)
 		snprintf(buf, n, "%.0f", v);
 }
 
-static void progress_draw(const struct capture *cap, uint64_t packets, double t0)
+/* The file being processed, its bytes read (by the reader thread, which is
+ * up to a ring ahead) and its size (0 when unknown). */
+static void progress_draw(const char *name, uint64_t done, uint64_t total, uint64_t packets,
+			  double t0)
 {
-	uint64_t done, total;
 	char pk[32], rate[32];
 	double el = now_mono() - t0;
 
-	capture_progress(cap, &done, &total);
 	human_count(pk, sizeof(pk), (double)packets);
 	human_count(rate, sizeof(rate), el > 0 ? (double)packets / el : 0);
 	if (total > 0) {
-		int pct = (int)(done * 100 / total);
+		int pct = (int)((done < total ? done : total) * 100 / total);
 		int bars = pct / 5;
-		fprintf(stderr, "\r%s [%-20.*s] %3d%% %s packets %s/s ", capture_name(cap), bars,
+		fprintf(stderr, "\r%s [%-20.*s] %3d%% %s packets %s/s ", name, bars,
 			"####################", pct, pk, rate);
 	} else {
-		fprintf(stderr, "\r%s %s packets %s/s ", capture_name(cap), pk, rate);
+		fprintf(stderr, "\r%s %s packets %s/s ", name, pk, rate);
 	}
 	fflush(stderr);
 }
@@ -200,9 +202,103 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 			ss->events, ss->errors + s->store_errors);
 }
 
-static void replay_one(struct core *core, int dlt, const struct capture_pkt *p, uint32_t file)
+static void replay_one(struct core *core, const struct reader_rec *f)
 {
-	core_packet(core, dlt, p->ts_us, p->data, p->caplen, p->wirelen, file);
+	core_packet(core, f->dlt, f->ts_us, f->data, f->caplen, f->wirelen, f->file);
+}
+
+/*
+ * Replay the files through the core. A reader thread (sensor/reader.h)
+ * reads them in order into a ring; here its records are taken in that
+ * order, so the per-file messages come where a loop reading the files
+ * itself would print them: an unopenable file or an unsupported link type
+ * after every packet before it, and ends the run (exit 2); a file damaged
+ * part-way after its packets, and the next files are still read (exit 1).
+ * One frame of read-ahead: the next record is taken, and its flow
+ * prefetched, before this frame is processed; both lie in the ring, so
+ * there is nothing to copy. On SIGINT/SIGTERM the frame in hand is
+ * processed and the rest of the ring dropped. Returns the exit status.
+ */
+static int replay_files(struct core *core, char *const *paths, unsigned n, int progress,
+			double t0)
+{
+	const struct reader_config rcfg = {
+		.paths = paths, .npaths = n, .accept_dlt = decode_linktype_supported,
+	};
+	struct reader *rd;
+	const struct reader_rec *cur = NULL, *rec;
+	uint64_t in_file = 0, size = 0; /* frames of this file processed, its size */
+	unsigned cur_file = 0;
+	int rc = 0, reading = 0; /* between a file's RD_FILE and its end */
+	char err[256];
+
+	if (reader_open(&rd, &rcfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "egresswatch replay: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	for (;;) {
+		if (stop_requested) { /* what was read is processed */
+			if (cur)
+				replay_one(core, cur);
+			break;
+		}
+		rec = reader_next(rd, 100);
+		if (!rec)
+			continue; /* nothing yet: look at stop_requested again */
+		if (rec->kind == RD_FRAME)
+			core_prefetch(core, rec->dlt, rec->data, rec->caplen);
+		if (cur) {
+			replay_one(core, cur);
+			reader_release(rd, cur);
+			cur = NULL;
+			if (progress && (++in_file & 0xffff) == 0)
+				progress_draw(paths[cur_file], reader_progress(rd, cur_file), size,
+					      core_stats(core)->packets, t0);
+		}
+		if (rec->kind == RD_FRAME) {
+			cur = rec;
+			continue;
+		}
+		if (rec->kind == RD_DAMAGED && stop_requested)
+			break; /* interrupted: said below */
+		switch (rec->kind) {
+		case RD_FILE:
+			reading = 1;
+			in_file = 0;
+			cur_file = rec->file;
+			size = rec->size;
+			break;
+		case RD_EOF:
+		case RD_DAMAGED:
+			if (progress)
+				fputs("\r\033[K", stderr);
+			reading = 0;
+			if (rec->kind == RD_DAMAGED) {
+				fprintf(stderr,
+					"egresswatch replay: %s; the packets before it are kept\n",
+					(const char *)rec->data);
+				rc = EXIT_RUNTIME;
+			}
+			break;
+		case RD_OPEN_ERROR:
+			fprintf(stderr, "egresswatch replay: %s\n", (const char *)rec->data);
+			rc = EXIT_USAGE;
+			break;
+		case RD_BAD_LINK:
+			fprintf(stderr, "egresswatch replay: %s: unsupported link type %s (%d)\n",
+				paths[rec->file], (const char *)rec->data, rec->dlt);
+			rc = EXIT_USAGE;
+			break;
+		default: /* RD_DONE */
+			goto done;
+		}
+		reader_release(rd, rec);
+	}
+	if (progress && reading)
+		fputs("\r\033[K", stderr);
+done:
+	reader_close(rd);
+	return rc;
 }
 
 static int cmd_replay(int argc, char **argv)
@@ -218,8 +314,6 @@ static int cmd_replay(int argc, char **argv)
 	};
 	struct core_config cfg = {0};
 	struct core *core = NULL;
-	uint8_t *ahead = NULL; /* the read-ahead frame's copy */
-	size_t ahead_cap = 0;
 	struct rules *rules = NULL;
 	const char *db = DEFAULT_DB, *rules_path = NULL;
 	int quiet = 0, progress, no_store = 0, opt, rc = 0;
@@ -271,73 +365,7 @@ static int cmd_replay(int argc, char **argv)
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
 	t0 = now_mono();
-	for (int i = optind; i < argc && !stop_requested && rc != EXIT_USAGE; i++) {
-		struct capture *cap = capture_open_file(argv[i], err, sizeof(err));
-		struct capture_pkt cp;
-		enum capture_rc r = CAP_EOF;
-		int dlt;
-
-		if (!cap) {
-			fprintf(stderr, "egresswatch replay: %s\n", err);
-			rc = EXIT_USAGE;
-			break;
-		}
-		dlt = capture_datalink(cap);
-		if (!decode_linktype_supported(dlt)) {
-			fprintf(stderr,
-				"egresswatch replay: %s: unsupported link type %s (%d)\n",
-				argv[i], capture_datalink_name(cap), dlt);
-			capture_close(cap);
-			rc = EXIT_USAGE;
-			break;
-		}
-		/* One frame of read-ahead: the next frame is read, and its flow
-		 * prefetched, before this one is processed (from a copy, as
-		 * libpcap reuses its buffer). */
-		struct capture_pkt held = {0};
-		int have = 0;
-		for (;;) {
-			if (stop_requested) { /* what was read is processed */
-				if (have)
-					replay_one(core, dlt, &held, (uint32_t)(i - optind));
-				break;
-			}
-			r = capture_next(cap, &cp);
-			if (r == CAP_PACKET)
-				core_prefetch(core, dlt, cp.data, cp.caplen);
-			if (have) {
-				replay_one(core, dlt, &held, (uint32_t)(i - optind));
-				if (progress && (capture_count(cap) & 0xffff) == 0)
-					progress_draw(cap, core_stats(core)->packets, t0);
-			}
-			if (r != CAP_PACKET)
-				break;
-			if (cp.caplen > ahead_cap) {
-				uint8_t *nb = realloc(ahead, cp.caplen);
-				if (!nb) { /* no copy: process it now, without read-ahead */
-					replay_one(core, dlt, &cp, (uint32_t)(i - optind));
-					have = 0;
-					continue;
-				}
-				ahead = nb;
-				ahead_cap = cp.caplen;
-			}
-			if (cp.caplen)
-				memcpy(ahead, cp.data, cp.caplen);
-			held = cp;
-			held.data = ahead;
-			have = 1;
-		}
-		if (progress)
-			fputs("\r\033[K", stderr);
-		if (!stop_requested && r == CAP_ERROR) {
-			fprintf(stderr, "egresswatch replay: %s; the packets before it are kept\n",
-				capture_error(cap));
-			rc = EXIT_RUNTIME;
-		}
-		capture_close(cap);
-	}
-	free(ahead);
+	rc = replay_files(core, argv + optind, (unsigned)(argc - optind), progress, t0);
 	if (stop_requested) {
 		fprintf(stderr, "egresswatch replay: interrupted; what was read is stored\n");
 		rc = EXIT_RUNTIME;

@@ -1,0 +1,89 @@
+/*
+ * reader.h - capture files read on a thread of their own (`replay`).
+ *
+ * A reader opens the given files in order with capture.h and copies every
+ * frame into a fixed single-producer single-consumer ring, with records of
+ * each file's opening, end and errors between the frames, in the order they
+ * happened; one consumer takes the records out in place and releases them in
+ * the order it got them. The stream always ends with RD_DONE: after every
+ * file, or after the first file that could not be opened (RD_OPEN_ERROR) or
+ * whose link type accept_dlt refused (RD_BAD_LINK); no file after those is
+ * opened. A file damaged part-way (RD_DAMAGED) does not end the stream.
+ *
+ * A record returned by reader_next() stays valid, and in place, until it is
+ * released; holding one record while taking the next is what a one-frame
+ * read-ahead needs, and always fits (the ring holds at least four of the
+ * largest records).
+ */
+#ifndef EW_READER_H
+#define EW_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The largest frame kept (libpcap's MAXIMUM_SNAPLEN, the most it returns for
+ * any link type egresswatch decodes); a longer frame (libpcap allows more for
+ * a few link types, D-Bus and USB among them) is cut to it. */
+#define READER_MAX_FRAME 262144u
+#define READER_DEFAULT_RING (4u << 20)
+
+enum reader_kind {
+	RD_PAD = 0,    /* internal: never returned */
+	RD_FRAME,      /* a frame of file `file`, link type dlt */
+	RD_FILE,       /* file `file` is open: dlt, size, message = its link
+			* type's name */
+	RD_EOF,        /* file `file` ended cleanly */
+	RD_DAMAGED,    /* file `file` is damaged here: message = capture_error(),
+			* naming it; its earlier frames came before */
+	RD_OPEN_ERROR, /* file `file` could not be opened: message naming it */
+	RD_BAD_LINK,   /* accept_dlt refused file `file`'s link type dlt:
+			* message = the link type's name */
+	RD_DONE,       /* the end, nothing follows; file = npaths after every
+			* file, else the file that ended the stream */
+};
+
+struct reader_rec {
+	uint32_t len;     /* bytes in the ring: this header, data, padding to 8 */
+	uint16_t kind;    /* enum reader_kind */
+	uint16_t pad_;
+	uint32_t file;    /* index into reader_config.paths */
+	int32_t dlt;      /* RD_FRAME, RD_FILE, RD_BAD_LINK: the file's link type */
+	union {
+		uint64_t ts_us; /* RD_FRAME: capture time */
+		uint64_t size;  /* RD_FILE: the file's size, 0 when unknown (stdin) */
+	};
+	uint32_t caplen;  /* RD_FRAME: bytes of data; otherwise the message's length */
+	uint32_t wirelen; /* RD_FRAME: length on the wire */
+	uint8_t data[];   /* RD_FRAME: the frame; otherwise a NUL-terminated message */
+};
+
+struct reader_config {
+	char *const *paths;         /* the files, "-" for stdin; borrowed until close */
+	unsigned npaths;
+	size_t ring_bytes;          /* 0: READER_DEFAULT_RING; rounded up to a power
+				     * of two of at least four of the largest records */
+	int (*accept_dlt)(int dlt); /* NULL: every link type */
+};
+
+struct reader;
+
+/* Start the reader thread. -1 and a one-line reason in err on failure. */
+int reader_open(struct reader **out, const struct reader_config *cfg, char *err, size_t errlen);
+
+/* The next record, or NULL when none came within timeout_ms (the caller can
+ * look at its own stop flag and ask again). Not to be called after RD_DONE. */
+const struct reader_rec *reader_next(struct reader *r, unsigned timeout_ms);
+
+/* Give a record's space back to the reader. Records are released in the
+ * order reader_next() returned them. */
+void reader_release(struct reader *r, const struct reader_rec *rec);
+
+/* Bytes of file `file` the reader has read (updated every 64 KiB; not for
+ * a file of unknown size), or UINT64_MAX once it has gone past that file. */
+uint64_t reader_progress(struct reader *r, unsigned file);
+
+/* Stop the reader (wherever it is) and join its thread; records not
+ * released are dropped. NULL is fine. */
+void reader_close(struct reader *r);
+
+#endif
