@@ -86,7 +86,7 @@ CREATE TABLE events_icmp (
 
 -- The rows of 001's table move with their ids. No build ever wrote a kind
 -- outside 1-7; should one be there, it goes to events_icmp rather than
--- being lost.
+-- being lost, and is listed, as before, only with the events of every kind.
 INSERT INTO events_dns SELECT * FROM events WHERE kind IN (1, 2) ORDER BY id;
 INSERT INTO events_http SELECT * FROM events WHERE kind IN (3, 4) ORDER BY id;
 INSERT INTO events_tls SELECT * FROM events WHERE kind IN (5, 6) ORDER BY id;
