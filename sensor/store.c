@@ -1269,6 +1269,11 @@ static int migrate(struct store *s, int64_t have, char *err, size_t errlen)
 				FAIL("%s: migration %s: commit: %s", s->path, m->name, DBMSG);
 			continue;
 		}
+		/* Say so when it updates an existing database: moving its rows
+		 * can take a while (002: ~5 s for 1.4M events). */
+		if (have > 0)
+			log_info("store", "%s: updating the schema to version %d (%s)", s->path,
+				 m->version, m->name);
 		/* user_version takes no bound parameter; the text is built from
 		 * our own table's version number, never from data. */
 		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", m->version);
