@@ -57,6 +57,7 @@
 #include <time.h>
 
 #include "capture.h"
+#include "sync.h"
 
 #define REC_MAX ((sizeof(struct reader_rec) + READER_MAX_FRAME + 7) & ~(size_t)7)
 #define MIN_RING (4 * REC_MAX)
@@ -100,23 +101,8 @@ struct reader {
 	alignas(64) char end_; /* nothing after the shared lines shares them */
 };
 
-static void wake(pthread_mutex_t *m, pthread_cond_t *c)
-{
-	pthread_mutex_lock(m);
-	pthread_cond_broadcast(c);
-	pthread_mutex_unlock(m);
-}
-
-static void deadline_ms(struct timespec *ts, unsigned ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
+/* r->lock guards the sleeps on these */
+#define READER_CONDS(r) ((pthread_cond_t *const[]){&(r)->not_empty, &(r)->not_full})
 
 static int stopping(struct reader *r)
 {
@@ -138,7 +124,7 @@ static void prod_publish(struct reader *r)
 	r->p_pub = r->p_head;
 	atomic_store(&r->head, r->p_head); /* release, and seq_cst: see Sleeping */
 	if (atomic_load(&r->cons_waiting))
-		wake(&r->lock, &r->not_empty);
+		sync_wake(&r->lock, &r->not_empty);
 }
 
 /* Free ring bytes as far as the reader knows. */
@@ -305,7 +291,7 @@ static void cons_publish(struct reader *r)
 	atomic_store(&r->tail, r->c_rel); /* release, and seq_cst: see Sleeping */
 	size_t want = atomic_load(&r->prod_waiting);
 	if (want && r->cap - (size_t)(atomic_load(&r->head) - r->c_rel) >= want)
-		wake(&r->lock, &r->not_full);
+		sync_wake(&r->lock, &r->not_full);
 }
 
 const struct reader_rec *reader_next(struct reader *r, unsigned timeout_ms)
@@ -319,7 +305,7 @@ const struct reader_rec *reader_next(struct reader *r, unsigned timeout_ms)
 				struct timespec dl;
 				int timed_out = 0;
 				cons_publish(r);
-				deadline_ms(&dl, timeout_ms);
+				sync_deadline_ms(&dl, timeout_ms);
 				pthread_mutex_lock(&r->lock);
 				atomic_store(&r->cons_waiting, 1);
 				while (!timed_out && (r->c_head = atomic_load(&r->head)) == r->c_read)
@@ -396,17 +382,8 @@ int reader_open(struct reader **out, const struct reader_config *cfg, char *err,
 		snprintf(err, errlen, "reader: out of memory for a %zu KiB ring", r->cap / 1024);
 		goto fail;
 	}
-	if (pthread_mutex_init(&r->lock, NULL) != 0)
+	if (sync_init(&r->lock, READER_CONDS(r), 2) < 0)
 		goto fail_sync;
-	if (pthread_cond_init(&r->not_empty, NULL) != 0) {
-		pthread_mutex_destroy(&r->lock);
-		goto fail_sync;
-	}
-	if (pthread_cond_init(&r->not_full, NULL) != 0) {
-		pthread_cond_destroy(&r->not_empty);
-		pthread_mutex_destroy(&r->lock);
-		goto fail_sync;
-	}
 	r->sync_ready = 1;
 	/* The command line's signals go to the packet thread. */
 	sigemptyset(&block);
@@ -436,13 +413,11 @@ void reader_close(struct reader *r)
 		return;
 	if (r->started) {
 		atomic_store(&r->stop, 1);
-		wake(&r->lock, &r->not_full);
+		sync_wake(&r->lock, &r->not_full);
 		pthread_join(r->thread, NULL);
 	}
 	if (r->sync_ready) {
-		pthread_cond_destroy(&r->not_full);
-		pthread_cond_destroy(&r->not_empty);
-		pthread_mutex_destroy(&r->lock);
+		sync_destroy(&r->lock, READER_CONDS(r), 2);
 	}
 	free(r->ring);
 	free(r);

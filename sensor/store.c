@@ -59,6 +59,7 @@
 #include "log.h"
 #include "pkt.h"
 #include "schema.h"
+#include "sync.h"
 #include "text.h"
 
 #define DEFAULT_BATCH_ROWS 50000u
@@ -733,24 +734,6 @@ static void rec_fill_str(struct qrec *r, size_t fixed, const struct qstr *str, u
 
 /* ---- the ring --------------------------------------------------------- */
 
-static void wake(pthread_mutex_t *m, pthread_cond_t *c)
-{
-	pthread_mutex_lock(m);
-	pthread_cond_broadcast(c);
-	pthread_mutex_unlock(m);
-}
-
-static void deadline_ms(struct timespec *ts, unsigned ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 /* Make every record written so far visible to the writer. */
 static void ring_push(struct store *s)
 {
@@ -798,7 +781,7 @@ static struct qrec *ring_reserve(struct store *s, size_t need)
 		atomic_store(&s->prod_waiting, low);
 		while (s->ring_cap - (size_t)(s->p_head - atomic_load(&s->tail)) < low) {
 			struct timespec dl;
-			deadline_ms(&dl, 100);
+			sync_deadline_ms(&dl, 100);
 			pthread_cond_timedwait(&s->not_full, &s->lock, &dl);
 		}
 		atomic_store(&s->prod_waiting, 0);
@@ -824,33 +807,7 @@ static void ring_publish(struct store *s, const struct qrec *r)
 	if (atomic_load(&s->cons_waiting) &&
 	    (op == OP_FLUSH || op == OP_STOP ||
 	     s->p_head - atomic_load(&s->tail) >= s->ring_cap / 8))
-		wake(&s->lock, &s->not_empty);
-}
-
-/* A mutex and its n condition variables, set up together: 0, or -1 with
- * nothing left set up. */
-static int sync_init(pthread_mutex_t *m, pthread_cond_t *const *cv, int n)
-{
-	int i;
-
-	if (pthread_mutex_init(m, NULL) != 0)
-		return -1;
-	for (i = 0; i < n; i++)
-		if (pthread_cond_init(cv[i], NULL) != 0)
-			break;
-	if (i == n)
-		return 0;
-	while (i-- > 0)
-		pthread_cond_destroy(cv[i]);
-	pthread_mutex_destroy(m);
-	return -1;
-}
-
-static void sync_destroy(pthread_mutex_t *m, pthread_cond_t *const *cv, int n)
-{
-	for (int i = 0; i < n; i++)
-		pthread_cond_destroy(cv[i]);
-	pthread_mutex_destroy(m);
+		sync_wake(&s->lock, &s->not_empty);
 }
 
 /* the writer's: s->lock guards the ring's sleeps and flushes */
@@ -981,7 +938,7 @@ static void *writer_main(void *arg)
 			atomic_store(&s->cons_waiting, 1);
 			if (atomic_load(&s->head) == tail) {
 				struct timespec dl;
-				deadline_ms(&dl, s->cfg.batch_ms);
+				sync_deadline_ms(&dl, s->cfg.batch_ms);
 				timed_out = pthread_cond_timedwait(&s->not_empty, &s->lock, &dl) ==
 					    ETIMEDOUT;
 			}
@@ -1012,7 +969,7 @@ static void *writer_main(void *arg)
 				atomic_store(&s->tail, tail);
 				size_t want = atomic_load(&s->prod_waiting);
 				if (want && s->ring_cap - (size_t)(atomic_load(&s->head) - tail) >= want)
-					wake(&s->lock, &s->not_full);
+					sync_wake(&s->lock, &s->not_full);
 			}
 			if (op == OP_FLUSH) {
 				pthread_mutex_lock(&s->lock);
