@@ -263,11 +263,6 @@ int store_kind_family(int kind)
 	}
 }
 
-const char *store_family_table(int f)
-{
-	return f >= 0 && f < STORE_FAM_COUNT ? event_tables[f] : NULL;
-}
-
 /* ---- errors ---------------------------------------------------------- */
 
 static void set_err(struct store *s, const char *what)

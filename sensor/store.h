@@ -92,9 +92,6 @@ enum store_family {
 /* The family of an OBS_* kind, or -1 for a kind that has none. */
 int store_kind_family(int kind);
 
-/* The table of family f ("events_dns", ...), or NULL. */
-const char *store_family_table(int f);
-
 /*
  * Open (creating if needed) the database at path, apply pending migrations,
  * switch to WAL and prepare the statements. cfg may be NULL. path may be a
