@@ -829,6 +829,7 @@ struct meta_state {
 	uint64_t seen[META_SEEN_MAX]; /* flow ids on_packet reported; 0 = empty */
 	unsigned seen_next;
 	struct meta_quiet quiet[META_QUIET_SLOTS];
+	struct name_memo memo; /* meta_prefetch's hash, for judge_quiet */
 };
 
 /* What a host turned out to be. */
@@ -951,14 +952,16 @@ static enum hit judge_host(const struct meta_state *st, const struct pkt *p, con
  * judge_host for callers that do nothing more with a HIT_NONE (t is then
  * left unfilled when the answer comes from the quiet-name cache).
  */
-static enum hit judge_quiet(struct meta_state *st, const struct pkt *p, const char *s, size_t n,
+static enum hit judge_quiet(struct meta_state *st, const struct pkt *p, const struct obs *o,
 			    uint16_t def_port, const char *via, struct target *t)
 {
 	struct meta_quiet *q = NULL;
+	const char *s = o->name;
+	size_t n = o->name_len;
 	uint64_t h = 0;
 
 	if (n && n <= META_QUIET_NAME) {
-		h = text_fnv64(s, n);
+		h = name_memo_take(&st->memo, o);
 		q = &st->quiet[h & (META_QUIET_SLOTS - 1)];
 		if (q->len == n && q->hash == h && memcmp(q->name, s, n) == 0)
 			return HIT_NONE;
@@ -1103,7 +1106,7 @@ static int on_dns_query(struct meta_state *st, const struct obs *o, struct emit 
 	char subject[META_SUBJECT_MAX], what[META_DETAIL_MAX], detail[META_DETAIL_MAX];
 	char ev[META_EVIDENCE_MAX];
 
-	if (judge_quiet(st, o->pkt, o->name, o->name_len, 0, "DNS question", &t) == HIT_NONE)
+	if (judge_quiet(st, o->pkt, o, 0, "DNS question", &t) == HIT_NONE)
 		return MOD_NOT_MINE;
 	if (t.hit == HIT_ENDPOINT)
 		t.port = 0;
@@ -1126,7 +1129,7 @@ static int on_tls(struct meta_state *st, const struct obs *o, struct emit *out)
 
 	if (!o->name || !o->name_len)
 		return MOD_NOT_MINE;
-	if (judge_quiet(st, c, o->name, o->name_len, c ? c->dport : 0, "SNI", &t) == HIT_NONE)
+	if (judge_quiet(st, c, o, c ? c->dport : 0, "SNI", &t) == HIT_NONE)
 		return MOD_NOT_MINE;
 	target_subject(&t, subject, sizeof(subject));
 	target_what(&t, what, sizeof(what));
@@ -1308,10 +1311,10 @@ static int on_http(struct meta_state *st, const struct obs *o, struct emit *out)
 /* The quiet-name cache slot judge_quiet will read for a DNS question. */
 static void meta_prefetch(void *state, const struct obs *o)
 {
-	const struct meta_state *st = state;
+	struct meta_state *st = state;
 
 	if (o->kind == OBS_DNS_QUERY && o->name && o->name_len && o->name_len <= META_QUIET_NAME)
-		__builtin_prefetch(&st->quiet[text_fnv64(o->name, o->name_len) & (META_QUIET_SLOTS - 1)]);
+		__builtin_prefetch(&st->quiet[name_memo_put(&st->memo, o) & (META_QUIET_SLOTS - 1)]);
 }
 
 static int meta_on_obs(void *state, const struct obs *o, struct emit *out)

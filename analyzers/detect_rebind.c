@@ -150,6 +150,7 @@ struct rebind_quiet {
 struct rebind_state {
 	const struct rules *rules;
 	struct rebind_quiet quiet[REBIND_QUIET_SLOTS];
+	struct name_memo memo; /* rebind_prefetch's hash, for on_query */
 };
 
 /* The worst address of a message so far. */
@@ -495,7 +496,7 @@ static int on_query(struct rebind_state *st, const struct obs *o, struct emit *o
 	int rc;
 
 	if (o->name && o->name_len && o->name_len <= REBIND_QUIET_NAME) {
-		h = text_fnv64(o->name, o->name_len);
+		h = name_memo_take(&st->memo, o);
 		q = &st->quiet[h & (REBIND_QUIET_SLOTS - 1)];
 		if (q->len == o->name_len && q->hash == h && memcmp(q->name, o->name, o->name_len) == 0)
 			return MOD_NOT_MINE;
@@ -547,10 +548,10 @@ static int on_query_judge(struct rebind_state *st, const struct obs *o, struct e
 /* The quiet-question cache slot on_query will read. */
 static void rebind_prefetch(void *state, const struct obs *o)
 {
-	const struct rebind_state *st = state;
+	struct rebind_state *st = state;
 
 	if (o->kind == OBS_DNS_QUERY && o->name && o->name_len && o->name_len <= REBIND_QUIET_NAME)
-		__builtin_prefetch(&st->quiet[text_fnv64(o->name, o->name_len) & (REBIND_QUIET_SLOTS - 1)]);
+		__builtin_prefetch(&st->quiet[name_memo_put(&st->memo, o) & (REBIND_QUIET_SLOTS - 1)]);
 }
 
 static int rebind_on_obs(void *state, const struct obs *o, struct emit *out)

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "../sensor/pkt.h"
+#include "../sensor/text.h"
 
 enum sel_bits {
 	SEL_UDP = 1u << 0,
@@ -67,6 +68,35 @@ struct obs {
 	const char *info;
 	size_t info_len;
 };
+
+/*
+ * text_fnv64 of an observation's name, computed by a detector's prefetch
+ * (to find its cache slot) and taken back by its on_obs of the same
+ * observation, so the name is hashed once per detector.
+ */
+struct name_memo {
+	const struct obs *o;
+	const char *name;
+	size_t len;
+	uint64_t hash;
+};
+
+static inline uint64_t name_memo_put(struct name_memo *m, const struct obs *o)
+{
+	m->o = o;
+	m->name = o->name;
+	m->len = o->name_len;
+	m->hash = text_fnv64(o->name, o->name_len);
+	return m->hash;
+}
+
+/* The hash of o's name: the memo's when it is o's, else computed. */
+static inline uint64_t name_memo_take(struct name_memo *m, const struct obs *o)
+{
+	int mine = m->o == o && m->name == o->name && m->len == o->name_len;
+	m->o = NULL;
+	return mine ? m->hash : text_fnv64(o->name, o->name_len);
+}
 
 struct alert {
 	const char *class;     /* an alert class of architecture.md section 3 (static) */

@@ -747,6 +747,27 @@ static void test_prefetch(const struct rules *rules)
 	pf_mode = PF_NONE;
 }
 
+/* name_memo (module.h): the hash a prefetch put is taken back by the same
+ * observation only, once; any other gets its own name's hash. */
+static void test_name_memo(void)
+{
+	struct name_memo m = {0};
+	struct obs a = {.name = "a.example.com", .name_len = 13};
+	struct obs b = {.name = "b.example.com", .name_len = 13};
+	const uint64_t ha = text_fnv64(a.name, a.name_len), hb = text_fnv64(b.name, b.name_len);
+
+	CHECK(ha != hb);
+	CHECK(name_memo_put(&m, &a) == ha);
+	CHECK(name_memo_take(&m, &a) == ha);
+	CHECK(m.o == NULL);
+	CHECK(name_memo_take(&m, &a) == ha); /* computed */
+	name_memo_put(&m, &a);
+	CHECK(name_memo_take(&m, &b) == hb);
+	name_memo_put(&m, &a);
+	a.name = b.name; /* the same observation, another name */
+	CHECK(name_memo_take(&m, &a) == hb);
+}
+
 /* Trusted zones never alert, at dot boundaries; an empty list trusts nothing. */
 static void test_trusted(struct rules *rules)
 {
@@ -1138,6 +1159,7 @@ int main(void)
 	test_edges(rules);
 	test_cut_cache(rules);
 	test_prefetch(rules);
+	test_name_memo();
 	if (getenv("DT_SWEEP")) {
 		rules->trusted_domains.n = getenv("DT_TRUST") ? saved : 0;
 		for (unsigned thr = 20; thr <= 70; thr += 5) {
