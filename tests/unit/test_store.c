@@ -903,8 +903,11 @@ static void test_bulk_span(void)
 /* With the writer thread, checkpoints run on the checkpointer thread, yet
  * the WAL still starts over: ~80 MiB of rows go through a WAL that never
  * grows past the checkpointer's bound (32 MiB) plus a couple of batches,
- * every row arrives, and close leaves no WAL behind. */
-static void test_checkpointer(void)
+ * every row arrives, and close leaves no WAL behind. The bound is in bytes,
+ * whatever the page size: page_size 0 is a database the store creates (16
+ * KiB pages), another one a database that existed with that page size and
+ * keeps it. */
+static void test_checkpointer(int page_size)
 {
 	char db[512], wal[520], err[512];
 	struct store *s = NULL;
@@ -918,7 +921,17 @@ static void test_checkpointer(void)
 	snprintf(wal, sizeof(wal), "%s-wal", db);
 	remove_db(db);
 	memset(big, 'x', sizeof(big) - 1);
+	if (page_size) {
+		sqlite3 *h = NULL;
+		char sql[96];
+		snprintf(sql, sizeof(sql), "PRAGMA page_size = %d; CREATE TABLE other (x);",
+			 page_size);
+		CHECK_EQ(sqlite3_open(db, &h), SQLITE_OK);
+		CHECK_EQ(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(h);
+	}
 	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	CHECK_EQ(sql_int(db, "PRAGMA page_size"), page_size ? page_size : 16384);
 	for (int i = 0; i < 40000; i++) {
 		fake_make(&f, (uint64_t)i, OBS_DNS_ANSWER);
 		f.o.info = big;
@@ -1187,7 +1200,8 @@ int main(void)
 	test_drop_when_full();
 	test_bulk_publish();
 	test_bulk_span();
-	test_checkpointer();
+	test_checkpointer(0);
+	test_checkpointer(4096);
 	test_alerts_and_caps();
 	test_event_json_direct();
 
