@@ -272,6 +272,7 @@ static void *reader_main(void *arg)
 	struct reader *r = arg;
 	unsigned i = 0;
 
+	sync_name_self("ew-reader");
 	while (i < r->cfg.npaths && read_file(r, i) == 0)
 		i++;
 	if (!stopping(r) && put_msg(r, RD_DONE, i, 0, "", 0) == 0)

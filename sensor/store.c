@@ -859,6 +859,7 @@ static void *ckpt_main(void *arg)
 {
 	struct store *s = arg;
 
+	sync_name_self("ew-ckpt");
 	pthread_mutex_lock(&s->ck_lock);
 	for (;;) {
 		while (!s->ck_want && !s->ck_stop)
@@ -930,6 +931,7 @@ static void *writer_main(void *arg)
 	struct store *s = arg;
 	uint64_t tail = atomic_load(&s->tail);
 
+	sync_name_self("ew-writer");
 	for (;;) {
 		uint64_t head = atomic_load(&s->head);
 		if (tail == head) {

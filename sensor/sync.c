@@ -1,6 +1,7 @@
 /*
  * sync.c - see sync.h.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include "sync.h"
 
 int sync_init(pthread_mutex_t *m, pthread_cond_t *const *cv, int n)
@@ -43,4 +44,9 @@ void sync_deadline_ms(struct timespec *ts, unsigned ms)
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
+}
+
+void sync_name_self(const char *name)
+{
+	(void)pthread_setname_np(pthread_self(), name);
 }

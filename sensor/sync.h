@@ -1,8 +1,8 @@
 /*
  * sync.h - the few pthread helpers the sensor's threads share (the store's
  * writer and checkpointer, the replay's reader): a mutex set up together
- * with its condition variables, a broadcast under the mutex, and an absolute
- * deadline for pthread_cond_timedwait.
+ * with its condition variables, a broadcast under the mutex, an absolute
+ * deadline for pthread_cond_timedwait, and thread names.
  */
 #ifndef EW_SYNC_H
 #define EW_SYNC_H
@@ -22,5 +22,9 @@ void sync_wake(pthread_mutex_t *m, pthread_cond_t *c);
 
 /* CLOCK_REALTIME now + ms, for pthread_cond_timedwait. */
 void sync_deadline_ms(struct timespec *ts, unsigned ms);
+
+/* Name the calling thread (at most 15 bytes), as top -H, ps -L, perf and gdb
+ * show it: "ew-writer", "ew-ckpt", "ew-reader". Best effort. */
+void sync_name_self(const char *name);
 
 #endif
