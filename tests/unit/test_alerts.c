@@ -2,7 +2,8 @@
  * test_alerts.c - sensor/alerts.c: aggregation per (class, source, subject)
  * within the window, severity and score kept at their highest, evidence
  * deduplicated and capped, rows written through the store, and the outcome
- * settled from the flows that raised a row.
+ * settled from the flows that raised a row, and the tick's schedule: rows
+ * written a second apart and closed once their window is over.
  */
 #include <netinet/in.h>
 #include <sqlite3.h>
@@ -306,6 +307,110 @@ static void test_bound(void)
 	alerts_free(NULL);
 }
 
+/* alerts_tick looks at a row only once it may close or a write is due (the
+ * due times of alerts.c). Each step fails if a change that brings either
+ * sooner leaves a row's due time as it was: a write waits for the tick a
+ * second after the last one, a row whose flow settles closes at the next
+ * tick past its window, and a shorter window closes rows at once. Closing
+ * shows as a free slot: with two slots, a third subject evicts nothing. */
+static void test_tick_schedule(void)
+{
+	struct env e;
+	char out[1024];
+	struct pkt u = mkpkt(IPPROTO_UDP, 10, 1, 4000, 53, 0, T0);
+	struct alert a = mkalert("doh", 3, 50, &u, "a.example", NULL);
+
+	env_open(&e, 5, 2);
+	alerts_raise(e.al, &a, T0);            /* written at once */
+	alerts_raise(e.al, &a, T0 + SEC / 10); /* within the second: waits */
+	alerts_tick(e.al, T0 + SEC / 2);
+	store_flush(e.store);
+	rows(&e, out, sizeof(out));
+	CHECK_STR(out, "doh|a.example|1|3|unknown|");
+	alerts_tick(e.al, T0 + SEC); /* a second after the write */
+	store_flush(e.store);
+	rows(&e, out, sizeof(out));
+	CHECK_STR(out, "doh|a.example|2|3|unknown|");
+	alerts_raise(e.al, &a, T0 + SEC + SEC / 5); /* written at T0 + 1 s: waits */
+	alerts_tick(e.al, T0 + SEC + SEC / 2);
+	store_flush(e.store);
+	rows(&e, out, sizeof(out));
+	CHECK_STR(out, "doh|a.example|2|3|unknown|");
+	alerts_tick(e.al, T0 + 2 * SEC);
+	store_flush(e.store);
+	rows(&e, out, sizeof(out));
+	CHECK_STR(out, "doh|a.example|3|3|unknown|");
+
+	/* b's flow stays open: past the window, a closes and b does not */
+	struct pkt s1 = mkpkt(IPPROTO_TCP, 10, 2, 40001, 443, TH_SYN, T0 + 2 * SEC);
+	flow_table_update(e.ft, &s1);
+	struct alert b = mkalert("proxy_bypass", 4, 90, &s1, "192.0.2.2:443", NULL);
+	alerts_raise(e.al, &b, T0 + 2 * SEC);
+	alerts_tick(e.al, T0 + 3 * SEC);
+	alerts_tick(e.al, T0 + 10 * SEC);
+	struct alert c = mkalert("doh", 3, 50, &u, "c.example", NULL);
+	alerts_raise(e.al, &c, T0 + 10 * SEC);
+	CHECK_EQ(alerts_get_stats(e.al)->evicted, 0);
+	/* b's flow is answered and settled: b closes at the next tick */
+	struct pkt r1 = mkpkt(IPPROTO_TCP, 10, 2, 443, 40001, TH_SYN | TH_ACK, T0 + 10 * SEC);
+	memcpy(r1.src, s1.dst, 16);
+	memcpy(r1.dst, s1.src, 16);
+	flow_table_update(e.ft, &r1);
+	alerts_refresh(e.al);
+	alerts_tick(e.al, T0 + 11 * SEC);
+	struct alert d = mkalert("doh", 3, 50, &u, "d.example", NULL);
+	alerts_raise(e.al, &d, T0 + 11 * SEC);
+	CHECK_EQ(alerts_get_stats(e.al)->evicted, 0);
+
+	/* c and d wait for a 5 s window; a 1 s window closes them at once */
+	alerts_tick(e.al, T0 + 12 * SEC);
+	alerts_set_window(e.al, SEC);
+	alerts_tick(e.al, T0 + 13 * SEC);
+	struct alert f = mkalert("doh", 3, 50, &u, "f.example", NULL);
+	struct alert g = mkalert("doh", 3, 50, &u, "g.example", NULL);
+	alerts_raise(e.al, &f, T0 + 13 * SEC);
+	alerts_raise(e.al, &g, T0 + 13 * SEC);
+	CHECK_EQ(alerts_get_stats(e.al)->evicted, 0);
+	CHECK_EQ(alerts_get_stats(e.al)->rows, 6);
+
+	/* h has two flows, one answered: when the other ends, h's outcome
+	 * stays "answered" (nothing to write), yet h may close now */
+	alerts_tick(e.al, T0 + 20 * SEC);
+	struct pkt s2 = mkpkt(IPPROTO_TCP, 3, 3, 40002, 443, TH_SYN, T0 + 20 * SEC);
+	struct pkt s3 = mkpkt(IPPROTO_TCP, 3, 3, 40003, 443, TH_SYN, T0 + 20 * SEC);
+	struct alert h2 = mkalert("proxy_bypass", 4, 90, &s2, "192.0.2.3:443", NULL);
+	struct alert h3 = mkalert("proxy_bypass", 4, 90, &s3, "192.0.2.3:443", NULL);
+	flow_table_update(e.ft, &s2);
+	alerts_raise(e.al, &h2, T0 + 20 * SEC);
+	flow_table_update(e.ft, &s3);
+	alerts_raise(e.al, &h3, T0 + 20 * SEC);
+	struct pkt r2 = mkpkt(IPPROTO_TCP, 3, 3, 443, 40002, TH_SYN | TH_ACK, T0 + 20 * SEC);
+	memcpy(r2.src, s2.dst, 16);
+	memcpy(r2.dst, s2.src, 16);
+	flow_table_update(e.ft, &r2);
+	alerts_refresh(e.al);
+	alerts_tick(e.al, T0 + 25 * SEC); /* s3's flow is open: h stays */
+	struct alert i1 = mkalert("doh", 3, 50, &u, "i.example", NULL);
+	alerts_raise(e.al, &i1, T0 + 25 * SEC);
+	CHECK_EQ(alerts_get_stats(e.al)->evicted, 0);
+	flow_table_expire(e.ft, T0 + 400 * SEC); /* both flows end */
+	alerts_tick(e.al, T0 + 400 * SEC);      /* h and i close */
+	struct alert j = mkalert("doh", 3, 50, &u, "j.example", NULL);
+	struct alert k = mkalert("doh", 3, 50, &u, "k.example", NULL);
+	alerts_raise(e.al, &j, T0 + 400 * SEC);
+	alerts_raise(e.al, &k, T0 + 400 * SEC);
+	CHECK_EQ(alerts_get_stats(e.al)->evicted, 0);
+	CHECK_EQ(alerts_get_stats(e.al)->rows, 10);
+	env_close(&e);
+	rows(&e, out, sizeof(out));
+	CHECK_STR(out, "doh|a.example|3|3|unknown|;proxy_bypass|192.0.2.2:443|1|4|answered|;"
+		       "doh|c.example|1|3|unknown|;doh|d.example|1|3|unknown|;"
+		       "doh|f.example|1|3|unknown|;doh|g.example|1|3|unknown|;"
+		       "proxy_bypass|192.0.2.3:443|2|4|answered|;doh|i.example|1|3|unknown|;"
+		       "doh|j.example|1|3|unknown|;doh|k.example|1|3|unknown|");
+	env_rm(&e);
+}
+
 int main(void)
 {
 	test_aggregation();
@@ -313,5 +418,6 @@ int main(void)
 	test_outcome();
 	test_refresh();
 	test_bound();
+	test_tick_schedule();
 	return check_done();
 }
