@@ -307,39 +307,58 @@ static void test_bound(void)
 	alerts_free(NULL);
 }
 
+/* A doh alert on subject from u's source, at ts. */
+static void raise_doh(struct env *e, const struct pkt *u, const char *subject, uint64_t ts)
+{
+	struct alert a = mkalert("doh", 3, 50, u, subject, NULL);
+	alerts_raise(e->al, &a, ts);
+}
+
+/* The reply to s, with TCP flags, at ts. */
+static struct pkt reply_to(const struct pkt *s, uint8_t flags, uint64_t ts)
+{
+	struct pkt r = *s;
+	memcpy(r.src, s->dst, 16);
+	memcpy(r.dst, s->src, 16);
+	r.sport = s->dport, r.dport = s->sport;
+	r.tcp_flags = flags;
+	r.ts_us = ts;
+	return r;
+}
+
+/* Write what is queued and compare the table with want. */
+static void rows_now(struct env *e, const char *want)
+{
+	char out[1024];
+	store_flush(e->store);
+	rows(e, out, sizeof(out));
+	CHECK_STR(out, want);
+}
+
 /* alerts_tick looks at a row only once it may close or a write is due (the
  * due times of alerts.c). Each step fails if a change that brings either
  * sooner leaves a row's due time as it was: a write waits for the tick a
  * second after the last one, a row whose flow settles closes at the next
  * tick past its window, and a shorter window closes rows at once. Closing
- * shows as a free slot: with two slots, a third subject evicts nothing. */
+ * shows as a free slot: with two slots, new subjects evict nothing. */
 static void test_tick_schedule(void)
 {
 	struct env e;
 	char out[1024];
 	struct pkt u = mkpkt(IPPROTO_UDP, 10, 1, 4000, 53, 0, T0);
-	struct alert a = mkalert("doh", 3, 50, &u, "a.example", NULL);
 
 	env_open(&e, 5, 2);
-	alerts_raise(e.al, &a, T0);            /* written at once */
-	alerts_raise(e.al, &a, T0 + SEC / 10); /* within the second: waits */
+	raise_doh(&e, &u, "a.example", T0);            /* written at once */
+	raise_doh(&e, &u, "a.example", T0 + SEC / 10); /* within the second: waits */
 	alerts_tick(e.al, T0 + SEC / 2);
-	store_flush(e.store);
-	rows(&e, out, sizeof(out));
-	CHECK_STR(out, "doh|a.example|1|3|unknown|");
+	rows_now(&e, "doh|a.example|1|3|unknown|");
 	alerts_tick(e.al, T0 + SEC); /* a second after the write */
-	store_flush(e.store);
-	rows(&e, out, sizeof(out));
-	CHECK_STR(out, "doh|a.example|2|3|unknown|");
-	alerts_raise(e.al, &a, T0 + SEC + SEC / 5); /* written at T0 + 1 s: waits */
+	rows_now(&e, "doh|a.example|2|3|unknown|");
+	raise_doh(&e, &u, "a.example", T0 + SEC + SEC / 5); /* written at T0 + 1 s: waits */
 	alerts_tick(e.al, T0 + SEC + SEC / 2);
-	store_flush(e.store);
-	rows(&e, out, sizeof(out));
-	CHECK_STR(out, "doh|a.example|2|3|unknown|");
+	rows_now(&e, "doh|a.example|2|3|unknown|");
 	alerts_tick(e.al, T0 + 2 * SEC);
-	store_flush(e.store);
-	rows(&e, out, sizeof(out));
-	CHECK_STR(out, "doh|a.example|3|3|unknown|");
+	rows_now(&e, "doh|a.example|3|3|unknown|");
 
 	/* b's flow stays open: past the window, a closes and b does not */
 	struct pkt s1 = mkpkt(IPPROTO_TCP, 10, 2, 40001, 443, TH_SYN, T0 + 2 * SEC);
@@ -348,28 +367,22 @@ static void test_tick_schedule(void)
 	alerts_raise(e.al, &b, T0 + 2 * SEC);
 	alerts_tick(e.al, T0 + 3 * SEC);
 	alerts_tick(e.al, T0 + 10 * SEC);
-	struct alert c = mkalert("doh", 3, 50, &u, "c.example", NULL);
-	alerts_raise(e.al, &c, T0 + 10 * SEC);
+	raise_doh(&e, &u, "c.example", T0 + 10 * SEC);
 	CHECK_EQ(alerts_get_stats(e.al)->evicted, 0);
 	/* b's flow is answered and settled: b closes at the next tick */
-	struct pkt r1 = mkpkt(IPPROTO_TCP, 10, 2, 443, 40001, TH_SYN | TH_ACK, T0 + 10 * SEC);
-	memcpy(r1.src, s1.dst, 16);
-	memcpy(r1.dst, s1.src, 16);
+	struct pkt r1 = reply_to(&s1, TH_SYN | TH_ACK, T0 + 10 * SEC);
 	flow_table_update(e.ft, &r1);
 	alerts_refresh(e.al);
 	alerts_tick(e.al, T0 + 11 * SEC);
-	struct alert d = mkalert("doh", 3, 50, &u, "d.example", NULL);
-	alerts_raise(e.al, &d, T0 + 11 * SEC);
+	raise_doh(&e, &u, "d.example", T0 + 11 * SEC);
 	CHECK_EQ(alerts_get_stats(e.al)->evicted, 0);
 
 	/* c and d wait for a 5 s window; a 1 s window closes them at once */
 	alerts_tick(e.al, T0 + 12 * SEC);
 	alerts_set_window(e.al, SEC);
 	alerts_tick(e.al, T0 + 13 * SEC);
-	struct alert f = mkalert("doh", 3, 50, &u, "f.example", NULL);
-	struct alert g = mkalert("doh", 3, 50, &u, "g.example", NULL);
-	alerts_raise(e.al, &f, T0 + 13 * SEC);
-	alerts_raise(e.al, &g, T0 + 13 * SEC);
+	raise_doh(&e, &u, "f.example", T0 + 13 * SEC);
+	raise_doh(&e, &u, "g.example", T0 + 13 * SEC);
 	CHECK_EQ(alerts_get_stats(e.al)->evicted, 0);
 	CHECK_EQ(alerts_get_stats(e.al)->rows, 6);
 
@@ -378,27 +391,22 @@ static void test_tick_schedule(void)
 	alerts_tick(e.al, T0 + 20 * SEC);
 	struct pkt s2 = mkpkt(IPPROTO_TCP, 3, 3, 40002, 443, TH_SYN, T0 + 20 * SEC);
 	struct pkt s3 = mkpkt(IPPROTO_TCP, 3, 3, 40003, 443, TH_SYN, T0 + 20 * SEC);
-	struct alert h2 = mkalert("proxy_bypass", 4, 90, &s2, "192.0.2.3:443", NULL);
-	struct alert h3 = mkalert("proxy_bypass", 4, 90, &s3, "192.0.2.3:443", NULL);
-	flow_table_update(e.ft, &s2);
-	alerts_raise(e.al, &h2, T0 + 20 * SEC);
-	flow_table_update(e.ft, &s3);
-	alerts_raise(e.al, &h3, T0 + 20 * SEC);
-	struct pkt r2 = mkpkt(IPPROTO_TCP, 3, 3, 443, 40002, TH_SYN | TH_ACK, T0 + 20 * SEC);
-	memcpy(r2.src, s2.dst, 16);
-	memcpy(r2.dst, s2.src, 16);
+	struct pkt *hs[] = {&s2, &s3};
+	for (int i = 0; i < 2; i++) {
+		struct alert h = mkalert("proxy_bypass", 4, 90, hs[i], "192.0.2.3:443", NULL);
+		flow_table_update(e.ft, hs[i]);
+		alerts_raise(e.al, &h, T0 + 20 * SEC);
+	}
+	struct pkt r2 = reply_to(&s2, TH_SYN | TH_ACK, T0 + 20 * SEC);
 	flow_table_update(e.ft, &r2);
 	alerts_refresh(e.al);
 	alerts_tick(e.al, T0 + 25 * SEC); /* s3's flow is open: h stays */
-	struct alert i1 = mkalert("doh", 3, 50, &u, "i.example", NULL);
-	alerts_raise(e.al, &i1, T0 + 25 * SEC);
+	raise_doh(&e, &u, "i.example", T0 + 25 * SEC);
 	CHECK_EQ(alerts_get_stats(e.al)->evicted, 0);
 	flow_table_expire(e.ft, T0 + 400 * SEC); /* both flows end */
 	alerts_tick(e.al, T0 + 400 * SEC);      /* h and i close */
-	struct alert j = mkalert("doh", 3, 50, &u, "j.example", NULL);
-	struct alert k = mkalert("doh", 3, 50, &u, "k.example", NULL);
-	alerts_raise(e.al, &j, T0 + 400 * SEC);
-	alerts_raise(e.al, &k, T0 + 400 * SEC);
+	raise_doh(&e, &u, "j.example", T0 + 400 * SEC);
+	raise_doh(&e, &u, "k.example", T0 + 400 * SEC);
 	CHECK_EQ(alerts_get_stats(e.al)->evicted, 0);
 	CHECK_EQ(alerts_get_stats(e.al)->rows, 10);
 	env_close(&e);
