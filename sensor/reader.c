@@ -8,45 +8,29 @@
  * file, and its read-ahead (the next record taken before this frame is
  * processed) needs no copy of its own.
  *
- * The ring is the store's (sensor/store.c) in the other direction:
- * single-producer single-consumer, a power of two long, records 8-byte
- * aligned that never wrap (a pad record fills the end when the next record
- * does not fit there; it may be as short as 8 bytes, so only len and kind
- * are read from one), head and tail counted in bytes since the start
- * (uint64_t, never wrapping). Each side keeps its own position and a cached
- * copy of the other's, and touches the shared head and tail, each on its own
- * cache line, only once per PUBLISH_BYTES (a store: release, and see
- * Sleeping) or when its cached copy says the ring is full or empty (a load,
- * acquire). The packet thread releases records in the order it took them,
- * and hands their space back PUBLISH_BYTES at a time too. The reader
- * also publishes at the end of each file, before it sleeps, and after every
- * record of a source of unknown size (a pipe: its next read may block, and
- * what was read must not wait behind it).
- *
- * Sleeping: a side that finds the ring full (the reader) or empty (the
- * packet thread) first publishes what it has, then sets its waiting flag and
- * looks at the other side's index again under the lock, and sleeps on a
- * condition variable. The other side, after each publish, looks at that flag
- * and wakes it under the lock. The flag store and the index load on one side,
- * and the index store and the flag load on the other, are sequentially
- * consistent (the default of atomic_store/atomic_load), so one of the two
- * always sees the other's store and no wake-up is lost. A full reader sleeps
- * until a quarter of the ring is free, so it wakes about once per quarter
- * ring rather than once per frame.
+ * The ring is sensor/ring.h, which holds the mechanism (records 8-byte
+ * aligned that never wrap, each side's cached copy of the other's index,
+ * the sleeps on a full or an empty ring, and why no wake-up is lost); the
+ * policy is here. Each side hands over PUBLISH_BYTES at a time: the reader
+ * its records, the packet thread the space of the records it released (in
+ * the order it took them). The reader also publishes at the end of each
+ * file, before it sleeps, and after every record of a source of unknown size
+ * (a pipe: its next read may block, and what was read must not wait behind
+ * it).
  *
  * Room: a record is at most REC_MAX bytes, and the packet thread holds at
  * most two unreleased (the frame it processes and the record after it), with
  * at most one pad among them; a ring of at least 4 * REC_MAX always has the
  * room the reader waits for, whatever the packet thread holds.
  *
- * Stopping: reader_close() sets `stop`, which the reader looks at before
- * each frame and while it sleeps, and joins the thread; the files it had
- * open are closed there. SIGINT, SIGTERM and SIGHUP are blocked on the
- * reader thread, so the command line's handlers run on the packet thread.
+ * Stopping: reader_close() stops the ring (ring_stop), which the reader
+ * looks at before each frame and while it sleeps, and joins the thread; the
+ * files it had open are closed there. SIGINT, SIGTERM and SIGHUP are blocked
+ * on the reader thread, so the command line's handlers run on the packet
+ * thread.
  */
 #include "reader.h"
 
-#include <assert.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdalign.h>
@@ -54,9 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "capture.h"
+#include "ring.h"
 #include "sync.h"
 
 #define REC_MAX ((sizeof(struct reader_rec) + READER_MAX_FRAME + 7) & ~(size_t)7)
@@ -66,48 +50,25 @@
 
 _Static_assert(sizeof(struct reader_rec) == 32, "the record header is 32 bytes");
 _Static_assert(sizeof(struct reader_rec) % 8 == 0, "records stay 8-byte aligned");
+_Static_assert(offsetof(struct reader_rec, len) == offsetof(struct ring_hdr, len) &&
+		       offsetof(struct reader_rec, kind) == offsetof(struct ring_hdr, tag) &&
+		       offsetof(struct reader_rec, file) == sizeof(struct ring_hdr) && RD_PAD == 0,
+	       "a record starts with ring.h's header, kind and pad_ in its tag: the ring's "
+	       "pads are RD_PAD");
 
 struct reader {
+	struct ring ring;
 	struct reader_config cfg;
-	unsigned char *ring;
-	size_t cap; /* a power of two */
 	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t not_empty, not_full;
-	int started, sync_ready;
-
+	int started;
 	/* the reader thread's own */
-	alignas(64) uint64_t p_head; /* where the next record goes */
-	uint64_t p_pub;              /* what it last stored in head */
-	uint64_t p_tail;             /* its copy of tail */
-	struct capture *cur;         /* the file being read, for progress */
-	int eager;                   /* publish every record (size unknown) */
-
-	/* the packet thread's own */
-	alignas(64) uint64_t c_read; /* the next record to return */
-	uint64_t c_head;             /* its copy of head */
-	uint64_t c_rel;              /* the end of what was released */
-	uint64_t c_pub;              /* what it last stored in tail */
-
-	alignas(64) _Atomic uint64_t head; /* written by the reader */
-	alignas(64) _Atomic uint64_t tail; /* written by the packet thread */
-	/* written rarely (on sleeping, on stopping), read at each publish */
-	alignas(64) _Atomic size_t prod_waiting; /* free bytes the reader waits for, 0: none */
-	_Atomic int cons_waiting;
-	_Atomic int stop;
+	struct capture *cur; /* the file being read, for progress */
+	int eager;           /* publish every record (size unknown) */
 	/* progress, written by the reader at each publish */
 	alignas(64) _Atomic unsigned prog_file;
 	_Atomic uint64_t prog_done;
 	alignas(64) char end_; /* nothing after the shared lines shares them */
 };
-
-/* r->lock guards the sleeps on these */
-#define READER_CONDS(r) ((pthread_cond_t *const[]){&(r)->not_empty, &(r)->not_full})
-
-static int stopping(struct reader *r)
-{
-	return atomic_load_explicit(&r->stop, memory_order_relaxed);
-}
 
 /* ---- the reader thread (producer) -------------------------------------- */
 
@@ -119,61 +80,29 @@ static void prod_publish(struct reader *r)
 		capture_progress(r->cur, &done, &total);
 		atomic_store_explicit(&r->prog_done, done, memory_order_release);
 	}
-	if (r->p_pub == r->p_head)
-		return;
-	r->p_pub = r->p_head;
-	atomic_store(&r->head, r->p_head); /* release, and seq_cst: see Sleeping */
-	if (atomic_load(&r->cons_waiting))
-		sync_wake(&r->lock, &r->not_empty);
+	if (ring_publish(&r->ring))
+		ring_wake_consumer(&r->ring, 0);
 }
 
-/* Free ring bytes as far as the reader knows. */
-static size_t prod_free(const struct reader *r)
-{
-	return r->cap - (size_t)(r->p_head - r->p_tail);
-}
-
-/* Room for a record of need bytes (a multiple of 8, at most REC_MAX),
- * contiguous, padding the ring's end when it is too short; waits while the
- * ring is full. NULL when asked to stop. */
+/* Room for a record of need bytes (a multiple of 8, at most REC_MAX);
+ * waits while the ring is full. NULL when asked to stop. */
 static struct reader_rec *prod_reserve(struct reader *r, size_t need)
 {
-	for (;;) {
-		size_t pos = (size_t)(r->p_head & (r->cap - 1));
-		size_t contig = r->cap - pos;
-		size_t want = need <= contig ? need : contig + need;
+	struct reader_rec *rec;
 
-		if (prod_free(r) < want)
-			r->p_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-		if (prod_free(r) >= want) {
-			if (need > contig) {
-				struct reader_rec *pad = (struct reader_rec *)(r->ring + pos);
-				pad->len = (uint32_t)contig;
-				pad->kind = RD_PAD;
-				r->p_head += contig;
-				pos = 0;
-			}
-			return (struct reader_rec *)(r->ring + pos);
-		}
-		/* Full: sleep until a quarter of the ring is free. */
-		size_t low = r->cap / 4 > want ? r->cap / 4 : want;
+	while (!(rec = ring_reserve(&r->ring, need))) {
 		prod_publish(r); /* the packet thread can take all of it */
-		pthread_mutex_lock(&r->lock);
-		atomic_store(&r->prod_waiting, low);
-		while (!stopping(r) && r->cap - (size_t)(r->p_head - atomic_load(&r->tail)) < low)
-			pthread_cond_wait(&r->not_full, &r->lock);
-		atomic_store(&r->prod_waiting, 0);
-		pthread_mutex_unlock(&r->lock);
-		if (stopping(r))
+		if (ring_wait_room(&r->ring, need, 0) < 0)
 			return NULL;
 	}
+	return rec;
 }
 
 /* Append a record that reserve() returned, and publish when it is time. */
 static void prod_commit(struct reader *r, struct reader_rec *rec)
 {
-	r->p_head += rec->len;
-	if (r->eager || r->p_head - r->p_pub >= PUBLISH_BYTES)
+	ring_commit(&r->ring, rec);
+	if (r->eager || ring_unpublished(&r->ring) >= PUBLISH_BYTES)
 		prod_publish(r);
 }
 
@@ -250,10 +179,10 @@ static int read_file(struct reader *r, unsigned i)
 	r->eager = total == 0; /* a pipe or stdin */
 	if (put_msg(r, RD_FILE, i, dlt, capture_datalink_name(cap), total) < 0)
 		goto out;
-	while (!stopping(r) && (rc = capture_next(cap, &p)) == CAP_PACKET)
+	while (!ring_stopping(&r->ring) && (rc = capture_next(cap, &p)) == CAP_PACKET)
 		if (put_frame(r, i, dlt, &p) < 0)
 			goto out;
-	if (stopping(r))
+	if (ring_stopping(&r->ring))
 		goto out;
 	/* CAP_TIMEOUT is for live sources only; taken as the end */
 	if (put_msg(r, rc == CAP_ERROR ? RD_DAMAGED : RD_EOF, i, dlt,
@@ -275,73 +204,29 @@ static void *reader_main(void *arg)
 	sync_name_self("ew-reader");
 	while (i < r->cfg.npaths && read_file(r, i) == 0)
 		i++;
-	if (!stopping(r) && put_msg(r, RD_DONE, i, 0, "", 0) == 0)
+	if (!ring_stopping(&r->ring) && put_msg(r, RD_DONE, i, 0, "", 0) == 0)
 		prod_publish(r);
 	return NULL;
 }
 
 /* ---- the packet thread (consumer) -------------------------------------- */
 
-/* Hand every released byte back to the reader, and wake it when it waits
- * for as much room as there now is. */
-static void cons_publish(struct reader *r)
-{
-	if (r->c_pub == r->c_rel)
-		return;
-	r->c_pub = r->c_rel;
-	atomic_store(&r->tail, r->c_rel); /* release, and seq_cst: see Sleeping */
-	size_t want = atomic_load(&r->prod_waiting);
-	if (want && r->cap - (size_t)(atomic_load(&r->head) - r->c_rel) >= want)
-		sync_wake(&r->lock, &r->not_full);
-}
-
 const struct reader_rec *reader_next(struct reader *r, unsigned timeout_ms)
 {
-	for (;;) {
-		if (r->c_read == r->c_head) {
-			r->c_head = atomic_load_explicit(&r->head, memory_order_acquire);
-			if (r->c_read == r->c_head) {
-				/* Empty: let the reader have all we released, then
-				 * sleep until it publishes or the time is up. */
-				struct timespec dl;
-				int timed_out = 0;
-				cons_publish(r);
-				sync_deadline_ms(&dl, timeout_ms);
-				pthread_mutex_lock(&r->lock);
-				atomic_store(&r->cons_waiting, 1);
-				while (!timed_out && (r->c_head = atomic_load(&r->head)) == r->c_read)
-					timed_out = pthread_cond_timedwait(&r->not_empty, &r->lock,
-									   &dl) != 0;
-				atomic_store(&r->cons_waiting, 0);
-				pthread_mutex_unlock(&r->lock);
-				if (r->c_read == r->c_head)
-					return NULL;
-			}
-		}
-		const struct reader_rec *rec =
-			(const struct reader_rec *)(r->ring + (size_t)(r->c_read & (r->cap - 1)));
-		r->c_read += rec->len;
-		if (rec->kind == RD_PAD)
-			continue;
-		/* The record after it, written by the other core: its header and
-		 * the frame's first bytes are fetched while this one is used. */
-		__builtin_prefetch(r->ring + (size_t)(r->c_read & (r->cap - 1)));
-		__builtin_prefetch(r->ring + (size_t)((r->c_read + 64) & (r->cap - 1)));
-		return rec;
-	}
+	const struct reader_rec *rec;
+
+	while (!(rec = ring_take(&r->ring)))
+		if (!ring_wait_data(&r->ring, timeout_ms))
+			return NULL;
+	ring_prefetch_next(&r->ring);
+	return rec;
 }
 
 void reader_release(struct reader *r, const struct reader_rec *rec)
 {
-	size_t pos = (size_t)((const unsigned char *)rec - r->ring);
-
-	/* The record after a pad is at the ring's start; the pad goes with it. */
-	if ((size_t)(r->c_rel & (r->cap - 1)) != pos)
-		r->c_rel += r->cap - (size_t)(r->c_rel & (r->cap - 1));
-	assert((size_t)(r->c_rel & (r->cap - 1)) == pos && r->c_rel + rec->len <= r->c_read);
-	r->c_rel += rec->len;
-	if (r->c_rel - r->c_pub >= PUBLISH_BYTES)
-		cons_publish(r);
+	ring_release(&r->ring, rec);
+	if (ring_unreturned(&r->ring) >= PUBLISH_BYTES)
+		ring_hand_back(&r->ring);
 }
 
 uint64_t reader_progress(struct reader *r, unsigned file)
@@ -375,17 +260,14 @@ int reader_open(struct reader **out, const struct reader_config *cfg, char *err,
 	r->cfg = *cfg;
 	if (want < MIN_RING)
 		want = MIN_RING;
-	r->cap = 1;
-	while (r->cap < want)
-		r->cap <<= 1;
-	r->ring = malloc(r->cap);
-	if (!r->ring) {
-		snprintf(err, errlen, "reader: out of memory for a %zu KiB ring", r->cap / 1024);
+	e = ring_init(&r->ring, want);
+	if (e == -1) {
+		snprintf(err, errlen, "reader: out of memory for a %zu KiB ring",
+			 r->ring.cap / 1024);
 		goto fail;
 	}
-	if (sync_init(&r->lock, READER_CONDS(r), 2) < 0)
+	if (e < 0)
 		goto fail_sync;
-	r->sync_ready = 1;
 	/* The command line's signals go to the packet thread. */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
@@ -413,13 +295,9 @@ void reader_close(struct reader *r)
 	if (!r)
 		return;
 	if (r->started) {
-		atomic_store(&r->stop, 1);
-		sync_wake(&r->lock, &r->not_full);
+		ring_stop(&r->ring);
 		pthread_join(r->thread, NULL);
 	}
-	if (r->sync_ready) {
-		sync_destroy(&r->lock, READER_CONDS(r), 2);
-	}
-	free(r->ring);
+	ring_destroy(&r->ring);
 	free(r);
 }
