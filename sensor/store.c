@@ -13,12 +13,14 @@
  * Every write is first packed into a record (struct qrec: fixed fields, then
  * the strings back to back, each NUL-terminated), the same form in both
  * writer modes. With the writer thread the record is written straight into a
- * single-producer single-consumer byte ring, so store_event() costs a memcpy
- * of the row's text and no allocation; the writer binds alerts and stats in
- * place with SQLITE_STATIC, which is safe because the ring slot is only
- * released after sqlite3_reset() and sqlite3_clear_bindings(), and copies
- * each event into its family's stage (stage_event). Inline, the record is
- * built in a scratch buffer allocated at open and written at once.
+ * single-producer single-consumer byte ring (sensor/ring.h; the store's
+ * policy for it is in queue_reserve, queue_commit and writer_main), so
+ * store_event() costs a memcpy of the row's text and no allocation; the
+ * writer binds alerts and stats in place with SQLITE_STATIC, which is safe
+ * because the ring slot is only released after sqlite3_reset() and
+ * sqlite3_clear_bindings(), and copies each event into its family's stage
+ * (stage_event). Inline, the record is built in a scratch buffer allocated
+ * at open and written at once.
  *
  * Events go to one table per family (store_kind_family), numbered by the
  * writer from max(id) at each BEGIN; the threaded writer writes a family's
@@ -44,20 +46,19 @@
  */
 #include "store.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <sqlite3.h>
 
 #include "../analyzers/module.h"
 #include "log.h"
 #include "pkt.h"
+#include "ring.h"
 #include "schema.h"
 #include "sync.h"
 #include "text.h"
@@ -110,6 +111,11 @@ struct qrec {
 	uint32_t slen[QREC_MAX_STR]; /* STR_NULL for a NULL string */
 	char text[];                 /* see above */
 };
+_Static_assert(offsetof(struct qrec, len) == offsetof(struct ring_hdr, len) &&
+		       offsetof(struct qrec, op) == offsetof(struct ring_hdr, tag) &&
+		       offsetof(struct qrec, v) >= sizeof(struct ring_hdr) && OP_PAD == 0,
+	       "a record starts with ring.h's header, op among its tag's bytes: the ring's "
+	       "pads are OP_PAD");
 
 /* The largest event record. */
 #define QREC_EVENT_MAX                                                           \
@@ -174,22 +180,12 @@ struct store {
 	uint64_t flush_seq;
 	unsigned char *scratch; /* inline mode: one record */
 
-	/* the ring (threaded mode). What one thread writes often sits on its
-	 * own cache line, away from what the other reads per record: the
-	 * producer's head, the consumer's tail, and cons_waiting (written when
-	 * the writer sleeps, read by the producer at every record). */
-	unsigned char *ring;
-	size_t ring_cap; /* a power of two */
-	alignas(64) uint64_t p_head; /* producer's private head */
-	uint64_t pub_head;           /* producer: what it last stored in head */
-	alignas(64) _Atomic uint64_t head;
-	_Atomic size_t prod_waiting; /* free bytes the producer waits for, 0: not waiting */
-	alignas(64) _Atomic uint64_t tail;
-	alignas(64) _Atomic int cons_waiting;
-	alignas(64) char ring_end_; /* nothing after the ring's lines shares them */
-	pthread_mutex_t lock;
-	pthread_cond_t not_empty, not_full, flushed;
-	uint64_t flush_done; /* under lock */
+	/* the queue to the writer thread (threaded mode): the ring, and
+	 * store_flush()'s wait for the writer to reach its OP_FLUSH */
+	struct ring ring;
+	pthread_mutex_t flush_lock;
+	pthread_cond_t flushed;
+	uint64_t flush_done; /* under flush_lock */
 	pthread_t thread;
 	int thread_started, locks_ready;
 
@@ -734,86 +730,45 @@ static void rec_fill_str(struct qrec *r, size_t fixed, const struct qstr *str, u
 		r->slen[i] = STR_NULL;
 }
 
-/* ---- the ring --------------------------------------------------------- */
+/* ---- the queue (threaded mode) ----------------------------------------- */
 
-/* Make every record written so far visible to the writer. */
-static void ring_push(struct store *s)
+/* Room in the ring for a record of need bytes. When it is full (a replay;
+ * `watch` drops instead, store_event), wait until a quarter of the ring is
+ * free (not one slot, which would ping-pong the threads once per row),
+ * looking every 100 ms. */
+static struct qrec *queue_reserve(struct store *s, size_t need)
 {
-	s->pub_head = s->p_head;
-	atomic_store(&s->head, s->p_head);
-}
+	struct qrec *r = ring_reserve(&s->ring, need);
 
-/* Reserve need bytes (a multiple of 8) of contiguous ring space, padding to
- * the start of the ring when the end is too short; waits while full. */
-/* Is there room for a record of need bytes without waiting? */
-static int ring_room(struct store *s, size_t need)
-{
-	uint64_t tail = atomic_load(&s->tail);
-	size_t pos = (size_t)(s->p_head & (s->ring_cap - 1));
-	size_t contig = s->ring_cap - pos;
-	size_t want = need <= contig ? need : contig + need;
-	return s->ring_cap - (size_t)(s->p_head - tail) >= want;
-}
-
-static struct qrec *ring_reserve(struct store *s, size_t need)
-{
-	int waited = 0;
-	for (;;) {
-		uint64_t tail = atomic_load(&s->tail);
-		size_t pos = (size_t)(s->p_head & (s->ring_cap - 1));
-		size_t contig = s->ring_cap - pos;
-		size_t want = need <= contig ? need : contig + need;
-		if (s->ring_cap - (size_t)(s->p_head - tail) >= want) {
-			if (need > contig) {
-				struct qrec *pad = (struct qrec *)(s->ring + pos);
-				pad->len = (uint32_t)contig;
-				pad->op = OP_PAD;
-				s->p_head += contig;
-				pos = 0;
-			}
-			return (struct qrec *)(s->ring + pos);
-		}
-		/* Full: sleep until a quarter of the ring is free (not one slot,
-		 * which would ping-pong the threads once per row). */
-		size_t low = s->ring_cap / 4 > want ? s->ring_cap / 4 : want;
-		if (!waited++)
-			s->n_queue_waits++;
-		ring_push(s); /* let the writer drain all of it before we sleep */
-		pthread_mutex_lock(&s->lock);
-		atomic_store(&s->prod_waiting, low);
-		while (s->ring_cap - (size_t)(s->p_head - atomic_load(&s->tail)) < low) {
-			struct timespec dl;
-			sync_deadline_ms(&dl, 100);
-			pthread_cond_timedwait(&s->not_full, &s->lock, &dl);
-		}
-		atomic_store(&s->prod_waiting, 0);
-		pthread_mutex_unlock(&s->lock);
+	if (!r) {
+		s->n_queue_waits++;
+		while (!(r = ring_reserve(&s->ring, need)))
+			ring_wait_room(&s->ring, need, 100);
 	}
+	return r;
 }
 
-static void ring_publish(struct store *s, const struct qrec *r)
+static void queue_commit(struct store *s, const struct qrec *r)
 {
 	uint8_t op = r->op;
-	s->p_head += r->len;
+
+	ring_commit(&s->ring, r);
 	/* In bulk mode (a replay) events are handed over PUBLISH_BYTES at a
 	 * time: each store to head moves its cache line away from the writer
 	 * that reads it, which cost more than a small event. Anything else,
-	 * a full ring (ring_reserve) and flush or stop publish at once, so
+	 * a full ring (queue_reserve) and flush or stop publish at once, so
 	 * nothing waits there; a live capture publishes every record. */
-	if (s->cfg.bulk && op == OP_EVENT && s->p_head - s->pub_head < PUBLISH_BYTES)
+	if (s->cfg.bulk && op == OP_EVENT && ring_unpublished(&s->ring) < PUBLISH_BYTES)
 		return;
-	ring_push(s);
+	ring_publish(&s->ring);
 	/* Wake a sleeping writer only once an eighth of the ring is pending
 	 * (or on flush/stop): waking it per row costs more than the row. A
 	 * writer that is not woken still drains after batch_ms. */
-	if (atomic_load(&s->cons_waiting) &&
-	    (op == OP_FLUSH || op == OP_STOP ||
-	     s->p_head - atomic_load(&s->tail) >= s->ring_cap / 8))
-		sync_wake(&s->lock, &s->not_empty);
+	ring_wake_consumer(&s->ring, op == OP_FLUSH || op == OP_STOP ? 0 : s->ring.cap / 8);
 }
 
-/* the writer's: s->lock guards the ring's sleeps and flushes */
-#define WRITER_CONDS(s) ((pthread_cond_t *const[]){&(s)->not_empty, &(s)->not_full, &(s)->flushed})
+/* the writer's: s->flush_lock guards the flushes */
+#define FLUSH_CONDS(s) ((pthread_cond_t *const[]){&(s)->flushed})
 
 /*
  * Checkpoints. SQLite's own policy checkpoints in the committing thread once
@@ -929,60 +884,39 @@ static void ckpt_stop(struct store *s)
 static void *writer_main(void *arg)
 {
 	struct store *s = arg;
-	uint64_t tail = atomic_load(&s->tail);
+	unsigned since_release = 0;
 
 	sync_name_self("ew-writer");
 	for (;;) {
-		uint64_t head = atomic_load(&s->head);
-		if (tail == head) {
+		const struct qrec *r = ring_take(&s->ring);
+		if (!r) {
 			/* Empty: wait, and commit an open batch after batch_ms of
 			 * idleness so a quiet link still gets its rows visible. */
-			int timed_out = 0;
-			pthread_mutex_lock(&s->lock);
-			atomic_store(&s->cons_waiting, 1);
-			if (atomic_load(&s->head) == tail) {
-				struct timespec dl;
-				sync_deadline_ms(&dl, s->cfg.batch_ms);
-				timed_out = pthread_cond_timedwait(&s->not_empty, &s->lock, &dl) ==
-					    ETIMEDOUT;
-			}
-			atomic_store(&s->cons_waiting, 0);
-			pthread_mutex_unlock(&s->lock);
-			if (timed_out && atomic_load(&s->head) == tail)
+			if (!ring_wait_data(&s->ring, s->cfg.batch_ms))
 				txn_commit(s);
 			continue;
 		}
-		unsigned since_release = 0;
-		while (tail != head) {
-			const struct qrec *r =
-				(const struct qrec *)(s->ring + (size_t)(tail & (s->ring_cap - 1)));
-			uint8_t op = r->op;
-			uint32_t len = r->len;
-			/* A pad record may be as short as 8 bytes at the ring's
-			 * end: read the rest of the header only for real records. */
-			uint64_t seq = op == OP_FLUSH ? (uint64_t)r->v[0] : 0;
-			if (op == OP_EVENT)
-				stage_event(s, r);
-			else if (op != OP_PAD && op != OP_STOP)
-				apply(s, r);
-			tail += len;
-			/* Release space in steps, and wake a waiting producer only
-			 * once the room it asked for is there. */
-			if (++since_release >= 32 || tail == head || op == OP_FLUSH || op == OP_STOP) {
-				since_release = 0;
-				atomic_store(&s->tail, tail);
-				size_t want = atomic_load(&s->prod_waiting);
-				if (want && s->ring_cap - (size_t)(atomic_load(&s->head) - tail) >= want)
-					sync_wake(&s->lock, &s->not_full);
-			}
-			if (op == OP_FLUSH) {
-				pthread_mutex_lock(&s->lock);
-				s->flush_done = seq;
-				pthread_cond_broadcast(&s->flushed);
-				pthread_mutex_unlock(&s->lock);
-			} else if (op == OP_STOP) {
-				return NULL;
-			}
+		uint8_t op = r->op;
+		uint64_t seq = op == OP_FLUSH ? (uint64_t)r->v[0] : 0;
+		if (op == OP_EVENT)
+			stage_event(s, r);
+		else if (op != OP_STOP)
+			apply(s, r);
+		ring_release(&s->ring, r);
+		/* Hand space back in steps (ring_hand_back wakes a waiting
+		 * producer only once the room it asked for is there). */
+		if (++since_release >= 32 || ring_caught_up(&s->ring) || op == OP_FLUSH ||
+		    op == OP_STOP) {
+			since_release = 0;
+			ring_hand_back(&s->ring);
+		}
+		if (op == OP_FLUSH) {
+			pthread_mutex_lock(&s->flush_lock);
+			s->flush_done = seq;
+			pthread_cond_broadcast(&s->flushed);
+			pthread_mutex_unlock(&s->flush_lock);
+		} else if (op == OP_STOP) {
+			return NULL;
 		}
 	}
 }
@@ -990,14 +924,14 @@ static void *writer_main(void *arg)
 /* Get room for a record of `need` bytes: in the ring, or the scratch. */
 static struct qrec *rec_begin(struct store *s, size_t need)
 {
-	return s->threaded ? ring_reserve(s, need) : (struct qrec *)s->scratch;
+	return s->threaded ? queue_reserve(s, need) : (struct qrec *)s->scratch;
 }
 
 /* Hand the record to the writer. Inline, returns apply()'s result. */
 static int rec_commit(struct store *s, struct qrec *r)
 {
 	if (s->threaded) {
-		ring_publish(s, r);
+		queue_commit(s, r);
 		return 0;
 	}
 	return apply(s, r);
@@ -1036,9 +970,9 @@ int store_event(struct store *s, const struct obs *o, uint64_t flow_id)
 	str[EV_INFO] = qs(s, o->info_len ? o->info : NULL, o->info_len, STORE_INFO_MAX, 1);
 
 	size_t need = rec_size(EV_ADDR_BYTES, str, EV_NSTR);
-	if (s->threaded && s->cfg.drop_when_full && !ring_room(s, need)) {
-		s->n_dropped++; /* counted, reported in stats: never silent */
-		ring_push(s);   /* (bulk mode) what is queued can drain */
+	if (s->threaded && s->cfg.drop_when_full && !ring_fits(&s->ring, need)) {
+		s->n_dropped++;         /* counted, reported in stats: never silent */
+		ring_publish(&s->ring); /* (bulk mode) what is queued can drain */
 		return -1;
 	}
 	struct qrec *r = rec_begin(s, need);
@@ -1149,10 +1083,10 @@ int store_flush(struct store *s)
 	}
 	uint64_t seq = ++s->flush_seq;
 	put_simple(s, OP_FLUSH, (int64_t)seq);
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->flush_lock);
 	while (s->flush_done < seq)
-		pthread_cond_wait(&s->flushed, &s->lock);
-	pthread_mutex_unlock(&s->lock);
+		pthread_cond_wait(&s->flushed, &s->flush_lock);
+	pthread_mutex_unlock(&s->flush_lock);
 	return errors_since_report(s);
 }
 
@@ -1169,7 +1103,7 @@ const struct store_stats *store_get_stats(const struct store *s)
 	st->truncated = s->n_truncated;
 	st->queue_waits = s->n_queue_waits;
 	st->dropped = s->n_dropped;
-	st->queue_bytes = s->threaded ? (uint64_t)(s->p_head - atomic_load(&s->tail)) : 0;
+	st->queue_bytes = s->threaded ? (uint64_t)ring_used(&s->ring) : 0;
 	return st;
 }
 
@@ -1430,13 +1364,8 @@ int store_open(struct store **out, const char *path, const struct store_config *
 	s->next_alert_id = max_id + 1;
 
 	if (s->threaded) {
-		s->ring_cap = 1;
-		while (s->ring_cap < (size_t)s->cfg.queue_kib * 1024u)
-			s->ring_cap <<= 1;
-		s->ring = malloc(s->ring_cap);
-		if (!s->ring)
-			goto oom;
-		if (sync_init(&s->lock, WRITER_CONDS(s), 3) < 0)
+		if (ring_init(&s->ring, (size_t)s->cfg.queue_kib * 1024u) < 0 ||
+		    sync_init(&s->flush_lock, FLUSH_CONDS(s), 1) < 0)
 			goto oom;
 		s->locks_ready = 1;
 		ckpt_start(s);
@@ -1466,9 +1395,9 @@ fail:
 	(void)finalize_all(s);
 	sqlite3_close(s->db);
 	if (s->locks_ready)
-		sync_destroy(&s->lock, WRITER_CONDS(s), 3);
+		sync_destroy(&s->flush_lock, FLUSH_CONDS(s), 1);
+	ring_destroy(&s->ring);
 	pthread_mutex_destroy(&s->err_lock);
-	free(s->ring);
 	free_stages(s);
 	free(s->scratch);
 	free(s->path);
@@ -1514,9 +1443,9 @@ int store_close(struct store *s)
 		rc = -1;
 	}
 	if (s->locks_ready)
-		sync_destroy(&s->lock, WRITER_CONDS(s), 3);
+		sync_destroy(&s->flush_lock, FLUSH_CONDS(s), 1);
+	ring_destroy(&s->ring);
 	pthread_mutex_destroy(&s->err_lock);
-	free(s->ring);
 	free_stages(s);
 	free(s->scratch);
 	free(s->path);
