@@ -411,6 +411,40 @@ static int next_field(const char **p, const char *end, const char **f, size_t *f
 	return 1;
 }
 
+/*
+ * Could on_answer find anything in o? Asked of the wire records the DNS
+ * analyzer gives with a sound message (obs.rrs): on_answer judges only the
+ * class IN answers of type A, AAAA, SVCB and HTTPS, and an address it judges
+ * is one of theirs, so a message whose A and AAAA answers all have addresses
+ * of no class of concern, and that has no SVCB or HTTPS answer, holds
+ * nothing for it, whatever the question or the rules' trusted names. Most
+ * answers are that, and are then ruled out without reading the detail
+ * record's text. 1 when it could, or when the records are not given.
+ */
+static int may_rebind(const struct rebind_state *st, const struct obs *o)
+{
+	if (!o->rrs)
+		return 1;
+	for (unsigned i = 0; i < o->n_rrs; i++) {
+		const struct obs_rr *r = &o->rrs[i];
+		size_t n = (size_t)(r->rd_end - r->rd);
+		uint8_t a[16] = {0}; /* as judge_addr reads an address */
+
+		if (r->section != 1 || r->rclass != C_IN)
+			continue;
+		if (r->type == T_SVCB || r->type == T_HTTPS)
+			return 1;
+		if (r->type != T_A && r->type != T_AAAA)
+			continue;
+		if (n != (r->type == T_A ? 4u : 16u))
+			return 1;
+		memcpy(a, r->rd, n);
+		if (rebind_addr_class(st->rules, r->type == T_A ? 4 : 6, a) != REBIND_NONE)
+			return 1;
+	}
+	return 0;
+}
+
 static int on_answer(struct rebind_state *st, const struct obs *o, struct emit *out)
 {
 	const char *s = o->info, *end, *rec, *f[6];
@@ -420,7 +454,7 @@ static int on_answer(struct rebind_state *st, const struct obs *o, struct emit *
 	char subject[REBIND_SUBJECT_MAX], detail[REBIND_DETAIL_MAX], ev[REBIND_EVIDENCE_MAX];
 	char via[96] = "";
 
-	if (!s || o->info_len == 0)
+	if (!s || o->info_len == 0 || !may_rebind(st, o))
 		return MOD_NOT_MINE;
 	end = s + o->info_len;
 	w.cls = REBIND_NONE;

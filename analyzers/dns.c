@@ -812,7 +812,7 @@ struct walk {
 	uint16_t edns_udp;
 	uint8_t edns_ext_rcode, edns_version, edns_do;
 	const uint8_t *rr_start; /* the first RR (past the questions) */
-	struct dns_seen *seen;   /* caller's table: the first RRs read */
+	struct obs_rr *seen;     /* caller's table: the first RRs read */
 	unsigned n_seen;
 };
 
@@ -902,6 +902,8 @@ static void walk(struct walk *w, struct dns_out *o, int check)
 				w->seen[w->n_seen].rd = rd.p;
 				w->seen[w->n_seen].rd_end = rd.end;
 				w->seen[w->n_seen].type = type;
+				w->seen[w->n_seen].rclass = cls;
+				w->seen[w->n_seen].section = (uint8_t)s;
 				w->n_seen++;
 			}
 			if (s == SEC_AR && type == LDNS_RR_TYPE_OPT) {
@@ -1016,7 +1018,7 @@ static int wire_next(struct wire_it *it, int sec, int tsig, uint16_t *type, stru
 		struct cur r;
 		it->i++;
 		if (it->k < w->n_seen) {
-			const struct dns_seen *e = &w->seen[it->k++];
+			const struct obs_rr *e = &w->seen[it->k++];
 			t = e->type;
 			r = cur_init(e->rd, (size_t)(e->rd_end - e->rd));
 		} else {
@@ -1216,6 +1218,7 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 	o->qwire = NULL;
 	o->qwire_len = 0;
 	o->prev_ok = 0;
+	o->n_rrs = 0;
 	rec_init(&o->rec, o->info_buf, sizeof(o->info_buf) - 8); /* room for "CUT" */
 	o->info = o->info_buf;
 	o->info_len = 0;
@@ -1257,6 +1260,8 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 		is_short = w.why_short;
 		own = 1;
 	}
+	unsigned n_rr = (unsigned)w.count[SEC_AN] + w.count[SEC_NS] + w.count[SEC_AR];
+	o->n_rrs = !w.why && n_rr <= w.n_seen ? n_rr : 0;
 	/* Nothing for ldns to decode (see the top of the file): the walk
 	 * renders it the same way at a fraction of the cost (ldns allocates a
 	 * packet, four lists and every name). */
@@ -1377,6 +1382,10 @@ static int dns_message(struct dns_out *o, const struct pkt *p, struct emit *out,
 		.info = o->info,
 		.info_len = o->info_len,
 	};
+	if (o->n_rrs && !(o->flags & OBS_F_MALFORMED)) {
+		ob.rrs = o->seen;
+		ob.n_rrs = o->n_rrs;
+	}
 	int e = out->obs(out, &ob);
 	return e < 0 ? e : ret;
 }

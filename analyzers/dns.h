@@ -67,6 +67,7 @@
 #include <stdint.h>
 
 #include "../sensor/record.h"
+#include "module.h"
 
 #define DNS_NAME_MAX 1024     /* escaped name + NUL: 255 wire bytes always fit */
 #define DNS_INFO_MAX 8192     /* the whole detail record */
@@ -89,11 +90,6 @@ struct dns_wname {
 	size_t len;
 };
 
-/* Where the walk found one RR's type and rdata (working space below). */
-struct dns_seen {
-	const uint8_t *rd, *rd_end;
-	uint16_t type;
-};
 
 /*
  * What dns_parse_message found. The caller owns the struct (it is large:
@@ -122,11 +118,14 @@ struct dns_out {
 	const uint8_t *qwire;     /* wire form of qname (valid during the parse) */
 	size_t qwire_len;         /* 0: no qname rendered */
 	struct rec rec;
-	/* Type and rdata of the first DNS_RR_SEEN RRs as the checking walk read
-	 * them (OPT included), so the ldns path can take its wire RRs from here
-	 * instead of reading every owner name again; beyond these it reads the
-	 * wire. Valid for the current message only, never cleared. */
-	struct dns_seen seen[DNS_RR_SEEN];
+	/* Section, type, class and rdata of the first DNS_RR_SEEN RRs as the
+	 * checking walk read them (OPT included), so the ldns path can take its
+	 * wire RRs from here instead of reading every owner name again; beyond
+	 * these it reads the wire. Valid for the current message only, never
+	 * cleared. n_rrs: how many when they are every RR of a message the walk
+	 * found sound, else 0 (what obs.rrs gives detectors). */
+	struct obs_rr seen[DNS_RR_SEEN];
+	unsigned n_rrs;
 	/* The last name rendered inside a kept RR's data field (a CNAME
 	 * target, an MX exchange, ...): its wire form and where its text sits
 	 * in info_buf. A later owner is often that name (a CNAME chain, glue):

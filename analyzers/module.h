@@ -52,6 +52,15 @@ enum obs_flags {
 	OBS_F_TCP = 1u << 2,       /* carried over TCP (DNS) */
 };
 
+/* One resource record of a DNS message as the DNS analyzer's walk read it
+ * from the wire: its section (1 answer, 2 authority, 3 additional), type,
+ * class and rdata (valid during the observation's callbacks). */
+struct obs_rr {
+	const uint8_t *rd, *rd_end;
+	uint16_t type, rclass;
+	uint8_t section;
+};
+
 struct obs {
 	enum obs_kind kind;
 	const struct pkt *pkt; /* 5-tuple, ts, flow; for TCP the packet that completed it */
@@ -67,6 +76,12 @@ struct obs {
 	 * the layout per kind is in docs/architecture.md. */
 	const char *info;
 	size_t info_len;
+	/* DNS: every resource record of the message past the questions (OPT
+	 * included), when the message is sound and the walk kept them all;
+	 * else NULL. A detector may read them to see at once that a message
+	 * holds nothing for it; what it reports comes from info, as stored. */
+	const struct obs_rr *rrs;
+	unsigned n_rrs;
 };
 
 /*

@@ -34,7 +34,7 @@ static void path_in(char *buf, size_t cap, const char *name)
 
 static void remove_db(const char *path)
 {
-	char p[512];
+	char p[528]; /* path (< 512) + "-wal" */
 	unlink(path);
 	snprintf(p, sizeof(p), "%s-wal", path);
 	unlink(p);
