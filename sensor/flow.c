@@ -1175,10 +1175,24 @@ void flow_table_expire(struct flow_table *ft, uint64_t now_us)
 		flow_end(ft, lru_tail(ft, cls));
 		ft->stats.expired++;
 	}
+	/* The next flow to expire, and with it the run ends: start fetching
+	 * its hash slot and the flow that becomes its list's tail after it,
+	 * which its flow_end will read and write (both are cold: the flow has
+	 * been idle a minute or more), while the packets until then go by. */
+	const struct flow *next = NULL;
 	ft->expire_at = UINT64_MAX;
-	for (int cls = 0; cls < LRU_N; cls++)
-		if (ft->lru[cls].tail)
-			new_tail(ft, lru_tail(ft, cls), cls);
+	for (int cls = 0; cls < LRU_N; cls++) {
+		const struct flow *t = lru_tail(ft, cls);
+		if (t && idle_at(ft, t, cls) < ft->expire_at) {
+			ft->expire_at = idle_at(ft, t, cls);
+			next = t;
+		}
+	}
+	if (next) {
+		__builtin_prefetch(&ft->slots[flow_hash(ft, next) & ft->mask]);
+		if (next->lru_prev)
+			__builtin_prefetch(flow_at(ft, next->lru_prev));
+	}
 }
 
 struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
