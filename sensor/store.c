@@ -89,7 +89,9 @@ enum { AL_CLASS, AL_OUTCOME, AL_SRC, AL_DST, AL_SUBJECT, AL_RULE, AL_SUMMARY, AL
        AL_NSTR };
 #define QREC_MAX_STR 8
 #define EVENT_COLS 15  /* parameters of one events row (SQL_EVENT_TUPLE) */
-#define EVENT_GROUP 16 /* rows of a multi-row INSERT (threaded writer) */
+/* Rows of a multi-row INSERT (threaded writer): 64 took ~3% less CPU and
+ * ~4% less wall time for a replay than 16, once both cores were busy. */
+#define EVENT_GROUP 64
 #define PUBLISH_BYTES 16384u /* bulk mode: events handed to the writer at a time */
 #define STR_NULL UINT32_MAX
 
