@@ -1176,8 +1176,9 @@ void flow_table_expire(struct flow_table *ft, uint64_t now_us)
 		ft->stats.expired++;
 	}
 	/* The next flow to expire, and with it the run ends: start fetching
-	 * its hash slot and the flow that becomes its list's tail after it,
-	 * which its flow_end will read and write (both are cold: the flow has
+	 * its hash slot, its second cache line (id, app_state, st: the first
+	 * was read just now) and the flow that becomes its list's tail after
+	 * it, which its flow_end will read and write (all cold: the flow has
 	 * been idle a minute or more), while the packets until then go by. */
 	const struct flow *next = NULL;
 	ft->expire_at = UINT64_MAX;
@@ -1190,6 +1191,7 @@ void flow_table_expire(struct flow_table *ft, uint64_t now_us)
 	}
 	if (next) {
 		__builtin_prefetch(&ft->slots[flow_hash(ft, next) & ft->mask]);
+		__builtin_prefetch((const char *)next + 64);
 		if (next->lru_prev)
 			__builtin_prefetch(flow_at(ft, next->lru_prev));
 	}
