@@ -428,7 +428,6 @@ static int may_rebind(const struct rebind_state *st, const struct obs *o)
 	for (unsigned i = 0; i < o->n_rrs; i++) {
 		const struct obs_rr *r = &o->rrs[i];
 		size_t n = (size_t)(r->rd_end - r->rd);
-		uint8_t a[16] = {0}; /* as judge_addr reads an address */
 
 		if (r->section != 1 || r->rclass != C_IN)
 			continue;
@@ -438,6 +437,7 @@ static int may_rebind(const struct rebind_state *st, const struct obs *o)
 			continue;
 		if (n != (r->type == T_A ? 4u : 16u))
 			return 1;
+		uint8_t a[16] = {0}; /* as judge_addr reads an address */
 		memcpy(a, r->rd, n);
 		if (rebind_addr_class(st->rules, r->type == T_A ? 4 : 6, a) != REBIND_NONE)
 			return 1;

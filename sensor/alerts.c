@@ -173,9 +173,12 @@ static void row_changed(struct alerts *t, uint32_t slot)
 	t->due[slot] = 0;
 }
 
-static uint64_t add_sat(uint64_t a, uint64_t b)
+/* The last packet time of row r's window: a hit after it opens a new row,
+ * and a tick after it closes r once no flow of r is open. */
+static uint64_t window_end(const struct alerts *t, const struct row *r)
 {
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+	return r->last_ts > UINT64_MAX - t->suppress_us ? UINT64_MAX
+							: r->last_ts + t->suppress_us;
 }
 
 static uint32_t row_hash(int cls, uint8_t ipv, const uint8_t *src, const char *subject)
@@ -451,7 +454,7 @@ int alerts_raise(struct alerts *t, const struct alert *a, uint64_t now_us)
 		return -1;
 	}
 	s = row_find(t, cls, ipv, src, subject);
-	if (s && now_us > t->rows[s - 1].last_ts + t->suppress_us) {
+	if (s && now_us > window_end(t, &t->rows[s - 1])) {
 		row_close(t, s - 1); /* window over: a new row */
 		s = 0;
 	}
@@ -564,8 +567,8 @@ void alerts_tick(struct alerts *t, uint64_t now_us)
 		if (now_us < t->due[i])
 			continue;
 		struct row *r = &t->rows[i];
-		uint64_t close_at = add_sat(add_sat(r->last_ts, t->suppress_us), 1);
-		if (now_us >= close_at && !r->flows_open) {
+		uint64_t end = window_end(t, r);
+		if (now_us > end && !r->flows_open) {
 			row_close(t, i);
 			continue;
 		}
@@ -573,7 +576,7 @@ void alerts_tick(struct alerts *t, uint64_t now_us)
 			row_write(t, r);
 			r->written_ts = now_us;
 		}
-		uint64_t due = r->flows_open ? UINT64_MAX : close_at;
+		uint64_t due = r->flows_open || end == UINT64_MAX ? UINT64_MAX : end + 1;
 		if (r->dirty && r->written_ts + WRITE_EVERY_US < due)
 			due = r->written_ts + WRITE_EVERY_US;
 		t->due[i] = due;

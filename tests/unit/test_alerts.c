@@ -419,6 +419,26 @@ static void test_tick_schedule(void)
 	env_rm(&e);
 }
 
+/* A window as long as packet time goes never ends: no hit opens a new row
+ * and no tick closes one, rather than the end wrapping round to the past. */
+static void test_endless_window(void)
+{
+	struct env e;
+	struct pkt u = mkpkt(IPPROTO_UDP, 10, 1, 4000, 53, 0, T0);
+
+	env_open(&e, 5, 2);
+	alerts_set_window(e.al, UINT64_MAX);
+	raise_doh(&e, &u, "a.example", T0);
+	raise_doh(&e, &u, "a.example", T0 + 100000 * SEC);
+	CHECK_EQ(alerts_get_stats(e.al)->rows, 1);
+	alerts_tick(e.al, T0 + 200000 * SEC);
+	raise_doh(&e, &u, "b.example", T0 + 200000 * SEC);
+	raise_doh(&e, &u, "c.example", T0 + 200000 * SEC);
+	CHECK_EQ(alerts_get_stats(e.al)->evicted, 1); /* a was still open */
+	env_close(&e);
+	env_rm(&e);
+}
+
 int main(void)
 {
 	test_aggregation();
@@ -427,5 +447,6 @@ int main(void)
 	test_refresh();
 	test_bound();
 	test_tick_schedule();
+	test_endless_window();
 	return check_done();
 }
