@@ -121,12 +121,15 @@ static void tb_hex(struct tbuf *t, const uint8_t *s, size_t n)
 enum esc_bits {
 	ESC_DOT = 1u << 0,  /* '.' as "\." (inside a name label) */
 	ESC_LIST = 1u << 1, /* ',' and ' ' as \xNN (items of a list) */
+	ESC_SPACE = 1u << 2, /* ' ' as \x20 (a name inside rdata, whose fields
+			      * are separated by spaces) */
 };
 
 /* 0: copied as is; 1: backslash and the byte; 2: \xNN */
 static int esc_kind(uint8_t b, unsigned how)
 {
-	if (b < 0x20 || b > 0x7e || ((how & ESC_LIST) && (b == ',' || b == ' ')))
+	if (b < 0x20 || b > 0x7e || ((how & ESC_LIST) && (b == ',' || b == ' ')) ||
+	    ((how & ESC_SPACE) && b == ' '))
 		return 2;
 	if (b == '\\' || (b == '.' && (how & ESC_DOT)))
 		return 1;
@@ -181,8 +184,9 @@ static int label_plain(const uint8_t *s, size_t n)
 	return 1;
 }
 
-/* An uncompressed wire name in presentation form; ill-formed wire sets cut. */
-static void tb_name(struct tbuf *t, const uint8_t *w, size_t n)
+/* An uncompressed wire name in presentation form, labels escaped with how
+ * (ESC_DOT, and ESC_SPACE in rdata); ill-formed wire sets cut. */
+static void tb_name_esc(struct tbuf *t, const uint8_t *w, size_t n, unsigned how)
 {
 	size_t i = 0;
 
@@ -197,17 +201,24 @@ static void tb_name(struct tbuf *t, const uint8_t *w, size_t n)
 			break;
 		if (i > 1)
 			tb_ch(t, '.');
-		if (t->p && !t->cut && l <= t->cap - 1 - t->len && label_plain(w + i, l)) {
+		if (t->p && !t->cut && l <= t->cap - 1 - t->len && label_plain(w + i, l) &&
+		    (!(how & ESC_SPACE) || !memchr(w + i, ' ', l))) {
 			/* what tb_esc does with a label that needs no escape */
 			memcpy(t->p + t->len, w + i, l);
 			t->len += l;
 			t->p[t->len] = '\0';
 		} else {
-			tb_esc(t, w + i, l, ESC_DOT);
+			tb_esc(t, w + i, l, how);
 		}
 		i += l;
 	}
 	t->cut = 1;
+}
+
+/* A name as a field of its own (qname, owner, Host): a space stays a space. */
+static void tb_name(struct tbuf *t, const uint8_t *w, size_t n)
+{
+	tb_name_esc(t, w, n, ESC_DOT);
 }
 
 /* An address as inet_ntop writes it (text_addr, without inet_ntop's
@@ -337,7 +348,8 @@ struct name_keep {
 	int state;
 };
 
-/* A name field of an rdata: read it and render it. Non-zero on failure.
+/* A name field of an rdata: read it and render it, a space in a label as
+ * \x20 (the fields of rdata text are separated by spaces). Non-zero on failure.
  * keep may be NULL. */
 static int rd_name(const uint8_t *msg, size_t mlen, struct cur *rd, struct tbuf *t,
 		   const char **why, struct name_keep *keep)
@@ -350,11 +362,13 @@ static int rd_name(const uint8_t *msg, size_t mlen, struct cur *rd, struct tbuf 
 	if (name_read(msg, mlen, rd, d, why) != NM_OK)
 		return 1;
 	size_t from = t->len;
-	tb_name(t, d->w, d->len);
+	tb_name_esc(t, d->w, d->len, ESC_DOT | ESC_SPACE);
 	if (keep) {
 		keep->from = from;
 		keep->to = t->len;
-		keep->state = 1;
+		/* its text serves as an owner's only without a space, which an
+		 * owner keeps (a length byte of 32 just loses the reuse) */
+		keep->state = memchr(d->w, ' ', d->len) ? -1 : 1;
 	}
 	return 0;
 }

@@ -972,6 +972,66 @@ static void test_weird_names(void)
 	CHECK_EQ(cut, 1);
 }
 
+/*
+ * A space inside a label of a name in rdata is \x20, so that the fields of
+ * the data can be split at spaces (an SOA's mname then rname, an MX's
+ * exchange); a name that is a field of its own (qname, owner) keeps it. The
+ * owner that repeats a CNAME's target (the text reused from the data, when
+ * the names match) must get the owner's form, not the data's.
+ */
+static void test_space_in_rdata_names(void)
+{
+	/* question "example.com"; CNAME -> "a b.example.com"; A owned by the
+	 * target (a pointer to it); MX "m x.example.com" (an ldns type) */
+	mb_hdr(&M, 0x77, RESP, 1, 3, 0, 0);
+	mb_q(&M, "example.com", 1, 1);
+	mb_u16(&M, 0xc00c);
+	size_t at = mb_rr(&M, 5, 1, 60);
+	size_t target = M.n;
+	mb_u8(&M, 3);
+	mb_bytes(&M, "a b", 3);
+	mb_u16(&M, 0xc00c);
+	mb_rr_end(&M, at);
+	mb_u16(&M, (unsigned)(0xc000 | target));
+	at = mb_rr(&M, 1, 1, 60);
+	mb_bytes(&M, "\xc0\x00\x02\x01", 4);
+	mb_rr_end(&M, at);
+	size_t end_a = M.n;
+	mb_u16(&M, 0xc00c);
+	at = mb_rr(&M, 15, 1, 60);
+	mb_u16(&M, 10);
+	mb_u8(&M, 3);
+	mb_bytes(&M, "m x", 3);
+	mb_u16(&M, 0xc00c);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "a\\x20b.example.com");
+	CHECK_STR(field(&OUT, "AN", 1, 1), "a b.example.com");
+	CHECK_STR(field(&OUT, "AN", 2, 5), "10 m\\x20x.example.com");
+
+	/* the same without the MX: the walk renders it alone */
+	M.b[7] = 2;
+	M.n = end_a;
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "a\\x20b.example.com");
+	CHECK_STR(field(&OUT, "AN", 1, 1), "a b.example.com");
+	CHECK_EQ(count_tag(&OUT, "AN"), 2);
+
+	/* SOA: "mname rname serial ..." splits into seven fields */
+	at = start_answer(6);
+	mb_u8(&M, 4);
+	mb_bytes(&M, "n s1", 4);
+	mb_u16(&M, 0xc00c);
+	mb_u8(&M, 3);
+	mb_bytes(&M, "h m", 3);
+	mb_u16(&M, 0xc00c);
+	for (int i = 1; i <= 5; i++)
+		mb_u32(&M, (uint32_t)i);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "n\\x20s1.example.com h\\x20m.example.com 1 2 3 4 5");
+}
+
 static void test_questions_flags(void)
 {
 	mb_hdr(&M, 14, 0x2f00 | 0x0080 | 0x0400 | 0x0200 | 0x0030, 2, 0, 0, 0);
@@ -1636,6 +1696,7 @@ int main(void)
 	test_counts_lie();
 	test_edns();
 	test_weird_names();
+	test_space_in_rdata_names();
 	test_questions_flags();
 	test_cap();
 	test_many_rrs();
