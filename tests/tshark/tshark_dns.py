@@ -43,6 +43,7 @@ off as in tshark's defaults: `-o tcp.reassemble_out_of_order:TRUE` turns it on).
     prerequisites there).  A message tshark could only partly dissect has what tshark
     read; what it did not read is None.
 """
+import codecs
 import ipaddress
 import json
 import os
@@ -261,6 +262,24 @@ def packet_messages(pkt):
     return out
 
 
+class Utf8Repair:
+    """A byte stream with invalid UTF-8 replaced by U+FFFD: tshark 4.0 can cut a
+    showname in the middle of a character (an SRV target with a byte >= 0x80),
+    which expat rejects. Names and data are read from the raw `value` hex, never
+    from that text, so nothing we compare changes."""
+
+    def __init__(self, f):
+        self.f = f
+        self.dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def read(self, n=65536):
+        while True:                 # b"" only at the end, never for a partial character
+            b = self.f.read(n)
+            out = self.dec.decode(b, final=not b).encode("utf-8")
+            if out or not b:
+                return out
+
+
 def tshark_dns_ex(pcap, extra_args=()):
     tshark = shutil.which(os.environ.get("TSHARK") or "tshark")
     if not tshark:
@@ -271,7 +290,7 @@ def tshark_dns_ex(pcap, extra_args=()):
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err)
         bad = None
         try:
-            for _, el in ET.iterparse(proc.stdout, events=("end",)):
+            for _, el in ET.iterparse(Utf8Repair(proc.stdout), events=("end",)):
                 if el.tag == "packet":
                     out.extend(packet_messages(el))
                     el.clear()
