@@ -21,9 +21,13 @@ What varies, all within what RFC 1035 and its successors allow:
     with 0-4 strings of any bytes, SRV, SOA, NULL, HTTPS, SVCB, CAA, DNAME) and
     unknown types, in the answer, authority and additional sections, with an OPT
     record (EDNS, sometimes with the DO bit and an option) in some;
-  - transport: UDP over IPv4 or IPv6, or TCP (handshake, then each message behind
-    its length prefix: two messages in one segment, a message split over two
-    segments, or one per segment).
+  - the header's opcode also UPDATE (the zone as question); an OPT record with an
+    extended RCODE; record classes CH, HS, NONE and IN with mDNS's cache-flush bit;
+  - transport: UDP over IPv4 (some responses in IPv4 fragments, in order or
+    reversed) or IPv6; mDNS (5353, multicast, answers without a question) and LLMNR
+    (5355); or TCP (handshake, then each message behind its length prefix: several
+    messages in one segment, a message split over two segments, the second part
+    sent first, or a segment sent twice).
 
 Every address is a documentation or private one (10.98.0.0/16, fd00:98::/64).
 """
@@ -94,6 +98,7 @@ def rand_rr(rng, owner, qname):
     t = rng.choice(["A", "A", "AAAA", "CNAME", "NS", "PTR", "MX", "TXT", "SRV", "SOA",
                     "NULL", "HTTPS", "SVCB", "CAA", "DNAME", 65280, 65534, 4000, 49152])
     ttl = rng.choice([0, 1, 60, 300, 3600, 86400, 2147483647])
+    cls = rng.choice([1] * 20 + [3, 4, 254, 0x8001])   # IN; CH, HS, NONE, IN + cache flush
     other = name(rng, 0.05, base=qname[-2:] if rng.random() < 0.5 else None)
     if t == "A":
         rd = rd_a("%d.%d.%d.%d" % (rng.choice([10, 192, 198]), rng.randrange(256),
@@ -124,7 +129,7 @@ def rand_rr(rng, owner, qname):
                     rng.choice(["ca.example.net", "", "mailto:x@example.test"]))
     else:
         rd = [bytes(rng.randrange(256) for _ in range(rng.randint(0, 30)))]
-    return rr(owner, t, ttl, rd)
+    return rr(owner, t, ttl, rd, cls)
 
 
 def exchange(rng, msg_id):
@@ -135,7 +140,9 @@ def exchange(rng, msg_id):
     qd = [(qname, qtype)]
     if rng.random() < 0.05:
         qd.append((name(rng), rng.choice(["A", "AAAA"])))
-    opcode = 4 if rng.random() < 0.03 else 0
+    opcode = rng.choice([0] * 30 + [4, 5])            # QUERY, some NOTIFY and UPDATE
+    if opcode == 5:
+        qd = [(qname[-2:], "SOA")]                     # UPDATE: the zone
     edns = rng.random() < 0.4
     q_ar = [opt_rr(rng.choice([512, 1232, 4096]), do=rng.random() < 0.5,
                    options=(struct.pack("!HH", 10, 8) + bytes(8)) if rng.random() < 0.3 else b"")
@@ -155,13 +162,44 @@ def exchange(rng, msg_id):
         ns.append(rand_rr(rng, qname[-2:], qname))
     for _ in range(rng.choice([0, 0, 1])):
         ar.append(rand_rr(rng, name(rng, 0), qname))
-    if edns:
-        ar.append(opt_rr(1232, do=rng.random() < 0.5))
+    if edns:                                            # sometimes an extended RCODE
+        ar.append(opt_rr(1232, do=rng.random() < 0.5,
+                         ext_rcode=1 if rng.random() < 0.05 else 0))
     rcode = rng.choice([0] * 6 + [2, 3, 3, 5] + list(range(1, 11)))
     r = dns_msg(msg_id, qr=True, opcode=opcode, aa=rng.random() < 0.3,
                 tc=rng.random() < 0.05, rd=rd, ad=rng.random() < 0.1, rcode=rcode, qd=qd,
                 an=an, ns=ns, ar=ar)
     return q, r
+
+
+def multicast(rng, clk):
+    """An mDNS (5353, to 224.0.0.251 or ff02::fb) or LLMNR (5355, to 224.0.0.252)
+    query and its answer; an mDNS answer may be unsolicited, without a question."""
+    mdns = rng.random() < 0.7
+    qname = name(rng, 0.05, base=[b"local"]) if mdns else name(rng, 0.05, base=[])[:2]
+    qtype = rng.choice(["A", "AAAA", "PTR", "TXT", "SRV", 255])
+    v6 = rng.random() < 0.3
+    cli = "fd00:98::%x" % rng.randint(2, 0xfff) if v6 else "10.98.1.%d" % rng.randint(2, 250)
+    group = ("ff02::fb" if mdns else "ff02::1:3") if v6 else \
+        ("224.0.0.251" if mdns else "224.0.0.252")
+    port = 5353 if mdns else 5355
+    sport = port if mdns else rng.randint(49152, 65535)   # above 5355: tshark picks the lower port
+    msg_id = 0 if mdns else rng.randrange(65536)
+    q = dns_msg(msg_id, rd=False, qd=[(qname, qtype)])
+    an = [rand_rr(rng, qname, qname) for _ in range(rng.randint(1, 3))]
+    qd = [] if mdns and rng.random() < 0.3 else [(qname, qtype)]
+    r = dns_msg(msg_id, qr=True, aa=True, rd=False, ra=False, qd=qd, an=an)
+    responder = "fd00:98::77" if v6 else "10.98.1.77"
+    rdst = group if mdns else cli
+    out = []
+    for src, dst, sp, dp, m in ((cli, group, sport, port, q), (responder, rdst, port,
+                                                               port if mdns else sport, r)):
+        if v6:
+            pkt = ip6_udp(src, dst, sp, dp, m)
+        else:
+            pkt = ip4_udp(src, dst, sp, dp, m, rng.randrange(65536))
+        out.append((clk(rng.randint(100, 50000)), ether(fx.MAC_CLIENT, fx.MAC_DNS, pkt)))
+    return out
 
 
 def main():
@@ -181,7 +219,7 @@ def main():
             pairs = [exchange(rng, rng.randrange(65536)) for _ in range(n)]
             cli = "10.98.1.%d" % rng.randint(2, 250)
             c = fx.TcpConn(clk, cli, "10.98.0.53", rng.randint(1024, 65535), 53,
-                           rng.randrange(1 << 32), rng.randrange(1 << 32), ipid=rng.randrange(60000))
+                           rng.randrange(1 << 31), rng.randrange(1 << 31), ipid=rng.randrange(60000))
             recs += c.handshake(step=rng.randint(1000, 200000))
             qs = b"".join(lp(q) for q, _ in pairs)
             rs = b"".join(lp(r) for _, r in pairs if r is not None)
@@ -189,19 +227,52 @@ def main():
                 if not data:
                     continue
                 mode = rng.random()
-                if mode < 0.4 and len(data) > 2:           # split inside the stream
+                if mode < 0.3 and len(data) > 2:           # split inside the stream
                     cut = rng.randint(1, len(data) - 1)
                     recs.append(send(data[:cut]))
                     recs.append(send(data[cut:]))
+                elif mode < 0.45 and len(data) > 2:        # the second part first
+                    cut = rng.randint(1, len(data) - 1)
+                    first = send(data[:cut], advance=False)
+                    c_seq = c.cseq if send == c.c_send else c.sseq
+                    recs.append(send(data[cut:], seq=(c_seq + cut) & 0xFFFFFFFF,
+                                     advance=False))
+                    recs.append(first)
+                    if send == c.c_send:
+                        c.cseq = (c.cseq + len(data)) & 0xFFFFFFFF
+                    else:
+                        c.sseq = (c.sseq + len(data)) & 0xFFFFFFFF
+                elif mode < 0.55:                           # sent twice
+                    seg = send(data)
+                    recs.append(seg)
+                    recs.append((clk(rng.randint(1000, 200000)), seg[1]))
                 else:                                       # all in one segment
                     recs.append(send(data))
                 recs.append(ack())
             recs += c.close()
             i += n
             continue
+        if kind < 0.2:                                     # mDNS or LLMNR
+            recs += multicast(rng, clk)
+            i += 1
+            continue
         q, r = exchange(rng, rng.randrange(65536))
         sport = rng.randint(1024, 65535)
-        if kind < 0.3:
+        if kind < 0.25 and r is not None and len(r) > 64:  # the response in IPv4 fragments
+            cli = "10.98.1.%d" % rng.randint(2, 250)
+            recs.append((clk(rng.randint(100, 50000)), ether(macs[0], macs[1], ip4_udp(
+                cli, "10.98.0.53", sport, 53, q, rng.randrange(65536)))))
+            n = len(r) + 8
+            cuts = sorted(set(rng.randrange(8, n, 8) for _ in range(rng.randint(1, 3))))
+            pieces = list(zip([0] + cuts, cuts + [n]))
+            frags, _ = fx.frag4("10.98.0.53", cli, 53, sport, r, rng.randrange(65536), pieces)
+            if rng.random() < 0.3:
+                frags.reverse()
+            for f in frags:
+                recs.append((clk(rng.randint(10, 300)), ether(macs[1], macs[0], f)))
+            i += 1
+            continue
+        if kind < 0.35:
             cli, srv = "fd00:98::%x" % rng.randint(2, 0xfff), "fd00:98::53"
             pq = ip6_udp(cli, srv, sport, 53, q)
             pr = ip6_udp(srv, cli, 53, sport, r) if r is not None else None
