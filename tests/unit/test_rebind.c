@@ -381,6 +381,28 @@ static void test_shapes(void)
 	CHECK_EQ(run(), MOD_OK);
 	CHECK_EQ(R.n, 1);
 	CHECK(strstr(R.a[0].evidence, "ipv4hint 169.254.169.254") != NULL);
+	/* a target name whose label reads " ipv4hint=...": a name's space in
+	 * rdata text is \x20, so the label can neither stand for a hint (no
+	 * alert for 10.0.0.1 here) nor hide the real one after it */
+	n = 0;
+	hint[n++] = 0, hint[n++] = 1;
+	hint[n++] = 20;
+	memcpy(hint + n, "x ipv4hint=10.0.0.1 ", 20);
+	n += 20;
+	hint[n++] = 0;
+	hint[n++] = 0, hint[n++] = 4, hint[n++] = 0, hint[n++] = 4;
+	memcpy(hint + n, "\x5d\xb8\xd8\x22", 4); /* 93.184.216.34 */
+	n += 4;
+	msg(1, "decoy.example.org", 65, 1);
+	rr(NULL, 65, hint, n);
+	CHECK_EQ(run(), MOD_NOT_MINE);
+	CHECK_EQ(R.n, 0);
+	memcpy(hint + n - 4, "\xa9\xfe\xa9\xfe", 4); /* 169.254.169.254 */
+	msg(1, "decoy.example.org", 65, 1);
+	rr(NULL, 65, hint, n);
+	CHECK_EQ(run(), MOD_OK);
+	CHECK_EQ(R.n, 1);
+	CHECK(R.n == 1 && strstr(R.a[0].evidence, "ipv4hint 169.254.169.254") != NULL);
 	/* no question: the owner decides */
 	msg(1, NULL, 0, 1);
 	rr_a("evil.example.com", "10.0.0.1");
