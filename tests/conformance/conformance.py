@@ -334,12 +334,14 @@ def normalize_icmp(events):
 
 def normalize_tls(events):
     """Our ClientHello events (tls.hello == "client") -> {"sni", "ech"} per hello,
-    in event order; ServerHello events are not ClientHellos and are left out.
-    A hello without a server_name has "sni": None, as in the corpus."""
+    in event order; ServerHello events are not ClientHellos and are left out, and
+    so are the hellos of QUIC Initials ("transport": "quic"): the corpus counts
+    hellos over TCP only.  A hello without a server_name has "sni": None, as in
+    the corpus."""
     hellos = []
     for ev in events:
         t = ev.get("tls") or {}
-        if t.get("hello") != "client":
+        if t.get("hello") != "client" or t.get("transport") == "quic" or ev.get("proto") == "udp":
             continue
         sni = t.get("sni")
         rec = {"sni": sni if isinstance(sni, str) and sni != "" else None,

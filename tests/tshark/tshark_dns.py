@@ -245,12 +245,17 @@ def message(layer, frame, transport):
     return rec
 
 
+def flagged(pkt):
+    """tshark flagged the frame: malformed, cut by the snaplen, or an Error."""
+    return any(p.get("name") in FLAG_LAYERS for p in pkt.iter("proto")) or any(
+        f.get("name") == "_ws.expert.severity" and f.get("show") == PI_ERROR
+        for f in pkt.iter("field"))
+
+
 def packet_messages(pkt):
     """[(message, flagged)] of one PDML <packet>."""
     frame = num(first(pkt, "num")) or num(first(pkt, "frame.number"))
-    flagged = any(p.get("name") in FLAG_LAYERS for p in pkt.iter("proto")) or any(
-        f.get("name") == "_ws.expert.severity" and f.get("show") == PI_ERROR
-        for f in pkt.iter("field"))
+    bad = flagged(pkt)
     out, transport, quoted = [], None, False
     for p in pkt.iter("proto"):
         name = p.get("name")
@@ -258,7 +263,7 @@ def packet_messages(pkt):
         if name in ("udp", "tcp"):
             transport = name
         elif name in DNS_LAYERS:
-            out.append((message(p, frame, None if quoted else transport), flagged))
+            out.append((message(p, frame, None if quoted else transport), bad))
     return out
 
 
@@ -280,30 +285,40 @@ class Utf8Repair:
                 return out
 
 
-def tshark_dns_ex(pcap, extra_args=()):
+def pdml_packets(pcap, dfilter, prefs, extra_args=()):
+    """Each PDML <packet> element tshark writes for pcap (display filter dfilter,
+    preferences prefs then extra_args), read as it streams; the element is cleared
+    after the consumer's turn.  Raises TsharkMissing, or RuntimeError when the PDML
+    does not parse (a complete PDML with a non-zero exit is a capture cut short,
+    read as far as it goes).  Every tshark_*.py of this folder reads tshark so."""
     tshark = shutil.which(os.environ.get("TSHARK") or "tshark")
     if not tshark:
         raise TsharkMissing("tshark not found (install it or set $TSHARK)")
-    cmd = [tshark, "-n", "-r", pcap, "-T", "pdml", "-Y", " || ".join(DNS_LAYERS)] + PREFS + list(extra_args)
-    out = []
+    cmd = [tshark, "-n", "-r", pcap, "-T", "pdml", "-Y", dfilter] + list(prefs) + list(extra_args)
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err)
         bad = None
         try:
             for _, el in ET.iterparse(Utf8Repair(proc.stdout), events=("end",)):
                 if el.tag == "packet":
-                    out.extend(packet_messages(el))
+                    yield el
                     el.clear()
         except ET.ParseError as e:
             bad = "PDML does not parse (%s)" % e
-        proc.stdout.close()
-        rc = proc.wait()
+        finally:
+            proc.stdout.close()
+            rc = proc.wait()
         err.seek(0)
         msg = " ".join(x for x in err.read().decode("utf-8", "replace").splitlines()
                        if "Running as user" not in x).strip()
-    # a complete PDML with a non-zero exit: a capture cut short, read as far as it goes
     if bad:
         raise RuntimeError("%s: tshark exit %d; %s%s" % (pcap, rc, bad, ": " + msg[:300] if msg else ""))
+
+
+def tshark_dns_ex(pcap, extra_args=()):
+    out = []
+    for pkt in pdml_packets(pcap, " || ".join(DNS_LAYERS), PREFS, extra_args):
+        out.extend(packet_messages(pkt))
     return out
 
 
