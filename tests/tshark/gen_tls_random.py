@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """gen_tls_random.py - a capture of random, well-formed TLS ClientHellos over TCP, for
-the tshark differential test (tests/tshark/run_tls.py).
+the tshark differential test (tests/tshark/tshark_diff.py).
 
 README
 ------
