@@ -69,7 +69,7 @@ an empty host_name, a server_name list with two host_names, a repeated extension
 name whose escaped form exceeds the sensor's 1,023 bytes, a hello on a port tshark
 does not take for TLS (8080 without CONNECT), an SSLv2-format hello, hellos over 16
 KiB (SNI first and ECH last; no SNI), the peer's ACK of the hello captured before its
-first segment.  Neither belongs in run_tls.py's random captures, which must agree.
+first segment.  Neither belongs in tshark_diff.py's random captures, which must agree.
 """
 import os
 import random
