@@ -673,6 +673,8 @@ void http_head_record(const struct http_head *h, const struct http_pair *pair, s
 	}
 	rec_str(r, h->why);
 	flag_field(r, h->cut);
+	if (!h->response)
+		flag_field(r, h->have_host); /* tells an empty Host from none */
 	rec_end(r);
 }
 

@@ -19,8 +19,11 @@
 enum {
 	RQ_TAG = 0, RQ_METHOD, RQ_URI, RQ_VERSION, RQ_HOST, RQ_USER_AGENT, RQ_UPGRADE,
 	RQ_CONNECTION, RQ_CONTENT_LENGTH, RQ_METADATA, RQ_METADATA_FLAVOR, RQ_AWS_TOKEN,
-	RQ_AWS_TTL, RQ_WHY, RQ_CUT, RQ_FIELDS
+	RQ_AWS_TTL, RQ_WHY, RQ_CUT, RQ_HOST_SET, RQ_FIELDS
 };
+/* A request record written before RQ_HOST_SET ("1": a Host field was sent,
+ * maybe empty) has one field less; its empty host reads as absent. */
+#define RQ_FIELDS_OLD (RQ_FIELDS - 1)
 
 /* Response record fields. */
 enum {
@@ -126,9 +129,10 @@ static int request_json(json_t *http, const struct fields *f)
 
 	err |= set_field(http, "method", f, RQ_METHOD);
 	/* A request without a Host header has "host": null (HTTP/1.0,
-	 * CONNECT without Host), as tshark and Zeek show it. */
-	err |= set(http, "host", fempty(f, RQ_HOST) ? json_null()
-						 : json_stringn(f->s[RQ_HOST], f->n[RQ_HOST]));
+	 * CONNECT without Host), as tshark and Zeek show it; one with an empty
+	 * Host field (RFC 9110 7.2: a target without an authority) has "". */
+	int host_sent = !fempty(f, RQ_HOST) || (f->count == RQ_FIELDS && feq(f, RQ_HOST_SET, "1"));
+	err |= set(http, "host", host_sent ? json_stringn(f->s[RQ_HOST], f->n[RQ_HOST]) : json_null());
 	err |= set_field(http, "uri", f, RQ_URI);
 	err |= set_field(http, "version", f, RQ_VERSION);
 	err |= set_field(http, "user_agent", f, RQ_USER_AGENT);
@@ -191,7 +195,8 @@ int http_info_json(json_t *http, const char *info, size_t len, int obs_kind)
 	if (!info || !rec_split(&info, &len, REC_RS, &rec, &rlen))
 		return -EINVAL;
 	split_fields(rec, rlen, &f);
-	if (obs_kind == OBS_HTTP_REQUEST && feq(&f, RQ_TAG, "req") && f.count == RQ_FIELDS)
+	if (obs_kind == OBS_HTTP_REQUEST && feq(&f, RQ_TAG, "req") &&
+	    (f.count == RQ_FIELDS || f.count == RQ_FIELDS_OLD))
 		return request_json(http, &f) ? -ENOMEM : 0;
 	if (obs_kind == OBS_HTTP_RESPONSE && feq(&f, RS_TAG, "resp") && f.count == RS_FIELDS)
 		return response_json(http, &f) ? -ENOMEM : 0;

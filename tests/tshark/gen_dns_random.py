@@ -39,7 +39,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "pcaps"))
 import gen_fixtures as fx  # noqa: E402
-from gen_fixtures import (dns_msg, rr, opt_rr, rd_a, rd_aaaa, rd_name, rd_mx, rd_soa,  # noqa: E402
+from gen_fixtures import (dns_msg, rr, opt_rr, rd_a, rd_name, rd_mx, rd_soa,  # noqa: E402
                           rd_srv, rd_txt, rd_caa, rd_svcb, ether, ip4_udp, ip6_udp, lp)
 
 TYPE_NUM = {"DNAME": 39, "SVCB": 64}

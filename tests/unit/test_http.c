@@ -210,7 +210,7 @@ static void test_request_fields(void)
 			"1\x1f"
 			"1\x1f"
 			"1\x1f"
-			"21600\x1f\x1f\x1e");
+			"21600\x1f\x1f\x1f" "1\x1e");
 	CHECK(strstr(info, "secret") == NULL); /* the token is never kept */
 	CHECK(!r.overflow);
 
@@ -223,7 +223,7 @@ static void test_request_fields(void)
 	http_head_record(&H, NULL, &r);
 	CHECK_STR(info, "req\x1fGET\x1f/latest/meta-data/\x1fHTTP/1.1\x1f"
 			"169.254.169.254\x1f"
-			"curl/7.88.1\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1e");
+			"curl/7.88.1\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f" "1\x1e");
 }
 
 static void test_request_targets(void)
@@ -966,6 +966,22 @@ static void test_json(void)
 		"\"malformed\":\"control byte 0x02 at offset 32\"}");
 	conn_close(&c);
 
+	/* an empty Host field is "", no Host field null (tshark tells them apart) */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /a HTTP/1.1\r\nHost:\r\n\r\nGET /b HTTP/1.0\r\n\r\n"
+		     "GET /c HTTP/1.1\r\nhost: \t \r\n\r\n");
+	CHECK_EQ(c.cap.n, 3);
+	json_is(c.cap.ev[0].info, c.cap.ev[0].info_len, OBS_HTTP_REQUEST,
+		"{\"method\":\"GET\",\"host\":\"\",\"uri\":\"/a\",\"version\":\"HTTP/1.1\","
+		"\"user_agent\":\"\"}");
+	json_is(c.cap.ev[1].info, c.cap.ev[1].info_len, OBS_HTTP_REQUEST,
+		"{\"method\":\"GET\",\"host\":null,\"uri\":\"/b\",\"version\":\"HTTP/1.0\","
+		"\"user_agent\":\"\"}");
+	json_is(c.cap.ev[2].info, c.cap.ev[2].info_len, OBS_HTTP_REQUEST,
+		"{\"method\":\"GET\",\"host\":\"\",\"uri\":\"/c\",\"version\":\"HTTP/1.1\","
+		"\"user_agent\":\"\"}");
+	conn_close(&c);
+
 	/* an unpaired response without a status line */
 	conn_open(&c, 16384);
 	feeds(&c, 0, curl_req);
@@ -987,6 +1003,10 @@ static void test_json(void)
 	CHECK_EQ(json_object_size(o), 0);
 	CHECK_EQ(http_info_json(o, rq, strlen(rq), OBS_HTTP_REQUEST), 0);
 	json_decref(o);
+	/* a record written before the Host flag (one field less): empty is none */
+	json_is(rq, strlen(rq), OBS_HTTP_REQUEST,
+		"{\"method\":\"GET\",\"host\":null,\"uri\":\"/\",\"version\":\"HTTP/1.1\","
+		"\"user_agent\":\"\"}");
 }
 
 int main(void)
