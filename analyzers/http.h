@@ -77,7 +77,9 @@
  *             X-aws-ec2-metadata-token: the token itself is never stored),
  *             aws_token_ttl (the value of
  *             X-aws-ec2-metadata-token-ttl-seconds), malformed reason, cut
- *             ("1" when a value was cut to fit)
+ *             ("1" when a value was cut to fit), host_sent ("1" when a Host
+ *             field was sent, so that an empty one is told from none;
+ *             records written before it have one field less)
  *   response: "resp", version, status (decimal), reason phrase,
  *             content_length, upgrade, connection, server, location,
  *             request method, request host, request-target (the paired
