@@ -326,29 +326,35 @@ def tshark_dns(pcap, extra_args=()):
     return [m for m, _ in tshark_dns_ex(pcap, extra_args)]
 
 
-def main(argv):
+def cli(name, fn_ex, what, argv, show=None):
+    """The command line of every tshark_*.py: PCAP then tshark's arguments; the
+    records of fn_ex one JSON line each (or as show(records) prints them), and a
+    note on stderr of those in frames tshark flags."""
     def say(code, msg):
-        print("tshark_dns.py: " + msg, file=sys.stderr)
+        print("%s: %s" % (name, msg), file=sys.stderr)
         return code
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: tshark_dns.py PCAP [tshark args, e.g. -d tcp.port==1053,dns]")
+        print("usage: %s PCAP [tshark args, e.g. -d tcp.port==1053,dns]" % name)
         return 0 if argv else 2
     if not os.path.isfile(argv[0]):
         return say(2, "%s: no such file" % argv[0])
     try:
-        msgs = tshark_dns_ex(argv[0], argv[1:])
+        recs = fn_ex(argv[0], argv[1:])
     except TsharkMissing as e:
         return say(2, str(e))
     except (RuntimeError, OSError) as e:
         return say(1, str(e))
-    for m, _ in msgs:
-        print(json.dumps(m, sort_keys=True))
-    flagged = sorted(set(m["frame"] for m, f in msgs if f))
-    if flagged:
-        say(0, "%d of %d messages are in frames tshark flags (malformed, error or cut): %s"
-            % (sum(f for _, f in msgs), len(msgs), " ".join(map(str, flagged[:20]))))
+    if show:
+        show([m for m, _ in recs])
+    else:
+        for m, _ in recs:
+            print(json.dumps(m, sort_keys=True))
+    bad = sorted(set(m["frame"] for m, f in recs if f))
+    if bad:
+        say(0, "%d of %d %s are in frames tshark flags (malformed, error or cut): %s"
+            % (sum(f for _, f in recs), len(recs), what, " ".join(map(str, bad[:20]))))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(cli("tshark_dns.py", tshark_dns_ex, "messages", sys.argv[1:]))

@@ -38,13 +38,12 @@ other ports where the stream starts like HTTP; `-d` adds more.
 tshark is read with tshark_dns.py's pdml_packets(); own_fields(), frame_of() and
 the command line (cli()) are shared with tshark_icmp.py.
 """
-import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from tshark_dns import TsharkMissing, esc, first, flagged, num, pdml_packets  # noqa: E402
+from tshark_dns import cli, esc, first, flagged, num, pdml_packets  # noqa: E402
 
 PREFS = ["-o", "tcp.desegment_tcp_streams:TRUE", "-o", "http.desegment_headers:TRUE",
          "-o", "http.desegment_body:TRUE", "-o", "ip.defragment:TRUE", "-o", "ipv6.defragment:TRUE"]
@@ -137,34 +136,6 @@ def tshark_http_ex(pcap, extra_args=()):
 
 def tshark_http(pcap, extra_args=()):
     return [m for m, _ in tshark_http_ex(pcap, extra_args)]
-
-# ---------------------------------------------------------------- CLI
-
-
-def cli(name, fn_ex, what, argv):
-    """The command line of tshark_http.py and tshark_icmp.py."""
-    def say(code, msg):
-        print("%s: %s" % (name, msg), file=sys.stderr)
-        return code
-    if not argv or argv[0] in ("-h", "--help"):
-        print("usage: %s PCAP [tshark args, e.g. -d tcp.port==8000,http]" % name)
-        return 0 if argv else 2
-    if not os.path.isfile(argv[0]):
-        return say(2, "%s: no such file" % argv[0])
-    try:
-        recs = fn_ex(argv[0], argv[1:])
-    except TsharkMissing as e:
-        return say(2, str(e))
-    except (RuntimeError, OSError) as e:
-        return say(1, str(e))
-    for m, _ in recs:
-        print(json.dumps(m, sort_keys=True))
-    bad = sorted(set(m["frame"] for m, f in recs if f))
-    if bad:
-        say(0, "%d of %d %s are in frames tshark flags (malformed, error or cut): %s"
-            % (sum(f for _, f in recs), len(recs), what, " ".join(map(str, bad[:20]))))
-    return 0
-
 
 if __name__ == "__main__":
     sys.exit(cli("tshark_http.py", tshark_http_ex, "requests", sys.argv[1:]))

@@ -27,8 +27,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tshark_dns import flagged, num, pdml_packets  # noqa: E402
-from tshark_http import cli, frame_of, own_first  # noqa: E402
+from tshark_dns import cli, flagged, num, pdml_packets  # noqa: E402
+from tshark_http import frame_of, own_first  # noqa: E402
 
 PREFS = ["-o", "ip.defragment:TRUE", "-o", "ipv6.defragment:TRUE"]
 LAYERS = {"icmp": 4, "icmpv6": 6}

@@ -44,7 +44,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from tshark_dns import TsharkMissing, esc, first, flagged, num, pdml_packets  # noqa: E402
+from tshark_dns import cli, esc, first, flagged, num, pdml_packets  # noqa: E402
 
 ECH_TYPES = (0xfe0d, 0xff02, 0xffce)
 PREFS = ["-o", "tcp.desegment_tcp_streams:TRUE", "-o", "tls.desegment_ssl_records:TRUE",
@@ -134,28 +134,6 @@ def tshark_tls(pcap, extra_args=()):
     return as_expect([h for h, _ in tshark_tls_ex(pcap, extra_args)])
 
 
-def main(argv):
-    def say(code, msg):
-        print("tshark_tls.py: " + msg, file=sys.stderr)
-        return code
-    if not argv or argv[0] in ("-h", "--help"):
-        print("usage: tshark_tls.py PCAP [tshark args, e.g. -d tcp.port==8443,tls]")
-        return 0 if argv else 2
-    if not os.path.isfile(argv[0]):
-        return say(2, "%s: no such file" % argv[0])
-    try:
-        hellos = tshark_tls_ex(argv[0], argv[1:])
-    except TsharkMissing as e:
-        return say(2, str(e))
-    except (RuntimeError, OSError) as e:
-        return say(1, str(e))
-    print(json.dumps(as_expect([h for h, _ in hellos]), sort_keys=True))
-    bad = sorted(set(h["frame"] for h, f in hellos if f))
-    if bad:
-        say(0, "%d of %d hellos are in frames tshark flags (malformed, error or cut): %s"
-            % (sum(f for _, f in hellos), len(hellos), " ".join(map(str, bad[:20]))))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(cli("tshark_tls.py", tshark_tls_ex, "hellos", sys.argv[1:],
+                 lambda hellos: print(json.dumps(as_expect(hellos), sort_keys=True))))
