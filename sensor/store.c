@@ -303,23 +303,11 @@ const char *store_last_error(const struct store *s)
 
 /* ---- statements and transactions (writer side) ---------------------- */
 
-/* Step a statement that returns no row, then reset it. Returns the step's
- * result code (SQLITE_DONE on success). */
-static int step_done(sqlite3_stmt *st)
-{
-	int rc = sqlite3_step(st);
-	int rrc = sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	if (rc == SQLITE_ROW)
-		rc = SQLITE_DONE;
-	if (rc == SQLITE_DONE && rrc != SQLITE_OK)
-		rc = rrc;
-	return rc;
-}
-
-/* step_done without clear_bindings, for a statement whose every parameter
- * is bound again before its next step and whose SQLITE_STATIC buffers
- * live as long as the store (the stage buffers and addr_buf). */
+/* Step a statement that returns no row, then reset it, keeping its
+ * bindings: for a statement whose every parameter is bound again before its
+ * next step and whose SQLITE_STATIC buffers live as long as the store (the
+ * multi-row event INSERT: the stage buffers and addr_buf). Returns the
+ * step's result code (SQLITE_DONE on success). */
 static int step_keep(sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
@@ -328,6 +316,14 @@ static int step_keep(sqlite3_stmt *st)
 		rc = SQLITE_DONE;
 	if (rc == SQLITE_DONE && rrc != SQLITE_OK)
 		rc = rrc;
+	return rc;
+}
+
+/* step_keep, then clear the bindings (which may point into a ring slot). */
+static int step_done(sqlite3_stmt *st)
+{
+	int rc = step_keep(st);
+	sqlite3_clear_bindings(st);
 	return rc;
 }
 
