@@ -1013,12 +1013,25 @@ static enum decode_result decode_udp(struct decoder *d, struct view *v, struct p
 }
 
 /* ICMP and ICMPv6: l4 is the whole message, payload what follows the
- * 8-byte header (type, code, checksum and 4 bytes of rest-of-header). */
+ * 8-byte header (type, code, checksum and 4 bytes of rest-of-header).
+ * A message shorter than that, cut by caplen or short on the wire, is
+ * counted truncated or malformed at this layer but still handed on when it
+ * has its type: an echo request of 4 bytes to the outside is egress all the
+ * same (the ICMP analyzer reads what there is, through its cursor, and
+ * flags the observation). */
 static enum decode_result decode_icmp(struct decoder *d, struct view *v, struct pkt *p,
 				      enum decode_layer l)
 {
-	if (!cur_has(&v->c, 8))
-		return tally(d, l, view_short(v, 8));
+	if (!cur_has(&v->c, 8)) {
+		enum decode_result r = tally(d, l, view_short(v, 8));
+		if (!cur_has(&v->c, 1))
+			return r;
+		p->l4 = v->c.p;
+		p->l4_len = cur_left(&v->c);
+		p->payload = v->c.p + p->l4_len;
+		p->payload_len = 0;
+		return DECODE_OK;
+	}
 	p->l4 = v->c.p;
 	p->l4_len = cur_left(&v->c);
 	cur_skip(&v->c, 8);

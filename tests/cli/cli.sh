@@ -106,5 +106,17 @@ grep -q "usage: egresswatch rules check" "$T/out" && ok || bad "rules --help doe
 # -c with a bad rules file stops replay before it starts
 expect 2 "bad-cidr.yaml:3: sandbox.networks" -- "$EW" replay -c "$RULES/bad-cidr.yaml" -d "$T/r.db" "$PCAPS/dns_basic.pcap"
 
+# An ICMP echo request of 4 bytes (shorter than its 8-byte header) from the
+# sandbox to the outside: counted malformed, and still icmp_egress. Raw IPv4
+# (linktype 101), 10.99.0.10 -> 93.184.216.9.
+printf '\324\303\262\241\002\000\004\000\000\000\000\000\000\000\000\000\377\377\000\000\145\000\000\000' > "$T/short.pcap"
+printf '\000\000\000\000\000\000\000\000\030\000\000\000\030\000\000\000' >> "$T/short.pcap"
+printf '\105\000\000\030\000\001\000\000\100\001\000\000\012\143\000\012\135\270\330\011' >> "$T/short.pcap"
+printf '\010\000\367\377' >> "$T/short.pcap"
+expect 0 "" -- "$EW" replay -c "$PCAPS/../tests/detect/sandbox.yaml" -d "$T/short.db" "$T/short.pcap"
+grep -q "icmp 0 ok, 0 truncated, 1 malformed\|1 malformed" "$T/out" && ok || bad "short ICMP not counted malformed: $(cat "$T/out")"
+"$EW" alerts -d "$T/short.db" --json > "$T/alerts" 2>&1
+grep -q '"class":"icmp_egress".*"dst_ip":"93.184.216.9"' "$T/alerts" && ok || bad "short ICMP echo raised no icmp_egress: $(cat "$T/alerts")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
