@@ -315,11 +315,17 @@ def pdml_packets(pcap, dfilter, prefs, extra_args=()):
         raise RuntimeError("%s: tshark exit %d; %s%s" % (pcap, rc, bad, ": " + msg[:300] if msg else ""))
 
 
-def tshark_dns_ex(pcap, extra_args=()):
+def pdml_records(pcap, dfilter, prefs, per_packet, extra_args=()):
+    """[(record, flagged)]: per_packet(<packet>) of each packet pdml_packets
+    gives, joined in order."""
     out = []
-    for pkt in pdml_packets(pcap, " || ".join(DNS_LAYERS), PREFS, extra_args):
-        out.extend(packet_messages(pkt))
+    for pkt in pdml_packets(pcap, dfilter, prefs, extra_args):
+        out.extend(per_packet(pkt))
     return out
+
+
+def tshark_dns_ex(pcap, extra_args=()):
+    return pdml_records(pcap, " || ".join(DNS_LAYERS), PREFS, packet_messages, extra_args)
 
 
 def tshark_dns(pcap, extra_args=()):

@@ -43,7 +43,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from tshark_dns import cli, esc, first, flagged, num, pdml_packets  # noqa: E402
+from tshark_dns import cli, esc, first, flagged, num, pdml_records  # noqa: E402
 
 PREFS = ["-o", "tcp.desegment_tcp_streams:TRUE", "-o", "http.desegment_headers:TRUE",
          "-o", "http.desegment_body:TRUE", "-o", "ip.defragment:TRUE", "-o", "ipv6.defragment:TRUE"]
@@ -128,14 +128,12 @@ def packet_requests(pkt):
 
 
 def tshark_http_ex(pcap, extra_args=()):
-    out = []
-    for pkt in pdml_packets(pcap, "http.request", PREFS, extra_args):
-        out.extend(packet_requests(pkt))
-    return out
+    return pdml_records(pcap, "http.request", PREFS, packet_requests, extra_args)
 
 
 def tshark_http(pcap, extra_args=()):
     return [m for m, _ in tshark_http_ex(pcap, extra_args)]
+
 
 if __name__ == "__main__":
     sys.exit(cli("tshark_http.py", tshark_http_ex, "requests", sys.argv[1:]))

@@ -27,7 +27,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tshark_dns import cli, flagged, num, pdml_packets  # noqa: E402
+from tshark_dns import cli, flagged, num, pdml_records  # noqa: E402
 from tshark_http import frame_of, own_first  # noqa: E402
 
 PREFS = ["-o", "ip.defragment:TRUE", "-o", "ipv6.defragment:TRUE"]
@@ -46,10 +46,7 @@ def packet_message(pkt):
 
 
 def tshark_icmp_ex(pcap, extra_args=()):
-    out = []
-    for pkt in pdml_packets(pcap, "icmp || icmpv6", PREFS, extra_args):
-        out.extend(packet_message(pkt))
-    return out
+    return pdml_records(pcap, "icmp || icmpv6", PREFS, packet_message, extra_args)
 
 
 def tshark_icmp(pcap, extra_args=()):

@@ -44,7 +44,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from tshark_dns import cli, esc, first, flagged, num, pdml_packets  # noqa: E402
+from tshark_dns import cli, esc, first, flagged, num, pdml_records  # noqa: E402
 
 ECH_TYPES = (0xfe0d, 0xff02, 0xffce)
 PREFS = ["-o", "tcp.desegment_tcp_streams:TRUE", "-o", "tls.desegment_ssl_records:TRUE",
@@ -119,10 +119,7 @@ def packet_hellos(pkt):
 
 
 def tshark_tls_ex(pcap, extra_args=()):
-    out = []
-    for pkt in pdml_packets(pcap, DFILTER, PREFS, extra_args):
-        out.extend(packet_hellos(pkt))
-    return out
+    return pdml_records(pcap, DFILTER, PREFS, packet_hellos, extra_args)
 
 
 def as_expect(hellos):
