@@ -50,9 +50,10 @@ enum sev { SEV_INFO = 1, SEV_LOW, SEV_MEDIUM, SEV_HIGH, SEV_CRITICAL };
 /* What a flow has already raised (the low bits of a cache key). */
 enum seen_tag {
 	K_PROXY_BYPASS = 1, K_UDP_EGRESS, K_ICMP_EGRESS, K_IPV6_EGRESS, K_DNS_OVER_TCP,
-	K_DOH_ADDR, K_SMTP,
+	K_DOH_ADDR, K_SMTP, K_OTHER_PROTO,
+	K_OUTER = 16, /* added to a tag raised for a tunnel's outermost datagram */
 };
-#define SEEN_TAG_BITS 4
+#define SEEN_TAG_BITS 5
 
 /* Known DNS-over-HTTPS/TLS resolver names: the name and its subdomains.
  * D("name") keeps its length, so the per-name test needs no strlen. */
@@ -381,13 +382,16 @@ static int emit_alert(struct emit *out, const struct pkt *p, const char *cls, in
 	return out->alert(out, &a);
 }
 
-/* A packet-based alert with subject "dst:port", once per flow and tag. */
+/* A packet-based alert with subject "dst:port", once per flow and tag. A
+ * tunnel's outer datagram (K_OUTER) is raised every time: its flow is the
+ * inner packet's, which other carriers may share, and the alert rows
+ * aggregate the repeats. */
 static void raise_conn(struct egress_state *st, struct emit *out, const struct pkt *p,
 		       unsigned tag, const char *cls, int sev, int score, const char *what)
 {
 	char subject[SUBJECT_LEN], detail[DETAIL_LEN];
 
-	if (seen_once(st, p->flow, tag))
+	if (!(tag & K_OUTER) && seen_once(st, p->flow, tag))
 		return;
 	addr_port(subject, sizeof(subject), p->ipv, p->dst, p->dport);
 	snprintf(detail, sizeof(detail), "%s to %.160s", what, subject);
@@ -422,23 +426,52 @@ static void raise_doh_name(struct emit *out, const struct pkt *p, const char *na
 
 /* ---- packets ------------------------------------------------------------- */
 
-static int egress_on_packet(void *state, const struct pkt *p, struct emit *out)
+/* The name of IP protocol n for a summary, or NULL. */
+static const char *proto_label(unsigned n)
 {
-	struct egress_state *st = state;
-	const struct rules *r = st->rules;
-	int syn, from_init, frag, rc = MOD_NOT_MINE;
+	switch (n) {
+	case 1: return "ICMP";
+	case 2: return "IGMP";
+	case 4: return "IPv4-in-IP";
+	case 6: return "TCP";
+	case 17: return "UDP";
+	case 33: return "DCCP";
+	case 41: return "IPv6-in-IP";
+	case 47: return "GRE";
+	case 50: return "ESP";
+	case 51: return "AH";
+	case 58: return "ICMPv6";
+	case 59: return "no next header";
+	case 97: return "EtherIP";
+	case 103: return "PIM";
+	case 112: return "VRRP";
+	case 115: return "L2TP";
+	case 132: return "SCTP";
+	case 136: return "UDP-Lite";
+	case 137: return "MPLS-in-IP";
+	default: return NULL;
+	}
+}
 
-	if ((p->ipv != 4 && p->ipv != 6) || p->proto == IPPROTO_ICMP ||
-	    p->proto == IPPROTO_ICMPV6)
-		return MOD_NOT_MINE; /* ICMP is judged from its observations */
-	syn = p->proto == IPPROTO_TCP && (p->tcp_flags & (TH_SYN | TH_ACK)) == TH_SYN;
-	from_init = !p->flow || p->dir == 0;
-	frag = (p->flags & PKT_FRAGMENT) != 0;
+/*
+ * Judge one IP hop p against the policy: a packet, or (tag K_OUTER, from_init
+ * 1) the outermost datagram of a tunnelled one. from_init: the sender
+ * started the flow, or there is no flow to tell.
+ */
+static int judge(struct egress_state *st, struct emit *out, const struct pkt *p, unsigned tag,
+		 int from_init)
+{
+	const struct rules *r = st->rules;
+	int bad = (p->flags & PKT_L4_BAD) != 0;
+	int syn = p->proto == IPPROTO_TCP && !bad &&
+		  (p->tcp_flags & (TH_SYN | TH_ACK)) == TH_SYN;
+	int frag = (p->flags & PKT_FRAGMENT) != 0;
+	int rc = MOD_NOT_MINE;
 
 	/* doh (content): DoT on 853, DoQ on UDP 853, a known resolver on 443. */
-	if (!frag && (syn || (p->proto == IPPROTO_UDP && from_init)) &&
+	if (!frag && (syn || (p->proto == IPPROTO_UDP && !bad && from_init)) &&
 	    (p->dport == 853 || (p->dport == 443 && doh_addr(st, p->ipv, p->dst)))) {
-		raise_conn(st, out, p, K_DOH_ADDR, "doh", SEV_MEDIUM, 80,
+		raise_conn(st, out, p, tag | K_DOH_ADDR, "doh", SEV_MEDIUM, 80,
 			   p->dport == 853 ? "DNS over TLS/QUIC (port 853)"
 					   : "connection to a known DoH resolver");
 		rc = MOD_OK;
@@ -450,7 +483,7 @@ static int egress_on_packet(void *state, const struct pkt *p, struct emit *out)
 
 	if (p->ipv == 6 && !r->allow_ipv6 && !link_local6(p->dst) && !segment_only(6, p->dst) &&
 	    !addr_allowed(r, 6, p->dst))
-		raise_conn(st, out, p, K_IPV6_EGRESS, "ipv6_egress", SEV_HIGH, 80,
+		raise_conn(st, out, p, tag | K_IPV6_EGRESS, "ipv6_egress", SEV_HIGH, 80,
 			   "IPv6 traffic");
 	if (frag)
 		return rc;
@@ -458,20 +491,75 @@ static int egress_on_packet(void *state, const struct pkt *p, struct emit *out)
 	if (syn) {
 		int allowed = tcp_allowed(r, p) || segment_only(p->ipv, p->dst);
 		if (!allowed)
-			raise_conn(st, out, p, K_PROXY_BYPASS, "proxy_bypass", SEV_HIGH, 90,
+			raise_conn(st, out, p, tag | K_PROXY_BYPASS, "proxy_bypass", SEV_HIGH, 90,
 				   "TCP connection, not through an allowed proxy,");
 		if (!allowed && (p->dport == 25 || p->dport == 465 || p->dport == 587 ||
 				 p->dport == 2525))
-			raise_conn(st, out, p, K_SMTP, "smtp", SEV_HIGH, 80,
+			raise_conn(st, out, p, tag | K_SMTP, "smtp", SEV_HIGH, 80,
 				   "connection to a mail port");
 		if (p->dport == 53 && !r->allow_dns_over_tcp)
-			raise_conn(st, out, p, K_DNS_OVER_TCP, "dns_over_tcp", SEV_MEDIUM, 70,
+			raise_conn(st, out, p, tag | K_DNS_OVER_TCP, "dns_over_tcp", SEV_MEDIUM, 70,
 				   "DNS over TCP");
 	} else if (p->proto == IPPROTO_UDP) {
 		if (!udp_allowed(r, p) && !segment_only(p->ipv, p->dst))
-			raise_conn(st, out, p, K_UDP_EGRESS, "udp_egress", SEV_HIGH, 85,
-				   "UDP, not to an allowed resolver or destination,");
+			raise_conn(st, out, p, tag | K_UDP_EGRESS, "udp_egress", SEV_HIGH, 85,
+				   bad ? "UDP datagram with a broken header, not to an allowed "
+					 "resolver or destination,"
+				       : tag & K_OUTER
+					 ? "UDP datagram carrying a tunnel, not to an allowed "
+					   "resolver or destination,"
+					 : "UDP, not to an allowed resolver or destination,");
+	} else if (p->proto == IPPROTO_TCP) {
+		/* a segment with a broken header: no connection to follow, but
+		 * its bytes went out */
+		if (bad && !tcp_allowed(r, p) && !segment_only(p->ipv, p->dst))
+			raise_conn(st, out, p, tag | K_PROXY_BYPASS, "proxy_bypass", SEV_HIGH, 90,
+				   "TCP segment with a broken header, not through an allowed proxy,");
+	} else if (bad || (p->proto != IPPROTO_ICMP && p->proto != IPPROTO_ICMPV6)) {
+		/* Any other IP protocol (SCTP, GRE, ESP, a raw protocol 253...),
+		 * an ICMP message without even its type, a tunnel's outer
+		 * datagram: a way out past the proxy. Judged by address. */
+		if (!addr_allowed(r, p->ipv, p->dst) && !segment_only(p->ipv, p->dst)) {
+			char what[96];
+			const char *name = proto_label(p->proto);
+			snprintf(what, sizeof(what), "IP protocol %u%s%s%s%s, not through an allowed proxy,",
+				 (unsigned)p->proto, name ? " (" : "", name ? name : "",
+				 name ? ")" : "", bad ? " with a broken header" : "");
+			raise_conn(st, out, p, tag | K_OTHER_PROTO, "proxy_bypass", SEV_HIGH, 90,
+				   what);
+		}
 	}
+	return rc;
+}
+
+static int egress_on_packet(void *state, const struct pkt *p, struct emit *out)
+{
+	struct egress_state *st = state;
+	int rc = MOD_NOT_MINE;
+
+	/* A tunnel is judged by the datagram that carries it, too: that is
+	 * the hop on the wire. An agent that wraps a packet for an allowed
+	 * resolver in VXLAN to a host outside is sending to that host. */
+	if (p->encap && p->outer.ipv) {
+		struct pkt hop = *p;
+		hop.ipv = p->outer.ipv;
+		hop.proto = p->outer.proto;
+		hop.sport = p->outer.sport;
+		hop.dport = p->outer.dport;
+		memcpy(hop.src, p->outer.src, sizeof(hop.src));
+		memcpy(hop.dst, p->outer.dst, sizeof(hop.dst));
+		hop.encap = 0;
+		hop.flags = 0;
+		hop.tcp_flags = 0;
+		hop.payload_len = 0;
+		rc = judge(st, out, &hop, K_OUTER, 1);
+	}
+	if (p->ipv != 4 && p->ipv != 6)
+		return rc;
+	if (!(p->flags & PKT_L4_BAD) && (p->proto == IPPROTO_ICMP || p->proto == IPPROTO_ICMPV6))
+		return rc; /* ICMP is judged from its observations */
+	if (judge(st, out, p, 0, !p->flow || p->dir == 0) == MOD_OK)
+		rc = MOD_OK;
 	return rc;
 }
 

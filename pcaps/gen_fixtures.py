@@ -52,6 +52,15 @@ Files (all Ethernet unless stated):
                      queries (TXT/NULL) under t.example-tunnel.test, an HTTP GET of
                      http://169.254.169.254/latest/meta-data/, a TLS ClientHello with SNI
                      api.example.com to 192.0.2.80, and three pings to 198.51.100.1.
+  egress_paths.pcap  ways out past the proxy that are not a TCP connection or a plain UDP
+                     datagram, from the agent 10.99.0.10 (replayed with
+                     tests/detect/sandbox.yaml): DNS for the allowed resolver wrapped in
+                     VXLAN and GENEVE to hosts outside, a SYN for the proxy in GRE and in
+                     IPv4-in-IPv4, VXLAN around a broken IPv4 header, SCTP, ESP and
+                     protocol 253, UDP whose length lies (too long; below 8), TCP with a
+                     data offset of 4, SCTP over IPv6; and what must stay quiet: an
+                     underlay GRE between two hosts outside the sandbox, IGMP to
+                     224.0.0.22, SCTP to a sandbox host, a broken TCP header to the proxy.
 """
 import base64
 import calendar
@@ -860,6 +869,65 @@ def gen_demo(out):
     write_pcap(os.path.join(out, "demo.pcap"), LINKTYPE_ETHERNET, recs)
 
 
+# ---------------------------------------------------------------- egress paths
+
+OUTSIDE = "198.51.100.%d"
+
+
+def gen_egress_paths(out):
+    from scapy.layers.l2 import GRE  # noqa: E402
+    from scapy.layers.vxlan import VXLAN  # noqa: E402
+    from scapy.contrib.geneve import GENEVE  # noqa: E402
+    clk = Clock()
+    recs = []
+
+    def send(pkt, step=100000):
+        recs.append((clk(step), ether(MAC_CLIENT, MAC_GW, pkt)))
+
+    q = dns_msg(0x5101, qd=[("leak.example.com", "A")])
+    inner_dns = IP(src=CLIENT4, dst=DNS4, id=0x5101, ttl=64) / UDP(sport=41001, dport=53) / Raw(q)
+    inner_syn = IP(src=CLIENT4, dst="10.99.0.2", id=0x5102, ttl=64) / TCP(
+        sport=41002, dport=8080, flags="S", seq=1000)
+    # a tunnel's carrier to a host outside: judged as the hop on the wire
+    send(IP(src=CLIENT4, dst=OUTSIDE % 20, id=0x5201) / UDP(sport=42001, dport=4789) /
+         VXLAN(vni=7) / Ether(src=MAC_CLIENT, dst=MAC_DNS) / inner_dns)
+    send(IP(src=CLIENT4, dst=OUTSIDE % 21, id=0x5202) / UDP(sport=42002, dport=6081) /
+         GENEVE(proto=0x0800, vni=7) / inner_dns)
+    send(IP(src=CLIENT4, dst=OUTSIDE % 22, id=0x5203) / GRE(proto=0x0800) / inner_syn)
+    send(IP(src=CLIENT4, dst=OUTSIDE % 23, id=0x5204, proto=4) / inner_syn)
+    broken = bytearray(bytes(inner_dns))
+    broken[0] = 0x43  # IHL 3: a broken inner header
+    send(IP(src=CLIENT4, dst=OUTSIDE % 24, id=0x5205) / UDP(sport=42005, dport=4789) /
+         VXLAN(vni=7) / Ether(src=MAC_CLIENT, dst=MAC_DNS) / Raw(bytes(broken)))
+    # other IP protocols
+    sctp_init = struct.pack(">HHII", 42006, 9899, 0, 0) + bytes.fromhex(
+        "010000140000000100010000000a000a00000001")
+    send(IP(src=CLIENT4, dst=OUTSIDE % 25, id=0x5206, proto=132) / Raw(sctp_init))
+    send(IP(src=CLIENT4, dst=OUTSIDE % 26, id=0x5207, proto=50) / Raw(b"\x00\x00\x10\x01" + b"\x00" * 4 + b"secret"))
+    send(IP(src=CLIENT4, dst=OUTSIDE % 27, id=0x5208, proto=253) / Raw(b"exfil over protocol 253"))
+    # transport headers that lie
+    udp = bytearray(bytes(UDP(sport=42009, dport=9999) / Raw(b"lying length")))
+    struct.pack_into(">H", udp, 4, 200)
+    send(IP(src=CLIENT4, dst=OUTSIDE % 28, id=0x5209, proto=17) / Raw(bytes(udp)))
+    udp = bytearray(bytes(UDP(sport=42010, dport=53) / Raw(b"short length")))
+    struct.pack_into(">H", udp, 4, 7)
+    send(IP(src=CLIENT4, dst=OUTSIDE % 29, id=0x520a, proto=17) / Raw(bytes(udp)))
+    tcp = bytearray(bytes(TCP(sport=42011, dport=443, flags="S", seq=7) / Raw(b"data")))
+    tcp[12] = 0x40  # data offset 4
+    send(IP(src=CLIENT4, dst=OUTSIDE % 30, id=0x520b, proto=6) / Raw(bytes(tcp)))
+    send(IPv6(src=CLIENT6, dst="2001:db8::31", nh=132) / Raw(sctp_init))
+    # quiet: an underlay tunnel between two hosts outside the sandbox, IGMP to
+    # its multicast group, SCTP inside the sandbox, a broken header to the proxy
+    send(IP(src="192.0.2.1", dst="192.0.2.2", id=0x520c) / GRE(proto=0x0800) / inner_dns)
+    send(IP(src=CLIENT4, dst="224.0.0.22", id=0x520d, ttl=1, proto=2) /
+         Raw(bytes.fromhex("2200f9020000000104000000e00000fb")))
+    send(IP(src=CLIENT4, dst="10.99.0.5", id=0x520e, proto=132) / Raw(sctp_init))
+    tcp = bytearray(bytes(TCP(sport=42015, dport=8080, flags="S", seq=9)))
+    tcp[12] = 0x30
+    send(IP(src=CLIENT4, dst="10.99.0.2", id=0x520f, proto=6) / Raw(bytes(tcp)))
+    write_pcap(os.path.join(out, "egress_paths.pcap"), LINKTYPE_ETHERNET, recs)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -871,6 +939,7 @@ def main():
     gen_ip_frag(out)
     gen_ether_padding(out)
     gen_demo(out)
+    gen_egress_paths(out)
     return 0
 
 

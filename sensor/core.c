@@ -287,6 +287,8 @@ static unsigned pkt_class(const struct pkt *p)
 {
 	unsigned pay = p->payload_len != 0;
 
+	if (p->flags & PKT_L4_BAD)
+		return PC_OTHER; /* no header to dispatch on: SEL_ALL only */
 	switch (p->proto) {
 	case IPPROTO_UDP:
 		return PC_UDP + pay;
@@ -392,7 +394,10 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 	p.iface = iface;
 	p.flow = NULL;
 	p.dir = 0;
-	flow_table_update(c->flows, &p);
+	/* A packet whose transport header could not be read joins no flow:
+	 * its ports, if any, are not a connection's. */
+	if (!(p.flags & PKT_L4_BAD))
+		flow_table_update(c->flows, &p);
 
 	const struct mod_list *l = &c->by_class[pkt_class(&p)];
 	for (unsigned k = 0; k < l->n; k++) {

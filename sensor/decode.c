@@ -905,9 +905,14 @@ static enum decode_result decode_geneve(struct decoder *d, struct view *v, struc
 /*
  * Enter tunnel t whose bytes are v: one more level of p->encap, refused
  * (malformed, at L_TUNNEL) beyond max_encap_depth. The transport fields
- * and addresses are cleared for the inner packet. When the tunnel turns
- * out to carry no IP, *p is put back: the outer datagram is then the
- * innermost IP packet, and the result is DECODE_OK.
+ * and addresses are cleared for the inner packet; entering the first
+ * tunnel keeps the outermost datagram's in p->outer. When the tunnel turns
+ * out to carry no IP, or an IP datagram cut or malformed (counted at its
+ * layer), or is one level too deep, *p is put back: the carrier is then
+ * the innermost IP packet, and the result is DECODE_OK. A broken inner
+ * packet must not hide the datagram that carried it: a UDP datagram to
+ * port 4789 of the outside is egress whatever its payload holds. An inner
+ * fragment held for reassembly stays DECODE_HELD.
  */
 static enum decode_result decap(struct decoder *d, struct view *v, struct pkt *p,
 				enum tunnel t)
@@ -915,9 +920,19 @@ static enum decode_result decap(struct decoder *d, struct view *v, struct pkt *p
 	struct pkt outer;
 	enum decode_result r;
 
-	if (p->encap >= d->cfg.max_encap_depth)
-		return tally(d, L_TUNNEL, DECODE_MALFORMED);
+	if (p->encap >= d->cfg.max_encap_depth) {
+		tally(d, L_TUNNEL, DECODE_MALFORMED);
+		return DECODE_OK; /* the carrier is the packet */
+	}
 	outer = *p;
+	if (p->encap == 0) {
+		p->outer.ipv = p->ipv;
+		p->outer.proto = p->proto;
+		p->outer.sport = p->sport;
+		p->outer.dport = p->dport;
+		memcpy(p->outer.src, p->src, sizeof(p->src));
+		memcpy(p->outer.dst, p->dst, sizeof(p->dst));
+	}
 	p->encap++;
 	p->flags &= ~(unsigned)PKT_SHORT;
 	memset(p->src, 0, sizeof(p->src));
@@ -948,7 +963,9 @@ static enum decode_result decap(struct decoder *d, struct view *v, struct pkt *p
 		r = decode_geneve(d, v, p);
 		break;
 	}
-	if (r == DECODE_NOT_IP) {
+	if (r == DECODE_NOT_IP || r == DECODE_TRUNCATED || r == DECODE_MALFORMED) {
+		/* No IP datagram inside, or a broken one (already counted at
+		 * its layer): the carrier is what went over the wire. */
 		*p = outer;
 		r = DECODE_OK;
 	}
@@ -957,13 +974,43 @@ static enum decode_result decap(struct decoder *d, struct view *v, struct pkt *p
 
 /* ---- transport ----------------------------------------------------------- */
 
+/*
+ * A TCP, UDP or ICMP header that cannot be read (result r: cut, or lengths
+ * that lie) is counted at layer l, and the packet is still handed on,
+ * flagged PKT_L4_BAD: it went out all the same, and a listener outside that
+ * reads raw packets gets its bytes, so the egress policy must see it. The
+ * ports are kept when their 4 bytes are there; TCP's flags and numbers and
+ * the payload are not.
+ */
+static enum decode_result l4_bad(struct decoder *d, struct view *v, struct pkt *p,
+				 enum decode_layer l, enum decode_result r)
+{
+	struct cur h = v->c;
+
+	tally(d, l, r);
+	p->flags |= PKT_L4_BAD;
+	p->sport = p->dport = 0;
+	if (l != L_ICMP && l != L_ICMPV6 && cur_has(&h, 4)) {
+		p->sport = cur_be16(&h);
+		p->dport = cur_be16(&h);
+	}
+	p->seq = p->ack = 0;
+	p->tcp_flags = 0;
+	p->tcp_win = 0;
+	p->l4 = v->c.p;
+	p->l4_len = cur_left(&v->c);
+	p->payload = v->c.p + p->l4_len;
+	p->payload_len = 0;
+	return DECODE_OK;
+}
+
 static enum decode_result decode_tcp(struct decoder *d, struct view *v, struct pkt *p)
 {
 	struct cur h = v->c;
 	size_t hlen;
 
 	if (!cur_has(&h, 20))
-		return tally(d, L_TCP, view_short(v, 20));
+		return l4_bad(d, v, p, L_TCP, view_short(v, 20));
 	p->sport = cur_be16(&h);
 	p->dport = cur_be16(&h);
 	p->seq = cur_be32(&h);
@@ -972,9 +1019,9 @@ static enum decode_result decode_tcp(struct decoder *d, struct view *v, struct p
 	p->tcp_flags = cur_u8(&h);
 	p->tcp_win = cur_be16(&h);
 	if (hlen < 20)
-		return tally(d, L_TCP, DECODE_MALFORMED);
+		return l4_bad(d, v, p, L_TCP, DECODE_MALFORMED);
 	if (!cur_has(&v->c, hlen))
-		return tally(d, L_TCP, view_short(v, hlen));
+		return l4_bad(d, v, p, L_TCP, view_short(v, hlen));
 	p->l4 = v->c.p;
 	p->l4_len = cur_left(&v->c);
 	cur_skip(&v->c, hlen); /* options */
@@ -991,12 +1038,12 @@ static enum decode_result decode_udp(struct decoder *d, struct view *v, struct p
 	uint16_t ulen;
 
 	if (!cur_has(&h, 8))
-		return tally(d, L_UDP, view_short(v, 8));
+		return l4_bad(d, v, p, L_UDP, view_short(v, 8));
 	p->sport = cur_be16(&h);
 	p->dport = cur_be16(&h);
 	ulen = cur_be16(&h);
 	if (ulen < 8 || view_take(v, ulen, &u) != 0)
-		return tally(d, L_UDP, DECODE_MALFORMED);
+		return l4_bad(d, v, p, L_UDP, DECODE_MALFORMED);
 	if (u.missing)
 		p->flags |= PKT_SHORT;
 	p->l4 = u.c.p;
@@ -1018,14 +1065,16 @@ static enum decode_result decode_udp(struct decoder *d, struct view *v, struct p
  * counted truncated or malformed at this layer but still handed on when it
  * has its type: an echo request of 4 bytes to the outside is egress all the
  * same (the ICMP analyzer reads what there is, through its cursor, and
- * flags the observation). */
+ * flags the observation). Without even the type it is PKT_L4_BAD
+ * (l4_bad). */
 static enum decode_result decode_icmp(struct decoder *d, struct view *v, struct pkt *p,
 				      enum decode_layer l)
 {
 	if (!cur_has(&v->c, 8)) {
-		enum decode_result r = tally(d, l, view_short(v, 8));
+		enum decode_result r = view_short(v, 8);
 		if (!cur_has(&v->c, 1))
-			return r;
+			return l4_bad(d, v, p, l, r);
+		tally(d, l, r);
 		p->l4 = v->c.p;
 		p->l4_len = cur_left(&v->c);
 		p->payload = v->c.p + p->l4_len;

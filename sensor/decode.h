@@ -92,16 +92,23 @@ int decode_linktype_supported(int dlt);
  * call).
  *
  * Tunnels: *p describes the innermost IP datagram (addresses, ports, ttl,
- * l4/payload, PKT_SHORT) with p->encap the number of tunnels opened; vlan
- * stays the outer frame's. A tunnel nested deeper than max_encap_depth is
- * DECODE_MALFORMED. A tunnel whose payload is not IP leaves *p describing
- * the datagram that carries it (DECODE_OK, proto 47 or UDP to the port).
+ * l4/payload, PKT_SHORT) with p->encap the number of tunnels opened and
+ * p->outer the outermost datagram's addresses, proto and ports; vlan stays
+ * the outer frame's. A tunnel whose payload is not IP, or is an IP
+ * datagram cut or malformed, or that is nested deeper than
+ * max_encap_depth, is counted (at the inner layer, or malformed at
+ * L_TUNNEL) and leaves *p describing the datagram that carries it
+ * (DECODE_OK, proto 4, 41, 47 or UDP to the port): what went over the
+ * wire is judged whatever it carries.
  *
  * *p is overwritten whole (flow, dir and iface are zeroed: the caller sets
  * iface afterwards); after a result other than DECODE_OK its fields are
  * partial and only ts_us/caplen/wirelen/linktype are meaningful.
  * DECODE_OK with PKT_SHORT means caplen cut the datagram after the
- * transport header: l4/payload hold what was captured. Other IP protocols
+ * transport header: l4/payload hold what was captured. DECODE_OK with
+ * PKT_L4_BAD means the TCP, UDP or ICMP header itself was cut or lied
+ * (counted at its layer): addresses and proto are set, the ports when
+ * their bytes are there, no payload (pkt.h). Other IP protocols
  * (and ESP, no-next-header) give DECODE_OK with proto and l4 set, no ports
  * and no payload. Fragments give DECODE_HELD until their datagram is
  * complete; the fragment table is expired by ts_us on every call.

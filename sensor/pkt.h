@@ -21,6 +21,20 @@ enum pkt_flags {
 	PKT_REASSEMBLED = 1u << 0, /* IP datagram rebuilt from fragments */
 	PKT_SHORT = 1u << 1,       /* caplen shorter than the IP datagram: payload cut */
 	PKT_FRAGMENT = 1u << 2,    /* a non-first IP fragment that was not reassembled */
+	/* The transport header (TCP, UDP, ICMP) could not be read: cut by
+	 * caplen, or lengths that lie. The packet still went out, so it is
+	 * handed on for the policy (addresses, proto and the ports if their 4
+	 * bytes are there), but it has no payload, joins no flow and reaches
+	 * only the modules that judge every IP packet (SEL_ALL). */
+	PKT_L4_BAD = 1u << 3,
+};
+
+/* The outermost IP datagram of a frame that carried tunnels (encap > 0):
+ * the hop the frame really takes on the watched link. */
+struct pkt_hop {
+	uint8_t ipv, proto;       /* 0: no tunnel was opened */
+	uint16_t sport, dport;    /* UDP ports (VXLAN, GENEVE); 0 otherwise */
+	uint8_t src[16], dst[16];
 };
 
 /* TCP flag bits as on the wire. */
@@ -39,6 +53,7 @@ struct pkt {
 	uint8_t ttl;              /* IPv4 TTL or IPv6 hop limit */
 	uint8_t tcp_flags;        /* TH_* bits, TCP only */
 	uint8_t encap;            /* tunnels opened to reach this IP datagram (decode.h) */
+	struct pkt_hop outer;     /* the outermost datagram, when encap > 0 */
 	uint8_t src[16], dst[16]; /* IPv4 addresses use the first 4 bytes, rest zero */
 	uint16_t sport, dport;    /* TCP/UDP ports; 0 otherwise */
 	uint32_t seq, ack;        /* TCP sequence and acknowledgement numbers */

@@ -2,12 +2,13 @@
 # golden.sh - golden-output test of one pcap fixture.
 #
 # README
-#   golden.sh [--update] [--alerts] [--status N] EGRESSWATCH PCAP EXPECTED
+#   golden.sh [--update] [--alerts] [--rules FILE] [--status N] EGRESSWATCH PCAP EXPECTED
 #       Replay PCAP into a fresh temporary database, print `events --json` (and, with
 #       --alerts, then `alerts --json`), and compare that with the EXPECTED file:
 #       exit 0 if identical, 1 with a unified diff if not (or if EXPECTED is missing),
 #       2 on usage errors or when egresswatch itself fails.
 #       --update      write the output to EXPECTED instead of comparing (exit 0).
+#       --rules FILE  replay with `-c FILE` (a sandbox section turns the policy classes on).
 #       --status N    the exit status replay must return (default 0; a pcap damaged
 #                     part-way returns 1, see architecture.md section 2).
 #   golden.sh --determinism [--alerts] [--status N] EGRESSWATCH PCAP
@@ -24,12 +25,15 @@ set -u
 
 MODE=compare
 ALERTS=0
+RULES=
 WANT_STATUS=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--update) MODE=update; shift ;;
 	--determinism) MODE=determinism; shift ;;
 	--alerts) ALERTS=1; shift ;;
+	--rules) [ $# -ge 2 ] || { echo "golden.sh: --rules needs a file" >&2; exit 2; }
+		RULES=$2; shift 2 ;;
 	--status) [ $# -ge 2 ] || { echo "golden.sh: --status needs a value" >&2; exit 2; }
 		WANT_STATUS=$2; shift 2 ;;
 	--) shift; break ;;
@@ -39,7 +43,7 @@ while [ $# -gt 0 ]; do
 done
 
 usage() {
-	echo "usage: golden.sh [--update] [--alerts] [--status N] EGRESSWATCH PCAP EXPECTED" >&2
+	echo "usage: golden.sh [--update] [--alerts] [--rules FILE] [--status N] EGRESSWATCH PCAP EXPECTED" >&2
 	echo "       golden.sh --determinism [--alerts] [--status N] EGRESSWATCH PCAP" >&2
 	exit 2
 }
@@ -60,7 +64,7 @@ trap 'exit 130' INT TERM
 
 # run_once N: replay into $TMP/N.db and write the JSON lines to $TMP/N.out
 run_once() {
-	"$EW" replay -d "$TMP/$1.db" "$PCAP" >"$TMP/$1.replay" 2>&1
+	"$EW" replay ${RULES:+-c "$RULES"} -d "$TMP/$1.db" "$PCAP" >"$TMP/$1.replay" 2>&1
 	st=$?
 	if [ "$st" -ne "$WANT_STATUS" ]; then
 		echo "golden.sh: replay of $PCAP exited $st (expected $WANT_STATUS):" >&2

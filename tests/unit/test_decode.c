@@ -596,10 +596,18 @@ struct bound {
 static void sweep(int dlt, const uint8_t *f, size_t n, const struct bound *b, size_t nb,
 		  unsigned sport, unsigned dport)
 {
-	size_t hdr = b[nb - 1].end, cut, i;
+	size_t hdr = b[nb - 1].end, ip_end = 0, cut, i;
+	unsigned full_encap;
 	struct h h;
 
+	/* the end of the outermost IP header: a cut after it still leaves a
+	 * datagram to hand on */
+	for (i = 0; i < nb && !ip_end; i++)
+		if (b[i].layer == L_IPV4 || b[i].layer == L_IPV6)
+			ip_end = b[i].end;
 	h_init(&h, NULL);
+	CHECK_EQ(run(&h, dlt, f, n, n), DECODE_OK);
+	full_encap = h.p.encap;
 	for (cut = 0; cut <= n; cut++) {
 		struct decode_stats before = *decode_stats(h.d), after;
 		enum decode_result r = run(&h, dlt, f, cut, n);
@@ -608,17 +616,29 @@ static void sweep(int dlt, const uint8_t *f, size_t n, const struct bound *b, si
 		after = *decode_stats(h.d);
 		if (cut < hdr) {
 			enum decode_layer want = b[0].layer;
-			size_t from = 0; /* where the layer cut starts */
+			size_t from = 0, at = 0; /* where the layer cut starts; its bound */
 
 			for (i = nb; i-- > 0;)
 				if (cut < b[i].end) {
 					want = b[i].layer;
 					from = i ? b[i - 1].end : 0;
+					at = i;
 				}
+			int l4 = want == L_TCP || want == L_UDP || want == L_ICMP ||
+				 want == L_ICMPV6;
 			/* an ICMP message with its type but not its 8-byte header
-			 * is counted truncated and handed on all the same */
+			 * is counted truncated and handed on as ICMP */
 			int icmp = (want == L_ICMP || want == L_ICMPV6) && cut > from;
-			good = r == (icmp ? DECODE_OK : DECODE_TRUNCATED);
+			/* Past the outermost IP header the datagram is handed on
+			 * whatever is cut: a transport header it cannot read
+			 * flagged PKT_L4_BAD, a cut tunnel as the datagram that
+			 * carries it (encap 0; the sweeps nest one tunnel). */
+			good = r == (ip_end && cut >= ip_end ? DECODE_OK : DECODE_TRUNCATED);
+			if (r == DECODE_OK) {
+				good &= !!(h.p.flags & PKT_L4_BAD) == (l4 && !icmp);
+				good &= h.p.encap == (at == nb - 1 ? full_encap : 0);
+				good &= (h.p.flags & PKT_SHORT) || (l4 && !icmp);
+			}
 			if (icmp)
 				good &= h.p.l4 == h.buf + from && h.p.l4_len == cut - from &&
 					h.p.payload_len == 0 && (h.p.flags & PKT_SHORT);
@@ -727,6 +747,21 @@ static void test_truncation(void)
 
 /* ---- length fields that lie ---------------------------------------------- */
 
+/* A datagram whose transport header could not be read, handed on for the
+ * policy: PKT_L4_BAD, the ports it could read, no payload. */
+static void check_l4_bad(const struct h *h, uint8_t proto, unsigned sport, unsigned dport)
+{
+	const struct pkt *p = &h->p;
+
+	CHECK(p->flags & PKT_L4_BAD);
+	CHECK_EQ(p->proto, proto);
+	CHECK_EQ(p->sport, sport);
+	CHECK_EQ(p->dport, dport);
+	CHECK_EQ(p->payload_len, 0);
+	CHECK_EQ(p->tcp_flags, 0);
+	CHECK(p->ipv == 4 || p->ipv == 6);
+}
+
 static void test_lies(void)
 {
 	uint8_t l4[256], ip[512], f[1024];
@@ -778,30 +813,47 @@ static void test_lies(void)
 	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
 	CHECK(payload_is(&h.p, "hello", 5));
 	CHECK_EQ(h.p.l4_len, 13);
-	/* UDP length longer than the IP payload */
+	/* UDP length longer than the IP payload: malformed, handed on without
+	 * payload (PKT_L4_BAD) */
 	put16(f + 14 + 20 + 4, 8 + 12);
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_l4_bad(&h, 17, 40000, 53);
+	CHECK_EQ(h.p.l4_len, 19);
 	/* ... even though the frame has the bytes (padding is not payload) */
 	put16(f + 14 + 2, 20 + 8 + 5);
 	put16(f + 14 + 20 + 4, 8 + 6);
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_l4_bad(&h, 17, 40000, 53);
+	CHECK_EQ(h.p.l4_len, 13);
 	/* UDP length below 8 */
 	put16(f + 14 + 20 + 4, 7);
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_l4_bad(&h, 17, 40000, 53);
 	CHECK_EQ(st->malformed[L_UDP], 3);
-	/* UDP in an IP datagram too short for its header */
+	/* UDP in an IP datagram too short for its header: the ports are
+	 * there, the length is not */
 	put16(f + 14 + 2, 20 + 6);
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_l4_bad(&h, 17, 40000, 53);
+	CHECK_EQ(h.p.l4_len, 6);
 	CHECK_EQ(st->malformed[L_UDP], 4);
+	/* ... and too short for the ports */
+	put16(f + 14 + 2, 20 + 3);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_l4_bad(&h, 17, 0, 0);
+	CHECK_EQ(st->malformed[L_UDP], 5);
 
 	/* TCP data offset below 5, and beyond the IP total length */
 	ln = mk_tcp(l4, 51000, 443, 1, 2, TH_ACK, 0, "abc", 3);
 	n = mk_frame(f, DLT_EN10MB, 4, ip, mk_ip4(ip, 6, 1, 0, 0, l4, ln));
 	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
 	f[14 + 20 + 12] = 0x40;
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_l4_bad(&h, 6, 51000, 443);
 	f[14 + 20 + 12] = 0xf0;
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_l4_bad(&h, 6, 51000, 443);
+	CHECK_EQ(h.p.l4_len, 23);
 	CHECK_EQ(st->malformed[L_TCP], 2);
 	/* TCP with no payload */
 	ln = mk_tcp(l4, 51000, 443, 1, 2, TH_SYN, 0, NULL, 0);
@@ -827,9 +879,11 @@ static void test_lies(void)
 	CHECK_EQ(h.p.l4_len, 6);
 	CHECK_EQ(h.p.l4[0], 8);
 	CHECK_EQ(h.p.payload_len, 0);
-	/* ... but not without a type */
+	/* ... and without a type, as a datagram with no readable header */
 	n = mk_frame(f, DLT_EN10MB, 4, ip, mk_ip4(ip, 1, 1, 0, 0, l4, 0));
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_l4_bad(&h, 1, 0, 0);
+	CHECK_EQ(h.p.l4_len, 0);
 	CHECK_EQ(st->malformed[L_ICMP], 2);
 	/* ICMPv6 echo */
 	ln = mk_icmp(l4, 128, "v6ping", 6);
@@ -860,7 +914,9 @@ static void test_lies(void)
 	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
 	/* payload length 0 with UDP: UDP header does not fit */
 	f[14 + 6] = 17;
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_l4_bad(&h, 17, 0, 0);
+	CHECK_EQ(h.p.ipv, 6);
 	/* IPv6 version 4 */
 	put16(f + 14 + 4, (unsigned)ln);
 	f[14] = 0x40;
@@ -1380,6 +1436,19 @@ static size_t mk_outer_udp(uint8_t *f, unsigned dport, const uint8_t *pl, size_t
 	return mk_outer4(f, 17, u, mk_udp(u, 50000, dport, pl, n));
 }
 
+/* p->outer of a tunnelled packet: mk_outer4's datagram. */
+static void check_hop(const struct h *h, uint8_t proto, unsigned sport, unsigned dport)
+{
+	const struct pkt_hop *o = &h->p.outer;
+
+	CHECK_EQ(o->ipv, 4);
+	CHECK_EQ(o->proto, proto);
+	CHECK_EQ(o->sport, sport);
+	CHECK_EQ(o->dport, dport);
+	CHECK(memcmp(o->src, SRC4, 4) == 0 && memcmp(o->src + 4, ZERO12, 12) == 0);
+	CHECK(memcmp(o->dst, DST4, 4) == 0 && memcmp(o->dst + 4, ZERO12, 12) == 0);
+}
+
 /* The decoded packet is the inner DNS query, behind encap tunnels. */
 static void check_inner(const struct h *h, int ipv, unsigned encap)
 {
@@ -1414,6 +1483,7 @@ static void check_outer(const struct h *h, uint8_t proto, unsigned dport)
 	CHECK_EQ(p->ipv, 4);
 	CHECK_EQ(p->proto, proto);
 	CHECK_EQ(p->encap, 0);
+	CHECK_EQ(p->outer.ipv, 0); /* it is the outermost */
 	CHECK_EQ(p->dport, dport);
 	CHECK(memcmp(p->src, SRC4, 4) == 0);
 	CHECK(memcmp(p->dst, DST4, 4) == 0);
@@ -1818,6 +1888,7 @@ static void test_tunnels(void)
 		n = mk_outer4(f, 47, pl, k + m);
 		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
 		check_inner(&h, ipv, 1);
+		check_hop(&h, 47, 0, 0);
 		/* VXLAN */
 		k = mk_vxlan(pl, 0x08);
 		k += mk_eth(pl + k, type);
@@ -1825,6 +1896,7 @@ static void test_tunnels(void)
 		n = mk_outer_udp(f, 4789, pl, k + m);
 		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
 		check_inner(&h, ipv, 1);
+		check_hop(&h, 17, 50000, 4789);
 		/* GENEVE with an option, Ethernet; and carrying IP directly */
 		k = mk_geneve(pl, 2, 0x6558);
 		k += mk_eth(pl + k, type);
@@ -1915,34 +1987,43 @@ static void test_tunnels(void)
 	/* Lies. GRE v1 without its key; PPTP payload length beyond the
 	 * datagram, and shorter than the PPP frame; ERSPAN II of version 2; a
 	 * GRE header longer than the IP datagram; IP-in-IP whose inner packet
-	 * is not IPv4. */
+	 * is not IPv4. Each is counted malformed, and the datagram that
+	 * carries the tunnel is handed on: it went over the wire. */
 	m = mk_pptp(pl, 0x3081, (unsigned)k + 4);
 	m += put16(pl + m, 0xff03);
 	m += put16(pl + m, 0x0021);
 	memcpy(pl + m, in, k);
 	pl[0] = 0x10;
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_OK);
+	check_outer(&h, 47, 0);
 	pl[0] = 0x30;
 	put16(pl + 4, (unsigned)k + 5);
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_OK);
+	check_outer(&h, 47, 0);
 	CHECK_EQ(st->malformed[L_GRE], 2);
 	put16(pl + 4, (unsigned)k + 3);
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_OK);
+	check_outer(&h, 47, 0);
+	CHECK_EQ(h.p.flags, 0);
 	CHECK_EQ(st->malformed[L_IPV4], 1);
 	m = mk_gre(pl, 0x1000, 0x88be);
 	m += put32(pl + m, 0x20640001);
 	m += put32(pl + m, 0);
 	m += mk_eth(pl + m, 0x0800);
 	memcpy(pl + m, in, k);
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_outer4(f, 47, pl, m + k)), DECODE_OK);
+	check_outer(&h, 47, 0);
 	CHECK_EQ(st->malformed[L_ERSPAN], 1);
 	n = mk_outer4(f, 47, pl, mk_gre(pl, 0xb000, 0x0800));
 	put16(f + 16, 20 + 8);
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_outer(&h, 47, 0);
+	CHECK_EQ(h.p.l4_len, 8);
 	CHECK_EQ(st->malformed[L_GRE], 3);
 	n = mk_outer4(f, 4, in, k);
 	f[34] = 0x65;
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	check_outer(&h, 4, 0);
 	CHECK_EQ(st->malformed[L_IPV4], 2);
 	h_fini(&h);
 }
@@ -2119,12 +2200,19 @@ static void test_encap_depth(void)
 		check_inner(&h, 4, lv);
 	}
 	CHECK_EQ(decode_stats(h.d)->ok[L_GRE], 1 + 2 + 3 + 4);
+	/* too deep: counted, and the deepest carrier it reached is handed
+	 * on, with the outermost datagram in p->outer */
 	n = mk_gre_nest(f, in, m, 5);
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
 	CHECK_EQ(decode_stats(h.d)->malformed[L_TUNNEL], 1);
+	CHECK_EQ(h.p.encap, 4);
+	CHECK_EQ(h.p.proto, 47);
+	CHECK_EQ(h.p.outer.ipv, 4);
+	CHECK_EQ(h.p.outer.proto, 47);
 	n = mk_gre_nest(f, in, m, 12);
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
 	CHECK_EQ(decode_stats(h.d)->malformed[L_TUNNEL], 2);
+	CHECK_EQ(h.p.encap, 4);
 	/* a mix: IPv4 in VXLAN in GRE in IPv4-in-IPv4 */
 	k = mk_vxlan(pl, 0x08);
 	k += mk_eth(pl + k, 0x0800);
@@ -2137,6 +2225,7 @@ static void test_encap_depth(void)
 	n = mk_outer4(f, 4, pl, n - 14);
 	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
 	check_inner(&h, 4, 3);
+	check_hop(&h, 4, 0, 0); /* the outermost of the three */
 	h_fini(&h);
 
 	/* a configured bound of 1; and one beyond the hard cap of 16 */
@@ -2144,13 +2233,17 @@ static void test_encap_depth(void)
 	cfg.max_encap_depth = 1;
 	h_init(&h, &cfg);
 	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_gre_nest(f, in, m, 1)), DECODE_OK);
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_gre_nest(f, in, m, 2)), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_gre_nest(f, in, m, 2)), DECODE_OK);
+	CHECK_EQ(h.p.encap, 1);
+	CHECK_EQ(h.p.proto, 47);
 	h_fini(&h);
 	cfg.max_encap_depth = 1000;
 	h_init(&h, &cfg);
 	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_gre_nest(f, in, m, 16)), DECODE_OK);
 	check_inner(&h, 4, 16);
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_gre_nest(f, in, m, 17)), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_gre_nest(f, in, m, 17)), DECODE_OK);
+	CHECK_EQ(h.p.encap, 16);
+	CHECK_EQ(h.p.proto, 47);
 	h_fini(&h);
 }
 

@@ -1251,12 +1251,167 @@ static void test_rules_file(void)
 	rules_free(r);
 }
 
+/* ---- other IP protocols, broken headers, tunnels --------------------------- */
+
+/* Make t's packet a tunnel's inner packet behind an outer datagram from osrc
+ * to odst (IPv4) of protocol oproto (UDP to odport for VXLAN/GENEVE). */
+static void tunnel(struct tpkt *t, unsigned oproto, const char *osrc, const char *odst,
+		   unsigned odport)
+{
+	t->p.encap = 1;
+	t->p.outer.ipv = 4;
+	t->p.outer.proto = (uint8_t)oproto;
+	t->p.outer.sport = oproto == IPPROTO_UDP ? 50000 : 0;
+	t->p.outer.dport = (uint16_t)odport;
+	if (inet_pton(AF_INET, osrc, t->p.outer.src) != 1 ||
+	    inet_pton(AF_INET, odst, t->p.outer.dst) != 1)
+		abort();
+}
+
+static void test_other_paths(void)
+{
+	struct rules r;
+	struct mod md;
+	struct tpkt t;
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_egress_module, &r);
+
+	/* SCTP, GRE, ESP, a raw protocol: proxy_bypass by address, once a flow */
+	reset();
+	mk(&t, 132, SBX, 0, OUT, 0, 0);
+	pkt_in(&md, &t.p);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	CHECK_STR(R.a[0].subject, "198.51.100.7");
+	CHECK_EQ(R.a[0].severity, 4);
+	CHECK(strstr(R.a[0].detail, "IP protocol 132 (SCTP)") != NULL);
+	reset();
+	mk(&t, 253, SBX, 0, OUT, 0, 0);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	CHECK(strstr(R.a[0].detail, "IP protocol 253,") != NULL);
+	/* not: to an allowed address, inside, multicast (IGMP, VRRP), from
+	 * outside, a reply, without a sandbox section */
+	reset();
+	mk(&t, 50, SBX, 0, "192.0.2.10", 0, 0);
+	pkt_in(&md, &t.p);
+	mk(&t, 47, SBX, 0, "10.99.0.20", 0, 0);
+	pkt_in(&md, &t.p);
+	mk(&t, 2, SBX, 0, "224.0.0.22", 0, 0);
+	pkt_in(&md, &t.p);
+	mk(&t, 112, SBX, 0, "224.0.0.18", 0, 0);
+	pkt_in(&md, &t.p);
+	mk(&t, 132, OUT, 0, SBX, 0, 0);
+	pkt_in(&md, &t.p);
+	mk(&t, 132, SBX, 0, OUT, 0, 0);
+	t.p.dir = 1;
+	pkt_in(&md, &t.p);
+	CHECK_EQ(R.n, 0);
+	/* IPv6: ipv6_egress as well */
+	reset();
+	mk(&t, 132, SBX6, 0, OUT6, 0, 0);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	CHECK_EQ(count("ipv6_egress"), 1);
+
+	/* Broken transport headers (PKT_L4_BAD, no flow): judged by the
+	 * protocol they claim, every packet */
+	reset();
+	mk(&t, IPPROTO_UDP, SBX, 40000, OUT, 9999, 0);
+	t.p.flags = PKT_L4_BAD;
+	t.p.flow = NULL;
+	pkt_in(&md, &t.p);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("udp_egress"), 2);
+	CHECK_STR(R.a[0].subject, "198.51.100.7:9999");
+	CHECK(strstr(R.a[0].detail, "broken header") != NULL);
+	reset();
+	mk(&t, IPPROTO_TCP, SBX, 40000, OUT, 443, 0);
+	t.p.flags = PKT_L4_BAD;
+	t.p.flow = NULL;
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	CHECK_STR(R.a[0].subject, "198.51.100.7:443");
+	CHECK(strstr(R.a[0].detail, "TCP segment with a broken header") != NULL);
+	reset();
+	mk(&t, IPPROTO_ICMP, SBX, 0, OUT, 0, 0);
+	t.p.flags = PKT_L4_BAD;
+	t.p.flow = NULL;
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	CHECK(strstr(R.a[0].detail, "IP protocol 1 (ICMP) with a broken header") != NULL);
+	/* ... but a broken one to the proxy, or DNS to the resolver, is allowed */
+	reset();
+	mk(&t, IPPROTO_TCP, SBX, 40000, "10.99.0.2", 8080, 0);
+	t.p.flags = PKT_L4_BAD;
+	pkt_in(&md, &t.p);
+	mk(&t, IPPROTO_UDP, SBX, 40000, "10.99.0.53", 53, 0);
+	t.p.flags = PKT_L4_BAD;
+	pkt_in(&md, &t.p);
+	/* and a TCP packet that is not a SYN raises nothing (its flow did) */
+	mk(&t, IPPROTO_TCP, SBX, 40000, OUT, 443, TH_ACK);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(R.n, 0);
+
+	/* Tunnels: the outer datagram is judged as well as the inner packet.
+	 * DNS to the allowed resolver inside VXLAN to a host outside is
+	 * udp_egress to that host. */
+	reset();
+	mk(&t, IPPROTO_UDP, SBX, 5555, "10.99.0.53", 53, 0);
+	tunnel(&t, IPPROTO_UDP, SBX, OUT, 4789);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(count("udp_egress"), 1);
+	CHECK_STR(R.a[0].subject, "198.51.100.7:4789");
+	CHECK(strstr(R.a[0].detail, "carrying a tunnel") != NULL);
+	/* the same inner flow in another carrier raises again: outer hops
+	 * are not remembered per inner flow */
+	tunnel(&t, 47, SBX, "198.51.100.8", 0);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	CHECK_STR(R.a[1].subject, "198.51.100.8");
+	CHECK(strstr(R.a[1].detail, "IP protocol 47 (GRE)") != NULL);
+	/* outer allowed, inner judged on its own: SYN to the outside */
+	reset();
+	mk(&t, IPPROTO_TCP, SBX, 40000, OUT, 443, TH_SYN);
+	tunnel(&t, 47, SBX, "192.0.2.10", 0);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(R.n, 1);
+	CHECK_STR(R.a[0].subject, "198.51.100.7:443");
+	/* an underlay: outer addresses outside the sandbox are not judged,
+	 * the inner packet is */
+	reset();
+	mk(&t, IPPROTO_UDP, SBX, 5555, "10.99.0.53", 53, 0);
+	tunnel(&t, IPPROTO_UDP, "192.0.2.200", "192.0.2.201", 4789);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(R.n, 0);
+	/* ICMP inside a tunnel: the outer hop still counts */
+	mk(&t, IPPROTO_ICMP, SBX, 0, "10.99.0.20", 0, 0);
+	tunnel(&t, 4, SBX, OUT, 0);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("proxy_bypass"), 1);
+
+	/* no sandbox section: none of these is judged */
+	reset();
+	r.has_sandbox = 0;
+	mk(&t, 132, SBX, 0, OUT, 0, 0);
+	pkt_in(&md, &t.p);
+	mk(&t, IPPROTO_UDP, SBX, 5555, "10.99.0.53", 53, 0);
+	tunnel(&t, IPPROTO_UDP, SBX, OUT, 4789);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+}
+
 int main(void)
 {
 	test_descriptors();
 	test_doh_names();
 	test_proxy_bypass();
 	test_udp_egress();
+	test_other_paths();
 	test_icmp_egress();
 	test_ipv6_egress();
 	test_dns_over_tcp();
