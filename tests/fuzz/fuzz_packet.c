@@ -8,6 +8,11 @@
  * reassembly and IP fragment reassembly. Each frame is stamped 1 ms after
  * the previous one.
  *
+ * The rules have a sandbox section (fuzz_rules: agents in 10.0.0.0/8,
+ * 192.168.0.0/16 and fd00::/8, one proxy, one resolver), so the egress
+ * policy judges every packet from those networks: tunnel carriers, other
+ * IP protocols and broken transport headers included.
+ *
  * Built two ways: with -fsanitize=fuzzer as a libFuzzer target, or (default)
  * with tests/fuzz/driver.c, whose main() replays every file of a corpus
  * directory, so the corpus runs as an ordinary test in every CI run.
@@ -18,11 +23,41 @@
 #include <stdlib.h>
 
 #include "sensor/core.h"
+#include "sensor/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const int fuzz_dlts[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW,
 				DLT_NULL,   DLT_LOOP,      DLT_IPV4,       DLT_IPV6};
+
+/* The built-in defaults with a sandbox section; made once, kept for the
+ * process (reachable: not a leak). */
+static const struct rules *fuzz_rules(void)
+{
+	static struct rules r;
+	static struct rules *defaults;
+	static struct rules_net sandbox[3], proxy[1], resolver[1];
+	static const char *const sandbox_text[3] = {"10.0.0.0/8", "192.168.0.0/16", "fd00::/8"};
+	char why[128];
+
+	if (defaults)
+		return &r;
+	defaults = rules_default();
+	if (!defaults)
+		abort();
+	r = *defaults;
+	for (size_t i = 0; i < 3; i++)
+		if (rules_net_parse(sandbox_text[i], &sandbox[i], why, sizeof(why)) != 0)
+			abort();
+	if (rules_net_parse("10.0.0.2:8080", &proxy[0], why, sizeof(why)) != 0 ||
+	    rules_net_parse("10.0.0.53", &resolver[0], why, sizeof(why)) != 0)
+		abort();
+	r.has_sandbox = 1;
+	r.sandbox = (struct rules_netlist){.v = sandbox, .n = 3};
+	r.proxies = (struct rules_netlist){.v = proxy, .n = 1};
+	r.resolvers = (struct rules_netlist){.v = resolver, .n = 1};
+	return &r;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -32,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t ts = 1796032800000000ull; /* 2026-11-30T10:00:00Z, any fixed time */
 	size_t off = 0;
 
+	cfg.rules = fuzz_rules();
 	cfg.flow.max_flows = 64;
 	cfg.decode.frag_max_datagrams = 8;
 	if (core_open(&core, &cfg, err, sizeof(err)) < 0)
