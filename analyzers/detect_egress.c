@@ -7,7 +7,11 @@
  * allowed. Everything an agent starts towards anything else is a policy
  * alert, named for the path it took: a TCP connection (proxy_bypass, with
  * smtp or dns_over_tcp beside it for those ports), a UDP datagram
- * (udp_egress), an ICMP echo (icmp_egress), IPv6 at all (ipv6_egress). The
+ * (udp_egress), an ICMP echo (icmp_egress), IPv6 at all (ipv6_egress), and
+ * the other ways out past the proxy: any other IP protocol and a TCP
+ * segment whose header cannot be read (proxy_bypass), a UDP datagram whose
+ * header cannot be read (udp_egress), and the carrier of a tunnel (pkt.outer:
+ * the datagram on the wire, judged as a packet of its own). The
  * application observations add what the addresses cannot tell: a name
  * outside the allowlist (domain_not_allowed), a WebSocket upgrade
  * (websocket), a 403 from the proxy (proxy_denied, outcome "blocked" by
