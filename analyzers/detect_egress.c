@@ -470,6 +470,9 @@ static int judge(struct egress_state *st, struct emit *out, const struct pkt *p,
 	int syn = p->proto == IPPROTO_TCP && !bad &&
 		  (p->tcp_flags & (TH_SYN | TH_ACK)) == TH_SYN;
 	int frag = (p->flags & PKT_FRAGMENT) != 0;
+	/* a broken header or a lost fragment without its ports: judged by
+	 * address alone, as for the protocols that have none */
+	int noports = bad && !p->sport && !p->dport;
 	int rc = MOD_NOT_MINE;
 
 	/* doh (content): DoT on 853, DoQ on UDP 853, a known resolver on 443. */
@@ -489,7 +492,9 @@ static int judge(struct egress_state *st, struct emit *out, const struct pkt *p,
 	    !addr_allowed(r, 6, p->dst))
 		raise_conn(st, out, p, tag | K_IPV6_EGRESS, "ipv6_egress", SEV_HIGH, 80,
 			   "IPv6 traffic");
-	if (frag)
+	/* A fragment is judged in its whole datagram, or (PKT_L4_BAD too)
+	 * once the fragment table gave up on that datagram. */
+	if (frag && !bad)
 		return rc;
 
 	if (syn) {
@@ -505,30 +510,39 @@ static int judge(struct egress_state *st, struct emit *out, const struct pkt *p,
 			raise_conn(st, out, p, tag | K_DNS_OVER_TCP, "dns_over_tcp", SEV_MEDIUM, 70,
 				   "DNS over TCP");
 	} else if (p->proto == IPPROTO_UDP) {
-		if (!udp_allowed(r, p) && !segment_only(p->ipv, p->dst))
+		if (!(noports ? addr_allowed(r, p->ipv, p->dst) : udp_allowed(r, p)) &&
+		    !segment_only(p->ipv, p->dst))
 			raise_conn(st, out, p, tag | K_UDP_EGRESS, "udp_egress", SEV_HIGH, 85,
-				   bad ? "UDP datagram with a broken header, not to an allowed "
-					 "resolver or destination,"
-				       : tag & K_OUTER
+				   frag  ? "UDP fragments that never made a whole datagram, not "
+					   "to an allowed resolver or destination,"
+				   : bad ? "UDP datagram with a broken header, not to an allowed "
+					   "resolver or destination,"
+				   : tag & K_OUTER
 					 ? "UDP datagram carrying a tunnel, not to an allowed "
 					   "resolver or destination,"
 					 : "UDP, not to an allowed resolver or destination,");
 	} else if (p->proto == IPPROTO_TCP) {
 		/* a segment with a broken header: no connection to follow, but
 		 * its bytes went out */
-		if (bad && !tcp_allowed(r, p) && !segment_only(p->ipv, p->dst))
+		if (bad && !(noports ? addr_allowed(r, p->ipv, p->dst) : tcp_allowed(r, p)) &&
+		    !segment_only(p->ipv, p->dst))
 			raise_conn(st, out, p, tag | K_PROXY_BYPASS, "proxy_bypass", SEV_HIGH, 90,
-				   "TCP segment with a broken header, not through an allowed proxy,");
+				   frag ? "TCP fragments that never made a whole segment, not "
+					  "through an allowed proxy,"
+					: "TCP segment with a broken header, not through an allowed "
+					  "proxy,");
 	} else if (bad || (p->proto != IPPROTO_ICMP && p->proto != IPPROTO_ICMPV6)) {
 		/* Any other IP protocol (SCTP, GRE, ESP, a raw protocol 253...),
 		 * an ICMP message without even its type, a tunnel's outer
 		 * datagram: a way out past the proxy. Judged by address. */
 		if (!addr_allowed(r, p->ipv, p->dst) && !segment_only(p->ipv, p->dst)) {
-			char what[96];
+			char what[160];
 			const char *name = proto_label(p->proto);
 			snprintf(what, sizeof(what), "IP protocol %u%s%s%s%s, not through an allowed proxy,",
 				 (unsigned)p->proto, name ? " (" : "", name ? name : "",
-				 name ? ")" : "", bad ? " with a broken header" : "");
+				 name ? ")" : "",
+				 frag ? " in fragments that never made a whole datagram"
+				 : bad ? " with a broken header" : "");
 			raise_conn(st, out, p, tag | K_OTHER_PROTO, "proxy_bypass", SEV_HIGH, 90,
 				   what);
 		}

@@ -58,9 +58,13 @@ Files (all Ethernet unless stated):
                      VXLAN and GENEVE to hosts outside, a SYN for the proxy in GRE and in
                      IPv4-in-IPv4, VXLAN around a broken IPv4 header, SCTP, ESP and
                      protocol 253, UDP whose length lies (too long; below 8), TCP with a
-                     data offset of 4, SCTP over IPv6; and what must stay quiet: an
-                     underlay GRE between two hosts outside the sandbox, IGMP to
-                     224.0.0.22, SCTP to a sandbox host, a broken TCP header to the proxy.
+                     data offset of 4, SCTP over IPv6, fragments that never make a whole
+                     datagram (a UDP first fragment, a lone protocol-253 middle, a
+                     fragment whose length is not a multiple of 8); and what must stay
+                     quiet: an underlay GRE between two hosts outside the sandbox, IGMP to
+                     224.0.0.22, SCTP to a sandbox host, a broken TCP header to the proxy,
+                     a DNS query to the resolver in two fragments, and a lone middle
+                     fragment to the resolver.
 """
 import base64
 import calendar
@@ -925,6 +929,22 @@ def gen_egress_paths(out):
     tcp = bytearray(bytes(TCP(sport=42015, dport=8080, flags="S", seq=9)))
     tcp[12] = 0x30
     send(IP(src=CLIENT4, dst="10.99.0.2", id=0x520f, proto=6) / Raw(bytes(tcp)))
+    # fragments that never make a whole datagram: judged when given up (here at
+    # the end of the run: the capture is shorter than the 30 s reassembly timeout)
+    udp = bytes(UDP(sport=42016, dport=9999, len=8 + 64, chksum=0) / Raw(b"f" * 64))
+    send(IP(src=CLIENT4, dst=OUTSIDE % 32, id=0x5210, flags="MF", frag=0, proto=17) /
+         Raw(udp[:32]))
+    send(IP(src=CLIENT4, dst=OUTSIDE % 33, id=0x5211, flags="MF", frag=2, proto=253) /
+         Raw(b"m" * 16))
+    send(IP(src=CLIENT4, dst=OUTSIDE % 34, id=0x5212, flags="MF", frag=0, proto=17) /
+         Raw(udp[:20]))
+    # quiet: DNS to the resolver in two fragments (whole: a DNS event), and a
+    # lone middle fragment to the resolver (no ports: allowed by its address)
+    q = dns_msg(0x5102, qd=[("frag.example.com", "A")])
+    udp = bytes(UDP(sport=41003, dport=53, len=8 + len(q), chksum=0) / Raw(q))
+    send(IP(src=CLIENT4, dst=DNS4, id=0x5213, flags="MF", frag=0, proto=17) / Raw(udp[:16]))
+    send(IP(src=CLIENT4, dst=DNS4, id=0x5213, frag=2, proto=17) / Raw(udp[16:]), 1000)
+    send(IP(src=CLIENT4, dst=DNS4, id=0x5214, flags="MF", frag=4, proto=17) / Raw(b"z" * 8))
     write_pcap(os.path.join(out, "egress_paths.pcap"), LINKTYPE_ETHERNET, recs)
 
 

@@ -67,6 +67,7 @@ static int core_emit_obs(struct emit *e, const struct obs *o);
 static void core_flow_end(void *user, struct flow *f);
 static int core_emit_alert(struct emit *e, const struct alert *a);
 static void core_build_dispatch(struct core *c);
+static void core_lost_frags(struct core *c, uint64_t ts_us, uint32_t iface);
 
 const char *core_kind_name(enum obs_kind k)
 {
@@ -219,6 +220,8 @@ int core_close(struct core *c)
 
 	if (!c)
 		return 0;
+	/* Datagrams still waiting for fragments never will: judged first. */
+	core_end_input(c);
 	if (c->flows)
 		fs = *flow_table_stats(c->flows);
 	/* Flows end first: analyzers may still emit from their flow state. */
@@ -375,6 +378,37 @@ static void core_tick(struct core *c, uint64_t now_us)
 			modules[i]->on_tick(c->mod_state[i], now_us, &c->emit);
 }
 
+/*
+ * IP datagrams the fragment table gave up on (decode_frag_lost): each goes
+ * to the modules that judge every IP packet (the egress policy) as a packet
+ * flagged PKT_FRAGMENT | PKT_L4_BAD, with no flow and no payload, at the
+ * time it was given up.
+ */
+static void core_lost_frags(struct core *c, uint64_t ts_us, uint32_t iface)
+{
+	struct pkt_hop h;
+
+	while (decode_frag_lost(c->dec, &h)) {
+		struct pkt p;
+		const struct mod_list *l = &c->by_class[PC_OTHER];
+
+		memset(&p, 0, sizeof(p));
+		p.ts_us = ts_us;
+		p.ipv = h.ipv;
+		p.proto = h.proto;
+		p.sport = h.sport;
+		p.dport = h.dport;
+		memcpy(p.src, h.src, sizeof(p.src));
+		memcpy(p.dst, h.dst, sizeof(p.dst));
+		p.flags = PKT_FRAGMENT | PKT_L4_BAD;
+		p.iface = iface;
+		for (unsigned k = 0; k < l->n; k++) {
+			unsigned i = l->idx[k];
+			core_count(&c->stats.mod[i], modules[i]->on_packet(c->mod_state[i], &p, &c->emit));
+		}
+	}
+}
+
 void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 		 uint32_t caplen, uint32_t wirelen, uint32_t iface)
 {
@@ -389,6 +423,7 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 		c->stats.last_ts_us = ts_us;
 
 	dr = decode_packet(c->dec, dlt, data, caplen, wirelen, ts_us, &p);
+	core_lost_frags(c, ts_us, iface);
 	if (dr != DECODE_OK)
 		return;
 	p.iface = iface;
@@ -409,6 +444,16 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 		if (c->next_tick_us)
 			core_tick(c, ts_us);
 		c->next_tick_us = ts_us + TICK_US;
+	}
+}
+
+void core_end_input(struct core *c)
+{
+	if (!c || !c->dec)
+		return;
+	while (decode_frag_pending(c->dec)) {
+		decode_frag_give_up(c->dec);
+		core_lost_frags(c, c->stats.last_ts_us, 0);
 	}
 }
 

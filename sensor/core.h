@@ -63,6 +63,11 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
  * borrowed for the call; nothing else changes. */
 void core_prefetch(struct core *c, int dlt, const uint8_t *data, uint32_t caplen);
 
+/* The end of the input: IP datagrams still waiting for fragments never
+ * will, and are judged now (decode_frag_give_up). core_close does it too;
+ * replay calls it first so that its summary counts them. */
+void core_end_input(struct core *c);
+
 /* Commit what is batched (watch mode calls this when the wire is quiet). */
 int core_flush(struct core *c);
 

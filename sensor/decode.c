@@ -143,6 +143,7 @@ struct frag {
 	int have_first;             /* the offset-0 fragment arrived */
 	uint8_t ttl;                /* of the offset-0 fragment */
 	uint8_t nh;                 /* IPv6: next header of the offset-0 fragment */
+	uint8_t proto;              /* IPv4: the protocol; IPv6: the first fragment's next header */
 };
 
 /* One fragment on its way into the table. */
@@ -152,6 +153,7 @@ struct frag_in {
 	size_t limit;  /* offset + length may not exceed this */
 	int more;
 	uint8_t nh;    /* IPv6: next header after the fragment header */
+	uint8_t proto; /* the datagram's protocol as far as this fragment tells */
 };
 
 /* What the IPv6 extension-header walk found about fragmentation. */
@@ -172,6 +174,11 @@ struct decoder {
 	size_t frag_bytes;
 	uint32_t seed;
 	uint8_t *rbuf;   /* the reassembled datagram handed out, IP_MAX_LEN bytes */
+	/* Datagrams given up on (expired, evicted, refused) since the caller
+	 * last asked (decode_frag_lost): a ring of lost_cap, which one call
+	 * can never overflow (frag_lose). */
+	struct pkt_hop *lost;
+	unsigned lost_cap, lost_head, lost_n;
 };
 
 static const char *const layer_names[L_COUNT] = {
@@ -1145,6 +1152,31 @@ static struct frag *frag_find(const struct decoder *d, const uint8_t *key)
 	return NULL;
 }
 
+/*
+ * Remember a datagram the table gives up on, for the egress policy: its
+ * fragments went over the wire whether or not they ever made a whole
+ * datagram. key/proto name it; f (NULL for a fragment refused before it
+ * was stored) gives the ports when its first fragment held them.
+ */
+static void frag_lose(struct decoder *d, const uint8_t *key, uint8_t proto, const struct frag *f)
+{
+	struct pkt_hop *h;
+
+	if (d->lost_n >= d->lost_cap)
+		return; /* not reached: a call loses at most the table and two more */
+	h = &d->lost[(d->lost_head + d->lost_n++) % d->lost_cap];
+	memset(h, 0, sizeof(*h));
+	h->ipv = key[0];
+	h->proto = proto;
+	memcpy(h->src, key + 6, 16);
+	memcpy(h->dst, key + 22, 16);
+	if (f && f->have_first && (proto == 6 || proto == 17) && f->cap >= 4 &&
+	    (f->have[0] & 0x0f) == 0x0f) {
+		h->sport = (uint16_t)(f->data[0] << 8 | f->data[1]);
+		h->dport = (uint16_t)(f->data[2] << 8 | f->data[3]);
+	}
+}
+
 /* Unlink f from the hash and the age list and free it. */
 static void frag_drop(struct decoder *d, struct frag *f)
 {
@@ -1173,6 +1205,7 @@ static void frag_expire(struct decoder *d, uint64_t now)
 {
 	while (d->oldest && now > d->oldest->first_ts &&
 	       now - d->oldest->first_ts > d->cfg.frag_timeout_us) {
+		frag_lose(d, d->oldest->key, d->oldest->proto, d->oldest);
 		frag_drop(d, d->oldest);
 		d->stats.frag_expired++;
 	}
@@ -1189,6 +1222,7 @@ static int frag_make_room(struct decoder *d, size_t extra, const struct frag *ke
 			victim = victim->newer;
 		if (!victim)
 			return -1;
+		frag_lose(d, victim->key, victim->proto, victim);
 		frag_drop(d, victim);
 		d->stats.frag_evicted++;
 	}
@@ -1197,12 +1231,13 @@ static int frag_make_room(struct decoder *d, size_t extra, const struct frag *ke
 
 /* A new, empty datagram for key, evicting the oldest when the table is
  * full. NULL when memory is short. */
-static struct frag *frag_new(struct decoder *d, const uint8_t *key, uint64_t ts)
+static struct frag *frag_new(struct decoder *d, const uint8_t *key, uint8_t proto, uint64_t ts)
 {
 	struct frag *f = NULL;
 	size_t b;
 
 	if (d->nfrag >= d->cfg.frag_max_datagrams && d->oldest) {
+		frag_lose(d, d->oldest->key, d->oldest->proto, d->oldest);
 		frag_drop(d, d->oldest);
 		d->stats.frag_evicted++;
 	}
@@ -1212,6 +1247,7 @@ static struct frag *frag_new(struct decoder *d, const uint8_t *key, uint64_t ts)
 	if (!f)
 		goto out;
 	memcpy(f->key, key, FRAG_KEY_LEN);
+	f->proto = proto;
 	f->first_ts = ts;
 	f->mem = sizeof(*f);
 	b = frag_hash(d, key);
@@ -1286,10 +1322,20 @@ static void frag_fill(struct decoder *d, struct frag *f, size_t off, struct cur 
 	}
 }
 
+/* A fragment refused (cut, or lying): counted, and remembered as lost. */
+static enum decode_result frag_refuse(struct decoder *d, const struct frag_in *fi,
+				      enum decode_result r)
+{
+	frag_lose(d, fi->key, fi->proto, NULL);
+	return tally(d, L_FRAG, r);
+}
+
 /*
  * Store one fragment (its payload is the rest of v). DECODE_HELD while the
  * datagram is incomplete; DECODE_OK with *len set when d->rbuf now holds it,
- * with p->ttl/p->proto (IPv4) or *nh (IPv6) from its first fragment.
+ * with p->ttl/p->proto (IPv4) or *nh (IPv6) from its first fragment. A
+ * fragment refused, or a datagram dropped for want of room, is remembered
+ * for decode_frag_lost().
  */
 static enum decode_result frag_input(struct decoder *d, struct view *v, const struct frag_in *fi,
 				     struct pkt *p, uint8_t *nh, size_t *len)
@@ -1298,25 +1344,27 @@ static enum decode_result frag_input(struct decoder *d, struct view *v, const st
 	size_t n = cur_left(&v->c), end = fi->off + n;
 
 	if (v->missing)
-		return tally(d, L_FRAG, DECODE_TRUNCATED);
+		return frag_refuse(d, fi, DECODE_TRUNCATED);
 	if (end > fi->limit || (fi->more && (n & 7)))
-		return tally(d, L_FRAG, DECODE_MALFORMED);
+		return frag_refuse(d, fi, DECODE_MALFORMED);
 	f = frag_find(d, fi->key);
 	if (f) {
 		/* A fragment that contradicts the known end is refused. */
 		if (f->total_known && (end > f->total || (!fi->more && end != f->total)))
-			return tally(d, L_FRAG, DECODE_MALFORMED);
+			return frag_refuse(d, fi, DECODE_MALFORMED);
 		if (!fi->more && f->max_end > end)
-			return tally(d, L_FRAG, DECODE_MALFORMED);
+			return frag_refuse(d, fi, DECODE_MALFORMED);
 	} else {
-		f = frag_new(d, fi->key, p->ts_us);
+		f = frag_new(d, fi->key, fi->proto, p->ts_us);
 		if (!f) {
+			frag_lose(d, fi->key, fi->proto, NULL);
 			d->stats.frag_evicted++; /* out of memory: dropped */
 			return DECODE_HELD;
 		}
 	}
 	tally(d, L_FRAG, DECODE_OK);
 	if (frag_grow(d, f, end) != 0) {
+		frag_lose(d, f->key, f->proto, f);
 		frag_drop(d, f);
 		d->stats.frag_evicted++;
 		return DECODE_HELD;
@@ -1388,6 +1436,7 @@ static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct 
 	memset(&fi, 0, sizeof(fi));
 	fi.key[0] = 4;
 	fi.key[1] = p->proto;
+	fi.proto = p->proto;
 	fi.key[2] = (uint8_t)(id >> 8);
 	fi.key[3] = (uint8_t)id;
 	memcpy(fi.key + 6, p->src, 16);
@@ -1523,6 +1572,7 @@ static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct 
 	fi.limit = IP_MAX_LEN;
 	fi.more = fh.more;
 	fi.nh = nh;
+	fi.proto = nh;
 	r = frag_input(d, &v, &fi, p, &nh, &len);
 	if (r != DECODE_OK)
 		return r;
@@ -1571,6 +1621,12 @@ struct decoder *decoder_new(const struct decode_config *cfg)
 	d->rbuf = malloc(IP_MAX_LEN);
 	if (!d->rbuf)
 		goto out;
+	/* one call loses at most every datagram held, one refused fragment
+	 * and one that found no room */
+	d->lost_cap = d->cfg.frag_max_datagrams + 2;
+	d->lost = calloc(d->lost_cap, sizeof(*d->lost));
+	if (!d->lost)
+		goto out;
 	ret = d;
 	d = NULL;
 out:
@@ -1586,7 +1642,27 @@ void decoder_free(struct decoder *d)
 		frag_drop(d, d->oldest);
 	free(d->buckets);
 	free(d->rbuf);
+	free(d->lost);
 	free(d);
+}
+
+int decode_frag_lost(struct decoder *d, struct pkt_hop *out)
+{
+	if (!d->lost_n)
+		return 0;
+	*out = d->lost[d->lost_head];
+	d->lost_head = (d->lost_head + 1) % d->lost_cap;
+	d->lost_n--;
+	return 1;
+}
+
+void decode_frag_give_up(struct decoder *d)
+{
+	while (d->oldest && d->lost_n < d->lost_cap) {
+		frag_lose(d, d->oldest->key, d->oldest->proto, d->oldest);
+		frag_drop(d, d->oldest);
+		d->stats.frag_expired++;
+	}
 }
 
 int decode_peek_tuple(int dlt, const uint8_t *data, uint32_t caplen, struct tuple_hint *t)

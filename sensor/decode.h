@@ -135,6 +135,22 @@ int decode_peek_tuple(int dlt, const uint8_t *data, uint32_t caplen, struct tupl
 /* Datagrams being reassembled right now. */
 unsigned decode_frag_pending(const struct decoder *d);
 
+/*
+ * IP datagrams the fragment table gave up on since the last call: expired,
+ * evicted for room, or a fragment refused (cut, or lying about its place).
+ * Their fragments went over the wire all the same, so the caller hands
+ * each to the egress policy. Fills *out (addresses, the protocol, and the
+ * TCP/UDP ports when the first fragment held them) and returns 1, or
+ * returns 0 when there is none. Ask after every decode_packet call: the
+ * decoder keeps the losses of one call, not more.
+ */
+int decode_frag_lost(struct decoder *d, struct pkt_hop *out);
+
+/* Give up on every datagram still held (the end of a run): each goes to
+ * decode_frag_lost, counted expired. Ask decode_frag_lost until it says 0,
+ * then call again while decode_frag_pending() is not 0. */
+void decode_frag_give_up(struct decoder *d);
+
 /* Counters so far (borrowed; lives as long as the decoder). */
 const struct decode_stats *decode_stats(const struct decoder *d);
 

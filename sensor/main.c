@@ -370,7 +370,9 @@ static int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "egresswatch replay: interrupted; what was read is stored\n");
 		rc = EXIT_RUNTIME;
 	}
-	/* Commit what is queued, so the summary counts what is on disk. */
+	/* Judge what waits for fragments that will not come, then commit
+	 * what is queued, so the summary counts what is on disk. */
+	core_end_input(core);
 	if (core_flush(core) < 0)
 		rc = rc ? rc : EXIT_RUNTIME;
 	double elapsed = now_mono() - t0;

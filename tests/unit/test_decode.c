@@ -1054,6 +1054,7 @@ static int is_dgram(const struct h *h, const uint8_t *l4)
 static void test_frag4(void)
 {
 	uint8_t l4[128], alt[128];
+	struct pkt_hop hop;
 	struct decode_config cfg;
 	struct h h;
 	const struct decode_stats *st;
@@ -1123,7 +1124,10 @@ static void test_frag4(void)
 	CHECK(is_dgram(&h, l4));
 	CHECK_EQ(decode_frag_pending(h.d), 0);
 
-	/* missing middle: never completes, expires by packet time */
+	/* missing middle: never completes, expires by packet time, and is
+	 * then handed to decode_frag_lost with the ports its first fragment
+	 * held */
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0); /* nothing lost so far */
 	CHECK_EQ(frag4(&h, 9, l4, 0, 24, 1), DECODE_HELD);
 	CHECK_EQ(frag4(&h, 9, l4, 48, 24, 0), DECODE_HELD);
 	CHECK_EQ(frag4(&h, 9, l4, 48, 24, 0), DECODE_HELD);
@@ -1137,19 +1141,44 @@ static void test_frag4(void)
 	CHECK_EQ(h.p.flags, 0);
 	CHECK_EQ(st->frag_expired, 1);
 	CHECK_EQ(decode_frag_pending(h.d), 1);
-	/* the late middle starts a new datagram that again never completes */
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1);
+	CHECK_EQ(hop.ipv, 4);
+	CHECK_EQ(hop.proto, 17);
+	CHECK_EQ(hop.sport, 40000);
+	CHECK_EQ(hop.dport, 53);
+	CHECK(memcmp(hop.src, SRC4, 4) == 0 && memcmp(hop.dst, DST4, 4) == 0);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+	/* the late middle starts a new datagram that again never completes:
+	 * lost without its first fragment, so without ports */
 	CHECK_EQ(frag4(&h, 9, l4, 24, 24, 1), DECODE_HELD);
 	h.ts += 60000000;
 	CHECK_EQ(frag4(&h, 11, l4, 0, 72, 0), DECODE_OK);
 	CHECK_EQ(st->frag_expired, 3);
 	CHECK_EQ(decode_frag_pending(h.d), 0);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1); /* datagram 10 */
+	CHECK_EQ(hop.proto, 17);
+	CHECK_EQ(hop.dport, 53);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1); /* the late middle of 9 */
+	CHECK_EQ(hop.proto, 17);
+	CHECK_EQ(hop.sport, 0);
+	CHECK_EQ(hop.dport, 0);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
 
 	/* a fragment past 65535 (ping of death) */
 	CHECK_EQ(frag4_at(&h, 12, l4, 65528, 16, 0), DECODE_MALFORMED);
 	CHECK_EQ(frag4_at(&h, 12, l4, 65512, 8, 0), DECODE_MALFORMED); /* 20 + 65520 */
 	CHECK_EQ(frag4_at(&h, 12, l4, 65496, 16, 0), DECODE_HELD);     /* 20 + 65512 fits */
-	/* a non-last fragment whose length is not a multiple of 8 */
+	/* a non-last fragment whose length is not a multiple of 8; each
+	 * refused fragment is lost too */
 	CHECK_EQ(frag4(&h, 13, l4, 0, 20, 1), DECODE_MALFORMED);
+	{
+		unsigned lost = 0;
+		while (decode_frag_lost(h.d, &hop)) {
+			lost++;
+			CHECK_EQ(hop.sport, 0);
+		}
+		CHECK_EQ(lost, 3);
+	}
 	/* a second last fragment that disagrees with the first */
 	CHECK_EQ(frag4(&h, 14, l4, 48, 24, 0), DECODE_HELD);
 	CHECK_EQ(frag4(&h, 14, l4, 48, 16, 0), DECODE_MALFORMED);

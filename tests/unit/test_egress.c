@@ -1355,6 +1355,44 @@ static void test_other_paths(void)
 	pkt_in(&md, &t.p);
 	CHECK_EQ(R.n, 0);
 
+	/* Datagrams whose fragments never completed (the fragment table gave
+	 * up: PKT_FRAGMENT | PKT_L4_BAD, no flow), by the protocol they
+	 * claimed; a fragment on its way to a whole datagram is not judged */
+	reset();
+	mk(&t, IPPROTO_UDP, SBX, 40000, OUT, 9999, 0);
+	t.p.flags = PKT_FRAGMENT | PKT_L4_BAD;
+	t.p.flow = NULL;
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("udp_egress"), 1);
+	CHECK_STR(R.a[0].subject, "198.51.100.7:9999");
+	CHECK(strstr(R.a[0].detail, "UDP fragments that never made a whole datagram") != NULL);
+	mk(&t, 253, SBX, 0, OUT, 0, 0);
+	t.p.flags = PKT_FRAGMENT | PKT_L4_BAD;
+	t.p.flow = NULL;
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	CHECK(strstr(R.a[1].detail, "IP protocol 253 in fragments that never made a whole datagram") !=
+	      NULL);
+	mk(&t, IPPROTO_UDP, SBX, 40000, "10.99.0.53", 53, 0);
+	t.p.flags = PKT_FRAGMENT | PKT_L4_BAD;
+	pkt_in(&md, &t.p); /* DNS to the resolver: allowed */
+	mk(&t, IPPROTO_UDP, SBX, 0, "10.99.0.53", 0, 0);
+	t.p.flags = PKT_FRAGMENT | PKT_L4_BAD;
+	pkt_in(&md, &t.p); /* no ports: the resolver's address is allowed */
+	mk(&t, IPPROTO_TCP, SBX, 0, "10.99.0.2", 0, 0);
+	t.p.flags = PKT_L4_BAD;
+	pkt_in(&md, &t.p); /* and the proxy's */
+	mk(&t, IPPROTO_UDP, SBX, 40000, OUT, 9999, 0);
+	t.p.flags = PKT_FRAGMENT;
+	pkt_in(&md, &t.p);
+	CHECK_EQ(R.n, 2);
+	reset();
+	mk(&t, IPPROTO_UDP, SBX, 0, OUT, 0, 0);
+	t.p.flags = PKT_FRAGMENT | PKT_L4_BAD;
+	pkt_in(&md, &t.p); /* no ports, outside: by address, not allowed */
+	CHECK_EQ(count("udp_egress"), 1);
+	CHECK_STR(R.a[0].subject, "198.51.100.7");
+
 	/* Tunnels: the outer datagram is judged as well as the inner packet.
 	 * DNS to the allowed resolver inside VXLAN to a host outside is
 	 * udp_egress to that host. */
