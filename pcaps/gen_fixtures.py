@@ -60,7 +60,8 @@ Files (all Ethernet unless stated):
                      protocol 253, UDP whose length lies (too long; below 8), TCP with a
                      data offset of 4, SCTP over IPv6, fragments that never make a whole
                      datagram (a UDP first fragment, a lone protocol-253 middle, a
-                     fragment whose length is not a multiple of 8); and what must stay
+                     fragment whose length is not a multiple of 8, VXLAN carrying the first
+                     fragment of a DNS query); and what must stay
                      quiet: an underlay GRE between two hosts outside the sandbox, IGMP to
                      224.0.0.22, SCTP to a sandbox host, a broken TCP header to the proxy,
                      a DNS query to the resolver in two fragments, and a lone middle
@@ -938,6 +939,11 @@ def gen_egress_paths(out):
          Raw(b"m" * 16))
     send(IP(src=CLIENT4, dst=OUTSIDE % 34, id=0x5212, flags="MF", frag=0, proto=17) /
          Raw(udp[:20]))
+    # a tunnel whose inner packet is a fragment held for reassembly: its carrier
+    dns_udp = bytes(inner_dns)[20:]
+    send(IP(src=CLIENT4, dst=OUTSIDE % 35, id=0x5215) / UDP(sport=42017, dport=4789) /
+         VXLAN(vni=7) / Ether(src=MAC_CLIENT, dst=MAC_DNS) /
+         IP(src=CLIENT4, dst=DNS4, id=0x5216, flags="MF", frag=0, proto=17) / Raw(dns_udp[:16]))
     # quiet: DNS to the resolver in two fragments (whole: a DNS event), and a
     # lone middle fragment to the resolver (no ports: allowed by its address)
     q = dns_msg(0x5102, qd=[("frag.example.com", "A")])

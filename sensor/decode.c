@@ -915,11 +915,12 @@ static enum decode_result decode_geneve(struct decoder *d, struct view *v, struc
  * and addresses are cleared for the inner packet; entering the first
  * tunnel keeps the outermost datagram's in p->outer. When the tunnel turns
  * out to carry no IP, or an IP datagram cut or malformed (counted at its
- * layer), or is one level too deep, *p is put back: the carrier is then
- * the innermost IP packet, and the result is DECODE_OK. A broken inner
- * packet must not hide the datagram that carried it: a UDP datagram to
- * port 4789 of the outside is egress whatever its payload holds. An inner
- * fragment held for reassembly stays DECODE_HELD.
+ * layer), or a fragment the table holds until its datagram is whole, or is
+ * one level too deep, *p is put back: the carrier is then the innermost IP
+ * packet, and the result is DECODE_OK. A broken or partial inner packet
+ * must not hide the datagram that carried it: a UDP datagram to port 4789
+ * of the outside is egress whatever its payload holds. (The inner datagram,
+ * once whole, comes out of the packet that completes it.)
  */
 static enum decode_result decap(struct decoder *d, struct view *v, struct pkt *p,
 				enum tunnel t)
@@ -970,9 +971,10 @@ static enum decode_result decap(struct decoder *d, struct view *v, struct pkt *p
 		r = decode_geneve(d, v, p);
 		break;
 	}
-	if (r == DECODE_NOT_IP || r == DECODE_TRUNCATED || r == DECODE_MALFORMED) {
-		/* No IP datagram inside, or a broken one (already counted at
-		 * its layer): the carrier is what went over the wire. */
+	if (r != DECODE_OK) {
+		/* No IP datagram inside, a broken one (already counted at its
+		 * layer), or an inner fragment held for reassembly: the carrier
+		 * is what went over the wire. */
 		*p = outer;
 		r = DECODE_OK;
 	}

@@ -95,7 +95,8 @@ int decode_linktype_supported(int dlt);
  * l4/payload, PKT_SHORT) with p->encap the number of tunnels opened and
  * p->outer the outermost datagram's addresses, proto and ports; vlan stays
  * the outer frame's. A tunnel whose payload is not IP, or is an IP
- * datagram cut or malformed, or that is nested deeper than
+ * datagram cut or malformed, or an inner fragment held for reassembly, or
+ * that is nested deeper than
  * max_encap_depth, is counted (at the inner layer, or malformed at
  * L_TUNNEL) and leaves *p describing the datagram that carries it
  * (DECODE_OK, proto 4, 41, 47 or UDP to the port): what went over the

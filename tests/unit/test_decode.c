@@ -2308,7 +2308,8 @@ static void test_encap_frag(void)
 	CHECK(h.p.flags & PKT_REASSEMBLED);
 
 	/* Inner fragments through IP-in-IP, arriving over two different
-	 * tunnels: the inner addresses key the table */
+	 * tunnels: the inner addresses key the table. A held inner fragment
+	 * hands on its carrier (proto 4, no tunnel opened) */
 	{
 		uint8_t l4[128];
 		size_t ln = mk_udp(l4, 40768, 53, DNSQ, DNSQ_LEN), e;
@@ -2316,7 +2317,10 @@ static void test_encap_frag(void)
 		k = mk_ip4_at(inner, 17, IN_SRC4, IN_DST4, 0x99, 0x2000, l4, 16);
 		e = mk_eth(f, 0x0800);
 		n = e + mk_ip4_at(f + e, 4, tun_a, DST4, 1, 0, inner, k);
-		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_HELD);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		CHECK_EQ(h.p.proto, 4);
+		CHECK_EQ(h.p.encap, 0);
+		CHECK(memcmp(h.p.src, tun_a, 4) == 0);
 		CHECK_EQ(decode_frag_pending(h.d), 1);
 		k = mk_ip4_at(inner, 17, IN_SRC4, IN_DST4, 0x99, 2, l4 + 16, ln - 16);
 		n = e + mk_ip4_at(f + e, 4, tun_b, DST4, 2, 0, inner, k);
@@ -2332,7 +2336,11 @@ static void test_encap_frag(void)
 		n = mk_frag4_frame(f, 4, tun_a, 600, inner, 0, 16, 1);
 		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_HELD);
 		n = mk_frag4_frame(f, 4, tun_a, 600, inner + 16, 16, k - 16, 0);
-		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_HELD);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK); /* the carrier, whole */
+		CHECK_EQ(h.p.proto, 4);
+		CHECK_EQ(h.p.encap, 0);
+		CHECK(h.p.flags & PKT_REASSEMBLED);
+		CHECK_EQ(h.p.l4_len, k);
 		k = mk_ip4_at(inner, 17, IN_SRC4, IN_DST4, 0x9a, 2, l4 + 16, ln - 16);
 		memcpy(fr, inner, k);
 		n = mk_frag4_frame(f, 4, tun_a, 601, fr, 0, 24, 1);
