@@ -266,6 +266,256 @@ int tls_starttls(const uint8_t *s, size_t n, int client, size_t *off)
 	return more;
 }
 
+/* ---- upgrades that are not text lines: XMPP, PostgreSQL, LDAP ------------- */
+
+/* A handshake record head (0x16 0x03 0x00..0x04) at s[at..n), at <= n: 1;
+ * 0 when the bytes there so far could still be one; -1 when they are not. */
+static int record_at(const uint8_t *s, size_t n, size_t at)
+{
+	struct cur c = cur_init(s + at, n - at);
+	uint8_t b;
+
+	b = cur_u8(&c);
+	if (c.err)
+		return 0;
+	if (b != CT_HANDSHAKE)
+		return -1;
+	b = cur_u8(&c);
+	if (c.err)
+		return 0;
+	if (b != 3)
+		return -1;
+	b = cur_u8(&c);
+	if (c.err)
+		return 0;
+	return b <= 4 ? 1 : -1;
+}
+
+/* Where TLS starts at s[at..n) (at <= n): 1 with *off = at, or record_at's
+ * 0 or -1. */
+static int tls_from(const uint8_t *s, size_t n, size_t at, size_t *off)
+{
+	int r = record_at(s, n, at);
+
+	if (r == 1)
+		*off = at;
+	return r;
+}
+
+/* The first "</name>" in s[from..m): 1 with *end just past it, or 0. */
+static int xml_close_tag(const uint8_t *s, size_t m, size_t from, const char *name, size_t nl,
+			 size_t *end)
+{
+	while (from < m) {
+		const uint8_t *o = memchr(s + from, '<', m - from);
+		size_t i;
+
+		if (!o)
+			return 0;
+		i = (size_t)(o - s);
+		from = i + 1;
+		if (m - i >= nl + 3 && s[i + 1] == '/' && memcmp(s + i + 2, name, nl) == 0 &&
+		    s[i + 2 + nl] == '>') {
+			*end = i + nl + 3;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The end of the XML element <name ...> of s[0..m): just past "/>" when it
+ * closes itself, else past "</name>". 1 with *end set; 0 when it is not
+ * there whole (yet).
+ */
+static int xml_element_end(const uint8_t *s, size_t m, const char *name, size_t *end)
+{
+	size_t nl = strlen(name), at = 0;
+
+	while (at < m) {
+		const uint8_t *o = memchr(s + at, '<', m - at);
+		size_t i, k;
+
+		if (!o)
+			return 0;
+		i = (size_t)(o - s) + 1;
+		at = i;
+		if (m - i < nl + 1 || memcmp(s + i, name, nl) != 0)
+			continue;
+		k = i + nl;
+		if (s[k] != ' ' && s[k] != '/' && s[k] != '>' && s[k] != '\t' && s[k] != '\r' &&
+		    s[k] != '\n')
+			continue; /* <starttlsX>: another element */
+		const uint8_t *gt = memchr(s + k, '>', m - k);
+		if (!gt)
+			return 0;
+		k = (size_t)(gt - s);
+		if (s[k - 1] == '/') {
+			*end = k + 1;
+			return 1;
+		}
+		return xml_close_tag(s, m, k, name, nl, end);
+	}
+	return 0;
+}
+
+/*
+ * XMPP (RFC 6120 section 5): the client's <starttls
+ * xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>, the server's <proceed .../>;
+ * TLS starts right after it (XML white space may come between). Every byte
+ * before must be text.
+ */
+static int upgrade_xmpp(const uint8_t *s, size_t n, int client, size_t *off)
+{
+	size_t m = n < TLS_STARTTLS_SCAN ? n : TLS_STARTTLS_SCAN, end = 0, i;
+	int found = xml_element_end(s, m, client ? "starttls" : "proceed", &end);
+	size_t upto = found ? end : m;
+
+	for (i = 0; i < upto; i++)
+		if (!text_byte(s[i]))
+			return -1;
+	if (!found)
+		return m == n ? 0 : -1;
+	while (end < n && (s[end] == ' ' || s[end] == '\t' || s[end] == '\r' || s[end] == '\n'))
+		end++;
+	return tls_from(s, n, end, off);
+}
+
+/* PostgreSQL: the client's SSLRequest (length 8, code 80877103), the
+ * server's 'S'; TLS right after. ('N', or a GSSENCRequest, is no TLS.) */
+static int upgrade_pgsql(const uint8_t *s, size_t n, int client, size_t *off)
+{
+	static const uint8_t ssl_request[8] = {0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f};
+	size_t k = n < sizeof(ssl_request) ? n : sizeof(ssl_request);
+
+	if (!client) {
+		if (n == 0)
+			return 0;
+		return s[0] == 'S' ? tls_from(s, n, 1, off) : -1;
+	}
+	if (memcmp(s, ssl_request, k) != 0)
+		return -1;
+	return k < sizeof(ssl_request) ? 0 : tls_from(s, n, sizeof(ssl_request), off);
+}
+
+/* A BER tag and definite length (up to 2 length bytes) from c. 0, or -1
+ * when c ran out (c->err set) or the length form is not one a StartTLS
+ * message uses (c->err clear). */
+static int ber_head(struct cur *c, uint8_t *tag, size_t *len)
+{
+	uint8_t l;
+
+	*tag = cur_u8(c);
+	l = cur_u8(c);
+	if (c->err)
+		return -1;
+	if (l < 0x80) {
+		*len = l;
+		return 0;
+	}
+	if (l == 0x81)
+		*len = cur_u8(c);
+	else if (l == 0x82)
+		*len = cur_be16(c);
+	else
+		return -1;
+	return c->err ? -1 : 0;
+}
+
+#define LDAP_STARTTLS_OID "1.3.6.1.4.1.1466.20037"
+#define LDAP_MSG_MAX 1024 /* a StartTLS request or response is far shorter */
+
+/*
+ * LDAP (RFC 4511 section 4.14): the client's ExtendedRequest [APPLICATION
+ * 23] naming the StartTLS OID, the server's ExtendedResponse [APPLICATION
+ * 24] with resultCode success (0); TLS right after that LDAPMessage.
+ */
+static int upgrade_ldap(const uint8_t *s, size_t n, int client, size_t *off)
+{
+	struct cur c = cur_init(s, n), body, op;
+	size_t len;
+	uint8_t tag;
+
+	if (ber_head(&c, &tag, &len) < 0)
+		return c.err && (n == 0 || s[0] == 0x30) ? 0 : -1;
+	if (tag != 0x30 || len > LDAP_MSG_MAX)
+		return -1;
+	if (!cur_has(&c, len))
+		return 0;
+	body = cur_take(&c, len);
+	/* messageID INTEGER */
+	if (ber_head(&body, &tag, &len) < 0 || tag != 0x02 || len < 1 || len > 4)
+		return -1;
+	cur_skip(&body, len);
+	if (ber_head(&body, &tag, &len) < 0 || tag != (client ? 0x77 : 0x78) || !cur_has(&body, len))
+		return -1;
+	op = cur_take(&body, len);
+	if (client) {
+		/* requestName [0] LDAPOID */
+		if (ber_head(&op, &tag, &len) < 0 || tag != 0x80 ||
+		    len != sizeof(LDAP_STARTTLS_OID) - 1)
+			return -1;
+		const uint8_t *oid = cur_ptr(&op, len);
+		if (!oid || memcmp(oid, LDAP_STARTTLS_OID, len) != 0)
+			return -1;
+	} else {
+		/* resultCode ENUMERATED success */
+		if (ber_head(&op, &tag, &len) < 0 || tag != 0x0a || len != 1 || cur_u8(&op) != 0 ||
+		    op.err)
+			return -1;
+	}
+	return tls_from(s, n, n - cur_left(&c), off);
+}
+
+int tls_upgrade(const uint8_t *s, size_t n, int client, int *kind, size_t *off)
+{
+	int r, best = -1;
+
+	*off = 0;
+	if (!client) {
+		switch (*kind) {
+		case TLS_UP_XMPP:
+			return upgrade_xmpp(s, n, 0, off);
+		case TLS_UP_PGSQL:
+			return upgrade_pgsql(s, n, 0, off);
+		case TLS_UP_LDAP:
+			return upgrade_ldap(s, n, 0, off);
+		default:
+			return tls_starttls(s, n, 0, off);
+		}
+	}
+	/* The client: text lines first, then the others by their first byte. */
+	r = tls_starttls(s, n, 1, off);
+	if (r == 1) {
+		*kind = TLS_UP_TEXT;
+		return 1;
+	}
+	best = r;
+	if (n == 0)
+		return 0;
+	switch (s[0]) {
+	case '<':
+		r = upgrade_xmpp(s, n, 1, off);
+		*kind = TLS_UP_XMPP;
+		break;
+	case 0x00:
+		r = upgrade_pgsql(s, n, 1, off);
+		*kind = TLS_UP_PGSQL;
+		break;
+	case 0x30:
+		r = upgrade_ldap(s, n, 1, off);
+		*kind = TLS_UP_LDAP;
+		break;
+	default:
+		r = -1;
+		break;
+	}
+	if (r == 1)
+		return 1;
+	*kind = 0;
+	return r > best ? r : best;
+}
+
 /* ---- handshake parsing ---------------------------------------------------- */
 
 struct pctx {
@@ -843,6 +1093,7 @@ struct tls_state {
 struct tls_flow {
 	uint8_t started[2]; /* the direction's first record offset is known */
 	uint8_t hellos[2];  /* ClientHellos emitted from the direction */
+	int upgrade;        /* enum tls_upgrade_kind the client used; 0: direct */
 };
 
 static int tls_init(const struct module_env *env, void **state)
@@ -1005,7 +1256,8 @@ static int tls_direction(struct tls_state *st, struct tls_flow *tf, const struct
 	if (!tf->started[dir]) {
 		/* STARTTLS: the server's records start after its text lines */
 		r = s->consumed <= s->len
-			    ? tls_starttls(s->buf + s->consumed, s->len - s->consumed, 0, &off)
+			    ? tls_upgrade(s->buf + s->consumed, s->len - s->consumed, 0, &tf->upgrade,
+					  &off)
 			    : -1;
 		if (r == 0 && !s->overflow)
 			return MOD_OK;
@@ -1057,15 +1309,16 @@ static int tls_claim(struct flow *f)
 	struct flow_stream *c = &f->st[0];
 	struct tls_flow *tf;
 	size_t off = 0;
-	int direct = tls_sniff(c);
+	int direct = tls_sniff(c), kind = 0;
 
 	if (f->app_state || !c->buf || c->consumed > c->len)
 		return MOD_NOT_MINE;
-	if (!direct && tls_starttls(c->buf + c->consumed, c->len - c->consumed, 1, &off) != 1)
+	if (!direct && tls_upgrade(c->buf + c->consumed, c->len - c->consumed, 1, &kind, &off) != 1)
 		return MOD_NOT_MINE;
 	tf = calloc(1, sizeof(*tf));
 	if (!tf)
 		return -ENOMEM;
+	tf->upgrade = kind;
 	tf->started[0] = 1;
 	tf->started[1] = direct;
 	c->consumed += (uint32_t)off;

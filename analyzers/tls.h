@@ -43,8 +43,11 @@
  * handshake record, or (STARTTLS) when it starts with text lines and a
  * handshake record begins right after a line that is a STARTTLS-like command
  * (STARTTLS, "<tag> STARTTLS", STLS, AUTH TLS, AUTH SSL); the server's records
- * then start after its own text lines. The text is looked at up to
- * TLS_STARTTLS_SCAN bytes. Each direction's cursor is its stream's consumed.
+ * then start after its own text lines. So too after XMPP's <starttls/> (the
+ * server's after <proceed/>), PostgreSQL's SSLRequest (the server's after
+ * 'S') and LDAP's StartTLS extended request (the server's after its success
+ * response): tls_upgrade. The text is looked at up to TLS_STARTTLS_SCAN
+ * bytes. Each direction's cursor is its stream's consumed.
  *
  * Direction. The first handshake message of each direction is parsed once;
  * its own type decides the observation kind, so a capture that starts mid-way
@@ -160,6 +163,26 @@ int tls_next(const uint8_t *s, size_t n, size_t *skip);
  * characters other than tab, CR and LF. Pure.
  */
 int tls_starttls(const uint8_t *s, size_t n, int client, size_t *off);
+
+/* The upgrade a connection starts with before TLS (tls_upgrade). */
+enum tls_upgrade_kind {
+	TLS_UP_TEXT = 1, /* a STARTTLS-like command line, then the server's lines (tls_starttls) */
+	TLS_UP_XMPP,     /* <starttls xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>, then <proceed/> */
+	TLS_UP_PGSQL,    /* PostgreSQL's SSLRequest, then the server's 'S' */
+	TLS_UP_LDAP,     /* LDAP's StartTLS ExtendedRequest, then its success response */
+};
+
+/*
+ * Where TLS starts in a stream that opens with an upgrade: the text lines
+ * of tls_starttls, or XMPP's <starttls/> and <proceed/>, PostgreSQL's
+ * SSLRequest and 'S', LDAP's StartTLS extended operation and its success
+ * response. For the client (client != 0) *kind is set to the upgrade found
+ * (0 when none); for the server *kind is the client's, and only that
+ * upgrade's server half is looked for. Returns as tls_starttls: 1 with *off
+ * at the first handshake record, 0 when more bytes are needed, -1 when it is
+ * not (within TLS_STARTTLS_SCAN bytes). Pure.
+ */
+int tls_upgrade(const uint8_t *s, size_t n, int client, int *kind, size_t *off);
 
 /*
  * What tls_parse_handshake found. The caller owns the struct (about 70 KB:

@@ -54,15 +54,16 @@ dissects with its default preferences:
     9443; plain-text upgrades tshark and the sensor both follow: SMTP STARTTLS (25,
     587, upper and lower case), IMAP "tag STARTTLS" (143), POP3 STLS (110, after
     CAPA too), FTP "AUTH TLS" (21), NNTP (119), ManageSieve (4190), HTTP CONNECT
-    tunnels (3128, 8080); client ports 49152-65535;
+    tunnels (3128, 8080), and the upgrades that are not text lines: XMPP
+    <starttls/> and <proceed/> (5222), PostgreSQL SSLRequest and 'S' (5432), LDAP
+    StartTLS extended operation (389); client ports 49152-65535;
   - IPv4 (10.96.0.0/16) and IPv6 (fd00:96::/64).
 The client's stream stays within the first 16 KiB the sensor keeps of each
 direction (a second hello that would cross it is sent in one record, or the server
 does not ask for it).
 
 --all-starttls adds the upgrades only one side follows (STARTTLS_OTHER): FTP "AUTH
-SSL" and "auth tls" (tshark 4.0 follows only "AUTH TLS"), XMPP <starttls/>,
-PostgreSQL SSLRequest and LDAP StartTLS (the sensor follows only text-line commands).
+SSL" and "auth tls" (tshark 4.0 follows only "AUTH TLS"; the sensor follows both).
 --hostile adds HOSTILE_KINDS connections at the end that are not well-formed on
 purpose or go past a limit the sensor documents: an alert or a CCS before the hello,
 an empty host_name, a server_name list with two host_names, a repeated extension, a
@@ -512,15 +513,7 @@ STARTTLS = {
                            (0, b"HTTP/1.1 200 Connection established\r\n\r\n")]),
     "connect8080": (8080, [(1, b"CONNECT 10.96.0.80:8443 HTTP/1.1\r\nHost: 10.96.0.80:8443\r\n\r\n"),
                            (0, b"HTTP/1.1 200 OK\r\n\r\n")]),
-}
-STARTTLS_HEUR = ("sieve", "connect8080")
-# --all-starttls: upgrades one side does not follow: tshark 4.0's FTP takes only
-# "AUTH TLS" (exactly, then a 234), not RFC 4217's "AUTH SSL"; the sensor follows
-# only text-line commands (tls.h), not XMPP's <starttls/>, PostgreSQL's SSLRequest
-# or LDAP's StartTLS extended operation.
-STARTTLS_OTHER = {
-    "ftp-ssl": (21, [(0, b"220 FTP\r\n"), (1, b"AUTH SSL\r\n"), (0, b"234 AUTH SSL OK\r\n")]),
-    "ftp-lower": (21, [(0, b"220 FTP\r\n"), (1, b"auth tls\r\n"), (0, b"234 go\r\n")]),
+    # upgrades that are not text lines (analyzers/tls.h, tls_upgrade)
     "xmpp": (5222, [(1, b"<?xml version='1.0'?><stream:stream to='example.test' xmlns='jabber:client' "
                         b"xmlns:stream='http://etherx.jabber.org/streams' version='1.0'>"),
                     (0, b"<?xml version='1.0'?><stream:stream from='example.test' id='x1' "
@@ -532,6 +525,14 @@ STARTTLS_OTHER = {
     "pgsql": (5432, [(1, struct.pack("!II", 8, 80877103)), (0, b"S")]),
     "ldap": (389, [(1, bytes.fromhex("301d02010177188016312e332e362e312e342e312e313436362e3230303337")),
                    (0, bytes.fromhex("300c02010178070a010004000400"))]),
+}
+STARTTLS_HEUR = ("sieve", "connect8080")
+# --all-starttls: upgrades one side does not follow: tshark 4.0's FTP takes only
+# "AUTH TLS" (exactly, then a 234), not RFC 4217's "AUTH SSL" nor lower case; the
+# sensor takes both.
+STARTTLS_OTHER = {
+    "ftp-ssl": (21, [(0, b"220 FTP\r\n"), (1, b"AUTH SSL\r\n"), (0, b"234 AUTH SSL OK\r\n")]),
+    "ftp-lower": (21, [(0, b"220 FTP\r\n"), (1, b"auth tls\r\n"), (0, b"234 go\r\n")]),
 }
 
 

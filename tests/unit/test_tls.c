@@ -1108,6 +1108,168 @@ static void test_starttls(void)
 	free(s);
 }
 
+/* tls_upgrade on prelude[0..pn) followed (if rec) by a ClientHello record. */
+static int upgrade_at(const void *prelude, size_t pn, int rec, int client, int *kind, size_t *off)
+{
+	struct bb *s = new_bb();
+	int r;
+
+	raw(s, prelude, pn);
+	if (rec)
+		hello_record(s, "db.example");
+	r = tls_upgrade(s->b, s->n, client, kind, off);
+	free(s);
+	return r;
+}
+
+static const char xmpp_open[] =
+	"<?xml version='1.0'?><stream:stream to='example.test' xmlns='jabber:client' "
+	"xmlns:stream='http://etherx.jabber.org/streams' version='1.0'>";
+static const char xmpp_starttls[] = "<starttls xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>";
+static const char xmpp_features[] =
+	"<?xml version='1.0'?><stream:stream from='example.test' id='x1' version='1.0'>"
+	"<stream:features><starttls xmlns='urn:ietf:params:xml:ns:xmpp-tls'><required/>"
+	"</starttls></stream:features>";
+static const char xmpp_proceed[] = "<proceed xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>";
+static const uint8_t pg_ssl[8] = {0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f};
+static const uint8_t ldap_req[31] = {0x30, 0x1d, 0x02, 0x01, 0x01, 0x77, 0x18, 0x80, 0x16,
+				     '1', '.', '3', '.', '6', '.', '1', '.', '4', '.', '1', '.',
+				     '1', '4', '6', '6', '.', '2', '0', '0', '3', '7'};
+static const uint8_t ldap_ok[14] = {0x30, 0x0c, 0x02, 0x01, 0x01, 0x78, 0x07,
+				    0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00};
+
+static void test_upgrade(void)
+{
+	char buf[1024];
+	size_t off, n;
+	int kind;
+
+	/* text lines are tls_starttls's, kind TEXT */
+	kind = -1;
+	CHECK_EQ(upgrade_at("STARTTLS\r\n", 10, 1, 1, &kind, &off), 1);
+	CHECK_EQ(kind, TLS_UP_TEXT);
+	CHECK_EQ(off, 10);
+
+	/* XMPP: the client's <starttls/> after the stream header; the server's
+	 * <proceed/> after its features (whose <starttls> is not the answer) */
+	n = (size_t)snprintf(buf, sizeof(buf), "%s%s", xmpp_open, xmpp_starttls);
+	kind = 0;
+	CHECK_EQ(upgrade_at(buf, n, 1, 1, &kind, &off), 1);
+	CHECK_EQ(kind, TLS_UP_XMPP);
+	CHECK_EQ(off, n);
+	n = (size_t)snprintf(buf, sizeof(buf), "%s\n  %s\r\n", xmpp_open, xmpp_starttls);
+	CHECK_EQ(upgrade_at(buf, n, 1, 1, &kind, &off), 1); /* white space before TLS */
+	CHECK_EQ(off, n);
+	n = (size_t)snprintf(buf, sizeof(buf), "%s%s", xmpp_features, xmpp_proceed);
+	kind = TLS_UP_XMPP;
+	CHECK_EQ(upgrade_at(buf, n, 1, 0, &kind, &off), 1);
+	CHECK_EQ(off, n);
+	CHECK_EQ(upgrade_at(xmpp_features, strlen(xmpp_features), 0, 0, &kind, &off), 0);
+	CHECK_EQ(upgrade_at("<failure xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>\x01", 52, 0, 0,
+			    &kind, &off), -1);
+	/* ... not yet whole, a longer name, no TLS after it, binary before it */
+	kind = 0;
+	CHECK_EQ(upgrade_at(xmpp_open, strlen(xmpp_open), 0, 1, &kind, &off), 0);
+	CHECK_EQ(upgrade_at("<starttls xmlns='x'", 19, 0, 1, &kind, &off), 0);
+	CHECK_EQ(upgrade_at("<starttlsx/>", 12, 1, 1, &kind, &off), -1);
+	CHECK_EQ(kind, 0);
+	CHECK_EQ(upgrade_at("<starttls/>\x17\x03\x03", 14, 0, 1, &kind, &off), -1);
+	CHECK_EQ(upgrade_at("<a>\x01<starttls/>", 15, 1, 1, &kind, &off), -1);
+	CHECK_EQ(upgrade_at("<starttls></starttls>", 21, 1, 1, &kind, &off), 1);
+	CHECK_EQ(off, 21);
+
+	/* PostgreSQL: SSLRequest, then 'S' */
+	kind = 0;
+	CHECK_EQ(upgrade_at(pg_ssl, 8, 1, 1, &kind, &off), 1);
+	CHECK_EQ(kind, TLS_UP_PGSQL);
+	CHECK_EQ(off, 8);
+	CHECK_EQ(upgrade_at(pg_ssl, 5, 0, 1, &kind, &off), 0);
+	CHECK_EQ(upgrade_at(pg_ssl, 8, 0, 1, &kind, &off), 0);
+	CHECK_EQ(upgrade_at("\x00\x00\x00\x08\x04\xd2\x16\x30", 8, 1, 1, &kind, &off), -1); /* GSSENC */
+	kind = TLS_UP_PGSQL;
+	CHECK_EQ(upgrade_at("S", 1, 1, 0, &kind, &off), 1);
+	CHECK_EQ(off, 1);
+	CHECK_EQ(upgrade_at("N", 1, 0, 0, &kind, &off), -1);
+	CHECK_EQ(upgrade_at("", 0, 0, 0, &kind, &off), 0);
+
+	/* LDAP: the StartTLS extended request, then its success response */
+	kind = 0;
+	CHECK_EQ(upgrade_at(ldap_req, sizeof(ldap_req), 1, 1, &kind, &off), 1);
+	CHECK_EQ(kind, TLS_UP_LDAP);
+	CHECK_EQ(off, sizeof(ldap_req));
+	for (size_t cut = 1; cut < sizeof(ldap_req); cut++) {
+		kind = 0;
+		CHECK_EQ(upgrade_at(ldap_req, cut, 0, 1, &kind, &off), 0);
+	}
+	kind = TLS_UP_LDAP;
+	CHECK_EQ(upgrade_at(ldap_ok, sizeof(ldap_ok), 1, 0, &kind, &off), 1);
+	CHECK_EQ(off, sizeof(ldap_ok));
+	{
+		uint8_t m[sizeof(ldap_req)];
+		memcpy(m, ldap_req, sizeof(m));
+		m[sizeof(m) - 1] = '8'; /* another extended operation */
+		kind = 0;
+		CHECK_EQ(upgrade_at(m, sizeof(m), 1, 1, &kind, &off), -1);
+		memcpy(m, ldap_ok, sizeof(ldap_ok));
+		m[9] = 0x35; /* resultCode unavailable */
+		kind = TLS_UP_LDAP;
+		CHECK_EQ(upgrade_at(m, sizeof(ldap_ok), 1, 0, &kind, &off), -1);
+		memcpy(m, ldap_req, sizeof(ldap_req));
+		m[1] = 0x84; /* a length form no StartTLS message uses */
+		kind = 0;
+		CHECK_EQ(upgrade_at(m, sizeof(ldap_req), 1, 1, &kind, &off), -1);
+		m[1] = 0x7f; /* longer than the message: wait */
+		CHECK_EQ(upgrade_at(m, sizeof(ldap_req), 0, 1, &kind, &off), 0);
+	}
+	/* nothing of these: SSH, HTTP */
+	kind = 0;
+	CHECK_EQ(upgrade_at("SSH-2.0-x\r\n\x01", 12, 0, 1, &kind, &off), -1);
+	CHECK_EQ(kind, 0);
+}
+
+/* An upgrade through the flow table: client and server hellos after it. */
+static void upgrade_flow(uint16_t port, const void *c1, size_t n1, const void *s1, size_t n1s,
+			 const void *c2, size_t n2, const void *s2, size_t n2s)
+{
+	struct bb *s = new_bb(), *sh = new_bb(), *ss = new_bb();
+	struct conn c;
+
+	server_hello(sh, 0x0303, 0x1301, 1, 0x0304);
+	records(ss, sh, 16384);
+	conn_open(&c, port, NULL);
+	if (n1)
+		CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, c1, n1), MOD_NOT_MINE);
+	if (n1s)
+		CHECK_EQ(seg(&c, 1, TH_ACK | TH_PUSH, s1, n1s), MOD_NOT_MINE);
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, c2, n2), MOD_NOT_MINE);
+	/* the server's answer and the ServerHello in one segment */
+	raw(s, s2, n2s);
+	raw(s, ss->b, ss->n);
+	memcpy(ss->b, s->b, s->n);
+	ss->n = s->n;
+	s->n = 0;
+	hello_record(s, "db.example");
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, s->b, s->n), MOD_OK);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_STR(c.sink.name[0], "db.example");
+	CHECK_EQ(seg(&c, 1, TH_ACK | TH_PUSH, ss->b, ss->n), MOD_OK);
+	CHECK_EQ(c.sink.n, 2);
+	CHECK_EQ(c.sink.kind[1], OBS_TLS_SERVER_HELLO);
+	CHECK_EQ(c.sink.code[1], 0x1301);
+	conn_close(&c);
+	free(s);
+	free(sh);
+	free(ss);
+}
+
+static void test_upgrade_flows(void)
+{
+	upgrade_flow(42001, xmpp_open, strlen(xmpp_open), xmpp_features, strlen(xmpp_features),
+		     xmpp_starttls, strlen(xmpp_starttls), xmpp_proceed, strlen(xmpp_proceed));
+	upgrade_flow(42002, NULL, 0, NULL, 0, pg_ssl, sizeof(pg_ssl), "S", 1);
+	upgrade_flow(42003, NULL, 0, NULL, 0, ldap_req, sizeof(ldap_req), ldap_ok, sizeof(ldap_ok));
+}
+
 /* Hellos through the flow table: a retry after HelloRetryRequest, STARTTLS. */
 static void test_module_more(void)
 {
@@ -1332,6 +1494,8 @@ int main(void)
 	test_module();
 	test_gather_next();
 	test_starttls();
+	test_upgrade();
+	test_upgrade_flows();
 	test_module_more();
 	test_json(h);
 	free(h);
