@@ -2,7 +2,10 @@
  * fuzz_tls.c - fuzz target over the TLS analyzer's pure parsers and its JSON
  * renderer: the input is taken (1) as the first bytes of a TCP stream
  * (tls_reassemble, then tls_parse_handshake on what it gathered, whole or as
- * a prefix) and (2) as one handshake message, whole and as a prefix. Every
+ * a prefix), (2) as one handshake message, whole and as a prefix, and (3)
+ * as the start of a stream that may upgrade to TLS (tls_upgrade, the
+ * client's side and each kind of server side: the offset it gives must lie
+ * inside the input and start a handshake record). Every
  * detail record produced is rendered by tls_info_json. Invariants that must
  * hold for any input abort (so the fuzzer and the corpus test notice).
  *
@@ -80,6 +83,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_hello(h, r);
 	r = tls_parse_handshake(copy, size, OBS_F_TRUNCATED, h);
 	check_hello(h, r);
+
+	for (int side = 0; side <= TLS_UP_LDAP; side++) {
+		int kind = side, client = side == 0;
+		size_t off = 0;
+		r = tls_upgrade(copy, size, client, &kind, &off);
+		if (r < -1 || r > 1 || (r == 1 && (off + 3 > size || copy[off] != 0x16)) ||
+		    (client && r == 1 && (kind < TLS_UP_TEXT || kind > TLS_UP_LDAP)))
+			abort();
+	}
 
 	free(copy);
 	free(msg);
