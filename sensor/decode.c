@@ -1029,8 +1029,21 @@ static enum decode_result decode_tcp(struct decoder *d, struct view *v, struct p
 	p->tcp_win = cur_be16(&h);
 	if (hlen < 20)
 		return l4_bad(d, v, p, L_TCP, DECODE_MALFORMED);
-	if (!cur_has(&v->c, hlen))
-		return l4_bad(d, v, p, L_TCP, view_short(v, hlen));
+	if (!cur_has(&v->c, hlen)) {
+		enum decode_result r = view_short(v, hlen);
+		if (r == DECODE_MALFORMED)
+			return l4_bad(d, v, p, L_TCP, r);
+		/* Only options were cut by the capture (a small snaplen, or
+		 * tcpdump's old 68): the fixed header is whole, so this is a
+		 * TCP segment like any other, its payload not captured. */
+		tally(d, L_TCP, r);
+		p->flags |= PKT_SHORT;
+		p->l4 = v->c.p;
+		p->l4_len = cur_left(&v->c);
+		p->payload = v->c.p + p->l4_len;
+		p->payload_len = 0;
+		return DECODE_OK;
+	}
 	p->l4 = v->c.p;
 	p->l4_len = cur_left(&v->c);
 	cur_skip(&v->c, hlen); /* options */

@@ -626,6 +626,9 @@ static void sweep(int dlt, const uint8_t *f, size_t n, const struct bound *b, si
 				}
 			int l4 = want == L_TCP || want == L_UDP || want == L_ICMP ||
 				 want == L_ICMPV6;
+			/* TCP options cut by the capture: a TCP segment all the
+			 * same, with PKT_SHORT and no payload */
+			int tcp_opts = want == L_TCP && cut - from >= 20;
 			/* an ICMP message with its type but not its 8-byte header
 			 * is counted truncated and handed on as ICMP */
 			int icmp = (want == L_ICMP || want == L_ICMPV6) && cut > from;
@@ -634,8 +637,11 @@ static void sweep(int dlt, const uint8_t *f, size_t n, const struct bound *b, si
 			 * flagged PKT_L4_BAD, a cut tunnel as the datagram that
 			 * carries it (encap 0; the sweeps nest one tunnel). */
 			good = r == (ip_end && cut >= ip_end ? DECODE_OK : DECODE_TRUNCATED);
+			if (tcp_opts)
+				good &= h.p.sport == sport && h.p.dport == dport &&
+					h.p.payload_len == 0 && h.p.l4 == h.buf + from;
 			if (r == DECODE_OK) {
-				good &= !!(h.p.flags & PKT_L4_BAD) == (l4 && !icmp);
+				good &= !!(h.p.flags & PKT_L4_BAD) == (l4 && !icmp && !tcp_opts);
 				good &= h.p.encap == (at == nb - 1 ? full_encap : 0);
 				good &= (h.p.flags & PKT_SHORT) || (l4 && !icmp);
 			}
