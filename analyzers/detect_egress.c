@@ -727,18 +727,73 @@ static void on_http_response(struct egress_state *st, const struct obs *o, struc
 		   evidence[0] ? evidence : NULL, "blocked");
 }
 
+/*
+ * Does an ICMP message of this type start something of its own (a request,
+ * or a type of no known kind, which a host sends only to carry something),
+ * rather than answer, report an error or keep the link (replies, errors,
+ * router and neighbour discovery, MLD)? The answering kinds are listed; all
+ * else starts: echo (8, 128), timestamp (13), information (15), address mask
+ * (17), extended echo (42, 160), node information query (139), and every
+ * unassigned or experimental type.
+ */
+static int icmp_starts(int ipv, unsigned type)
+{
+	if (ipv == 4) {
+		switch (type) {
+		case 0: case 3: case 4: case 5: case 9: case 10: case 11: case 12: case 14:
+		case 16: case 18: case 43:
+			return 0;
+		default:
+			return 1;
+		}
+	}
+	switch (type) {
+	case 1: case 2: case 3: case 4: case 129: case 130: case 131: case 132: case 133:
+	case 134: case 135: case 136: case 137: case 138: case 140: case 141: case 142:
+	case 143: case 144: case 145: case 146: case 147: case 148: case 149: case 151:
+	case 152: case 153: case 161:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* The summary's words for an ICMP message that starts something. */
+static void icmp_what(char *dst, size_t cap, int ipv, unsigned type)
+{
+	const char *name = NULL;
+
+	if (ipv == 4)
+		name = type == 8    ? "echo request"
+		       : type == 13 ? "timestamp request"
+		       : type == 15 ? "information request"
+		       : type == 17 ? "address mask request"
+		       : type == 42 ? "extended echo request"
+				    : NULL;
+	else
+		name = type == 128   ? "echo request"
+		       : type == 139 ? "node information query"
+		       : type == 160 ? "extended echo request"
+				     : NULL;
+	if (name)
+		snprintf(dst, cap, "%s %s", ipv == 4 ? "ICMP" : "ICMPv6", name);
+	else
+		snprintf(dst, cap, "%s message of type %u", ipv == 4 ? "ICMP" : "ICMPv6", type);
+}
+
 static void on_icmp(struct egress_state *st, const struct obs *o, struct emit *out)
 {
 	const struct rules *r = st->rules;
 	const struct pkt *p = o->pkt;
-	int request = (p->ipv == 4 && o->type == 8) || (p->ipv == 6 && o->type == 128);
+	char what[64];
 
-	/* Only echo requests start anything; errors, replies, neighbour
-	 * discovery and router messages answer or maintain the link. */
-	if (!request || !judged_source(r, p->ipv, p->src) || segment_only(p->ipv, p->dst) ||
-	    addr_allowed(r, p->ipv, p->dst))
+	/* Only a message that starts something is egress; errors, replies,
+	 * neighbour discovery and router messages answer or keep the link. */
+	if (!icmp_starts(p->ipv, (unsigned)o->type) || !judged_source(r, p->ipv, p->src) ||
+	    segment_only(p->ipv, p->dst) || addr_allowed(r, p->ipv, p->dst))
 		return;
-	raise_conn(st, out, p, K_ICMP_EGRESS, "icmp_egress", SEV_MEDIUM, 70, "ICMP echo request");
+	icmp_what(what, sizeof(what), p->ipv, (unsigned)o->type);
+	raise_conn(st, out, p, K_ICMP_EGRESS, "icmp_egress", SEV_MEDIUM, 70, what);
 	if (p->ipv == 6 && !r->allow_ipv6 && !link_local6(p->dst))
 		raise_conn(st, out, p, K_IPV6_EGRESS, "ipv6_egress", SEV_HIGH, 80, "IPv6 traffic");
 }

@@ -61,11 +61,12 @@ Files (all Ethernet unless stated):
                      data offset of 4, SCTP over IPv6, fragments that never make a whole
                      datagram (a UDP first fragment, a lone protocol-253 middle, a
                      fragment whose length is not a multiple of 8, VXLAN carrying the first
-                     fragment of a DNS query); and what must stay
+                     fragment of a DNS query), an ICMP timestamp request and an ICMP
+                     type 200 with data; and what must stay
                      quiet: an underlay GRE between two hosts outside the sandbox, IGMP to
                      224.0.0.22, SCTP to a sandbox host, a broken TCP header to the proxy,
-                     a DNS query to the resolver in two fragments, and a lone middle
-                     fragment to the resolver.
+                     a DNS query to the resolver in two fragments, a lone middle
+                     fragment to the resolver, and an ICMP port unreachable.
 """
 import base64
 import calendar
@@ -944,6 +945,14 @@ def gen_egress_paths(out):
     send(IP(src=CLIENT4, dst=OUTSIDE % 35, id=0x5215) / UDP(sport=42017, dport=4789) /
          VXLAN(vni=7) / Ether(src=MAC_CLIENT, dst=MAC_DNS) /
          IP(src=CLIENT4, dst=DNS4, id=0x5216, flags="MF", frag=0, proto=17) / Raw(dns_udp[:16]))
+    # ICMP that is not an echo: a timestamp request, a type of no known kind
+    # carrying data; quiet: a port unreachable (an answer)
+    send(IP(src=CLIENT4, dst=OUTSIDE % 36, id=0x5217) / ICMP(type=13, id=7, seq=1) /
+         Raw(b"\x00" * 12))
+    send(IP(src=CLIENT4, dst=OUTSIDE % 37, id=0x5218) / ICMP(type=200, code=0) /
+         Raw(b"exfil in an icmp type 200"))
+    send(IP(src=CLIENT4, dst=OUTSIDE % 38, id=0x5219) / ICMP(type=3, code=3) /
+         Raw(bytes(IP(src=OUTSIDE % 38, dst=CLIENT4) / UDP(sport=5000, dport=5001))[:28]))
     # quiet: DNS to the resolver in two fragments (whole: a DNS event), and a
     # lone middle fragment to the resolver (no ports: allowed by its address)
     q = dns_msg(0x5102, qd=[("frag.example.com", "A")])

@@ -552,9 +552,43 @@ static void test_icmp_egress(void)
 	ping(&md, SBX6, OUT6, 135, 24, 0);
 	CHECK_EQ(R.n, 0);
 
+	/* Other messages that start something: the other requests and any
+	 * type of no known kind (a covert channel needs no echo); not the
+	 * answering kinds, whatever their payload */
+	static const struct {
+		const char *src, *dst;
+		unsigned type;
+		const char *what; /* NULL: no alert */
+	} kinds[] = {
+		{SBX, OUT, 13, "ICMP timestamp request"},
+		{SBX, OUT, 15, "ICMP information request"},
+		{SBX, OUT, 17, "ICMP address mask request"},
+		{SBX, OUT, 42, "ICMP extended echo request"},
+		{SBX, OUT, 200, "ICMP message of type 200"},
+		{SBX, OUT, 37, "ICMP message of type 37"},
+		{SBX, OUT, 14, NULL}, {SBX, OUT, 16, NULL}, {SBX, OUT, 18, NULL},
+		{SBX, OUT, 11, NULL}, {SBX, OUT, 12, NULL}, {SBX, OUT, 5, NULL},
+		{SBX, OUT, 43, NULL}, {SBX, OUT, 9, NULL}, {SBX, OUT, 10, NULL},
+		{SBX6, OUT6, 139, "ICMPv6 node information query"},
+		{SBX6, OUT6, 160, "ICMPv6 extended echo request"},
+		{SBX6, OUT6, 200, "ICMPv6 message of type 200"},
+		{SBX6, OUT6, 100, "ICMPv6 message of type 100"},
+		{SBX6, OUT6, 1, NULL}, {SBX6, OUT6, 140, NULL}, {SBX6, OUT6, 143, NULL},
+		{SBX6, OUT6, 134, NULL}, {SBX6, OUT6, 161, NULL},
+		{SBX, "10.99.0.20", 13, NULL}, {SBX, "224.0.0.1", 200, NULL},
+	};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		reset();
+		ping(&md, kinds[i].src, kinds[i].dst, kinds[i].type, 16, 0);
+		CHECK_EQ(count("icmp_egress"), kinds[i].what ? 1 : 0);
+		if (kinds[i].what && count("icmp_egress"))
+			CHECK(strstr(first("icmp_egress")->detail, kinds[i].what) != NULL);
+	}
+
 	reset();
 	r.has_sandbox = 0;
 	ping(&md, SBX, OUT, 8, 56, 500);
+	ping(&md, SBX, OUT, 13, 12, 0);
 	CHECK_EQ(R.n, 0);
 	mod_close(&md);
 }
