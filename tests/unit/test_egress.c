@@ -198,6 +198,19 @@ static void udp(struct mod *md, const char *src, const char *dst, unsigned dport
 	pkt_in(md, &t.p);
 }
 
+/* A packet that joins no flow, with flags (PKT_L4_BAD, PKT_FRAGMENT: what
+ * decode and the core hand on for broken headers and lost fragments). */
+static void flowless(struct mod *md, unsigned proto, const char *src, unsigned sport,
+		     const char *dst, unsigned dport, unsigned flags)
+{
+	struct tpkt t;
+
+	mk(&t, proto, src, sport, dst, dport, 0);
+	t.p.flags = flags;
+	t.p.flow = NULL;
+	pkt_in(md, &t.p);
+}
+
 static char infobuf[4096];
 
 /* An HTTP request observation with its detail record. */
@@ -1353,37 +1366,24 @@ static void test_other_paths(void)
 	/* Broken transport headers (PKT_L4_BAD, no flow): judged by the
 	 * protocol they claim, every packet */
 	reset();
-	mk(&t, IPPROTO_UDP, SBX, 40000, OUT, 9999, 0);
-	t.p.flags = PKT_L4_BAD;
-	t.p.flow = NULL;
-	pkt_in(&md, &t.p);
-	pkt_in(&md, &t.p);
+	flowless(&md, IPPROTO_UDP, SBX, 40000, OUT, 9999, PKT_L4_BAD);
+	flowless(&md, IPPROTO_UDP, SBX, 40000, OUT, 9999, PKT_L4_BAD);
 	CHECK_EQ(count("udp_egress"), 2);
 	CHECK_STR(R.a[0].subject, "198.51.100.7:9999");
 	CHECK(strstr(R.a[0].detail, "broken header") != NULL);
 	reset();
-	mk(&t, IPPROTO_TCP, SBX, 40000, OUT, 443, 0);
-	t.p.flags = PKT_L4_BAD;
-	t.p.flow = NULL;
-	pkt_in(&md, &t.p);
+	flowless(&md, IPPROTO_TCP, SBX, 40000, OUT, 443, PKT_L4_BAD);
 	CHECK_EQ(count("proxy_bypass"), 1);
 	CHECK_STR(R.a[0].subject, "198.51.100.7:443");
 	CHECK(strstr(R.a[0].detail, "TCP segment with a broken header") != NULL);
 	reset();
-	mk(&t, IPPROTO_ICMP, SBX, 0, OUT, 0, 0);
-	t.p.flags = PKT_L4_BAD;
-	t.p.flow = NULL;
-	pkt_in(&md, &t.p);
+	flowless(&md, IPPROTO_ICMP, SBX, 0, OUT, 0, PKT_L4_BAD);
 	CHECK_EQ(count("proxy_bypass"), 1);
 	CHECK(strstr(R.a[0].detail, "IP protocol 1 (ICMP) with a broken header") != NULL);
 	/* ... but a broken one to the proxy, or DNS to the resolver, is allowed */
 	reset();
-	mk(&t, IPPROTO_TCP, SBX, 40000, "10.99.0.2", 8080, 0);
-	t.p.flags = PKT_L4_BAD;
-	pkt_in(&md, &t.p);
-	mk(&t, IPPROTO_UDP, SBX, 40000, "10.99.0.53", 53, 0);
-	t.p.flags = PKT_L4_BAD;
-	pkt_in(&md, &t.p);
+	flowless(&md, IPPROTO_TCP, SBX, 40000, "10.99.0.2", 8080, PKT_L4_BAD);
+	flowless(&md, IPPROTO_UDP, SBX, 40000, "10.99.0.53", 53, PKT_L4_BAD);
 	/* and a TCP packet that is not a SYN raises nothing (its flow did) */
 	mk(&t, IPPROTO_TCP, SBX, 40000, OUT, 443, TH_ACK);
 	pkt_in(&md, &t.p);
@@ -1393,37 +1393,21 @@ static void test_other_paths(void)
 	 * up: PKT_FRAGMENT | PKT_L4_BAD, no flow), by the protocol they
 	 * claimed; a fragment on its way to a whole datagram is not judged */
 	reset();
-	mk(&t, IPPROTO_UDP, SBX, 40000, OUT, 9999, 0);
-	t.p.flags = PKT_FRAGMENT | PKT_L4_BAD;
-	t.p.flow = NULL;
-	pkt_in(&md, &t.p);
+	flowless(&md, IPPROTO_UDP, SBX, 40000, OUT, 9999, PKT_FRAGMENT | PKT_L4_BAD);
 	CHECK_EQ(count("udp_egress"), 1);
 	CHECK_STR(R.a[0].subject, "198.51.100.7:9999");
 	CHECK(strstr(R.a[0].detail, "UDP fragments that never made a whole datagram") != NULL);
-	mk(&t, 253, SBX, 0, OUT, 0, 0);
-	t.p.flags = PKT_FRAGMENT | PKT_L4_BAD;
-	t.p.flow = NULL;
-	pkt_in(&md, &t.p);
+	flowless(&md, 253, SBX, 0, OUT, 0, PKT_FRAGMENT | PKT_L4_BAD);
 	CHECK_EQ(count("proxy_bypass"), 1);
 	CHECK(strstr(R.a[1].detail, "IP protocol 253 in fragments that never made a whole datagram") !=
 	      NULL);
-	mk(&t, IPPROTO_UDP, SBX, 40000, "10.99.0.53", 53, 0);
-	t.p.flags = PKT_FRAGMENT | PKT_L4_BAD;
-	pkt_in(&md, &t.p); /* DNS to the resolver: allowed */
-	mk(&t, IPPROTO_UDP, SBX, 0, "10.99.0.53", 0, 0);
-	t.p.flags = PKT_FRAGMENT | PKT_L4_BAD;
-	pkt_in(&md, &t.p); /* no ports: the resolver's address is allowed */
-	mk(&t, IPPROTO_TCP, SBX, 0, "10.99.0.2", 0, 0);
-	t.p.flags = PKT_L4_BAD;
-	pkt_in(&md, &t.p); /* and the proxy's */
-	mk(&t, IPPROTO_UDP, SBX, 40000, OUT, 9999, 0);
-	t.p.flags = PKT_FRAGMENT;
-	pkt_in(&md, &t.p);
+	flowless(&md, IPPROTO_UDP, SBX, 40000, "10.99.0.53", 53, PKT_FRAGMENT | PKT_L4_BAD); /* DNS to the resolver: allowed */
+	flowless(&md, IPPROTO_UDP, SBX, 0, "10.99.0.53", 0, PKT_FRAGMENT | PKT_L4_BAD); /* no ports: the resolver's address is allowed */
+	flowless(&md, IPPROTO_TCP, SBX, 0, "10.99.0.2", 0, PKT_L4_BAD); /* and the proxy's */
+	flowless(&md, IPPROTO_UDP, SBX, 40000, OUT, 9999, PKT_FRAGMENT);
 	CHECK_EQ(R.n, 2);
 	reset();
-	mk(&t, IPPROTO_UDP, SBX, 0, OUT, 0, 0);
-	t.p.flags = PKT_FRAGMENT | PKT_L4_BAD;
-	pkt_in(&md, &t.p); /* no ports, outside: by address, not allowed */
+	flowless(&md, IPPROTO_UDP, SBX, 0, OUT, 0, PKT_FRAGMENT | PKT_L4_BAD); /* no ports, outside: by address, not allowed */
 	CHECK_EQ(count("udp_egress"), 1);
 	CHECK_STR(R.a[0].subject, "198.51.100.7");
 
