@@ -467,6 +467,44 @@ static int upgrade_ldap(const uint8_t *s, size_t n, int client, size_t *off)
 	return tls_from(s, n, n - cur_left(&c), off);
 }
 
+/*
+ * MySQL: the server speaks first, a greeting packet (3-byte little-endian
+ * length, sequence 0, protocol version 10), and TLS starts right after it;
+ * the client answers with an SSLRequest (length 32, sequence 1, capability
+ * CLIENT_SSL 0x0800) and TLS starts right after that.
+ */
+#define MYSQL_CLIENT_SSL 0x0800u
+#define MYSQL_GREETING_MAX 1024
+
+static int upgrade_mysql(const uint8_t *s, size_t n, int client, size_t *off)
+{
+	static const uint8_t request_head[4] = {32, 0, 0, 1}; /* length 32, sequence 1 */
+	struct cur c = cur_init(s, n);
+
+	if (client) {
+		size_t k = n < sizeof(request_head) ? n : sizeof(request_head);
+		if (memcmp(s, request_head, k) != 0)
+			return -1;
+		cur_skip(&c, sizeof(request_head));
+		uint32_t caps = cur_le32(&c);
+		if (c.err)
+			return 0;
+		if (!(caps & MYSQL_CLIENT_SSL))
+			return -1;
+		return n < 4 + 32 ? 0 : tls_from(s, n, 4 + 32, off);
+	}
+	uint32_t len = cur_u8(&c);
+	len |= (uint32_t)cur_u8(&c) << 8;
+	len |= (uint32_t)cur_u8(&c) << 16;
+	uint8_t seq = cur_u8(&c);
+	uint8_t proto = cur_u8(&c);
+	if (c.err)
+		return 0;
+	if (seq != 0 || proto != 10 || len > MYSQL_GREETING_MAX)
+		return -1;
+	return n < 4 + (size_t)len ? 0 : tls_from(s, n, 4 + (size_t)len, off);
+}
+
 int tls_upgrade(const uint8_t *s, size_t n, int client, int *kind, size_t *off)
 {
 	int r, best = -1;
@@ -480,6 +518,8 @@ int tls_upgrade(const uint8_t *s, size_t n, int client, int *kind, size_t *off)
 			return upgrade_pgsql(s, n, 0, off);
 		case TLS_UP_LDAP:
 			return upgrade_ldap(s, n, 0, off);
+		case TLS_UP_MYSQL:
+			return upgrade_mysql(s, n, 0, off);
 		default:
 			return tls_starttls(s, n, 0, off);
 		}
@@ -505,6 +545,10 @@ int tls_upgrade(const uint8_t *s, size_t n, int client, int *kind, size_t *off)
 	case 0x30:
 		r = upgrade_ldap(s, n, 1, off);
 		*kind = TLS_UP_LDAP;
+		break;
+	case 32: /* the length byte of MySQL's SSLRequest */
+		r = upgrade_mysql(s, n, 1, off);
+		*kind = TLS_UP_MYSQL;
 		break;
 	default:
 		r = -1;

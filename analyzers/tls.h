@@ -45,8 +45,9 @@
  * (STARTTLS, "<tag> STARTTLS", STLS, AUTH TLS, AUTH SSL); the server's records
  * then start after its own text lines. So too after XMPP's <starttls/> (the
  * server's after <proceed/>), PostgreSQL's SSLRequest (the server's after
- * 'S') and LDAP's StartTLS extended request (the server's after its success
- * response): tls_upgrade. The text is looked at up to TLS_STARTTLS_SCAN
+ * 'S'), LDAP's StartTLS extended request (the server's after its success
+ * response) and MySQL's SSLRequest (the server's after its greeting):
+ * tls_upgrade. The text is looked at up to TLS_STARTTLS_SCAN
  * bytes. Each direction's cursor is its stream's consumed.
  *
  * Direction. The first handshake message of each direction is parsed once;
@@ -170,13 +171,14 @@ enum tls_upgrade_kind {
 	TLS_UP_XMPP,     /* <starttls xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>, then <proceed/> */
 	TLS_UP_PGSQL,    /* PostgreSQL's SSLRequest, then the server's 'S' */
 	TLS_UP_LDAP,     /* LDAP's StartTLS ExtendedRequest, then its success response */
+	TLS_UP_MYSQL,    /* MySQL's SSLRequest; the server's TLS follows its greeting */
 };
 
 /*
  * Where TLS starts in a stream that opens with an upgrade: the text lines
  * of tls_starttls, or XMPP's <starttls/> and <proceed/>, PostgreSQL's
  * SSLRequest and 'S', LDAP's StartTLS extended operation and its success
- * response. For the client (client != 0) *kind is set to the upgrade found
+ * response, MySQL's SSLRequest and the server's greeting. For the client (client != 0) *kind is set to the upgrade found
  * (0 when none); for the server *kind is the client's, and only that
  * upgrade's server half is looked for. Returns as tls_starttls: 1 with *off
  * at the first handshake record, 0 when more bytes are needed, -1 when it is

@@ -56,7 +56,8 @@ dissects with its default preferences:
     CAPA too), FTP "AUTH TLS" (21), NNTP (119), ManageSieve (4190), HTTP CONNECT
     tunnels (3128, 8080), and the upgrades that are not text lines: XMPP
     <starttls/> and <proceed/> (5222), PostgreSQL SSLRequest and 'S' (5432), LDAP
-    StartTLS extended operation (389); client ports 49152-65535;
+    StartTLS extended operation (389), MySQL greeting and SSLRequest (3306);
+    client ports 49152-65535;
   - IPv4 (10.96.0.0/16) and IPv6 (fd00:96::/64).
 The client's stream stays within the first 16 KiB the sensor keeps of each
 direction (a second hello that would cross it is sent in one record, or the server
@@ -484,6 +485,18 @@ def text(rng, c, from_client, data):
 
 
 # The plain exchange before the client's hello: (server port, [(from_client, bytes)]).
+def mysql_packet(seq, payload):
+    return struct.pack("<I", len(payload))[:3] + bytes([seq]) + payload
+
+
+# MySQL: the server's greeting (protocol 10, CLIENT_SSL among its
+# capabilities), the client's 32-byte SSLRequest; TLS right after each.
+MYSQL_GREETING = mysql_packet(0, b"\x0a" + b"8.0.36\x00" + struct.pack("<I", 11) + b"abcdefgh\x00" +
+                              struct.pack("<HBHH", 0xffff, 0xff, 0x0002, 0xdfff) + b"\x15" +
+                              b"\x00" * 10 + b"ijklmnopqrst\x00" + b"caching_sha2_password\x00")
+MYSQL_SSL_REQUEST = mysql_packet(1, struct.pack("<IIB", 0x01ffaa85 | 0x0800, 1 << 24, 0xff) +
+                                 b"\x00" * 23)
+
 # The client's hello follows the last step directly, as the command asks.  tshark
 # 4.0 has no ManageSieve dissector, and no TLS port for 8443 behind a CONNECT: it
 # finds those hellos by its heuristic (STARTTLS_HEUR), like on HEUR_PORTS.
@@ -525,6 +538,7 @@ STARTTLS = {
     "pgsql": (5432, [(1, struct.pack("!II", 8, 80877103)), (0, b"S")]),
     "ldap": (389, [(1, bytes.fromhex("301d02010177188016312e332e362e312e342e312e313436362e3230303337")),
                    (0, bytes.fromhex("300c02010178070a010004000400"))]),
+    "mysql": (3306, [(0, MYSQL_GREETING), (1, MYSQL_SSL_REQUEST)]),
 }
 STARTTLS_HEUR = ("sieve", "connect8080")
 # --all-starttls: upgrades one side does not follow: tshark 4.0's FTP takes only

@@ -1137,6 +1137,11 @@ static const uint8_t ldap_req[31] = {0x30, 0x1d, 0x02, 0x01, 0x01, 0x77, 0x18, 0
 				     '1', '4', '6', '6', '.', '2', '0', '0', '3', '7'};
 static const uint8_t ldap_ok[14] = {0x30, 0x0c, 0x02, 0x01, 0x01, 0x78, 0x07,
 				    0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00};
+/* MySQL: a greeting (protocol 10; the rest of it is not read) and the
+ * 32-byte SSLRequest with CLIENT_SSL (0x0800) */
+static const uint8_t mysql_greeting[] = {12, 0, 0, 0, 10, '8', '.', '0', '.', '3', '6', 0,
+					 1, 0, 0, 0};
+static const uint8_t mysql_ssl[36] = {32, 0, 0, 1, 0x85, 0xaa, 0xff, 0x01, 0, 0, 0, 1, 0xff};
 
 static void test_upgrade(void)
 {
@@ -1221,6 +1226,32 @@ static void test_upgrade(void)
 		m[1] = 0x7f; /* longer than the message: wait */
 		CHECK_EQ(upgrade_at(m, sizeof(ldap_req), 0, 1, &kind, &off), 0);
 	}
+	/* MySQL: the client's SSLRequest; the server's TLS after its greeting */
+	kind = 0;
+	CHECK_EQ(upgrade_at(mysql_ssl, sizeof(mysql_ssl), 1, 1, &kind, &off), 1);
+	CHECK_EQ(kind, TLS_UP_MYSQL);
+	CHECK_EQ(off, sizeof(mysql_ssl));
+	for (size_t cut = 1; cut <= sizeof(mysql_ssl); cut++) {
+		kind = 0;
+		CHECK_EQ(upgrade_at(mysql_ssl, cut, 0, 1, &kind, &off), 0);
+	}
+	{
+		uint8_t m[sizeof(mysql_ssl)];
+		memcpy(m, mysql_ssl, sizeof(m));
+		m[5] = 0xa2; /* no CLIENT_SSL: a login, not an upgrade */
+		kind = 0;
+		CHECK_EQ(upgrade_at(m, sizeof(m), 1, 1, &kind, &off), -1);
+		m[5] = 0xaa;
+		m[3] = 2; /* another sequence number */
+		CHECK_EQ(upgrade_at(m, sizeof(m), 1, 1, &kind, &off), -1);
+	}
+	kind = TLS_UP_MYSQL;
+	CHECK_EQ(upgrade_at(mysql_greeting, sizeof(mysql_greeting), 1, 0, &kind, &off), 1);
+	CHECK_EQ(off, sizeof(mysql_greeting));
+	CHECK_EQ(upgrade_at(mysql_greeting, 3, 0, 0, &kind, &off), 0);
+	CHECK_EQ(upgrade_at(mysql_greeting, sizeof(mysql_greeting) - 1, 0, 0, &kind, &off), 0);
+	CHECK_EQ(upgrade_at("\x05\x00\x00\x00\x09xxxx", 9, 1, 0, &kind, &off), -1); /* protocol 9 */
+
 	/* nothing of these: SSH, HTTP */
 	kind = 0;
 	CHECK_EQ(upgrade_at("SSH-2.0-x\r\n\x01", 12, 0, 1, &kind, &off), -1);
@@ -1268,6 +1299,8 @@ static void test_upgrade_flows(void)
 		     xmpp_starttls, strlen(xmpp_starttls), xmpp_proceed, strlen(xmpp_proceed));
 	upgrade_flow(42002, NULL, 0, NULL, 0, pg_ssl, sizeof(pg_ssl), "S", 1);
 	upgrade_flow(42003, NULL, 0, NULL, 0, ldap_req, sizeof(ldap_req), ldap_ok, sizeof(ldap_ok));
+	upgrade_flow(42004, NULL, 0, mysql_greeting, sizeof(mysql_greeting), mysql_ssl,
+		     sizeof(mysql_ssl), "", 0);
 }
 
 /* Hellos through the flow table: a retry after HelloRetryRequest, STARTTLS. */
