@@ -172,6 +172,7 @@ enum tls_upgrade_kind {
 	TLS_UP_PGSQL,    /* PostgreSQL's SSLRequest, then the server's 'S' */
 	TLS_UP_LDAP,     /* LDAP's StartTLS ExtendedRequest, then its success response */
 	TLS_UP_MYSQL,    /* MySQL's SSLRequest; the server's TLS follows its greeting */
+	/* (the last: tests/fuzz/fuzz_tls.c tries every kind up to it) */
 };
 
 /*

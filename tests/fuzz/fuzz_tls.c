@@ -84,12 +84,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = tls_parse_handshake(copy, size, OBS_F_TRUNCATED, h);
 	check_hello(h, r);
 
-	for (int side = 0; side <= TLS_UP_LDAP; side++) {
+	for (int side = 0; side <= TLS_UP_MYSQL; side++) { /* the last kind */
 		int kind = side, client = side == 0;
 		size_t off = 0;
 		r = tls_upgrade(copy, size, client, &kind, &off);
 		if (r < -1 || r > 1 || (r == 1 && (off + 3 > size || copy[off] != 0x16)) ||
-		    (client && r == 1 && (kind < TLS_UP_TEXT || kind > TLS_UP_LDAP)))
+		    (client && r == 1 && (kind < TLS_UP_TEXT || kind > TLS_UP_MYSQL)))
 			abort();
 	}
 
