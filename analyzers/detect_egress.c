@@ -434,6 +434,7 @@ static void raise_doh_name(struct emit *out, const struct pkt *p, const char *na
 static const char *proto_label(unsigned n)
 {
 	switch (n) {
+	case 0: return "IPv6 hop-by-hop options";
 	case 1: return "ICMP";
 	case 2: return "IGMP";
 	case 4: return "IPv4-in-IP";
@@ -441,11 +442,14 @@ static const char *proto_label(unsigned n)
 	case 17: return "UDP";
 	case 33: return "DCCP";
 	case 41: return "IPv6-in-IP";
+	case 43: return "IPv6 routing header";
+	case 44: return "IPv6 fragment header";
 	case 47: return "GRE";
 	case 50: return "ESP";
 	case 51: return "AH";
 	case 58: return "ICMPv6";
 	case 59: return "no next header";
+	case 60: return "IPv6 destination options";
 	case 97: return "EtherIP";
 	case 103: return "PIM";
 	case 112: return "VRRP";

@@ -58,7 +58,8 @@ Files (all Ethernet unless stated):
                      VXLAN and GENEVE to hosts outside, a SYN for the proxy in GRE and in
                      IPv4-in-IPv4, VXLAN around a broken IPv4 header, SCTP, ESP and
                      protocol 253, UDP whose length lies (too long; below 8), TCP with a
-                     data offset of 4, SCTP over IPv6, fragments that never make a whole
+                     data offset of 4, SCTP over IPv6, IPv6 whose destination options
+                     run past its payload, fragments that never make a whole
                      datagram (a UDP first fragment, a lone protocol-253 middle, a
                      fragment whose length is not a multiple of 8, VXLAN carrying the first
                      fragment of a DNS query), an ICMP timestamp request and an ICMP
@@ -922,6 +923,10 @@ def gen_egress_paths(out):
     tcp[12] = 0x40  # data offset 4
     send(IP(src=CLIENT4, dst=OUTSIDE % 30, id=0x520b, proto=6) / Raw(bytes(tcp)))
     send(IPv6(src=CLIENT6, dst="2001:db8::31", nh=132) / Raw(sctp_init))
+    # IPv6 whose destination-options header runs past the payload: the fixed
+    # header is whole, so it went out
+    send(IPv6(src=CLIENT6, dst="2001:db8::39", nh=60) /
+         Raw(b"\x11\x05" + b"\x01\x04\x00\x00\x00\x00" + b"exfil!"))
     # quiet: an underlay tunnel between two hosts outside the sandbox, IGMP to
     # its multicast group, SCTP inside the sandbox, a broken header to the proxy
     send(IP(src="192.0.2.1", dst="192.0.2.2", id=0x520c) / GRE(proto=0x0800) / inner_dns)

@@ -1568,8 +1568,20 @@ static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct 
 	if (v.missing)
 		p->flags |= PKT_SHORT;
 	r = ip6_walk(&v, &nh, &fh);
-	if (r != DECODE_OK)
-		return tally(d, L_IPV6, r);
+	if (r != DECODE_OK) {
+		/* The extension headers are cut or lie, but the fixed header
+		 * was whole: the datagram went to p->dst all the same. Handed
+		 * on like a transport header that cannot be read, its proto
+		 * the header the walk stopped at. */
+		tally(d, L_IPV6, r);
+		p->proto = nh;
+		p->flags |= PKT_L4_BAD;
+		p->l4 = v.c.p;
+		p->l4_len = cur_left(&v.c);
+		p->payload = v.c.p + p->l4_len;
+		p->payload_len = 0;
+		return DECODE_OK;
+	}
 	tally(d, L_IPV6, DECODE_OK);
 	p->proto = nh;
 	if (!fh.present)

@@ -625,7 +625,9 @@ static void sweep(int dlt, const uint8_t *f, size_t n, const struct bound *b, si
 					at = i;
 				}
 			int l4 = want == L_TCP || want == L_UDP || want == L_ICMP ||
-				 want == L_ICMPV6;
+				 want == L_ICMPV6 ||
+				 /* IPv6 extension headers (a second L_IPV6 bound) */
+				 (want == L_IPV6 && at > 0 && b[at - 1].layer == L_IPV6);
 			/* TCP options cut by the capture: a TCP segment all the
 			 * same, with PKT_SHORT and no payload */
 			int tcp_opts = want == L_TCP && cut - from >= 20;
@@ -695,9 +697,9 @@ static void test_truncation(void)
 		at = mk_vlan_frame(f, tp, tci, 2, 6) - 40 - 13; /* start of IPv6 */
 		n = at + mk_ip6(f + at, 0, ext, e + ln);
 		{
-			const struct bound b[] = {{14, L_LINK}, {22, L_VLAN}, {at + 40 + 24, L_IPV6},
-						  {at + 40 + 24 + 8, L_UDP}};
-			sweep(DLT_EN10MB, f, n, b, 4, 40000, 53);
+			const struct bound b[] = {{14, L_LINK}, {22, L_VLAN}, {at + 40, L_IPV6},
+						  {at + 40 + 24, L_IPV6}, {at + 40 + 24 + 8, L_UDP}};
+			sweep(DLT_EN10MB, f, n, b, 5, 40000, 53);
 		}
 	}
 
@@ -714,8 +716,9 @@ static void test_truncation(void)
 	ln = mk_icmp(ext + e, 128, "pong", 4);
 	n = mk_frame(f, DLT_LINUX_SLL2, 6, ip, mk_ip6(ip, 43, ext, e + ln));
 	{
-		const struct bound b[] = {{20, L_LINK}, {60 + 24, L_IPV6}, {60 + 24 + 8, L_ICMPV6}};
-		sweep(DLT_LINUX_SLL2, f, n, b, 3, 0, 0);
+		const struct bound b[] = {{20, L_LINK}, {60, L_IPV6}, {60 + 24, L_IPV6},
+					  {60 + 24 + 8, L_ICMPV6}};
+		sweep(DLT_LINUX_SLL2, f, n, b, 4, 0, 0);
 	}
 
 	/* NULL, IPv4, UDP */
@@ -731,8 +734,9 @@ static void test_truncation(void)
 	ln = mk_tcp(ext + e, 22, 33000, 9, 9, TH_SYN, 0, "x", 1);
 	n = mk_frame(f, DLT_LOOP, 6, ip, mk_ip6(ip, 51, ext, e + ln));
 	{
-		const struct bound b[] = {{4, L_LINK}, {44 + 24, L_IPV6}, {44 + 24 + 20, L_TCP}};
-		sweep(DLT_LOOP, f, n, b, 3, 22, 33000);
+		const struct bound b[] = {{4, L_LINK}, {44, L_IPV6}, {44 + 24, L_IPV6},
+					  {44 + 24 + 20, L_TCP}};
+		sweep(DLT_LOOP, f, n, b, 4, 22, 33000);
 	}
 
 	/* raw IP: one byte of "link" (the version nibble), then IPv4 */
@@ -978,30 +982,43 @@ static void test_ipv6_ext(void)
 	for (e = 0, i = 0; i < 9; i++)
 		e += mk_opts6(pl + e, i == 8 ? 17 : 60, 0);
 	e += mk_udp(pl + e, 1, 2, "x", 1);
+	/* (each extension header that lies is counted malformed, and the
+	 * datagram is handed on flagged PKT_L4_BAD: the fixed header was
+	 * whole, so it went to its destination all the same) */
 	n = mk_frame(f, DLT_EN10MB, 6, ip, mk_ip6(ip, 60, pl, e));
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	CHECK(h.p.flags & PKT_L4_BAD);
+	CHECK_EQ(h.p.ipv, 6);
+	CHECK_EQ(h.p.proto, 60);
+	CHECK_EQ(h.p.payload_len, 0);
 	CHECK_EQ(st->malformed[L_IPV6], 1);
 	/* a loop of destination options never spins: bounded, then malformed */
 	for (e = 0, i = 0; i < 40; i++)
 		e += mk_opts6(pl + e, 60, 0);
 	n = mk_frame(f, DLT_EN10MB, 6, ip, mk_ip6(ip, 60, pl, e));
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	CHECK(h.p.flags & PKT_L4_BAD);
 
 	/* hop-by-hop anywhere but first */
 	e = mk_opts6(pl, 0, 0);
 	e += mk_opts6(pl + e, 17, 0);
 	e += mk_udp(pl + e, 1, 2, "x", 1);
 	n = mk_frame(f, DLT_EN10MB, 6, ip, mk_ip6(ip, 60, pl, e));
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	CHECK(h.p.flags & PKT_L4_BAD);
+	CHECK_EQ(h.p.proto, 0);
 	/* an extension header longer than the payload length */
 	e = mk_opts6(pl, 17, 3); /* 32 bytes */
 	n = mk_frame(f, DLT_EN10MB, 6, ip, mk_ip6(ip, 60, pl, 16));
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	CHECK(h.p.flags & PKT_L4_BAD);
 	/* AH length beyond the payload */
 	e = mk_ah(pl, 17, 1);
 	pl[1] = 200;
 	n = mk_frame(f, DLT_EN10MB, 6, ip, mk_ip6(ip, 51, pl, e));
-	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	CHECK(h.p.flags & PKT_L4_BAD);
+	CHECK_EQ(h.p.proto, 51);
 	CHECK_EQ(st->malformed[L_IPV6], 5);
 
 	/* an atomic fragment (offset 0, M 0) is just a header */
