@@ -71,6 +71,18 @@ const char *event_proto_name(int proto, char *buf, size_t cap)
 		return "udp";
 	case 58:
 		return "icmpv6";
+	/* other protocols an alert can name (a way out past the proxy,
+	 * docs/detection.md) or an ICMP error can quote: IANA's keywords */
+	case 2:
+		return "igmp";
+	case 47:
+		return "gre";
+	case 50:
+		return "esp";
+	case 51:
+		return "ah";
+	case 132:
+		return "sctp";
 	default:
 		snprintf(buf, cap, "%d", proto);
 		return buf;

@@ -56,8 +56,10 @@ struct alert_row {
 /* "dns", "http", "tls" or "icmp" for an obs kind, NULL for an unknown one. */
 const char *event_kind_name(int kind);
 
-/* "udp", "tcp", "icmp", "icmpv6", or the number, written into buf (>= 4
- * bytes) when it has no name. Returns the name or buf. */
+/* "udp", "tcp", "icmp", "icmpv6" ("igmp", "gre", "esp", "ah", "sctp" for
+ * the other protocols an alert or a quoted packet can name), or the number,
+ * written into buf (>= 4 bytes) when it has no name. Returns the name or
+ * buf. */
 const char *event_proto_name(int proto, char *buf, size_t cap);
 
 /* "info", "low", "medium", "high", "critical", or NULL outside 1..5. */

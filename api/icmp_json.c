@@ -14,6 +14,7 @@
 
 #include "../analyzers/module.h"
 #include "../sensor/record.h"
+#include "event_json.h"
 
 #define MAX_FIELDS 20
 
@@ -92,25 +93,15 @@ static int set_opt_str(json_t *o, const char *key, const struct fields *f, int i
 	return n ? set(o, key, json_stringn(s, n)) : 0;
 }
 
+/* A quoted packet's protocol, named as an event's is (event_proto_name). */
 static json_t *proto_json(long long proto)
 {
 	char buf[24];
 
-	switch (proto) {
-	case 1:
-		return json_string("icmp");
-	case 6:
-		return json_string("tcp");
-	case 17:
-		return json_string("udp");
-	case 58:
-		return json_string("icmpv6");
-	case 132:
-		return json_string("sctp");
-	default:
-		snprintf(buf, sizeof(buf), "%lld", proto);
-		return json_string(buf);
-	}
+	if (proto >= 0 && proto <= 255)
+		return json_string(event_proto_name((int)proto, buf, sizeof(buf)));
+	snprintf(buf, sizeof(buf), "%lld", proto);
+	return json_string(buf);
 }
 
 static json_t *quoted_json(const struct fields *f)

@@ -802,9 +802,13 @@ static void test_json(void)
 	/* a short record: what is there */
 	CHECK_JSON(rec, unshow("4|8$", rec, sizeof(rec)), JF, "{\"type\":8,\"v\":4}");
 	/* an unknown quoted protocol is its number */
+	CHECK_JSON(rec, unshow("4|3|2||||20||99|1.2.3.4||5.6.7.8||0||0||$", rec, sizeof(rec)), JF,
+		   "{\"code\":2,\"payload_len\":20,\"quoted\":{\"dst_ip\":\"5.6.7.8\","
+		   "\"flow\":false,\"proto\":\"99\",\"src_ip\":\"1.2.3.4\"},\"type\":3,\"v\":4}");
+	/* a named one by its IANA keyword */
 	CHECK_JSON(rec, unshow("4|3|2||||20||47|1.2.3.4||5.6.7.8||0||0||$", rec, sizeof(rec)), JF,
 		   "{\"code\":2,\"payload_len\":20,\"quoted\":{\"dst_ip\":\"5.6.7.8\","
-		   "\"flow\":false,\"proto\":\"47\",\"src_ip\":\"1.2.3.4\"},\"type\":3,\"v\":4}");
+		   "\"flow\":false,\"proto\":\"gre\",\"src_ip\":\"1.2.3.4\"},\"type\":3,\"v\":4}");
 	/* numbers that are not numbers are left out */
 	CHECK_JSON(rec, unshow("4|3|x|||-1|20||17|1.2.3.4|99999999999|5.6.7.8|53|1||1|||$", rec,
 			       sizeof(rec)),

@@ -1096,13 +1096,13 @@ static void test_alerts_and_caps(void)
 static void test_event_json_direct(void)
 {
 	/* Not valid UTF-8 in a row (a foreign writer): still valid JSON. */
-	struct event_row r = {.id = 9, .ts = 0, .kind = OBS_TLS_CLIENT_HELLO, .proto = 132,
+	struct event_row r = {.id = 9, .ts = 0, .kind = OBS_TLS_CLIENT_HELLO, .proto = 253,
 			      .src_ip = "::1", .dst_ip = NULL, .src_port = 1, .dst_port = 2,
 			      .name = "bad\xff\"name", .type = 0x304};
 	json_t *o = event_json_new(&r);
 	char *d = o ? json_dumps(o, EVENT_JSON_DUMP_FLAGS) : NULL;
 	CHECK_STR(d, "{\"id\":9,\"ts\":\"1970-01-01T00:00:00.000000Z\",\"kind\":\"tls\","
-		     "\"src_ip\":\"::1\",\"src_port\":1,\"dst_ip\":\"\",\"dst_port\":2,\"proto\":\"132\","
+		     "\"src_ip\":\"::1\",\"src_port\":1,\"dst_ip\":\"\",\"dst_port\":2,\"proto\":\"253\","
 		     "\"tls\":{\"name\":\"bad\\\\xff\\\"name\",\"type\":772,\"code\":0,\"size\":0}}");
 	free(d);
 	json_decref(o);
