@@ -266,7 +266,7 @@ int tls_starttls(const uint8_t *s, size_t n, int client, size_t *off)
 	return more;
 }
 
-/* ---- upgrades that are not text lines: XMPP, PostgreSQL, LDAP ------------- */
+/* ---- upgrades that are not text lines: XMPP, PostgreSQL, LDAP, MySQL ------ */
 
 /* A handshake record head (0x16 0x03 0x00..0x04) at s[at..n), at <= n: 1;
  * 0 when the bytes there so far could still be one; -1 when they are not. */

@@ -983,6 +983,16 @@ static enum decode_result decap(struct decoder *d, struct view *v, struct pkt *p
 
 /* ---- transport ----------------------------------------------------------- */
 
+/* What is left of v is the transport part, with no payload after it (a
+ * header cut short, or one that cannot be read). */
+static void rest_no_payload(struct pkt *p, const struct view *v)
+{
+	p->l4 = v->c.p;
+	p->l4_len = cur_left(&v->c);
+	p->payload = v->c.p + p->l4_len;
+	p->payload_len = 0;
+}
+
 /*
  * A TCP, UDP or ICMP header that cannot be read (result r: cut, or lengths
  * that lie) is counted at layer l, and the packet is still handed on,
@@ -1006,10 +1016,7 @@ static enum decode_result l4_bad(struct decoder *d, struct view *v, struct pkt *
 	p->seq = p->ack = 0;
 	p->tcp_flags = 0;
 	p->tcp_win = 0;
-	p->l4 = v->c.p;
-	p->l4_len = cur_left(&v->c);
-	p->payload = v->c.p + p->l4_len;
-	p->payload_len = 0;
+	rest_no_payload(p, v);
 	return DECODE_OK;
 }
 
@@ -1038,10 +1045,7 @@ static enum decode_result decode_tcp(struct decoder *d, struct view *v, struct p
 		 * TCP segment like any other, its payload not captured. */
 		tally(d, L_TCP, r);
 		p->flags |= PKT_SHORT;
-		p->l4 = v->c.p;
-		p->l4_len = cur_left(&v->c);
-		p->payload = v->c.p + p->l4_len;
-		p->payload_len = 0;
+		rest_no_payload(p, v);
 		return DECODE_OK;
 	}
 	p->l4 = v->c.p;
@@ -1097,10 +1101,7 @@ static enum decode_result decode_icmp(struct decoder *d, struct view *v, struct 
 		if (!cur_has(&v->c, 1))
 			return l4_bad(d, v, p, l, r);
 		tally(d, l, r);
-		p->l4 = v->c.p;
-		p->l4_len = cur_left(&v->c);
-		p->payload = v->c.p + p->l4_len;
-		p->payload_len = 0;
+		rest_no_payload(p, v);
 		return DECODE_OK;
 	}
 	p->l4 = v->c.p;
@@ -1576,10 +1577,7 @@ static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct 
 		tally(d, L_IPV6, r);
 		p->proto = nh;
 		p->flags |= PKT_L4_BAD;
-		p->l4 = v.c.p;
-		p->l4_len = cur_left(&v.c);
-		p->payload = v.c.p + p->l4_len;
-		p->payload_len = 0;
+		rest_no_payload(p, &v);
 		return DECODE_OK;
 	}
 	tally(d, L_IPV6, DECODE_OK);
