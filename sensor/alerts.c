@@ -332,11 +332,17 @@ static uint32_t row_alloc(struct alerts *t)
 	return UINT32_MAX; /* not reached: a slot was freed above */
 }
 
+/* A SYN-ACK or payload from the responder is an answer whatever follows it
+ * (a connection reset after the server spoke has still leaked); short of
+ * that, a RST or an ICMP error is a refusal; any other packet back (a bare
+ * ACK, an ICMP reply without data) is an answer. */
 static int flow_outcome(const struct flow *f, int ended)
 {
+	if (f->state & (FLOW_SYNACK | FLOW_DATA1))
+		return OUT_ANSWERED;
 	if (f->state & (FLOW_RST | FLOW_UNREACH))
 		return OUT_BLOCKED;
-	if (f->state & (FLOW_SYNACK | FLOW_DATA1 | FLOW_REPLY))
+	if (f->state & FLOW_REPLY)
 		return OUT_ANSWERED;
 	return ended ? OUT_BLOCKED : OUT_UNKNOWN;
 }

@@ -11,11 +11,12 @@
  *
  * Outcome (architecture.md section 3): a detector may state it (proxy_denied
  * is "blocked" by definition); otherwise it comes from the flows that raised
- * the alert. A flow that got an answer (SYN-ACK, data or any packet back)
- * makes the row "answered": the containment leaked. A flow that was refused
- * (RST, ICMP unreachable) or never answered by the time it ended counts as
- * blocked; a row whose flows were all blocked is "blocked". While flows are
- * still open and nothing came back, the row is "unknown".
+ * the alert. A flow that got an answer (a SYN-ACK or data, even if a RST
+ * follows; or any other packet back that is not a refusal) makes the row
+ * "answered": the containment leaked. A flow that was refused before it was
+ * answered (RST, ICMP unreachable) or never answered by the time it ended
+ * counts as blocked; a row whose flows were all blocked is "blocked". While
+ * flows are still open and nothing came back, the row is "unknown".
  *
  * Rows are written through the store when created, and then at most once per
  * second of packet time while they change, and when the table is freed. The

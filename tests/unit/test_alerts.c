@@ -179,7 +179,8 @@ static void test_evidence_cap(void)
 }
 
 /* Outcome from flows: a SYN answered by SYN-ACK, a SYN answered by RST, a SYN
- * never answered (blocked once the flow ends), a stated outcome. */
+ * never answered (blocked once the flow ends), a connection the server spoke
+ * on and then reset (answered), a stated outcome. */
 static void test_outcome(void)
 {
 	struct env e;
@@ -222,6 +223,22 @@ static void test_outcome(void)
 	memcpy(r4.src, s4.dst, 16);
 	r4.sport = 80, r4.dport = 40004;
 	flow_table_update(e.ft, &r4);
+	/* answered, then reset: SYN, raise, SYN-ACK, a fatal TLS alert, RST.
+	 * The server spoke, so the containment leaked whatever came next. */
+	struct pkt s6 = mkpkt(IPPROTO_TCP, 10, 6, 40006, 853, TH_SYN, T0 + 6000);
+	flow_table_update(e.ft, &s6);
+	struct alert g = mkalert("doh", 3, 80, &s6, "192.0.2.6:853", NULL);
+	alerts_raise(e.al, &g, T0 + 6000);
+	struct pkt r6 = r1;
+	memcpy(r6.src, s6.dst, 16);
+	r6.sport = 853, r6.dport = 40006;
+	flow_table_update(e.ft, &r6);
+	static const uint8_t tls_alert[7] = {0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x78};
+	r6.tcp_flags = TH_ACK | TH_PUSH, r6.seq = 1, r6.payload = tls_alert,
+	r6.payload_len = sizeof(tls_alert), r6.ts_us = T0 + 7000;
+	flow_table_update(e.ft, &r6);
+	r6.tcp_flags = TH_RST | TH_ACK, r6.seq = 8, r6.payload = NULL, r6.payload_len = 0;
+	flow_table_update(e.ft, &r6);
 	/* stated by the detector: a 403 from the proxy */
 	struct pkt h = mkpkt(IPPROTO_TCP, 10, 5, 40005, 8080, TH_ACK, T0 + 5000);
 	struct alert f = mkalert("proxy_denied", 3, 80, &h, "http://x.example/", NULL);
@@ -235,6 +252,7 @@ static void test_outcome(void)
 		       "metadata_probe|192.0.2.4:80|1|4|answered|;"
 		       "proxy_bypass|192.0.2.4:80|1|4|answered|;"
 		       "ipv6_egress|192.0.2.4:80|1|4|answered|;"
+		       "doh|192.0.2.6:853|1|3|answered|;"
 		       "proxy_denied|http://x.example/|1|3|blocked|");
 	env_rm(&e);
 }
