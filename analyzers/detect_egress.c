@@ -367,6 +367,23 @@ static int addr_allowed(const struct rules *r, int ipv, const uint8_t *dst)
 	       rules_net_match(&r->resolvers, ipv, dst, 0);
 }
 
+/* Allowed as a whole host, for IP protocols other than TCP, UDP and ICMP:
+ * the sandbox, or an allow.destinations entry that names no port. A proxy
+ * takes TCP and a resolver DNS; an entry with a port allows that service,
+ * not GRE or SCTP to the same address. */
+static int host_allowed(const struct rules *r, int ipv, const uint8_t *dst)
+{
+	if (in_sandbox(r, ipv, dst))
+		return 1;
+	for (size_t i = 0; i < r->destinations.n; i++) {
+		struct rules_net one = r->destinations.v[i];
+		struct rules_netlist l = {.v = &one, .n = 1};
+		if (!one.port && rules_net_match(&l, ipv, dst, 0))
+			return 1;
+	}
+	return 0;
+}
+
 /* ---- raising ------------------------------------------------------------- */
 
 static int emit_alert(struct emit *out, const struct pkt *p, const char *cls, int sev,
@@ -538,8 +555,9 @@ static int judge(struct egress_state *st, struct emit *out, const struct pkt *p,
 	} else if (bad || (p->proto != IPPROTO_ICMP && p->proto != IPPROTO_ICMPV6)) {
 		/* Any other IP protocol (SCTP, GRE, ESP, a raw protocol 253...),
 		 * an ICMP message without even its type, a tunnel's outer
-		 * datagram: a way out past the proxy. Judged by address. */
-		if (!addr_allowed(r, p->ipv, p->dst) && !segment_only(p->ipv, p->dst)) {
+		 * datagram: a way out past the proxy. Judged by address: only
+		 * an entry without a port allows it. */
+		if (!host_allowed(r, p->ipv, p->dst) && !segment_only(p->ipv, p->dst)) {
 			char what[160];
 			const char *name = proto_label(p->proto);
 			snprintf(what, sizeof(what), "IP protocol %u%s%s%s%s, not through an allowed proxy,",

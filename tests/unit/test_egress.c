@@ -1356,6 +1356,20 @@ static void test_other_paths(void)
 	t.p.dir = 1;
 	pkt_in(&md, &t.p);
 	CHECK_EQ(R.n, 0);
+	/* only a destination without a port allows the whole host: GRE to a
+	 * proxy (10.98.0.2:3128), SCTP to a destination with a port
+	 * (203.0.113.0/24 port 443), ESP to a resolver (10.98.0.53) */
+	reset();
+	mk(&t, 47, SBX, 0, "10.98.0.2", 0, 0);
+	pkt_in(&md, &t.p);
+	mk(&t, 132, SBX, 0, "203.0.113.9", 0, 0);
+	pkt_in(&md, &t.p);
+	mk(&t, 50, SBX, 0, "10.98.0.53", 0, 0);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("proxy_bypass"), 3);
+	CHECK_STR(R.a[0].subject, "10.98.0.2");
+	CHECK_STR(R.a[1].subject, "203.0.113.9");
+	CHECK_STR(R.a[2].subject, "10.98.0.53");
 	/* IPv6: ipv6_egress as well */
 	reset();
 	mk(&t, 132, SBX6, 0, OUT6, 0, 0);
