@@ -1003,12 +1003,16 @@ static int read_file(const char *path, unsigned char **out, size_t *len, char *e
 		size_t got;
 		if (n == cap) {
 			unsigned char *nb;
-			if (cap >= RULES_MAX_BYTES) {
+			/* (one byte past the limit tells a file of exactly
+			 * RULES_MAX_BYTES from a larger one) */
+			if (cap > RULES_MAX_BYTES) {
 				snprintf(err, errlen, "%s: larger than %u bytes; not a rules file?",
 					 path, RULES_MAX_BYTES);
 				goto out;
 			}
 			cap = cap ? cap * 2 : 8192;
+			if (cap > RULES_MAX_BYTES)
+				cap = RULES_MAX_BYTES + 1;
 			if (!(nb = realloc(buf, cap + 1))) {
 				snprintf(err, errlen, "%s: out of memory", path);
 				goto out;

@@ -53,7 +53,7 @@ struct rules_strlist {
 
 struct rules_thresholds {
 	/* dns_tunnel */
-	unsigned tunnel_min_queries;      /* queries to one domain before judging (default 8) */
+	unsigned tunnel_min_queries;      /* distinct names under one domain before judging (default 8) */
 	unsigned tunnel_window_s;         /* burst window (default 60) */
 	unsigned tunnel_score;            /* 0..100 score at which to alert (default 70) */
 	unsigned tunnel_budget_hour;      /* compressed unique bytes per domain per hour (default 4096) */

@@ -384,6 +384,26 @@ static void test_errors(void)
 	CHECK(strncmp(err, tmpdir, strlen(tmpdir)) == 0);
 	/* NULL or zero-length err buffers are tolerated */
 	CHECK_EQ(rules_load(tmpdir, &r, NULL, 0), -1);
+	/* The size limit: a file of exactly 1 MiB (comment lines, then {})
+	 * loads; one byte more is refused */
+	{
+		size_t big = 1u << 20;
+		char *text = malloc(big + 2);
+		CHECK(text != NULL);
+		memset(text, '#', big);
+		for (size_t i = 63; i < big; i += 64)
+			text[i] = '\n';
+		memcpy(text + big - 4, "\n{}\n", 4);
+		text[big] = '\0';
+		struct rules *ok = load_text(text, err, sizeof(err));
+		CHECK(ok != NULL);
+		rules_free(ok);
+		memcpy(text + big - 4, "\n{} \n", 5);
+		text[big + 1] = '\0';
+		CHECK(load_text(text, err, sizeof(err)) == NULL);
+		CHECK(strstr(err, ": larger than 1048576 bytes; not a rules file?") != NULL);
+		free(text);
+	}
 
 	/* The document */
 	EXPECT_ERR("", "1: empty rules file (write {} for the built-in defaults)");
