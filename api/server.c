@@ -909,6 +909,14 @@ static enum MHD_Result h_metrics(struct req *r)
 		if (strcmp(key, "active") && json_is_integer(v))
 			prom_sample(m, "egresswatch_flows_total", "result", key, NULL, NULL,
 				    json_integer_value(v));
+	g = json_object_get(st, "fragments");
+	prom_family(m, "egresswatch_fragments_total", "counter",
+		    "IP fragments held, overlapping or duplicate; datagrams reassembled, "
+		    "expired or evicted (a bound was hit).");
+	json_object_foreach(g, key, v)
+		if (json_is_integer(v))
+			prom_sample(m, "egresswatch_fragments_total", "result", key, NULL, NULL,
+				    json_integer_value(v));
 	g = json_object_get(st, "events");
 	prom_family(m, "egresswatch_events_total", "counter", "Events stored, per kind.");
 	json_object_foreach(g, key, v)

@@ -166,6 +166,12 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 		snprintf(name, sizeof(name), "decode.%s.malformed", ln);
 		store_put_stat(c->store, name, (int64_t)ds->malformed[l]);
 	}
+	store_put_stat(c->store, "fragments.held", (int64_t)ds->frag_held);
+	store_put_stat(c->store, "fragments.reassembled", (int64_t)ds->frag_done);
+	store_put_stat(c->store, "fragments.expired", (int64_t)ds->frag_expired);
+	store_put_stat(c->store, "fragments.evicted", (int64_t)ds->frag_evicted);
+	store_put_stat(c->store, "fragments.overlap", (int64_t)ds->frag_overlap);
+	store_put_stat(c->store, "fragments.duplicate", (int64_t)ds->frag_duplicate);
 	store_put_stat(c->store, "flows.created", (int64_t)fs->created);
 	store_put_stat(c->store, "flows.active", (int64_t)fs->active);
 	store_put_stat(c->store, "flows.expired", (int64_t)fs->expired);

@@ -63,16 +63,16 @@ static void usage_main(FILE *f)
 	      "Network egress monitoring for AI-agent sandboxes.\n"
 	      "\n"
 	      "commands:\n"
-	      "  replay [-c RULES] [-d DB] PCAP...\n"
+	      "  replay [-c RULES] [-d DB] [-q] [--no-progress] [--no-store] PCAP...\n"
 	      "                                  replay capture files into the database; prints a summary\n"
-	      "  watch  [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB]\n"
-	      "         [--api ADDR:PORT [--token-file FILE]]\n"
+	      "  watch  [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
+	      "         [--api ADDR:PORT [--token-file FILE]] [--user NAME]\n"
 	      "                                  capture live from interfaces until SIGINT/SIGTERM\n"
 	      "  serve  [-d DB] [--api ADDR:PORT] [--token-file FILE]\n"
 	      "                                  HTTP API and dashboard over a database (docs/api.md)\n"
 	      "  events [-d DB] [--json] [--kind K] [--since-id N] [--limit N]\n"
 	      "                                  list stored events (dns, http, tls, icmp)\n"
-	      "  alerts [-d DB] [--json] [--class C] [--limit N]\n"
+	      "  alerts [-d DB] [--json] [--class C] [--since-id N] [--limit N]\n"
 	      "                                  list stored alerts\n"
 	      "  rules check RULES...            validate rules files (docs/rules.md)\n"
 	      "  version                         print the version\n"
@@ -86,7 +86,7 @@ static void usage_main(FILE *f)
 
 static void usage_replay(FILE *f)
 {
-	fputs("usage: egresswatch replay [-c RULES] [-d DB] [--no-progress] PCAP...\n"
+	fputs("usage: egresswatch replay [-c RULES] [-d DB] [-q] [--no-progress] [--no-store] PCAP...\n"
 	      "\n"
 	      "Replay pcap or pcapng files (in the order given; '-' reads stdin) through\n"
 	      "the decoders and analyzers, store every event in DB, and print a summary.\n"
@@ -772,7 +772,7 @@ static void usage_events(FILE *f)
 	fputs("usage: egresswatch events [-d DB] [--json] [--kind K] [--since-id N] [--limit N]\n"
 	      "\n"
 	      "List stored events in id order: a table, or with --json one JSON object per\n"
-	      "line in the shape of docs/architecture.md.\n"
+	      "line, each field as docs/events.md describes it.\n"
 	      "\n"
 	      "  -d, --db DB       SQLite database (default ./" DEFAULT_DB ")\n"
 	      "  -j, --json        JSON lines\n"
@@ -891,7 +891,7 @@ static void usage_alerts(FILE *f)
 	fputs("usage: egresswatch alerts [-d DB] [--json] [--class C] [--since-id N] [--limit N]\n"
 	      "\n"
 	      "List stored alerts in id order: a table, or with --json one JSON object per\n"
-	      "line in the shape of docs/architecture.md.\n"
+	      "line, the shape GET /api/v1/alerts gives (docs/api.md).\n"
 	      "\n"
 	      "  -d, --db DB       SQLite database (default ./" DEFAULT_DB ")\n"
 	      "  -j, --json        JSON lines\n"
@@ -990,6 +990,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
+			fputs("usage: egresswatch version\n\nPrint the version.\n", stdout);
+			return 0;
+		}
 		printf("egresswatch %s\n", EGRESSWATCH_VERSION);
 		return 0;
 	}

@@ -323,6 +323,10 @@ def test_stats_metrics(port, db, alerts):
            "malformed": table["decode.ipv4.malformed"]}, str(s["decode"].get("ipv4")))
     check("stats analyzers", s["analyzers"]["dns"]["ok"] == table["module.dns.ok"] and
           set(s["analyzers"]["dns"]) == {"ok", "truncated", "malformed"})
+    frag_keys = {"held", "reassembled", "expired", "evicted", "overlap", "duplicate"}
+    check("stats fragments", set(s.get("fragments", {})) == frag_keys and
+          all(s["fragments"][k] == table["fragments." + k] for k in frag_keys),
+          str(s.get("fragments")))
     by_class = {c: sum(1 for a in alerts if a["class"] == c) for c in CLASSES}
     by_sev = {v: sum(1 for a in alerts if a["severity"] == v) for v in SEVERITIES}
     check("stats alerts by class", s["alerts"]["by_class"] == by_class, str(s["alerts"]))
@@ -360,6 +364,9 @@ def test_stats_metrics(port, db, alerts):
           samples.get("egresswatch_decode_total", []))
     check("metrics analyzer", ('{analyzer="dns",result="ok"}', s["analyzers"]["dns"]["ok"]) in
           samples.get("egresswatch_analyzer_total", []))
+    check("metrics fragments", sorted(samples.get("egresswatch_fragments_total", [])) ==
+          sorted(('{result="%s"}' % k, v) for k, v in s["fragments"].items()),
+          str(samples.get("egresswatch_fragments_total")))
     total = sum(v for _, v in samples.get("egresswatch_alerts", []))
     check("metrics alerts", total == len(alerts), "%s vs %d" % (total, len(alerts)))
     check("metrics alerts labels", all(re.match(r'^\{class="[a-z_]+",severity="[a-z]+"\}$', l)

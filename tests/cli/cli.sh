@@ -32,7 +32,7 @@ expect() {
 expect 2 "usage" -- "$EW"
 expect 0 "" -- "$EW" --help
 expect 2 "unknown command 'frobnicate'" -- "$EW" frobnicate
-for c in replay watch events alerts; do  # rules --help is checked below
+for c in replay watch serve events alerts version; do  # rules --help is checked below
 	expect 0 "" -- "$EW" "$c" --help
 	grep -q "usage: egresswatch $c" "$T/out" && ok || bad "$c --help does not show its usage"
 done
