@@ -36,6 +36,11 @@ Files (all Ethernet unless stated):
   link_sll.pcap      Linux cooked capture v1 (linktype 113).
   link_sll2.pcap     Linux cooked capture v2 (linktype 276).
   link_raw.pcap      raw IP (linktype 101, DLT_RAW): one IPv4 and one IPv6 pair.
+  link_multi.pcapng  one file, several link types: a little-endian section with
+                     Ethernet (us), raw IP (ns), SLL2 (2^-20 s) and 802.11 interfaces,
+                     then a big-endian section with IPv4 (linktype 228, ms) and NULL;
+                     a DNS pair on each IP interface, a beacon-like 802.11 frame, and a
+                     name resolution and a statistics block to skip.
   link_null.pcap     BSD loopback (linktype 0): AF_INET 2, AF_INET6 as 24 (Net/OpenBSD),
                      28 (FreeBSD) and 30 (Darwin), little-endian family field.
   dns_ipv6.pcap      DNS over IPv6: a query behind a Hop-by-Hop header, the answer behind
@@ -137,6 +142,40 @@ def write_pcapng(path, linktype, recs, snaplen=65535):
         body = struct.pack("<IIIII", 0, ts >> 32, ts & 0xFFFFFFFF, len(data), orig)
         body += data + b"\0" * ((4 - len(data) % 4) % 4) + _opt(0, b"")
         out.append(_block(6, body))
+    with open(path, "wb") as f:
+        f.write(b"".join(out))
+
+
+def write_pcapng_sections(path, sections):
+    """A pcapng of several sections, each [byte order ("<" or ">"), interfaces,
+    blocks]: an interface is (linktype, name, tsresol byte or None); a block is
+    ("epb", interface, ts in that interface's units, data) or ("other", type,
+    body) for a block readers skip (name resolution, statistics)."""
+    out = []
+    for order, ifaces, blocks in sections:
+        def blk(btype, body):
+            body += b"\0" * ((4 - len(body) % 4) % 4)
+            ln = 12 + len(body)
+            return struct.pack(order + "II", btype, ln) + body + struct.pack(order + "I", ln)
+
+        def opt(code, val):
+            return struct.pack(order + "HH", code, len(val)) + val + b"\0" * ((4 - len(val) % 4) % 4)
+
+        out.append(blk(0x0A0D0D0A, struct.pack(order + "IHHq", 0x1A2B3C4D, 1, 0, -1)
+                       + opt(4, b"egresswatch pcaps/gen_fixtures.py") + opt(0, b"")))
+        for linktype, name, tsresol in ifaces:
+            body = struct.pack(order + "HHI", linktype, 0, 65535) + opt(2, name.encode())
+            if tsresol is not None:
+                body += opt(9, bytes([tsresol]))
+            out.append(blk(1, body + opt(0, b"")))
+        for b in blocks:
+            if b[0] == "epb":
+                _, ifid, ts, data = b
+                out.append(blk(6, struct.pack(order + "IIIII", ifid, ts >> 32, ts & 0xFFFFFFFF,
+                                              len(data), len(data))
+                               + data + b"\0" * ((4 - len(data) % 4) % 4)))
+            else:
+                out.append(blk(b[1], b[2]))
     with open(path, "wb") as f:
         f.write(b"".join(out))
 
@@ -644,6 +683,45 @@ def gen_links(out):
                  (clk(1500), struct.pack("<I", fam) + bytes(ip6_udp(DNS6, CLIENT6, 53, sport, r)))]
     write_pcap(os.path.join(out, "link_null.pcap"), LINKTYPE_NULL, recs)
 
+    # pcapng with interfaces of different link types (dumpcap -i eth0 -i lo
+    # -i tun0 writes such files; libpcap 1.10 stops at the second interface),
+    # and a second, big-endian section with other interfaces, as `cat` of two
+    # captures gives. Each interface keeps time in its own resolution.
+    clk = Clock()
+    mac_c, mac_r = "02:00:00:99:00:0a", "02:00:00:99:00:35"
+    q1, r1 = link_pair(0x4021, "ng-eth")
+    q2, r2 = link_pair(0x4022, "ng-raw")
+    q3, r3 = link_pair(0x4023, "ng-sll2")
+    q4, r4 = link_pair(0x4024, "ng-ipv4")
+    q5, r5 = link_pair(0x4025, "ng-null")
+    sll2 = lambda pkttype, src: CookedLinuxV2(proto=0x0800, ifindex=3, lladdrtype=1,
+                                              pkttype=pkttype, lladdrlen=6,
+                                              src=bytes.fromhex(src))
+    t = [clk(250000)] + [clk(1500) for _ in range(11)]
+    first = [  # interfaces: 0 Ethernet (us), 1 raw IP (ns), 2 SLL2 (2^-20 s), 3 802.11
+        ("epb", 0, t[0], ether(mac_c, mac_r, ip4_udp(CLIENT4, DNS4, 35021, 53, q1, 0x4021))),
+        ("epb", 1, t[1] * 1000, bytes(ip4_udp(CLIENT4, DNS4, 35022, 53, q2, 0x4022))),
+        ("other", 4, struct.pack("<HH", 0, 0)),  # an empty name resolution block
+        ("epb", 0, t[2], ether(mac_r, mac_c, ip4_udp(DNS4, CLIENT4, 53, 35021, r1, 0x4121))),
+        ("epb", 1, t[3] * 1000, bytes(ip4_udp(DNS4, CLIENT4, 53, 35022, r2, 0x4122))),
+        ("epb", 2, (t[4] // 1000000) << 20 | (t[4] % 1000000) * (1 << 20) // 1000000,
+         bytes(sll2(4, "02000099000a0000") / ip4_udp(CLIENT4, DNS4, 35023, 53, q3, 0x4023))),
+        ("epb", 3, t[5], bytes.fromhex("80000000ffffffffffff0200009900010200009900010000")),
+        ("epb", 2, (t[6] // 1000000) << 20 | (t[6] % 1000000) * (1 << 20) // 1000000,
+         bytes(sll2(0, "0200009900350000") / ip4_udp(DNS4, CLIENT4, 53, 35023, r3, 0x4123))),
+    ]
+    second = [  # interfaces: 0 IPv4 (linktype 228, ms), 1 NULL (us)
+        ("epb", 0, t[7] // 1000, bytes(ip4_udp(CLIENT4, DNS4, 35024, 53, q4, 0x4024))),
+        ("epb", 1, t[8], struct.pack(">I", 2) + bytes(ip4_udp(CLIENT4, DNS4, 35025, 53, q5, 0x4025))),
+        ("epb", 0, t[9] // 1000, bytes(ip4_udp(DNS4, CLIENT4, 53, 35024, r4, 0x4124))),
+        ("other", 5, struct.pack(">IIIHH", 0, 0, 0, 0, 0)),  # interface statistics
+        ("epb", 1, t[10], struct.pack(">I", 2) + bytes(ip4_udp(DNS4, CLIENT4, 53, 35025, r5, 0x4125))),
+    ]
+    write_pcapng_sections(os.path.join(out, "link_multi.pcapng"), [
+        ("<", [(LINKTYPE_ETHERNET, "eth0", None), (LINKTYPE_RAW, "tun0", 9),
+               (LINKTYPE_LINUX_SLL2, "any", 0x80 | 20), (105, "wlan0mon", 6)], first),
+        (">", [(228, "ipip0", 3), (LINKTYPE_NULL, "lo0", 6)], second)])
+
 # ---------------------------------------------------------------- IPv6
 
 
@@ -952,7 +1030,10 @@ def gen_egress_paths(out):
          IP(src=CLIENT4, dst=DNS4, id=0x5216, flags="MF", frag=0, proto=17) / Raw(dns_udp[:16]))
     # ICMP that is not an echo: a timestamp request, a type of no known kind
     # carrying data; quiet: a port unreachable (an answer)
-    send(IP(src=CLIENT4, dst=OUTSIDE % 36, id=0x5217) / ICMP(type=13, id=7, seq=1) /
+    # (scapy fills the three timestamps from the clock unless told; these
+    # are the committed capture's)
+    send(IP(src=CLIENT4, dst=OUTSIDE % 36, id=0x5217) /
+         ICMP(type=13, id=7, seq=1, ts_ori=86099749, ts_rx=86099749, ts_tx=86099749) /
          Raw(b"\x00" * 12))
     send(IP(src=CLIENT4, dst=OUTSIDE % 37, id=0x5218) / ICMP(type=200, code=0) /
          Raw(b"exfil in an icmp type 200"))

@@ -1,12 +1,13 @@
 /*
- * capture.h - packet sources through libpcap: capture files (pcap and
- * pcapng, "-" for stdin) and live interfaces (TPACKET_V3 ring on Linux,
- * immediate mode, a BPF filter, a configurable buffer).
+ * capture.h - packet sources: capture files (pcap through libpcap, pcapng
+ * through pcapng.h, "-" for stdin) and live interfaces through libpcap
+ * (immediate mode, so a TPACKET_V2 ring on Linux; a BPF filter, a
+ * configurable buffer).
  *
  * Packet bytes returned by capture_next() are borrowed from libpcap and valid
  * until the next call on the same source (pcap_next_ex's contract).
- * Timestamps are always microseconds: files are opened with
- * PCAP_TSTAMP_PRECISION_MICRO so nanosecond pcapng files are scaled for us.
+ * Timestamps are always microseconds: pcap files are opened with
+ * PCAP_TSTAMP_PRECISION_MICRO, and pcapng.c scales each interface's.
  */
 #ifndef EW_CAPTURE_H
 #define EW_CAPTURE_H
@@ -34,6 +35,7 @@ enum capture_rc {
 struct capture_pkt {
 	uint64_t ts_us;
 	uint32_t caplen, wirelen;
+	int dlt; /* this packet's link type: a pcapng file's interfaces may differ */
 	const uint8_t *data;
 };
 
@@ -48,7 +50,8 @@ struct capture *capture_open_live(const char *iface, const struct capture_live_o
 /* Read the next packet. */
 enum capture_rc capture_next(struct capture *c, struct capture_pkt *out);
 
-/* libpcap's DLT_* of the source, and its name ("EN10MB", ...). */
+/* libpcap's DLT_* of the source (a pcapng file: of its first interface;
+ * each packet has its own in capture_pkt.dlt), and its name ("EN10MB"). */
 int capture_datalink(const struct capture *c);
 const char *capture_datalink_name(const struct capture *c);
 

@@ -180,7 +180,7 @@ static int read_file(struct reader *r, unsigned i)
 	if (put_msg(r, RD_FILE, i, dlt, capture_datalink_name(cap), total) < 0)
 		goto out;
 	while (!ring_stopping(&r->ring) && (rc = capture_next(cap, &p)) == CAP_PACKET)
-		if (put_frame(r, i, dlt, &p) < 0)
+		if (put_frame(r, i, p.dlt, &p) < 0)
 			goto out;
 	if (ring_stopping(&r->ring))
 		goto out;

@@ -64,6 +64,14 @@ expect 0 "" -- sh -c "\"$EW\" replay -q -d \"$T/stdin.db\" - < \"$PCAPS/dns_basi
 "$EW" replay -q -d "$T/file.db" "$PCAPS/dns_basic.pcap"
 [ "$("$EW" events -d "$T/stdin.db" --json)" = "$("$EW" events -d "$T/file.db" --json)" ] && ok ||
 	bad "stdin replay differs from file replay"
+# From a pipe (no seeking back over the first bytes): pcap and pcapng.
+for f in dns_basic.pcap link_multi.pcapng; do
+	rm -f "$T/pipe.db" "$T/pfile.db"
+	expect 0 "" -- sh -c "cat \"$PCAPS/$f\" | \"$EW\" replay -q -d \"$T/pipe.db\" -"
+	"$EW" replay -q -d "$T/pfile.db" "$PCAPS/$f"
+	[ "$("$EW" events -d "$T/pipe.db" --json)" = "$("$EW" events -d "$T/pfile.db" --json)" ] &&
+		[ -n "$("$EW" events -d "$T/pfile.db" --json)" ] && ok || bad "$f from a pipe differs from the file"
+done
 
 # A capture cut part-way: keeps what came before, says where, exits 1.
 size=$(wc -c < "$PCAPS/dns_basic.pcap")
@@ -72,6 +80,13 @@ expect 1 "$T/cut.pcap: .*after packet 27" -- "$EW" replay -d "$T/cut.db" "$T/cut
 grep -q "28 packets\|27 packets" "$T/out" && ok || bad "summary missing after a damaged file: $(cat "$T/out")"
 n=$("$EW" events -d "$T/cut.db" --json | wc -l)
 [ "$n" -eq 27 ] && ok || bad "a cut capture kept $n events, want 27"
+
+# A pcapng cut inside a block: the same, in pcapng.c's words.
+size=$(wc -c < "$PCAPS/link_multi.pcapng")
+head -c $((size - 30)) "$PCAPS/link_multi.pcapng" > "$T/cut.pcapng"
+expect 1 "$T/cut.pcapng: truncated pcapng block: .* after packet 10" -- "$EW" replay -d "$T/cutng.db" "$T/cut.pcapng"
+n=$("$EW" events -d "$T/cutng.db" --json | wc -l)
+[ "$n" -eq 9 ] && ok || bad "a cut pcapng kept $n events, want 9"
 
 # Paging with --since-id neither skips nor repeats.
 "$EW" events -d "$T/two.db" --json | sed 's/^{"id":\([0-9]*\),.*/\1/' > "$T/all.ids"
