@@ -623,8 +623,7 @@ static int cmd_watch(int argc, char **argv)
 				log_info("capture", "%s: capturing again", ifaces[i]);
 			}
 			while (budget-- > 0 && (r = capture_next(caps[i], &cp)) == CAP_PACKET)
-				core_packet(core, capture_datalink(caps[i]), cp.ts_us, cp.data,
-					    cp.caplen, cp.wirelen, i);
+				core_packet(core, cp.dlt, cp.ts_us, cp.data, cp.caplen, cp.wirelen, i);
 			if (budget > 0 && r == CAP_ERROR) {
 				/* Down or gone (a veth deleted, a bridge taken down):
 				 * not fatal; the other interfaces go on. */
