@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE /* fopencookie */
 #include "capture.h"
+#include "instream.h"
 #include "pcapng.h"
 
 #include <errno.h>
@@ -31,17 +32,11 @@
  * packets. */
 enum { FILE_IOBUF = 1 << 20 };
 
-/* A stream whose first bytes were read already: they come first. */
-struct peeked {
-	FILE *f;
-	uint8_t pre[4];
-	size_t n, i;
-};
-
 struct capture {
 	pcap_t *pcap;
 	struct pcapng *ng;   /* a pcapng file: read by pcapng.c, not by pcap */
 	FILE *ng_file;       /* its stream (ours to close) */
+	struct instream *in; /* a pipe or a compressed file: the stream under the reader */
 	char *name;
 	FILE *file;          /* the stream under a file source (for progress) */
 	int dlt;             /* the source's link type (pcapng: its first interface's) */
@@ -64,27 +59,8 @@ static struct capture *capture_alloc(const char *name)
 	return c;
 }
 
-static ssize_t peek_read(void *cookie, char *buf, size_t n)
-{
-	struct peeked *pk = cookie;
-	size_t got = 0;
-
-	while (got < n && pk->i < pk->n)
-		buf[got++] = (char)pk->pre[pk->i++];
-	/* read(2), not fread: return what a pipe has now rather than wait
-	 * for all n bytes (libpcap asks for one record at a time) */
-	while (got == 0 && n > 0) {
-		ssize_t r = read(fileno(pk->f), buf, n);
-		if (r >= 0)
-			return r;
-		if (errno != EINTR)
-			return -1;
-	}
-	return (ssize_t)got;
-}
-
-/* The first n bytes of a stream that may not seek back, read past stdio
- * (so its buffer stays empty for whoever reads on). */
+/* The first n bytes of a file, read past stdio (so its buffer stays empty
+ * for whoever reads on, and a pipe gives what it has). */
 static size_t read_head(FILE *f, uint8_t *dst, size_t n)
 {
 	size_t got = 0;
@@ -98,19 +74,42 @@ static size_t read_head(FILE *f, uint8_t *dst, size_t n)
 	return got;
 }
 
-static int peek_close(void *cookie)
+static int is_pcapng(const uint8_t *m, size_t n)
 {
-	struct peeked *pk = cookie;
-	int r = pk->f == stdin ? 0 : fclose(pk->f);
-	free(pk);
-	return r;
+	/* (the block type reads the same in either byte order) */
+	return n == 4 && ((uint32_t)m[0] << 24 | (uint32_t)m[1] << 16 | (uint32_t)m[2] << 8 | m[3]) ==
+				 PCAPNG_MAGIC;
+}
+
+/* Open the reader for stream f, whose first bytes are magic (npre of them
+ * already read from f, 0 when f gives them again). f is the reader's on
+ * success; on failure, still the caller's (or, for pcapng, c->ng_file). */
+static int open_reader(struct capture *c, FILE *f, const uint8_t *magic, size_t nmagic,
+		       size_t npre, char *perr, size_t perrlen)
+{
+	if (is_pcapng(magic, nmagic)) {
+		c->ng_file = f;
+		c->ng = pcapng_open(f, magic, npre, perr, perrlen);
+		if (!c->ng)
+			return -1;
+		c->dlt = pcapng_first_dlt(c->ng);
+		return 0;
+	}
+	char pe[PCAP_ERRBUF_SIZE] = "";
+	c->pcap = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_MICRO, pe);
+	if (!c->pcap) {
+		snprintf(perr, perrlen, "%s", pe);
+		return -1;
+	}
+	c->dlt = pcap_datalink(c->pcap);
+	return 0;
 }
 
 struct capture *capture_open_file(const char *path, char *err, size_t errlen)
 {
 	char perr[PCAP_ERRBUF_SIZE + 256] = "";
 	struct capture *c = capture_alloc(path);
-	uint8_t magic[4];
+	uint8_t magic[4], inner[4];
 	size_t nmagic;
 	struct stat st;
 	FILE *f;
@@ -140,50 +139,50 @@ struct capture *capture_open_file(const char *path, char *err, size_t errlen)
 	 * around each read. */
 	__fsetlocking(f, FSETLOCKING_BYCALLER);
 	int seekable = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
-	nmagic = seekable ? fread(magic, 1, sizeof(magic), f) : read_head(f, magic, sizeof(magic));
-	/* (the block type reads the same in either byte order) */
-	if (nmagic == 4 && ((uint32_t)magic[0] << 24 | (uint32_t)magic[1] << 16 |
-			    (uint32_t)magic[2] << 8 | magic[3]) == PCAPNG_MAGIC) {
-		c->ng_file = f;
-		c->ng = pcapng_open(f, magic, nmagic, perr, sizeof(perr));
-		if (!c->ng)
-			goto fail;
-		c->dlt = pcapng_first_dlt(c->ng);
-	} else if (seekable && fseek(f, 0, SEEK_SET) == 0) {
-		/* pcap_close closes f */
-		c->pcap = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_MICRO,
-								  perr);
-		if (!c->pcap) {
+	if (seekable)
+		c->size = (uint64_t)st.st_size;
+	nmagic = read_head(f, magic, sizeof(magic));
+	enum instream_kind kind = instream_kind_of(magic, nmagic);
+	if (kind == IN_PLAIN && seekable) {
+		/* the fast path: stdio's buffer straight under the reader */
+		if (!is_pcapng(magic, nmagic) && fseek(f, 0, SEEK_SET) != 0) {
+			snprintf(perr, sizeof(perr), "%s", strerror(errno));
 			fclose(f);
 			goto fail;
 		}
-	} else {
-		/* libpcap reads the bytes we looked at through the cookie */
-		cookie_io_functions_t io = {.read = peek_read, .close = peek_close};
-		struct peeked *pk = calloc(1, sizeof(*pk));
-		FILE *cf = pk ? fopencookie(pk, "rb", io) : NULL;
-		if (!cf) {
-			snprintf(perr, sizeof(perr), "out of memory");
-			free(pk);
-			if (f != stdin)
+		if (open_reader(c, f, magic, nmagic, nmagic, perr, sizeof(perr)) < 0) {
+			if (!c->ng_file && f != stdin)
 				fclose(f);
 			goto fail;
 		}
-		pk->f = f;
-		pk->n = nmagic;
-		memcpy(pk->pre, magic, nmagic);
-		c->pcap = pcap_fopen_offline_with_tstamp_precision(cf, PCAP_TSTAMP_PRECISION_MICRO,
-								  perr);
-		if (!c->pcap) {
-			fclose(cf);
-			goto fail;
-		}
+		c->file = c->pcap ? pcap_file(c->pcap) : f;
+		return c;
 	}
-	if (c->pcap)
-		c->dlt = pcap_datalink(c->pcap);
-	c->file = c->pcap ? pcap_file(c->pcap) : f;
-	if (seekable)
-		c->size = (uint64_t)st.st_size;
+	/* A pipe, or a compressed file: through instream.c, which gives the
+	 * bytes read so far back, and inflates. */
+	FILE *in = instream_open(f, kind, magic, nmagic, &c->in, perr, sizeof(perr));
+	if (!in) {
+		if (f != stdin)
+			fclose(f);
+		goto fail;
+	}
+	size_t ninner = kind == IN_PLAIN ? nmagic : instream_peek(c->in, inner, sizeof(inner));
+	if (kind == IN_PLAIN)
+		memcpy(inner, magic, nmagic);
+	if (instream_error(c->in)[0]) {
+		snprintf(perr, sizeof(perr), "%s", instream_error(c->in));
+		fclose(in);
+		c->in = NULL;
+		goto fail;
+	}
+	if (open_reader(c, in, inner, ninner, 0, perr, sizeof(perr)) < 0) {
+		if (instream_error(c->in)[0]) /* what the decompressor met */
+			snprintf(perr, sizeof(perr), "%s", instream_error(c->in));
+		if (!c->ng_file)
+			fclose(in); /* (c->in with it) */
+		c->in = NULL;
+		goto fail;
+	}
 	return c;
 fail:
 	snprintf(err, errlen, "%s: %s", path, perr);
@@ -262,6 +261,8 @@ static enum capture_rc ng_next(struct capture *c, struct capture_pkt *out)
 	}
 	if (r == 0)
 		return CAP_EOF;
+	if (c->in && instream_error(c->in)[0]) /* what the decompressor met */
+		snprintf(why, sizeof(why), "%s", instream_error(c->in));
 	snprintf(c->err, sizeof(c->err), "%s: %s after packet %llu", c->name, why,
 		 (unsigned long long)c->count);
 	return CAP_ERROR;
@@ -291,7 +292,9 @@ enum capture_rc capture_next(struct capture *c, struct capture_pkt *out)
 		return CAP_EOF;
 	default:
 		snprintf(c->err, sizeof(c->err), "%s: %s after packet %llu", c->name,
-			 pcap_geterr(c->pcap), (unsigned long long)c->count);
+			 c->in && instream_error(c->in)[0] ? instream_error(c->in)
+							   : pcap_geterr(c->pcap),
+			 (unsigned long long)c->count);
 		return CAP_ERROR;
 	}
 }
@@ -314,7 +317,7 @@ const char *capture_error(const struct capture *c)
 
 void capture_progress(const struct capture *c, uint64_t *done, uint64_t *total)
 {
-	long pos = c->file ? ftell(c->file) : -1;
+	long pos = c->in ? (long)instream_consumed(c->in) : c->file ? ftell(c->file) : -1;
 	*done = pos > 0 ? (uint64_t)pos : 0;
 	*total = c->size;
 }

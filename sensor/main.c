@@ -88,8 +88,9 @@ static void usage_replay(FILE *f)
 {
 	fputs("usage: egresswatch replay [-c RULES] [-d DB] [-q] [--no-progress] [--no-store] PCAP...\n"
 	      "\n"
-	      "Replay pcap or pcapng files (in the order given; '-' reads stdin) through\n"
-	      "the decoders and analyzers, store every event in DB, and print a summary.\n"
+	      "Replay pcap or pcapng files, plain, gzip or zstd (in the order given; '-'\n"
+	      "reads stdin) through the decoders and analyzers, store every event in DB,\n"
+	      "and print a summary.\n"
 	      "Time comes from the packets, so a replay is deterministic.\n"
 	      "\n"
 	      "  -c, --rules RULES   rules file (default: the built-in rules, the same as\n"

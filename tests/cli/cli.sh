@@ -81,6 +81,28 @@ grep -q "28 packets\|27 packets" "$T/out" && ok || bad "summary missing after a 
 n=$("$EW" events -d "$T/cut.db" --json | wc -l)
 [ "$n" -eq 27 ] && ok || bad "a cut capture kept $n events, want 27"
 
+# Compressed captures (gzip, zstd), from a file and from a pipe, give the
+# plain file's events; one cut short keeps what came before and says why.
+for f in dns_basic.pcap link_multi.pcapng; do
+	rm -f "$T/plain.db"
+	"$EW" replay -q -d "$T/plain.db" "$PCAPS/$f"
+	gzip -c "$PCAPS/$f" > "$T/$f.gz"
+	zstd -q -c "$PCAPS/$f" > "$T/$f.zst"
+	for z in "$T/$f.gz" "$T/$f.zst"; do
+		rm -f "$T/z.db" "$T/zp.db"
+		expect 0 "" -- "$EW" replay -q -d "$T/z.db" "$z"
+		expect 0 "" -- sh -c "cat \"$z\" | \"$EW\" replay -q -d \"$T/zp.db\" -"
+		[ "$("$EW" events -d "$T/z.db" --json)" = "$("$EW" events -d "$T/plain.db" --json)" ] &&
+			[ "$("$EW" events -d "$T/zp.db" --json)" = "$("$EW" events -d "$T/plain.db" --json)" ] &&
+			ok || bad "$z gives other events than $f"
+	done
+done
+size=$(wc -c < "$T/dns_basic.pcap.gz")
+head -c $((size - 100)) "$T/dns_basic.pcap.gz" > "$T/cut.pcap.gz"
+expect 1 "$T/cut.pcap.gz: gzip: the file ends inside a member (cut short?) after packet" -- "$EW" replay -d "$T/cutgz.db" "$T/cut.pcap.gz"
+n=$("$EW" events -d "$T/cutgz.db" --json | wc -l)
+[ "$n" -gt 0 ] && ok || bad "a cut .gz kept no events"
+
 # A pcapng cut inside a block: the same, in pcapng.c's words.
 size=$(wc -c < "$PCAPS/link_multi.pcapng")
 head -c $((size - 30)) "$PCAPS/link_multi.pcapng" > "$T/cut.pcapng"

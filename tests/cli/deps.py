@@ -76,7 +76,11 @@ def main():
         libdir = sh("pkg-config", "--variable=libdir", name)
         libs = re.findall(r"-l(\S+)", sh("pkg-config", "--libs-only-l", name))
         for lib in libs[:1]:  # the library the .pc file is for
-            so = os.path.realpath(os.path.join(libdir, "lib%s.so" % lib))
+            # (some .pc files say /usr/lib for a library in the multiarch
+            # directory: Debian 12's libzstd.pc)
+            dirs = [libdir] + ["/usr/lib/" + t for t in [sh("gcc", "-print-multiarch")] if t]
+            sos = [os.path.realpath(os.path.join(d, "lib%s.so" % lib)) for d in dirs]
+            so = next((x for x in sos if os.path.exists(x)), sos[0])
             run_pkg = owner(so) if os.path.exists(so) else None
             if not run_pkg:
                 print("FAIL: %s: no package owns %s" % (name, so))
