@@ -65,7 +65,10 @@ int daemon_drop_privileges(const char *name, char *err, size_t errlen)
 {
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
 	struct __user_cap_data_struct data[2];
-	uint32_t keep = (1u << CAP_NET_RAW) | (1u << CAP_NET_ADMIN);
+	/* AF_PACKET sockets, their rings and promiscuous membership need
+	 * CAP_NET_RAW alone (CAP_NET_ADMIN is for monitor mode and hardware
+	 * timestamps, which the sensor does not use) */
+	uint32_t keep = 1u << CAP_NET_RAW;
 	struct passwd *pw;
 
 	errno = 0;

@@ -20,8 +20,8 @@ uint64_t daemon_watchdog_usec(void);
 
 /*
  * Become user `name` (its uid, gid and no supplementary groups), keeping only
- * CAP_NET_RAW and CAP_NET_ADMIN so an interface that went away can be opened
- * again. Returns 0, or -1 with a reason naming the user in err.
+ * CAP_NET_RAW so an interface that went away can be opened again. Returns 0,
+ * or -1 with a reason naming the user in err.
  */
 int daemon_drop_privileges(const char *name, char *err, size_t errlen);
 

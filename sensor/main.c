@@ -408,7 +408,7 @@ static void usage_watch(FILE *f)
 	      "      --token-file F   bearer token clients must send (required when ADDR is\n"
 	      "                       not loopback)\n"
 	      "      --user NAME      after opening the interfaces and the database, run as\n"
-	      "                       NAME keeping only CAP_NET_RAW and CAP_NET_ADMIN\n"
+	      "                       NAME keeping only CAP_NET_RAW\n"
 	      "  -h, --help           this text\n"
 	      "\n"
 	      "SIGHUP reloads the rules file; a bad file keeps the rules in force and logs why.\n"
@@ -587,8 +587,8 @@ static int cmd_watch(int argc, char **argv)
 			goto out;
 		}
 	}
-	/* Everything that needs root is open: drop it (keeping CAP_NET_RAW and
-	 * CAP_NET_ADMIN to reopen an interface that comes back). */
+	/* Everything that needs root is open: drop it (keeping CAP_NET_RAW to
+	 * reopen an interface that comes back). */
 	if (run_as && daemon_drop_privileges(run_as, err, sizeof(err)) < 0) {
 		fprintf(stderr, "egresswatch watch: %s\n", err);
 		rc = EXIT_RUNTIME;

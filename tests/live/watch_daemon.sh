@@ -1,7 +1,7 @@
 #!/bin/sh
 # watch_daemon.sh - `egresswatch watch` as a service: readiness and stopping
 # through the systemd notification socket, running as an unprivileged user
-# (--user) with only CAP_NET_RAW/CAP_NET_ADMIN, and an interface that
+# (--user) with only CAP_NET_RAW, and an interface that
 # disappears and comes back (retried, not fatal).
 #   watch_daemon.sh EGRESSWATCH
 # Everything happens in a network namespace of the test's own (ew-live-dmn)
@@ -62,7 +62,7 @@ grep -q "READY=1" "$T/notify.log" 2>/dev/null && ok || bad "no READY=1 on the no
 uid=$(awk '/^Uid:/ {print $2}' /proc/$PID/status 2>/dev/null)
 [ "$uid" = "$(id -u nobody)" ] && ok || bad "watch runs as uid '$uid', not nobody"
 capeff=$(awk '/^CapEff:/ {print $2}' /proc/$PID/status 2>/dev/null)
-[ "$capeff" = "0000000000003000" ] && ok || bad "effective capabilities $capeff, want NET_ADMIN|NET_RAW only"
+[ "$capeff" = "0000000000002000" ] && ok || bad "effective capabilities $capeff, want NET_RAW only"
 
 # The veth disappears: logged, retried, the sensor lives on.
 ip -n "$NS" link del dum0
@@ -74,6 +74,22 @@ ip -n "$NS" link set dum0 up
 ip -n "$NS" link set dum1 up
 sleep 6
 grep -q "dum0: capturing again" "$T/log" && ok || bad "the interface was not reopened: $(cat "$T/log")"
+# ... and captured on, as nobody: a DNS query framed by hand into its peer
+ip netns exec "$NS" /usr/bin/python3 -c '
+import socket, struct
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    s = (s >> 16) + (s & 0xffff)
+    return ~(s + (s >> 16)) & 0xffff
+q = struct.pack(">HHHHHH", 8, 0x0100, 1, 0, 0, 0) + b"\x08reopened\x04test\x00" + struct.pack(">HH", 1, 1)
+udp = struct.pack(">HHHH", 40000, 53, 8 + len(q), 0) + q
+ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0, 64, 17, 0,
+                 bytes([10, 77, 0, 1]), bytes([10, 77, 0, 53]))
+ip = ip[:10] + struct.pack(">H", csum(ip)) + ip[12:]
+eth = b"\xff" * 6 + b"\x02\x00\x00\x77\x00\x01" + b"\x08\x00"
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("dum1", 0))
+s.send(eth + ip + udp)'
 
 # Traffic on loopback inside the namespace is still captured as nobody.
 ip netns exec "$NS" /usr/bin/python3 -c '
@@ -90,5 +106,7 @@ sleep 1.2
 grep -q "STOPPING=1" "$T/notify.log" && ok || bad "no STOPPING=1 on the notification socket"
 "$EW" events -d "$T/db/live.db" --json | grep -q '"qname":"daemon.test"' && ok ||
 	bad "the query sent after dropping root was not stored"
+"$EW" events -d "$T/db/live.db" --json | grep -q '"qname":"reopened.test"' && ok ||
+	bad "the query on the reopened interface was not stored"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
