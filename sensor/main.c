@@ -63,7 +63,7 @@ static void usage_main(FILE *f)
 	      "Network egress monitoring for AI-agent sandboxes.\n"
 	      "\n"
 	      "commands:\n"
-	      "  replay [-c RULES] [-d DB] [-q] [--no-progress] [--no-store] PCAP...\n"
+	      "  replay [-c RULES] [-d DB] [-f BPF] [-q] [--no-progress] [--no-store] PCAP...\n"
 	      "                                  replay capture files into the database; prints a summary\n"
 	      "  watch  [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
 	      "         [--api ADDR:PORT [--token-file FILE]] [--user NAME]\n"
@@ -86,7 +86,8 @@ static void usage_main(FILE *f)
 
 static void usage_replay(FILE *f)
 {
-	fputs("usage: egresswatch replay [-c RULES] [-d DB] [-q] [--no-progress] [--no-store] PCAP...\n"
+	fputs("usage: egresswatch replay [-c RULES] [-d DB] [-f BPF] [-q] [--no-progress] [--no-store]\n"
+	      "                          PCAP...\n"
 	      "\n"
 	      "Replay pcap or pcapng files, plain, gzip or zstd (in the order given; '-'\n"
 	      "reads stdin) through the decoders and analyzers, store every event in DB,\n"
@@ -96,6 +97,8 @@ static void usage_replay(FILE *f)
 	      "  -c, --rules RULES   rules file (default: the built-in rules, the same as\n"
 	      "                      rules/default.yaml; see docs/rules.md)\n"
 	      "  -d, --db DB         SQLite database (default ./" DEFAULT_DB ")\n"
+	      "  -f, --filter BPF    only packets matching this pcap-filter(7) expression\n"
+	      "                      (e.g. \"host 10.99.0.10\"); the summary counts the others\n"
 	      "  -q, --quiet         no summary\n"
 	      "      --no-progress   no progress bar (it is shown only when stderr is a TTY)\n"
 	      "      --no-store      decode and analyze, but store nothing\n"
@@ -140,7 +143,7 @@ static void progress_draw(const char *name, uint64_t done, uint64_t total, uint6
 }
 
 static void print_summary(FILE *f, struct core *core, const char *db, unsigned nfiles,
-			  double elapsed)
+			  double elapsed, const char *bpf, uint64_t filtered)
 {
 	const struct core_stats *s = core_stats(core);
 	const struct decode_stats *ds = core_decode_stats(core);
@@ -154,9 +157,12 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 		malf += ds->malformed[l];
 	}
 	human_count(rate, sizeof(rate), elapsed > 0 ? (double)s->packets / elapsed : 0);
-	fprintf(f, "egresswatch replay: %u file%s, %" PRIu64 " packets, %" PRIu64
+	char left[64] = "";
+	if (bpf)
+		snprintf(left, sizeof(left), " (%" PRIu64 " left out by the filter)", filtered);
+	fprintf(f, "egresswatch replay: %u file%s, %" PRIu64 " packets%s, %" PRIu64
 		   " bytes in %.2f s (%s packets/s)\n",
-		nfiles, nfiles == 1 ? "" : "s", s->packets, s->bytes, elapsed, rate);
+		nfiles, nfiles == 1 ? "" : "s", s->packets, left, s->bytes, elapsed, rate);
 	fprintf(f, "  decode:  %" PRIu64 " truncated, %" PRIu64 " malformed, %" PRIu64
 		   " not IP; fragments %" PRIu64 " reassembled, %" PRIu64 " expired\n",
 		trunc, malf, ds->not_ip, ds->frag_done, ds->frag_expired);
@@ -221,10 +227,10 @@ static void replay_one(struct core *core, const struct reader_rec *f)
  * processed and the rest of the ring dropped. Returns the exit status.
  */
 static int replay_files(struct core *core, char *const *paths, unsigned n, int progress,
-			double t0)
+			double t0, const char *bpf, uint64_t *filtered)
 {
 	const struct reader_config rcfg = {
-		.paths = paths, .npaths = n, .accept_dlt = decode_linktype_supported,
+		.paths = paths, .npaths = n, .accept_dlt = decode_linktype_supported, .bpf = bpf,
 	};
 	struct reader *rd;
 	const struct reader_rec *cur = NULL, *rec;
@@ -298,6 +304,7 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 	if (progress && reading)
 		fputs("\r\033[K", stderr);
 done:
+	*filtered = reader_filtered(rd);
 	reader_close(rd);
 	return rc;
 }
@@ -310,22 +317,27 @@ static int cmd_replay(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'q'},
 		{"no-progress", no_argument, NULL, 'P'},
 		{"no-store", no_argument, NULL, 'S'},
+		{"filter", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct core_config cfg = {0};
 	struct core *core = NULL;
 	struct rules *rules = NULL;
-	const char *db = DEFAULT_DB, *rules_path = NULL;
+	const char *db = DEFAULT_DB, *rules_path = NULL, *bpf = NULL;
+	uint64_t filtered = 0;
 	int quiet = 0, progress, no_store = 0, opt, rc = 0;
 	char err[512];
 	double t0;
 
 	progress = isatty(STDERR_FILENO);
-	while ((opt = getopt_long(argc, argv, "c:d:qh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:d:f:qh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			rules_path = optarg;
+			break;
+		case 'f':
+			bpf = optarg;
 			break;
 		case 'd':
 			db = optarg;
@@ -351,6 +363,10 @@ static int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "egresswatch replay: no capture file given (see --help)\n");
 		return EXIT_USAGE;
 	}
+	if (bpf && reader_check_filter(bpf, err, sizeof(err)) < 0) {
+		fprintf(stderr, "egresswatch replay: bad filter \"%s\": %s\n", bpf, err);
+		return EXIT_USAGE;
+	}
 	if (rules_path && rules_load(rules_path, &rules, err, sizeof(err)) < 0) {
 		fprintf(stderr, "egresswatch replay: %s\n", err);
 		return EXIT_USAGE;
@@ -366,7 +382,8 @@ static int cmd_replay(int argc, char **argv)
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
 	t0 = now_mono();
-	rc = replay_files(core, argv + optind, (unsigned)(argc - optind), progress, t0);
+	rc = replay_files(core, argv + optind, (unsigned)(argc - optind), progress, t0, bpf,
+			  &filtered);
 	if (stop_requested) {
 		fprintf(stderr, "egresswatch replay: interrupted; what was read is stored\n");
 		rc = EXIT_RUNTIME;
@@ -378,7 +395,7 @@ static int cmd_replay(int argc, char **argv)
 		rc = rc ? rc : EXIT_RUNTIME;
 	double elapsed = now_mono() - t0;
 	if (!quiet)
-		print_summary(stdout, core, db, (unsigned)(argc - optind), elapsed);
+		print_summary(stdout, core, db, (unsigned)(argc - optind), elapsed, bpf, filtered);
 	if (core_close(core) < 0) {
 		fprintf(stderr, "egresswatch replay: %s: could not write the last batch\n", db);
 		rc = rc ? rc : EXIT_RUNTIME;

@@ -31,6 +31,7 @@
  */
 #include "reader.h"
 
+#include <pcap/pcap.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdalign.h>
@@ -47,6 +48,7 @@
 #define MIN_RING (4 * REC_MAX)
 #define PUBLISH_BYTES 65536u /* each side hands over this much at a time */
 #define MSG_MAX 1024u        /* a control record's message, NUL included */
+#define MAX_PROGS 16         /* the filter compiled for this many link types at once */
 
 _Static_assert(sizeof(struct reader_rec) == 32, "the record header is 32 bytes");
 _Static_assert(sizeof(struct reader_rec) % 8 == 0, "records stay 8-byte aligned");
@@ -64,6 +66,12 @@ struct reader {
 	/* the reader thread's own */
 	struct capture *cur; /* the file being read, for progress */
 	int eager;           /* publish every record (size unknown) */
+	struct {             /* the filter, compiled per link type */
+		int dlt;
+		struct bpf_program prog;
+	} progs[MAX_PROGS];
+	unsigned nprogs, next_prog;
+	_Atomic uint64_t filtered;
 	/* progress, written by the reader at each publish */
 	alignas(64) _Atomic unsigned prog_file;
 	_Atomic uint64_t prog_done;
@@ -151,6 +159,61 @@ static int put_msg(struct reader *r, enum reader_kind kind, unsigned file, int d
 	return 0;
 }
 
+/* The filter for link type dlt (compiled the first time it is met; the
+ * oldest of MAX_PROGS makes room). NULL, with libpcap's reason in err, when
+ * it does not compile for dlt. */
+static const struct bpf_program *filter_for(struct reader *r, int dlt, char *err, size_t errlen)
+{
+	for (unsigned k = 0; k < r->nprogs; k++)
+		if (r->progs[k].dlt == dlt)
+			return &r->progs[k].prog;
+	pcap_t *dead = pcap_open_dead_with_tstamp_precision(dlt, READER_MAX_FRAME,
+							    PCAP_TSTAMP_PRECISION_MICRO);
+	struct bpf_program prog;
+	if (!dead) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (pcap_compile(dead, &prog, r->cfg.bpf, 1, PCAP_NETMASK_UNKNOWN) < 0) {
+		snprintf(err, errlen, "%s", pcap_geterr(dead));
+		pcap_close(dead);
+		return NULL;
+	}
+	pcap_close(dead);
+	unsigned k;
+	if (r->nprogs < MAX_PROGS) {
+		k = r->nprogs++;
+	} else {
+		k = r->next_prog++ % MAX_PROGS;
+		pcap_freecode(&r->progs[k].prog);
+	}
+	r->progs[k].dlt = dlt;
+	r->progs[k].prog = prog;
+	return &r->progs[k].prog;
+}
+
+/* Does frame p pass the filter? 1, 0, or -1 after an error record. */
+static int filter_pass(struct reader *r, unsigned i, const struct capture_pkt *p)
+{
+	char why[512], msg[MSG_MAX];
+	const struct bpf_program *prog = filter_for(r, p->dlt, why, sizeof(why));
+
+	if (!prog) {
+		const char *ln = pcap_datalink_val_to_name(p->dlt);
+		snprintf(msg, sizeof(msg), "%s: filter \"%s\" does not apply to link type %s: %s",
+			 r->cfg.paths[i], r->cfg.bpf, ln ? ln : "unknown", why);
+		put_msg(r, RD_OPEN_ERROR, i, p->dlt, msg, 0);
+		return -1;
+	}
+	struct pcap_pkthdr h = {.caplen = p->caplen, .len = p->wirelen};
+	h.ts.tv_sec = (time_t)(p->ts_us / 1000000u);
+	h.ts.tv_usec = (suseconds_t)(p->ts_us % 1000000u);
+	if (pcap_offline_filter(prog, &h, p->data))
+		return 1;
+	atomic_fetch_add_explicit(&r->filtered, 1, memory_order_relaxed);
+	return 0;
+}
+
 /* Read file i into the ring. 0: go on with the next file; -1: stop (asked
  * to, or the stream ended with an error record). */
 static int read_file(struct reader *r, unsigned i)
@@ -179,9 +242,15 @@ static int read_file(struct reader *r, unsigned i)
 	r->eager = total == 0; /* a pipe or stdin */
 	if (put_msg(r, RD_FILE, i, dlt, capture_datalink_name(cap), total) < 0)
 		goto out;
-	while (!ring_stopping(&r->ring) && (rc = capture_next(cap, &p)) == CAP_PACKET)
-		if (put_frame(r, i, p.dlt, &p) < 0)
+	while (!ring_stopping(&r->ring) && (rc = capture_next(cap, &p)) == CAP_PACKET) {
+		int pass = r->cfg.bpf ? filter_pass(r, i, &p) : 1;
+		if (pass < 0) {
+			prod_publish(r);
 			goto out;
+		}
+		if (pass && put_frame(r, i, p.dlt, &p) < 0)
+			goto out;
+	}
 	if (ring_stopping(&r->ring))
 		goto out;
 	/* CAP_TIMEOUT is for live sources only; taken as the end */
@@ -298,6 +367,33 @@ void reader_close(struct reader *r)
 		ring_stop(&r->ring);
 		pthread_join(r->thread, NULL);
 	}
+	for (unsigned k = 0; k < r->nprogs; k++)
+		pcap_freecode(&r->progs[k].prog);
 	ring_destroy(&r->ring);
 	free(r);
+}
+
+uint64_t reader_filtered(struct reader *r)
+{
+	return atomic_load_explicit(&r->filtered, memory_order_relaxed);
+}
+
+int reader_check_filter(const char *bpf, char *err, size_t errlen)
+{
+	pcap_t *dead = pcap_open_dead(DLT_EN10MB, READER_MAX_FRAME);
+	struct bpf_program prog;
+	int rc = 0;
+
+	if (!dead) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (pcap_compile(dead, &prog, bpf, 1, PCAP_NETMASK_UNKNOWN) < 0) {
+		snprintf(err, errlen, "%s", pcap_geterr(dead));
+		rc = -1;
+	} else {
+		pcap_freecode(&prog);
+	}
+	pcap_close(dead);
+	return rc;
 }

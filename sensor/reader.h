@@ -7,8 +7,10 @@
  * happened; one consumer takes the records out in place and releases them in
  * the order it got them. The stream always ends with RD_DONE: after every
  * file, or after the first file that could not be opened (RD_OPEN_ERROR) or
- * whose link type accept_dlt refused (RD_BAD_LINK); no file after those is
+ * whose link type accept_dlt refused (RD_BAD_LINK), or for whose link
+ * type the filter does not compile (RD_OPEN_ERROR); no file after those is
  * opened. A file damaged part-way (RD_DAMAGED) does not end the stream.
+ * With a filter, only the frames that match it are copied.
  *
  * A record returned by reader_next() stays valid, and in place, until it is
  * released; holding one record while taking the next is what a one-frame
@@ -63,6 +65,9 @@ struct reader_config {
 	size_t ring_bytes;          /* 0: READER_DEFAULT_RING; rounded up to a power
 				     * of two of at least four of the largest records */
 	int (*accept_dlt)(int dlt); /* NULL: every link type */
+	const char *bpf;            /* a pcap-filter(7) expression frames must match,
+				     * or NULL; compiled for each link type met
+				     * (reader_check_filter tells a bad one first) */
 };
 
 struct reader;
@@ -81,6 +86,15 @@ void reader_release(struct reader *r, const struct reader_rec *rec);
 /* Bytes of file `file` the reader has read (updated every 64 KiB; not for
  * a file of unknown size), or UINT64_MAX once it has gone past that file. */
 uint64_t reader_progress(struct reader *r, unsigned file);
+
+/* Frames the filter left out so far (read after RD_DONE for the total). */
+uint64_t reader_filtered(struct reader *r);
+
+/* Does expression bpf compile (for Ethernet)? 0, or -1 with libpcap's reason
+ * in err. A filter that compiles there may still not for another link type
+ * ("ether host" on raw IP): the stream then ends with RD_OPEN_ERROR naming
+ * the file, the filter and the link type. */
+int reader_check_filter(const char *bpf, char *err, size_t errlen);
 
 /* Stop the reader (wherever it is) and join its thread; records not
  * released are dropped. NULL is fine. */

@@ -103,6 +103,17 @@ expect 1 "$T/cut.pcap.gz: gzip: the file ends inside a member (cut short?) after
 n=$("$EW" events -d "$T/cutgz.db" --json | wc -l)
 [ "$n" -gt 0 ] && ok || bad "a cut .gz kept no events"
 
+# A filter (-f) keeps the packets it matches, on every link type of a file,
+# and the summary counts the others; a bad one, or one that does not apply
+# to a link type in the file, exits 2 naming it.
+expect 0 "" -- "$EW" replay -d "$T/flt.db" -f "udp port 35021 or udp port 35024" "$PCAPS/link_multi.pcapng"
+grep -q "4 packets (7 left out by the filter)" "$T/out" && ok || bad "filter summary: $(head -1 "$T/out")"
+[ "$("$EW" events -d "$T/flt.db" | grep -c "ng-eth\|ng-ipv4")" = 4 ] &&
+	[ "$("$EW" events -d "$T/flt.db" | wc -l)" = 4 ] && ok || bad "the filter kept other events"
+expect 2 'bad filter "hots 1": can.t parse filter expression' -- "$EW" replay -d "$T/flt2.db" -f "hots 1" "$PCAPS/dns_basic.pcap"
+expect 2 "link_multi.pcapng: filter \"ether src 2:0:0:99:0:a\" does not apply to link type RAW" -- \
+	"$EW" replay -d "$T/flt3.db" -f "ether src 2:0:0:99:0:a" "$PCAPS/link_multi.pcapng"
+
 # A pcapng cut inside a block: the same, in pcapng.c's words.
 size=$(wc -c < "$PCAPS/link_multi.pcapng")
 head -c $((size - 30)) "$PCAPS/link_multi.pcapng" > "$T/cut.pcapng"

@@ -604,6 +604,102 @@ out:
 	unlink(src);
 }
 
+/* A pcapng of one interface per link type in lt[0..n), one frame of len
+ * bytes on each, in that order. */
+static void write_ng(const char *path, const uint16_t *lt, unsigned n, unsigned len)
+{
+	FILE *f = fopen(path, "wb");
+	uint32_t w[8];
+	static uint8_t frame[256];
+
+	if (!f || len > sizeof(frame)) {
+		CHECK(!"write_ng");
+		return;
+	}
+	memset(frame, 0x45, sizeof(frame));
+	w[0] = 0x0A0D0D0A, w[1] = 28, w[2] = 0x1A2B3C4D, w[3] = 1, w[4] = 0xffffffff,
+	w[5] = 0xffffffff, w[6] = 28;
+	fwrite(w, 4, 7, f);
+	for (unsigned i = 0; i < n; i++) {
+		w[0] = 1, w[1] = 20, w[2] = lt[i], w[3] = 0, w[4] = 20;
+		fwrite(w, 4, 5, f);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t blen = 32 + ((len + 3) & ~3u);
+		w[0] = 6, w[1] = blen, w[2] = i, w[3] = 0, w[4] = 1000 + i, w[5] = len, w[6] = len;
+		fwrite(w, 4, 7, f);
+		fwrite(frame, 1, (len + 3) & ~3u, f);
+		fwrite(&blen, 4, 1, f);
+	}
+	fclose(f);
+}
+
+/* The filter: compiled for each link type met (more of them than it keeps
+ * compiled at once), frames that fail it left out and counted, a filter
+ * that does not apply to a link type ending the stream with the reason. */
+static void test_filter(void)
+{
+	static const uint16_t lt[] = {1, 101, 113, 276, 228, 229, 0, 108, 9, 50, 51,
+				      104, 107, 10, 239, 105, 127, 1, 101, 113};
+	const unsigned n = sizeof(lt) / sizeof(lt[0]);
+	char ng[512];
+	path_in(ng, sizeof(ng), "filter.pcapng");
+	write_ng(ng, lt, n, 60);
+	char *paths[] = {ng};
+	char err[256];
+
+	for (int k = 0; k < 3; k++) {
+		static const char *const bpf[] = {"len >= 60", "len > 60", "len = 60 and less 60"};
+		struct reader_config cfg = {.paths = paths, .npaths = 1, .bpf = bpf[k]};
+		struct reader *r = NULL;
+		CHECK(reader_open(&r, &cfg, err, sizeof(err)) == 0);
+		if (!r)
+			continue;
+		const struct reader_rec *rec;
+		unsigned frames = 0, done = 0;
+		while (!done && (rec = next_rec(r))) {
+			frames += rec->kind == RD_FRAME;
+			if (rec->kind == RD_FRAME)
+				CHECK_EQ(rec->dlt, lt[frames - 1] == 101 ? DLT_RAW : lt[frames - 1]);
+			done = rec->kind == RD_DONE;
+			reader_release(r, rec);
+		}
+		CHECK(done);
+		CHECK_EQ(frames, k == 1 ? 0 : n);
+		CHECK_EQ(reader_filtered(r), k == 1 ? n : 0);
+		reader_close(r);
+	}
+
+	/* "ether host" compiles for Ethernet, not for raw IP: frame 0, then
+	 * the error naming the file, the filter and the link type */
+	struct reader_config cfg = {.paths = paths, .npaths = 1, .bpf = "ether host 2:0:0:0:0:1"};
+	CHECK_EQ(reader_check_filter(cfg.bpf, err, sizeof(err)), 0);
+	struct reader *r = NULL;
+	CHECK(reader_open(&r, &cfg, err, sizeof(err)) == 0);
+	if (r) {
+		const struct reader_rec *rec;
+		int kinds[8], nk = 0;
+		char msg[1024] = "";
+		while (nk < 8 && (rec = next_rec(r))) {
+			kinds[nk++] = rec->kind;
+			if (rec->kind == RD_OPEN_ERROR)
+				snprintf(msg, sizeof(msg), "%s", (const char *)rec->data);
+			reader_release(r, rec);
+			if (kinds[nk - 1] == RD_DONE)
+				break;
+		}
+		CHECK(nk == 3 && kinds[0] == RD_FILE && kinds[1] == RD_OPEN_ERROR && kinds[2] == RD_DONE);
+		CHECK_EQ(reader_filtered(r), 1); /* the Ethernet frame is not from 2:0:0:0:0:1 */
+		CHECK(strstr(msg, "filter \"ether host 2:0:0:0:0:1\" does not apply to link type RAW: ") !=
+		      NULL);
+		CHECK(strncmp(msg, ng, strlen(ng)) == 0);
+		reader_close(r);
+	}
+	CHECK_EQ(reader_check_filter("hots 1", err, sizeof(err)), -1);
+	CHECK(strstr(err, "syntax error") != NULL);
+	unlink(ng);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -619,6 +715,7 @@ int main(void)
 	test_small_ring();
 	test_stop();
 	test_fifo();
+	test_filter();
 	rmdir(dir);
 	return check_done();
 }
