@@ -6,6 +6,7 @@
  * damage is kept), 2 on a usage or input error; always with one line on
  * stderr naming the file at fault.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -72,7 +73,8 @@ static void usage_main(FILE *f)
 	      "                                  HTTP API and dashboard over a database (docs/api.md)\n"
 	      "  events [-d DB] [--json] [--kind K] [--since-id N] [--limit N]\n"
 	      "                                  list stored events (dns, http, tls, icmp)\n"
-	      "  alerts [-d DB] [--json] [--class C] [--since-id N] [--limit N]\n"
+	      "  alerts [-d DB] [--json] [--class C] [--severity S] [--src ADDR] [--since-id N]\n"
+	      "         [--limit N]\n"
 	      "                                  list stored alerts\n"
 	      "  rules check RULES...            validate rules files (docs/rules.md)\n"
 	      "  version                         print the version\n"
@@ -801,14 +803,22 @@ static void usage_events(FILE *f)
 }
 
 /* What `events` and `alerts` share: the same options, one filter each. */
+struct list_opts {
+	const char *db, *filter;     /* filter: the --kind or --class value */
+	const char *severity, *src;  /* alerts only: a minimum level, a source address */
+	char src_buf[64];            /* src in inet_ntop's spelling */
+	int64_t since_id, limit;
+	int json;
+};
+
 struct list_cmd {
 	const char *name;            /* "events" or "alerts" */
 	const char *filter;          /* the filter option: "kind" or "class" */
+	int alert_filters;           /* --severity and --src too */
 	void (*usage)(FILE *f);
 	int (*valid)(const char *v); /* the filter's value is one we know */
 	const char *want;            /* what valid() accepts, for the message */
-	int (*print)(const char *db, const char *filter, int64_t since_id, int64_t limit,
-		     int json);
+	int (*print)(const struct list_opts *o);
 };
 
 static int valid_kind(const char *v)
@@ -821,18 +831,17 @@ static int valid_class(const char *v)
 	return alerts_class_index(v) >= 0;
 }
 
-static int print_events(const char *db, const char *kind, int64_t since_id, int64_t limit,
-			int json)
+static int print_events(const struct list_opts *o)
 {
-	struct event_filter f = {.kind = kind, .since_id = since_id, .limit = limit};
-	return query_print_events(db, &f, stdout, json);
+	struct event_filter f = {.kind = o->filter, .since_id = o->since_id, .limit = o->limit};
+	return query_print_events(o->db, &f, stdout, o->json);
 }
 
-static int print_alerts(const char *db, const char *cls, int64_t since_id, int64_t limit,
-			int json)
+static int print_alerts(const struct list_opts *o)
 {
-	struct alert_filter f = {.class_name = cls, .since_id = since_id, .limit = limit};
-	return query_print_alerts(db, &f, stdout, json);
+	struct alert_filter f = {.class_name = o->filter, .severity = o->severity, .src = o->src,
+				 .since_id = o->since_id, .limit = o->limit};
+	return query_print_alerts(o->db, &f, stdout, o->json);
 }
 
 static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
@@ -844,24 +853,30 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 		{"since-id", required_argument, NULL, 'S'},
 		{"limit", required_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
+		/* alerts only (the last two, cut off for events) */
+		{"severity", required_argument, NULL, 'V'},
+		{"src", required_argument, NULL, 'R'},
 		{NULL, 0, NULL, 0},
 	};
+	struct option used[sizeof(opts) / sizeof(opts[0])];
+	struct list_opts o = {.db = DEFAULT_DB, .limit = -1};
 	char shorts[16];
-	const char *db = DEFAULT_DB, *filter = NULL;
-	int64_t since_id = 0, limit = -1;
-	int json = 0, opt;
+	int opt;
 
+	memcpy(used, opts, sizeof(opts));
+	if (!lc->alert_filters)
+		memset(&used[6], 0, 2 * sizeof(used[0]));
 	/* -k for --kind, -c for --class */
 	snprintf(shorts, sizeof(shorts), "d:j%c:n:h", lc->filter[0]);
-	while ((opt = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, shorts, used, NULL)) != -1) {
 		if (opt == lc->filter[0])
 			opt = 'F';
 		switch (opt) {
 		case 'd':
-			db = optarg;
+			o.db = optarg;
 			break;
 		case 'j':
-			json = 1;
+			o.json = 1;
 			break;
 		case 'F':
 			if (!lc->valid(optarg)) {
@@ -869,14 +884,34 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 					lc->filter, optarg, lc->want);
 				return EXIT_USAGE;
 			}
-			filter = optarg;
+			o.filter = optarg;
 			break;
+		case 'V':
+			if (query_severity_level(optarg) < 0) {
+				fprintf(stderr, "egresswatch %s: --severity %s: want info, low, "
+						"medium, high or critical\n", lc->name, optarg);
+				return EXIT_USAGE;
+			}
+			o.severity = optarg;
+			break;
+		case 'R': {
+			unsigned char a[16];
+			int af = strchr(optarg, ':') ? AF_INET6 : AF_INET;
+			if (inet_pton(af, optarg, a) != 1 ||
+			    !inet_ntop(af, a, o.src_buf, sizeof(o.src_buf))) {
+				fprintf(stderr, "egresswatch %s: --src %s: not an IPv4 or IPv6 "
+						"address\n", lc->name, optarg);
+				return EXIT_USAGE;
+			}
+			o.src = o.src_buf;
+			break;
+		}
 		case 'S':
-			if (parse_i64(lc->name, "since-id", optarg, 0, INT64_MAX, &since_id) < 0)
+			if (parse_i64(lc->name, "since-id", optarg, 0, INT64_MAX, &o.since_id) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'n':
-			if (parse_i64(lc->name, "limit", optarg, 0, INT64_MAX, &limit) < 0)
+			if (parse_i64(lc->name, "limit", optarg, 0, INT64_MAX, &o.limit) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'h':
@@ -891,7 +926,7 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 		fprintf(stderr, "egresswatch %s: unexpected argument %s\n", lc->name, argv[optind]);
 		return EXIT_USAGE;
 	}
-	return lc->print(db, filter, since_id, limit, json) < 0 ? EXIT_RUNTIME : 0;
+	return lc->print(&o) < 0 ? EXIT_RUNTIME : 0;
 }
 
 static int cmd_events(int argc, char **argv)
@@ -905,7 +940,8 @@ static int cmd_events(int argc, char **argv)
 
 static void usage_alerts(FILE *f)
 {
-	fputs("usage: egresswatch alerts [-d DB] [--json] [--class C] [--since-id N] [--limit N]\n"
+	fputs("usage: egresswatch alerts [-d DB] [--json] [--class C] [--severity S] [--src ADDR]\n"
+	      "                          [--since-id N] [--limit N]\n"
 	      "\n"
 	      "List stored alerts in id order: a table, or with --json one JSON object per\n"
 	      "line, the shape GET /api/v1/alerts gives (docs/api.md).\n"
@@ -913,6 +949,9 @@ static void usage_alerts(FILE *f)
 	      "  -d, --db DB       SQLite database (default ./" DEFAULT_DB ")\n"
 	      "  -j, --json        JSON lines\n"
 	      "  -c, --class C     only alerts of class C (dns_tunnel, metadata_probe, ...)\n"
+	      "      --severity S  only alerts of severity S or higher (info, low, medium,\n"
+	      "                    high, critical)\n"
+	      "      --src ADDR    only alerts from source address ADDR\n"
 	      "      --since-id N  only alerts with id > N\n"
 	      "  -n, --limit N     at most N alerts (default: all)\n"
 	      "  -h, --help        this text\n",
@@ -922,7 +961,7 @@ static void usage_alerts(FILE *f)
 static int cmd_alerts(int argc, char **argv)
 {
 	static const struct list_cmd lc = {
-		.name = "alerts", .filter = "class", .usage = usage_alerts,
+		.name = "alerts", .filter = "class", .alert_filters = 1, .usage = usage_alerts,
 		.valid = valid_class, .want = "one of the classes of docs/detection.md",
 		.print = print_alerts,
 	};

@@ -114,6 +114,20 @@ expect 2 'bad filter "hots 1": can.t parse filter expression' -- "$EW" replay -d
 expect 2 "link_multi.pcapng: filter \"ether src 2:0:0:99:0:a\" does not apply to link type RAW" -- \
 	"$EW" replay -d "$T/flt3.db" -f "ether src 2:0:0:99:0:a" "$PCAPS/link_multi.pcapng"
 
+# alerts --severity (a minimum) and --src (any spelling inet_pton takes).
+"$EW" replay -q -d "$T/al.db" -c "$PCAPS/../tests/detect/sandbox.yaml" "$PCAPS/demo.pcap"
+all=$("$EW" alerts -d "$T/al.db" --json | wc -l)
+high=$("$EW" alerts -d "$T/al.db" --json | grep -c '"severity":"\(high\|critical\)"')
+[ "$all" -gt "$high" ] && [ "$high" -gt 0 ] &&
+	[ "$("$EW" alerts -d "$T/al.db" --json --severity high | wc -l)" = "$high" ] &&
+	[ "$("$EW" alerts -d "$T/al.db" --json --severity 4 | wc -l)" = "$high" ] && ok ||
+	bad "alerts --severity high: not the $high of $all that are high or critical"
+[ "$("$EW" alerts -d "$T/al.db" --src 10.99.0.10 | wc -l)" = "$all" ] &&
+	[ "$("$EW" alerts -d "$T/al.db" --src 10.99.0.11 | wc -l)" = 0 ] && ok || bad "alerts --src"
+expect 2 "--severity loud: want info, low, medium, high or critical" -- "$EW" alerts -d "$T/al.db" --severity loud
+expect 2 "--src 10.99.0.010: not an IPv4 or IPv6 address" -- "$EW" alerts -d "$T/al.db" --src 10.99.0.010
+expect 2 "unrecognized option '--severity'" -- "$EW" events -d "$T/al.db" --severity high
+
 # A pcapng cut inside a block: the same, in pcapng.c's words.
 size=$(wc -c < "$PCAPS/link_multi.pcapng")
 head -c $((size - 30)) "$PCAPS/link_multi.pcapng" > "$T/cut.pcapng"
