@@ -41,6 +41,9 @@ Files (all Ethernet unless stated):
                      then a big-endian section with IPv4 (linktype 228, ms) and NULL;
                      a DNS pair on each IP interface, a beacon-like 802.11 frame, and a
                      name resolution and a statistics block to skip.
+  dup_blocks.pcapng  dns_tcp.pcap's packets on two Ethernet interfaces, each interface's
+                     in a block of its own (as dumpcap writes them): every DNS message
+                     is reported once, as by tshark.
   link_null.pcap     BSD loopback (linktype 0): AF_INET 2, AF_INET6 as 24 (Net/OpenBSD),
                      28 (FreeBSD) and 30 (Darwin), little-endian family field.
   dns_ipv6.pcap      DNS over IPv6: a query behind a Hop-by-Hop header, the answer behind
@@ -717,6 +720,21 @@ def gen_links(out):
         ("other", 5, struct.pack(">IIIHH", 0, 0, 0, 0, 0)),  # interface statistics
         ("epb", 1, t[10], struct.pack(">I", 2) + bytes(ip4_udp(DNS4, CLIENT4, 53, 35025, r5, 0x4125))),
     ]
+    # dns_tcp.pcap's packets captured on two interfaces, each interface's in
+    # a block of its own, as dumpcap writes them: the second copy of the
+    # closed connection is that connection again (tshark: retransmissions),
+    # so each DNS message is reported once
+    with open(os.path.join(out, "dns_tcp.pcap"), "rb") as f:
+        raw = f.read()
+    copies, off = [], 24
+    while off < len(raw):
+        sec, usec, cl, _ = struct.unpack("<IIII", raw[off:off + 16])
+        copies.append((sec * 1000000 + usec, raw[off + 16:off + 16 + cl]))
+        off += 16 + cl
+    write_pcapng_sections(os.path.join(out, "dup_blocks.pcapng"), [
+        ("<", [(LINKTYPE_ETHERNET, "veth-a", None), (LINKTYPE_ETHERNET, "br0", None)],
+         [("epb", i, ts, data) for i in (0, 1) for ts, data in copies])])
+
     write_pcapng_sections(os.path.join(out, "link_multi.pcapng"), [
         ("<", [(LINKTYPE_ETHERNET, "eth0", None), (LINKTYPE_RAW, "tun0", 9),
                (LINKTYPE_LINUX_SLL2, "any", 0x80 | 20), (105, "wlan0mon", 6)], first),

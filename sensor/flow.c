@@ -1222,7 +1222,13 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 
 	int pure_syn = p->proto == PROTO_TCP && (p->tcp_flags & (TH_SYN | TH_ACK)) == TH_SYN;
 	if (f && pure_syn) {
-		if (flow_closed(f)) {
+		if (flow_closed(f) && dir == 0 && f->st[0].isn_set && f->st[0].isn == p->seq + 1) {
+			/* the closed connection's own SYN again, with its ISN: a
+			 * copy (a capture on two interfaces that wrote each one's
+			 * packets in a block of its own, as dumpcap does) or a
+			 * retransmission, not a new connection; its segments are
+			 * old bytes, which reassembly does not hand on twice */
+		} else if (flow_closed(f)) {
 			flow_end(ft, f); /* port reuse: the old connection is over */
 			ft->stats.expired++;
 			f = NULL;

@@ -289,6 +289,22 @@ static void test_state(void)
 	tcp(ft, C_IP, 41000, S_IP, 80, TH_ACK | TH_FIN, 1019, 5019, NULL, SEC, &dir);
 	CHECK(!(f->state & (FLOW_RST | FLOW_RST_INIT | FLOW_MIDSTREAM | FLOW_UNREACH)));
 
+	/* The same connection again, every packet a copy (dumpcap on two
+	 * interfaces writes each one's packets in a block of its own): its SYN
+	 * carries the closed flow's ISN, so it is that flow, and its data is
+	 * old bytes, reassembled once. */
+	uint64_t first_id = f->id, created = flow_table_stats(ft)->created;
+	struct flow *g = tcp(ft, C_IP, 41000, S_IP, 80, TH_SYN, 1000, 0, NULL, 2 * SEC, &dir);
+	CHECK(g == f && g->id == first_id);
+	tcp(ft, S_IP, 80, C_IP, 41000, TH_SYN | TH_ACK, 5000, 1001, NULL, 2 * SEC, &dir);
+	tcp(ft, C_IP, 41000, S_IP, 80, TH_ACK | TH_PUSH, 1001, 5001, "GET / HTTP/1.0\r\n\r\n",
+	    2 * SEC, &dir);
+	tcp(ft, S_IP, 80, C_IP, 41000, TH_ACK | TH_PUSH, 5001, 1019, "HTTP/1.0 200 OK\r\n",
+	    2 * SEC, &dir);
+	CHECK(stream_is(f, 0, "GET / HTTP/1.0\r\n\r\n"));
+	CHECK(stream_is(f, 1, "HTTP/1.0 200 OK\r\n"));
+	CHECK_EQ(flow_table_stats(ft)->created, created);
+
 	/* SYN with no reply (retransmitted). */
 	f = tcp(ft, C_IP, 41001, S_IP, 25, TH_SYN, 77, 0, NULL, SEC, &dir);
 	tcp(ft, C_IP, 41001, S_IP, 25, TH_SYN, 77, 0, NULL, 2 * SEC, &dir);
