@@ -104,19 +104,27 @@ static int fill(struct instream *s)
 	return 1;
 }
 
+/* Input for the decompressor's next step: 1; 0 when the file ended between
+ * members or frames; -1 when it ended inside one (cut: the reason is cut)
+ * or could not be read. */
+static int more_input(struct instream *s, const char *cut)
+{
+	int r = fill(s);
+	if (r == 0 && !s->between) {
+		fail(s, cut);
+		return -1;
+	}
+	return r;
+}
+
 static ssize_t gz_read(struct instream *s, uint8_t *buf, size_t n)
 {
 	size_t got = 0;
 
 	while (got == 0) {
-		int r = fill(s);
-		if (r < 0)
-			return -1;
-		if (r == 0) {
-			if (s->between)
-				return 0;
-			return fail(s, "gzip: the file ends inside a member (cut short?)");
-		}
+		int r = more_input(s, "gzip: the file ends inside a member (cut short?)");
+		if (r <= 0)
+			return r;
 		if (s->between) {
 			/* another member, or bytes that are not one (padding
 			 * after the last member, as gzip itself ignores) */
@@ -151,14 +159,9 @@ static ssize_t zstd_read(struct instream *s, uint8_t *buf, size_t n)
 	size_t got = 0;
 
 	while (got == 0) {
-		int r = fill(s);
-		if (r < 0)
-			return -1;
-		if (r == 0) {
-			if (s->between)
-				return 0;
-			return fail(s, "zstd: the file ends inside a frame (cut short?)");
-		}
+		int r = more_input(s, "zstd: the file ends inside a frame (cut short?)");
+		if (r <= 0)
+			return r;
 		ZSTD_inBuffer ib = {s->in, s->in_len, s->in_pos};
 		ZSTD_outBuffer ob = {buf, n, got};
 		size_t zr = ZSTD_decompressStream(s->zs, &ob, &ib);
