@@ -54,7 +54,7 @@ enum sev { SEV_INFO = 1, SEV_LOW, SEV_MEDIUM, SEV_HIGH, SEV_CRITICAL };
 /* What a flow has already raised (the low bits of a cache key). */
 enum seen_tag {
 	K_PROXY_BYPASS = 1, K_UDP_EGRESS, K_ICMP_EGRESS, K_IPV6_EGRESS, K_DNS_OVER_TCP,
-	K_DOH_ADDR, K_SMTP, K_OTHER_PROTO,
+	K_DOH_ADDR, K_SMTP, K_OTHER_PROTO, K_SRCROUTE,
 	K_OUTER = 16, /* added to a tag raised for a tunnel's outermost datagram */
 };
 #define SEEN_TAG_BITS 5
@@ -419,6 +419,24 @@ static void raise_conn(struct egress_state *st, struct emit *out, const struct p
 	emit_alert(out, p, cls, sev, score, subject, detail, NULL, NULL);
 }
 
+/* proxy_bypass for a packet whose source route ends outside: subject the
+ * route's last address (with the port), the header's destination named as
+ * the hop it goes through first. */
+static void raise_srcroute(struct egress_state *st, struct emit *out, const struct pkt *p,
+			   unsigned tag)
+{
+	char subject[SUBJECT_LEN], via[64], detail[DETAIL_LEN];
+
+	if (!(tag & K_OUTER) && seen_once(st, p->flow, tag | K_SRCROUTE))
+		return;
+	addr_port(subject, sizeof(subject), p->ipv, p->route_to, p->dport);
+	text_addr(via, sizeof(via), p->ipv, p->dst);
+	snprintf(detail, sizeof(detail),
+		 "IP packet source-routed to %.80s through %.64s, not through an allowed proxy",
+		 subject, via);
+	emit_alert(out, p, "proxy_bypass", SEV_HIGH, 90, subject, detail, NULL, NULL);
+}
+
 /* domain_not_allowed for name[0..len) (already without port), if an
  * allowlist is set and the name is outside it. */
 static void check_domain(const struct rules *r, struct emit *out, const struct pkt *p,
@@ -513,6 +531,11 @@ static int judge(struct egress_state *st, struct emit *out, const struct pkt *p,
 	    !addr_allowed(r, 6, p->dst))
 		raise_conn(st, out, p, tag | K_IPV6_EGRESS, "ipv6_egress", SEV_HIGH, 80,
 			   "IPv6 traffic");
+	/* A source route names where the packet is to end: the header's
+	 * destination may be the proxy, and the last hop outside. */
+	if ((p->flags & PKT_SRCROUTE) && !addr_allowed(r, p->ipv, p->route_to) &&
+	    !segment_only(p->ipv, p->route_to))
+		raise_srcroute(st, out, p, tag);
 	/* A fragment is judged in its whole datagram, or (PKT_L4_BAD too)
 	 * once the fragment table gave up on that datagram. */
 	if (frag && !bad)
@@ -809,6 +832,9 @@ static void on_icmp(struct egress_state *st, const struct obs *o, struct emit *o
 	const struct pkt *p = o->pkt;
 	char what[64];
 
+	if ((p->flags & PKT_SRCROUTE) && judged_source(r, p->ipv, p->src) &&
+	    !addr_allowed(r, p->ipv, p->route_to) && !segment_only(p->ipv, p->route_to))
+		raise_srcroute(st, out, p, 0);
 	/* Only a message that starts something is egress; errors, replies,
 	 * neighbour discovery and router messages answer or keep the link. */
 	if (!icmp_starts(p->ipv, (unsigned)o->type) || !judged_source(r, p->ipv, p->src) ||

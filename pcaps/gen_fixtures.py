@@ -71,11 +71,14 @@ Files (all Ethernet unless stated):
                      datagram (a UDP first fragment, a lone protocol-253 middle, a
                      fragment whose length is not a multiple of 8, VXLAN carrying the first
                      fragment of a DNS query), an ICMP timestamp request and an ICMP
-                     type 200 with data; and what must stay
+                     type 200 with data, a SYN for the proxy and DNS for the resolver
+                     source-routed (IPv4 loose source route, IPv6 segment routing
+                     header) to hosts outside; and what must stay
                      quiet: an underlay GRE between two hosts outside the sandbox, IGMP to
                      224.0.0.22, SCTP to a sandbox host, a broken TCP header to the proxy,
                      a DNS query to the resolver in two fragments, a lone middle
-                     fragment to the resolver, and an ICMP port unreachable.
+                     fragment to the resolver, an ICMP port unreachable, a source route
+                     with every hop taken and one that ends at the resolver.
 """
 import base64
 import calendar
@@ -87,9 +90,9 @@ import sys
 import logging
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
 from scapy.layers.l2 import Ether, Dot1Q, Dot1AD, CookedLinux, CookedLinuxV2  # noqa: E402
-from scapy.layers.inet import IP, UDP, TCP, ICMP  # noqa: E402
+from scapy.layers.inet import IP, UDP, TCP, ICMP, IPOption_LSRR, IPOption_SSRR  # noqa: E402
 from scapy.layers.inet6 import (IPv6, IPv6ExtHdrHopByHop, IPv6ExtHdrDestOpt,  # noqa: E402
-                                IPv6ExtHdrFragment, PadN)
+                                IPv6ExtHdrFragment, IPv6ExtHdrSegmentRouting, PadN)
 from scapy.packet import Raw  # noqa: E402
 
 BASE_US = calendar.timegm((2026, 11, 29, 10, 0, 0)) * 1000000
@@ -1064,6 +1067,23 @@ def gen_egress_paths(out):
     send(IP(src=CLIENT4, dst=DNS4, id=0x5213, flags="MF", frag=0, proto=17) / Raw(udp[:16]))
     send(IP(src=CLIENT4, dst=DNS4, id=0x5213, frag=2, proto=17) / Raw(udp[16:]), 1000)
     send(IP(src=CLIENT4, dst=DNS4, id=0x5214, flags="MF", frag=4, proto=17) / Raw(b"z" * 8))
+    # source routes that end outside: a SYN for the proxy whose loose source
+    # route names a host outside last, and DNS for the resolver (IPv6, in
+    # the sandbox's range) through a segment routing header whose last
+    # segment is outside; quiet: a route whose hops are all taken, and a
+    # strict route that ends at the resolver
+    send(IP(src=CLIENT4, dst="10.99.0.2", id=0x521a,
+            options=[IPOption_LSRR(pointer=4, routers=[OUTSIDE % 40])]) /
+         TCP(sport=42020, dport=8080, flags="S", seq=11))
+    send(IPv6(src=CLIENT6, dst=DNS6) /
+         IPv6ExtHdrSegmentRouting(addresses=["2001:db8::41", DNS6], segleft=1) /
+         UDP(sport=42021, dport=53) / Raw(dns_msg(0x5103, qd=[("route.example.com", "A")])))
+    send(IP(src=CLIENT4, dst="10.99.0.2", id=0x521b,
+            options=[IPOption_LSRR(pointer=8, routers=[OUTSIDE % 42])]) /
+         TCP(sport=42022, dport=8080, flags="S", seq=12))
+    send(IP(src=CLIENT4, dst="10.99.0.2", id=0x521c,
+            options=[IPOption_SSRR(pointer=4, routers=[DNS4])]) /
+         UDP(sport=42023, dport=53) / Raw(dns_msg(0x5104, qd=[("ok.example.com", "A")])))
     write_pcap(os.path.join(out, "egress_paths.pcap"), LINKTYPE_ETHERNET, recs)
 
 

@@ -1412,6 +1412,40 @@ static enum decode_result frag_input(struct decoder *d, struct view *v, const st
 
 /* ---- network ------------------------------------------------------------- */
 
+/*
+ * An IPv4 loose (131) or strict (137) source route among options o, with
+ * hops left (its pointer not past its addresses): the last address is where
+ * the packet is meant to end (RFC 791 3.1). Options that lie end the walk;
+ * the datagram is judged by its header as before.
+ */
+static void ip4_srcroute(struct cur o, struct pkt *p)
+{
+	while (cur_left(&o) > 0) {
+		uint8_t type = cur_u8(&o), len;
+		if (type == 0) /* end of options */
+			return;
+		if (type == 1) /* no-op */
+			continue;
+		len = cur_u8(&o);
+		if (o.err || len < 2)
+			return;
+		struct cur b = cur_take(&o, len - 2u);
+		if (b.err)
+			return;
+		if ((type != 131 && type != 137) || len < 7)
+			continue;
+		uint8_t ptr = cur_u8(&b);
+		size_t n = cur_left(&b) / 4;
+		if (ptr < 4 || ptr > len - 3u)
+			continue; /* every hop taken (or a pointer that lies) */
+		cur_skip(&b, (n - 1) * 4);
+		memset(p->route_to, 0, sizeof(p->route_to));
+		cur_bytes(&b, p->route_to, 4);
+		if (!b.err)
+			p->flags |= PKT_SRCROUTE;
+	}
+}
+
 /* IPv4 from the start of o, narrowed to its total length (which o must
  * have declared room for). */
 static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct pkt *p)
@@ -1441,6 +1475,11 @@ static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct 
 		return tally(d, L_IPV4, DECODE_MALFORMED);
 	if (!cur_has(&v.c, ihl))
 		return tally(d, L_IPV4, DECODE_TRUNCATED); /* options cut */
+	if (ihl > 20) {
+		struct cur opt = v.c;
+		cur_skip(&opt, 20);
+		ip4_srcroute(cur_take(&opt, ihl - 20), p);
+	}
 	cur_skip(&v.c, ihl);
 	p->ipv = 4;
 	if (v.missing)
@@ -1463,7 +1502,7 @@ static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct 
 	r = frag_input(d, &v, &fi, p, &nh, &len);
 	if (r != DECODE_OK)
 		return r;
-	p->flags = PKT_REASSEMBLED;
+	p->flags = PKT_REASSEMBLED | (p->flags & PKT_SRCROUTE);
 	v.c = cur_init(d->rbuf, len);
 	v.missing = 0;
 	v.frame = 0;
@@ -1477,7 +1516,40 @@ static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct 
  * its next header). fh NULL means fragment and hop-by-hop headers are not
  * allowed here (the fragmentable part of a reassembled datagram).
  */
-static enum decode_result ip6_walk(struct view *v, uint8_t *nh, struct ip6_frag *fh)
+/*
+ * An IPv6 routing header h (after its next-header and length bytes) with
+ * segments left: type 0 (RFC 2460, deprecated by RFC 5095) ends at its last
+ * address, a segment routing header (type 4, RFC 8754) at segment 0. Type 2
+ * (mobility: the node's own home address) and type 3 (RPL, compressed) are
+ * not followed.
+ */
+static void ip6_srcroute(struct cur h, struct pkt *p)
+{
+	uint8_t type = cur_u8(&h), left = cur_u8(&h);
+	uint8_t last[16];
+
+	if (h.err || !left)
+		return;
+	if (type == 0) {
+		cur_skip(&h, 4);
+		size_t n = cur_left(&h) / 16;
+		if (!n)
+			return;
+		cur_skip(&h, (n - 1) * 16);
+	} else if (type == 4) {
+		cur_skip(&h, 4); /* last entry, flags, tag */
+	} else {
+		return;
+	}
+	cur_bytes(&h, last, 16);
+	if (h.err)
+		return;
+	memcpy(p->route_to, last, 16);
+	p->flags |= PKT_SRCROUTE;
+}
+
+static enum decode_result ip6_walk(struct view *v, uint8_t *nh, struct ip6_frag *fh,
+				   struct pkt *p)
 {
 	unsigned i;
 
@@ -1499,6 +1571,11 @@ static enum decode_result ip6_walk(struct view *v, uint8_t *nh, struct ip6_frag 
 				return view_short(v, 2);
 			next = cur_u8(&h);
 			hlen = ((size_t)cur_u8(&h) + 1) * 8;
+			if (*nh == 43 && cur_has(&v->c, hlen)) {
+				struct cur rh = v->c;
+				cur_skip(&rh, 2);
+				ip6_srcroute(cur_take(&rh, hlen - 2), p);
+			}
 			break;
 		case 51: /* AH: length in 4-byte units, minus 2 */
 			if (i == IP6_MAX_EXT)
@@ -1568,7 +1645,7 @@ static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct 
 	p->ipv = 6;
 	if (v.missing)
 		p->flags |= PKT_SHORT;
-	r = ip6_walk(&v, &nh, &fh);
+	r = ip6_walk(&v, &nh, &fh, p);
 	if (r != DECODE_OK) {
 		/* The extension headers are cut or lie, but the fixed header
 		 * was whole: the datagram went to p->dst all the same. Handed
@@ -1601,11 +1678,11 @@ static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct 
 	r = frag_input(d, &v, &fi, p, &nh, &len);
 	if (r != DECODE_OK)
 		return r;
-	p->flags = PKT_REASSEMBLED;
+	p->flags = PKT_REASSEMBLED | (p->flags & PKT_SRCROUTE);
 	v.c = cur_init(d->rbuf, len);
 	v.missing = 0;
 	v.frame = 0;
-	r = ip6_walk(&v, &nh, NULL);
+	r = ip6_walk(&v, &nh, NULL, p);
 	if (r != DECODE_OK)
 		return tally(d, L_FRAG, r);
 	p->proto = nh;

@@ -27,6 +27,11 @@ enum pkt_flags {
 	 * bytes are there), but it has no payload, joins no flow and reaches
 	 * only the modules that judge every IP packet (SEL_ALL). */
 	PKT_L4_BAD = 1u << 3,
+	/* The IP header names a route to take before its destination (an
+	 * IPv4 loose or strict source route, an IPv6 routing header of type 0
+	 * or a segment routing header) with hops left: route_to is where the
+	 * sender wants the packet to end up. */
+	PKT_SRCROUTE = 1u << 4,
 };
 
 /* The outermost IP datagram of a frame that carried tunnels (encap > 0):
@@ -55,6 +60,7 @@ struct pkt {
 	uint8_t encap;            /* tunnels opened to reach this IP datagram (decode.h) */
 	struct pkt_hop outer;     /* the outermost datagram, when encap > 0 */
 	uint8_t src[16], dst[16]; /* IPv4 addresses use the first 4 bytes, rest zero */
+	uint8_t route_to[16];     /* PKT_SRCROUTE: the route's last address */
 	uint16_t sport, dport;    /* TCP/UDP ports; 0 otherwise */
 	uint32_t seq, ack;        /* TCP sequence and acknowledgement numbers */
 	uint16_t tcp_win;

@@ -2671,9 +2671,119 @@ static void test_misc(void)
 		CHECK(decode_layer_name((enum decode_layer)l) != NULL);
 }
 
+/*
+ * Source routes: an IPv4 loose or strict route with hops left, an IPv6 type 0
+ * routing header or segment routing header with segments left, set
+ * PKT_SRCROUTE and route_to (the route's last address); an exhausted route,
+ * other routing types and options that lie do not; the flag survives
+ * reassembly of fragments that carry it.
+ */
+static void test_srcroute(void)
+{
+	static const uint8_t out4[4] = {198, 51, 100, 9}, hop4[4] = {192, 0, 2, 7};
+	static const uint8_t out6[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 9};
+	uint8_t l4[64], ip[256], f[512], pl[256];
+	size_t n, e, u;
+	struct h h;
+
+	h_init(&h, NULL);
+	u = mk_udp(l4, 40000, 53, "q", 1);
+	for (int type = 131; type <= 137; type += 6) {
+		/* two addresses, the pointer at the first: hops left */
+		n = mk_ip4(ip, 17, 1, 0, 3, l4, u);
+		ip[20] = (uint8_t)type, ip[21] = 11, ip[22] = 4;
+		memcpy(ip + 23, hop4, 4);
+		memcpy(ip + 27, out4, 4);
+		ip[31] = 0; /* end of options */
+		n = mk_frame(f, DLT_EN10MB, 4, ip, n);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		CHECK(h.p.flags & PKT_SRCROUTE);
+		CHECK(memcmp(h.p.route_to, out4, 4) == 0 && h.p.route_to[4] == 0);
+		CHECK_EQ(h.p.dport, 53);
+	}
+	/* every hop taken (pointer past the addresses), a pointer below 4, a
+	 * length that runs past the options, a record route (7): no route */
+	static const uint8_t ptr_len[][3] = {{131, 11, 12}, {131, 11, 3}, {137, 40, 4}, {7, 11, 4}};
+	for (size_t k = 0; k < sizeof(ptr_len) / sizeof(ptr_len[0]); k++) {
+		n = mk_ip4(ip, 17, 1, 0, 3, l4, u);
+		ip[20] = ptr_len[k][0], ip[21] = ptr_len[k][1], ip[22] = ptr_len[k][2];
+		memcpy(ip + 23, hop4, 4);
+		memcpy(ip + 27, out4, 4);
+		n = mk_frame(f, DLT_EN10MB, 4, ip, n);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		CHECK(!(h.p.flags & PKT_SRCROUTE));
+	}
+	/* a NOP, then the route: found after it */
+	n = mk_ip4(ip, 17, 1, 0, 3, l4, u);
+	ip[20] = 1, ip[21] = 131, ip[22] = 7, ip[23] = 4;
+	memcpy(ip + 24, out4, 4);
+	n = mk_frame(f, DLT_EN10MB, 4, ip, n);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	CHECK(h.p.flags & PKT_SRCROUTE);
+	CHECK(memcmp(h.p.route_to, out4, 4) == 0);
+
+	/* IPv4 fragments, each with the route (its copy bit is set): the
+	 * reassembled datagram keeps the flag */
+	uint8_t big[64];
+	memset(big, 'x', sizeof(big));
+	u = mk_udp(l4, 40000, 53, big, 32); /* 40 bytes: two fragments of 24 and 16 */
+	for (int k = 0; k < 2; k++) {
+		n = mk_ip4(ip, 17, 77, k ? 3 : 0x2000, 2, l4 + 24 * k, k ? u - 24 : 24);
+		ip[20] = 131, ip[21] = 7, ip[22] = 4;
+		memcpy(ip + 23, out4, 4);
+		ip[27] = 0;
+		n = mk_frame(f, DLT_EN10MB, 4, ip, n);
+		enum decode_result r = run_full(&h, DLT_EN10MB, f, n);
+		CHECK_EQ(r, k ? DECODE_OK : DECODE_HELD);
+	}
+	CHECK(h.p.flags & PKT_REASSEMBLED);
+	CHECK(h.p.flags & PKT_SRCROUTE);
+	CHECK(memcmp(h.p.route_to, out4, 4) == 0);
+
+	/* IPv6: type 0 with two addresses, segments left 2: the last */
+	u = mk_udp(l4, 40000, 53, "q", 1);
+	memset(pl, 0, sizeof(pl));
+	pl[0] = 17, pl[1] = 4, pl[2] = 0, pl[3] = 2;
+	memset(pl + 8, 0x11, 16);
+	memcpy(pl + 24, out6, 16);
+	memcpy(pl + 40, l4, u);
+	n = mk_frame(f, DLT_EN10MB, 6, ip, mk_ip6(ip, 43, pl, 40 + u));
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	CHECK(h.p.flags & PKT_SRCROUTE);
+	CHECK(memcmp(h.p.route_to, out6, 16) == 0);
+	CHECK_EQ(h.p.proto, 17);
+	/* a segment routing header (type 4): segment 0 */
+	pl[2] = 4, pl[3] = 1, pl[4] = 1; /* last entry 1 */
+	memcpy(pl + 8, out6, 16);
+	memset(pl + 24, 0x22, 16);
+	n = mk_frame(f, DLT_EN10MB, 6, ip, mk_ip6(ip, 43, pl, 40 + u));
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	CHECK(h.p.flags & PKT_SRCROUTE);
+	CHECK(memcmp(h.p.route_to, out6, 16) == 0);
+	/* no segments left, type 2 (mobility), type 3: no route */
+	static const uint8_t type_left[][2] = {{4, 0}, {0, 0}, {2, 1}, {3, 1}};
+	for (size_t k = 0; k < sizeof(type_left) / sizeof(type_left[0]); k++) {
+		pl[2] = type_left[k][0], pl[3] = type_left[k][1];
+		n = mk_frame(f, DLT_EN10MB, 6, ip, mk_ip6(ip, 43, pl, 40 + u));
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		CHECK(!(h.p.flags & PKT_SRCROUTE));
+	}
+	/* every cut of a type 0 header: no read past, no route from a cut */
+	pl[2] = 0, pl[3] = 2;
+	e = mk_ip6(ip, 43, pl, 40 + u);
+	for (size_t cut = 40; cut < 40 + 40; cut++) {
+		n = mk_frame(f, DLT_EN10MB, 6, ip, e);
+		enum decode_result r = run(&h, DLT_EN10MB, f, 14 + cut, n);
+		CHECK(r == DECODE_OK || r == DECODE_TRUNCATED);
+		CHECK(!(h.p.flags & PKT_SRCROUTE));
+	}
+	h_fini(&h);
+}
+
 int main(void)
 {
 	test_misc();
+	test_srcroute();
 	test_links();
 	test_not_ip();
 	test_vlan();

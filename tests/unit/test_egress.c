@@ -1370,6 +1370,47 @@ static void test_other_paths(void)
 	CHECK_STR(R.a[0].subject, "10.98.0.2");
 	CHECK_STR(R.a[1].subject, "203.0.113.9");
 	CHECK_STR(R.a[2].subject, "10.98.0.53");
+	/* A source route that ends outside: a SYN to the proxy (allowed) whose
+	 * route names 198.51.100.7 last, once a flow; UDP to the resolver; an
+	 * ICMP echo; not when the route ends at an allowed address or inside,
+	 * nor from outside the sandbox */
+	reset();
+	mk(&t, IPPROTO_TCP, SBX, 40000, "10.99.0.2", 8080, TH_SYN);
+	t.p.flags |= PKT_SRCROUTE;
+	inet_pton(AF_INET, OUT, t.p.route_to);
+	pkt_in(&md, &t.p);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	CHECK_STR(R.a[0].subject, "198.51.100.7:8080");
+	CHECK(strstr(R.a[0].detail, "source-routed to 198.51.100.7:8080 through 10.99.0.2") != NULL);
+	reset();
+	mk(&t, IPPROTO_UDP, SBX, 40001, "10.98.0.53", 53, 0);
+	t.p.flags |= PKT_SRCROUTE;
+	inet_pton(AF_INET, OUT, t.p.route_to);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	CHECK_EQ(R.n, 1);
+	reset();
+	mk(&t, IPPROTO_ICMP, SBX, 0, "10.99.0.20", 0, 0);
+	t.p.flags |= PKT_SRCROUTE;
+	inet_pton(AF_INET, OUT, t.p.route_to);
+	icmp_obs(&md, &t.p, 8, 56, 500);
+	CHECK_EQ(count("proxy_bypass"), 1);
+	CHECK_STR(R.a[0].subject, "198.51.100.7");
+	reset();
+	static const char *const ends[] = {"192.0.2.10", "10.99.0.20", "224.0.0.9"};
+	for (size_t k = 0; k < 3; k++) {
+		mk(&t, IPPROTO_TCP, SBX, (unsigned)(40010 + k), "10.99.0.2", 8080, TH_SYN);
+		t.p.flags |= PKT_SRCROUTE;
+		inet_pton(AF_INET, ends[k], t.p.route_to);
+		pkt_in(&md, &t.p);
+	}
+	mk(&t, IPPROTO_TCP, OUT, 40020, "10.99.0.2", 8080, TH_SYN);
+	t.p.flags |= PKT_SRCROUTE;
+	inet_pton(AF_INET, "198.51.100.8", t.p.route_to);
+	pkt_in(&md, &t.p);
+	CHECK_EQ(R.n, 0);
 	/* IPv6: ipv6_egress as well */
 	reset();
 	mk(&t, 132, SBX6, 0, OUT6, 0, 0);
