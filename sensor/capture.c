@@ -2,18 +2,20 @@
  * capture.c - packet sources for capture.h: libpcap, and pcapng.c for
  * pcapng files.
  *
- * A file's first four bytes choose its reader: pcapng's block type goes to
- * pcapng.c (each packet with its own interface's link type, which libpcap
- * 1.10 cannot give), anything else to libpcap. A stream that cannot seek
- * back over those bytes (stdin, a pipe) is handed to libpcap through a
- * stdio cookie that reads them first.
+ * A file's first four bytes, read with read(2), choose its reader: gzip's
+ * or zstd's magic puts instream.c under it (and the first four inflated
+ * bytes choose again); pcapng's block type goes to pcapng.c (each packet
+ * with its own interface's link type, which libpcap 1.10 cannot give),
+ * anything else to libpcap. A plain regular file is read through its own
+ * stdio stream (seeked back for libpcap); a stream that cannot seek back
+ * (stdin, a pipe) goes through instream.c too, which gives those bytes
+ * back first.
  * pcap files are read with pcap_next_ex, whose status codes tell a clean end
  * (PCAP_ERROR_BREAK) from a file damaged part-way (PCAP_ERROR): the caller
  * keeps everything decoded before the damage and reports where it stopped.
  * Live sources are set up with pcap_create/pcap_activate so buffer size and
  * immediate mode can be chosen before activation.
  */
-#define _GNU_SOURCE /* fopencookie */
 #include "capture.h"
 #include "instream.h"
 #include "pcapng.h"
