@@ -864,8 +864,12 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 	int opt;
 
 	memcpy(used, opts, sizeof(opts));
-	if (!lc->alert_filters)
-		memset(&used[6], 0, 2 * sizeof(used[0]));
+	if (!lc->alert_filters) /* events: the list ends before --severity */
+		for (size_t i = 0; used[i].name; i++)
+			if (!strcmp(used[i].name, "severity")) {
+				memset(&used[i], 0, sizeof(used[i]));
+				break;
+			}
 	/* -k for --kind, -c for --class */
 	snprintf(shorts, sizeof(shorts), "d:j%c:n:h", lc->filter[0]);
 	while ((opt = getopt_long(argc, argv, shorts, used, NULL)) != -1) {
