@@ -207,6 +207,7 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	store_put_stat(c->store, "store.dropped", (int64_t)ss->dropped);
 	store_put_stat(c->store, "store.queue_bytes", (int64_t)ss->queue_bytes);
 	store_put_stat(c->store, "store.queue_waits", (int64_t)ss->queue_waits);
+	store_put_stat(c->store, "store.expired", (int64_t)ss->expired);
 }
 
 void core_write_counters(struct core *c)

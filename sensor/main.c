@@ -29,6 +29,8 @@
 #include "sensor/log.h"
 #include "sensor/reader.h"
 #include "sensor/rules.h"
+#include "sensor/store.h"
+#include "sensor/text.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -411,7 +413,8 @@ static int cmd_replay(int argc, char **argv)
 static void usage_watch(FILE *f)
 {
 	fputs("usage: egresswatch watch [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
-	      "                         [--api ADDR:PORT [--token-file FILE]] [--user NAME]\n"
+	      "                         [--retain DURATION] [--api ADDR:PORT [--token-file FILE]]\n"
+	      "                         [--user NAME]\n"
 	      "\n"
 	      "Capture live on one or more interfaces (a bridge, veths) into one flow table\n"
 	      "and store events in DB until SIGINT or SIGTERM, which flush and exit 0.\n"
@@ -422,6 +425,9 @@ static void usage_watch(FILE *f)
 	      "  -f, --filter BPF     capture filter (pcap-filter(7) syntax)\n"
 	      "  -B, --buffer MB      kernel ring buffer per interface in MiB (default 64)\n"
 	      "  -s, --snaplen N      bytes kept per packet (default 65535)\n"
+	      "      --retain D       keep the events of the last D of packet time, deleting\n"
+	      "                       older ones as new ones come (D: N[s|m|h|d|w], e.g. 7d;\n"
+	      "                       1s..36600d; default: keep every event); alerts are kept\n"
 	      "      --api ADDR:PORT  also serve the HTTP API and dashboard (docs/api.md) on\n"
 	      "                       ADDR:PORT, e.g. 127.0.0.1:8080 (port 0: any free port)\n"
 	      "      --token-file F   bearer token clients must send (required when ADDR is\n"
@@ -473,10 +479,13 @@ static int cmd_watch(int argc, char **argv)
 		{"api", required_argument, NULL, 'A'},
 		{"token-file", required_argument, NULL, 'T'},
 		{"user", required_argument, NULL, 'U'},
+		{"retain", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct api_config acfg = {0};
+	uint64_t retain_us = 0;
+	const char *retain_arg = NULL;
 	struct api *api = NULL;
 	int want_api = 0;
 	const char *run_as = NULL;
@@ -546,6 +555,16 @@ static int cmd_watch(int argc, char **argv)
 		case 'U':
 			run_as = optarg;
 			break;
+		case 'R':
+			if (text_duration(optarg, 1000000, STORE_RETAIN_MAX_US, &retain_us) < 0) {
+				fprintf(stderr,
+					"egresswatch watch: --retain %s: want N[s|m|h|d|w] from 1s "
+					"to 36600d, e.g. 7d\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			retain_arg = optarg;
+			break;
 		case 'h':
 			usage_watch(stdout);
 			return 0;
@@ -590,6 +609,7 @@ static int cmd_watch(int argc, char **argv)
 	}
 	cfg.db_path = db;
 	cfg.store.drop_when_full = 1; /* never stall the capture on a slow disk */
+	cfg.store.retain_us = retain_us;
 	if (core_open(&core, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "egresswatch watch: %s\n", err);
 		rc = EXIT_RUNTIME;
@@ -617,6 +637,8 @@ static int cmd_watch(int argc, char **argv)
 	signal(SIGTERM, on_stop_signal);
 	signal(SIGHUP, on_hup_signal);
 	log_info("capture", "watching %u interface%s, database %s", n, n == 1 ? "" : "s", db);
+	if (retain_us)
+		log_info("store", "keeping the events of the last %s of packet time", retain_arg);
 	daemon_notify("READY=1\nSTATUS=capturing");
 	last_flush = now_mono();
 	while (!stop_requested) {
@@ -682,6 +704,14 @@ static int cmd_watch(int argc, char **argv)
 	}
 	daemon_notify("STOPPING=1");
 	log_info("capture", "stopping; %" PRIu64 " packets", core_stats(core)->packets);
+	if (retain_us) {
+		core_flush(core); /* the last batch, and its deletions, counted */
+		const struct store_stats *ss = core_store_stats(core);
+		if (ss)
+			log_info("store", "%" PRIu64 " events stored, %" PRIu64
+				 " older ones deleted (--retain %s)", ss->events, ss->expired,
+				 retain_arg);
+	}
 out:
 	api_stop(api);
 	if (core && core_close(core) < 0) {

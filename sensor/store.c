@@ -144,6 +144,7 @@ struct store {
 	sqlite3_stmt *st_begin, *st_commit, *st_rollback, *st_stat, *st_alert, *st_max_id;
 	sqlite3_stmt *st_event[STORE_FAM_COUNT];       /* one row into each family's table */
 	sqlite3_stmt *st_event_group[STORE_FAM_COUNT]; /* EVENT_GROUP rows (threaded) */
+	sqlite3_stmt *st_expire[STORE_FAM_COUNT];      /* retention (cfg.retain_us) */
 
 	/* writer side (the writer thread, or the caller inline) */
 	int in_txn;
@@ -153,6 +154,9 @@ struct store {
 	uint64_t pend_events, pend_alerts, pend_stats;
 	uint64_t fail_logged;
 	int64_t next_event_id; /* in a transaction: the id of the next event */
+	uint64_t newest_ts;    /* packet time of the newest event handed to the writer */
+	uint64_t expired_ts;   /* newest_ts at the last expiry */
+	uint64_t pend_expired; /* events deleted in the open batch */
 	/* threaded writer: each family's events of the open batch not yet
 	 * written, copied out of the ring until EVENT_GROUP of them make one
 	 * multi-row INSERT (or the batch ends) */
@@ -169,7 +173,7 @@ struct store {
 	char addr_buf[EVENT_GROUP][2][ADDR_TEXT_MAX];
 
 	/* counters, written by the writer, read by the caller */
-	_Atomic uint64_t n_events, n_alerts, n_stats, n_commits, n_errors;
+	_Atomic uint64_t n_events, n_alerts, n_stats, n_commits, n_errors, n_expired;
 	/* counters of the caller side */
 	uint64_t n_truncated, n_queue_waits, n_dropped; /* producer side only */
 	uint64_t errors_reported; /* n_errors at the last flush */
@@ -230,6 +234,22 @@ static const char SQL_EVENT_MAX_ID[] =
 	"coalesce((SELECT max(id) FROM events_http), 0), "
 	"coalesce((SELECT max(id) FROM events_tls), 0), "
 	"coalesce((SELECT max(id) FROM events_icmp), 0))";
+/*
+ * Retention, per table: delete the rows before the first one that is
+ * recent (?1 <= ts <= ?3: within retain_us of the newest event, before it
+ * or after it), or before the last row, or before the row ?2 ids past the
+ * oldest, whichever comes first. Ids and packet time rise together (almost:
+ * several interfaces interleave, a clock steps back), so the scan in id
+ * order reads the rows it deletes and one more; a row older than one stored
+ * before it waits until that one is old too. A row dated after the newest
+ * event by more than retain_us (from a capture replayed into the same
+ * database) is outside the window too, so it cannot pin the database's
+ * size. The scalar subqueries do not depend on the row and run once.
+ */
+static const char SQL_EXPIRE_FMT[] =
+	"DELETE FROM %s WHERE id < (SELECT id FROM %s WHERE (ts >= ?1 AND ts <= ?3) "
+	"OR id >= (SELECT max(id) FROM %s) OR id >= (SELECT min(id) FROM %s) + ?2 "
+	"ORDER BY id LIMIT 1)";
 static const char SQL_STAT[] =
 	"INSERT INTO stats(name, value) VALUES(?1, ?2) "
 	"ON CONFLICT(name) DO UPDATE SET value = excluded.value";
@@ -344,6 +364,7 @@ static void check_txn_alive(struct store *s)
 					  memory_order_relaxed);
 		s->in_txn = 0;
 		s->pend_rows = s->pend_events = s->pend_alerts = s->pend_stats = 0;
+		s->pend_expired = 0;
 		stage_clear(s);
 	}
 }
@@ -381,6 +402,39 @@ static int txn_begin(struct store *s, uint64_t ts)
 
 static void stage_write(struct store *s, unsigned f);
 
+/* Retention, in the open transaction: each table loses what is older than
+ * newest_ts - retain_us (SQL_EXPIRE_FMT), once newest_ts has moved since
+ * the last time. A failed delete is counted and logged; the batch goes on
+ * (or, when SQLite undid the transaction, is counted lost). */
+static void expire(struct store *s)
+{
+	const uint64_t d = s->cfg.retain_us, now = s->newest_ts;
+
+	if (!d || now < d || now == s->expired_ts)
+		return;
+	s->expired_ts = now;
+	/* ts is stored as a signed 64-bit integer: the window's end is
+	 * clamped there */
+	int64_t lo = now - d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(now - d);
+	int64_t hi = now > (uint64_t)INT64_MAX - d ? INT64_MAX : (int64_t)(now + d);
+	for (unsigned f = 0; f < STORE_FAM_COUNT && s->in_txn; f++) {
+		sqlite3_stmt *st = s->st_expire[f];
+		if (sqlite3_bind_int64(st, 1, lo) != SQLITE_OK ||
+		    sqlite3_bind_int64(st, 2, STORE_EXPIRE_MAX) != SQLITE_OK ||
+		    sqlite3_bind_int64(st, 3, hi) != SQLITE_OK) {
+			sqlite3_clear_bindings(st);
+			count_err(s, "expire events", 1);
+			continue;
+		}
+		if (step_done(st) != SQLITE_DONE) {
+			count_err(s, "expire events", 1);
+			check_txn_alive(s);
+			continue;
+		}
+		s->pend_expired += (uint64_t)sqlite3_changes64(s->db);
+	}
+}
+
 static int txn_commit(struct store *s)
 {
 	if (!s->in_txn)
@@ -390,6 +444,9 @@ static int txn_commit(struct store *s)
 			stage_write(s, f);
 	if (!s->in_txn)
 		return -1; /* lost on the way, and counted */
+	expire(s);
+	if (!s->in_txn)
+		return -1;
 	if (step_done(s->st_commit) != SQLITE_DONE) {
 		/* The batch is lost: roll back what is left of it. */
 		count_err(s, "commit", s->pend_rows ? s->pend_rows : 1);
@@ -397,9 +454,12 @@ static int txn_commit(struct store *s)
 			count_err(s, "rollback", 1);
 		s->in_txn = 0;
 		s->pend_rows = s->pend_events = s->pend_alerts = s->pend_stats = 0;
+		s->pend_expired = 0;
 		return -1;
 	}
 	s->in_txn = 0;
+	atomic_fetch_add_explicit(&s->n_expired, s->pend_expired, memory_order_relaxed);
+	s->pend_expired = 0;
 	atomic_fetch_add_explicit(&s->n_events, s->pend_events, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->n_alerts, s->pend_alerts, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->n_stats, s->pend_stats, memory_order_relaxed);
@@ -544,6 +604,8 @@ static int apply_event(struct store *s, const struct qrec *r)
 		count_err(s, "begin", 1);
 		return -1;
 	}
+	if (ts > s->newest_ts)
+		s->newest_ts = ts;
 	if (write_event(s, (unsigned)f, s->next_event_id++, r) < 0)
 		return -1;
 	return s->in_txn && batch_full(s, OP_EVENT, ts) ? txn_commit(s) : 0;
@@ -568,6 +630,8 @@ static void stage_event(struct store *s, const struct qrec *r)
 		count_err(s, "begin", 1);
 		return;
 	}
+	if (ts > s->newest_ts)
+		s->newest_ts = ts;
 	struct stage *g = &s->stage[f];
 	g->id[g->n] = s->next_event_id++;
 	g->off[g->n] = (uint32_t)g->used;
@@ -1119,6 +1183,7 @@ const struct store_stats *store_get_stats(const struct store *s)
 	st->queue_waits = s->n_queue_waits;
 	st->dropped = s->n_dropped;
 	st->queue_bytes = s->threaded ? (uint64_t)ring_used(&s->ring) : 0;
+	st->expired = atomic_load_explicit(&s->n_expired, memory_order_relaxed);
 	return st;
 }
 
@@ -1223,7 +1288,7 @@ static int prepare_event_insert(struct store *s, unsigned f, unsigned rows, sqli
 /* Finalize every prepared statement. Returns how many failed. */
 static int finalize_all(struct store *s)
 {
-	sqlite3_stmt **sts[6 + 2 * STORE_FAM_COUNT] = {&s->st_begin, &s->st_commit,
+	sqlite3_stmt **sts[6 + 3 * STORE_FAM_COUNT] = {&s->st_begin, &s->st_commit,
 							&s->st_rollback, &s->st_stat,
 							&s->st_alert, &s->st_max_id};
 	unsigned n = 6, bad = 0;
@@ -1231,6 +1296,7 @@ static int finalize_all(struct store *s)
 	for (unsigned f = 0; f < STORE_FAM_COUNT; f++) {
 		sts[n++] = &s->st_event[f];
 		sts[n++] = &s->st_event_group[f];
+		sts[n++] = &s->st_expire[f];
 	}
 	for (unsigned i = 0; i < n; i++) {
 		if (sqlite3_finalize(*sts[i]) != SQLITE_OK)
@@ -1288,6 +1354,8 @@ int store_open(struct store **out, const char *path, const struct store_config *
 		s->span_us = (uint64_t)BULK_SPAN_MS * 1000u;
 	if (!s->cfg.busy_ms)
 		s->cfg.busy_ms = DEFAULT_BUSY_MS;
+	if (s->cfg.retain_us > STORE_RETAIN_MAX_US)
+		s->cfg.retain_us = STORE_RETAIN_MAX_US;
 	if (!s->cfg.queue_kib)
 		s->cfg.queue_kib = DEFAULT_QUEUE_KIB;
 	if (s->cfg.queue_kib < MIN_QUEUE_KIB)
@@ -1371,6 +1439,14 @@ int store_open(struct store **out, const char *path, const struct store_config *
 			FAIL("%s: prepare insert into %s: %s", path, event_tables[f], DBMSG);
 		if (s->threaded && !(s->stage[f].buf = malloc(EVENT_GROUP * QREC_EVENT_MAX)))
 			goto oom;
+		if (s->cfg.retain_us) {
+			char sql[sizeof(SQL_EXPIRE_FMT) + 4 * 16];
+			const char *t = event_tables[f];
+			snprintf(sql, sizeof(sql), SQL_EXPIRE_FMT, t, t, t, t);
+			if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+					       &s->st_expire[f], NULL) != SQLITE_OK)
+				FAIL("%s: prepare delete from %s: %s", path, t, DBMSG);
+		}
 	}
 
 	int64_t max_id = 0;

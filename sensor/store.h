@@ -62,7 +62,20 @@ struct store_config {
 	int drop_when_full;  /* live capture: when the queue is full, drop the
 			      * event and count it (store_stats.dropped) rather
 			      * than stall the capture thread */
+	/*
+	 * Retention: 0 keeps every event. Otherwise each commit deletes, in
+	 * the same transaction, the events whose packet time is not within
+	 * retain_us of the newest event this store has written, table by
+	 * table in id order: a table's rows go up to its first row that is
+	 * within, at most STORE_EXPIRE_MAX of them a commit, and never the
+	 * table's last row (which keeps the id sequence going up). Alerts are
+	 * kept. retain_us is at most STORE_RETAIN_MAX_US.
+	 */
+	uint64_t retain_us;
 };
+
+#define STORE_EXPIRE_MAX 100000u /* events a table loses in one commit, at most */
+#define STORE_RETAIN_MAX_US (100ull * 366 * 86400 * 1000000) /* 100 years */
 
 struct store_stats {
 	uint64_t events, alerts; /* rows written and committed */
@@ -73,6 +86,7 @@ struct store_stats {
 	uint64_t queue_waits;    /* times store_* waited for room in the writer queue */
 	uint64_t dropped;        /* events dropped because the queue was full (drop_when_full) */
 	uint64_t queue_bytes;    /* bytes waiting in the writer queue now */
+	uint64_t expired;        /* events deleted by retention (retain_us), committed */
 };
 
 /*

@@ -186,3 +186,33 @@ double text_entropy(const uint8_t *s, size_t n)
 	}
 	return h;
 }
+
+int text_duration(const char *s, uint64_t min_us, uint64_t max_us, uint64_t *us)
+{
+	uint64_t v = 0, unit;
+	size_t i = 0;
+
+	/* digits first; 20 of them would overflow: the range is checked below */
+	while (s[i] >= '0' && s[i] <= '9' && i < 19)
+		v = v * 10 + (uint64_t)(s[i++] - '0');
+	if (i == 0 || (s[i] >= '0' && s[i] <= '9'))
+		return -1;
+	switch (s[i]) {
+	case '\0': unit = 1; break;
+	case 's': unit = 1; break;
+	case 'm': unit = 60; break;
+	case 'h': unit = 3600; break;
+	case 'd': unit = 86400; break;
+	case 'w': unit = 7 * 86400; break;
+	default: return -1;
+	}
+	if (s[i] && s[i + 1])
+		return -1;
+	if (v > UINT64_MAX / 1000000 / unit)
+		return -1;
+	v *= unit * 1000000;
+	if (v < min_us || v > max_us)
+		return -1;
+	*us = v;
+	return 0;
+}

@@ -53,6 +53,13 @@ static inline uint64_t text_fnv64(const char *s, size_t n)
 /* RFC 3339 UTC with microseconds: 2026-11-29T10:01:05.861204Z (28 bytes). */
 size_t text_time(char *dst, size_t cap, uint64_t ts_us);
 
+/*
+ * A duration: decimal digits and one unit, s, m, h, d or w (seconds when
+ * there is none), e.g. "90s", "12h", "7d". Into *us (microseconds); 0, or
+ * -1 when s is not one or is not within [min_us, max_us].
+ */
+int text_duration(const char *s, uint64_t min_us, uint64_t max_us, uint64_t *us);
+
 /* Shannon entropy of n bytes, bits per byte (0 for n == 0). */
 double text_entropy(const uint8_t *s, size_t n);
 

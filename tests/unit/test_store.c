@@ -1175,6 +1175,113 @@ static void bench(const char *label, enum store_writer mode, int bulk, long rows
 	remove_db(db);
 }
 
+/* Event i of a retention test: kind_of(i), at base + sec seconds, flow_id
+ * i + 1 (to tell the rows apart). */
+static void put_at(struct store *s, uint64_t i, enum obs_kind k, uint64_t sec)
+{
+	struct fake f;
+	fake_make(&f, 0, k);
+	f.p.ts_us += sec * 1000000u;
+	CHECK_EQ(store_event(s, &f.o, i + 1), 0);
+}
+
+/* --retain: each commit deletes, table by table in id order, the events
+ * not within retain_us of the newest one written; never a table's last row;
+ * ids go on rising; alerts stay; a row stored out of order waits for the
+ * rows before it; rows dated far after the newest go too; at most
+ * STORE_EXPIRE_MAX rows a table a commit. */
+static void test_retention(enum store_writer mode)
+{
+	char db[512], err[512];
+	struct store *s = NULL;
+	struct store_config cfg = {.writer = mode, .batch_rows = 5, .batch_ms = 600000,
+				   .retain_us = 100 * 1000000ull};
+	const uint64_t base = 1795946465861204ull; /* fake_make's packet time */
+
+	path_in(db, sizeof(db), "retain.db");
+	remove_db(db);
+
+	/* A capture from the future replayed into the database first, without
+	 * retention: 3 rows dated 10^6 s on, and an alert. */
+	struct store_config plain = cfg;
+	plain.retain_us = 0;
+	CHECK_EQ(store_open(&s, db, &plain, err, sizeof(err)), 0);
+	for (uint64_t i = 0; i < 3; i++)
+		put_at(s, 100 + i, OBS_DNS_QUERY, 1000000 + i);
+	struct store_alert a = {.id = store_alert_id(s), .class = "dns_tunnel", .severity = 3,
+				.first_ts = base, .last_ts = base, .count = 1};
+	CHECK_EQ(store_alert_upsert(s, &a), 0);
+	CHECK_EQ(store_close(s), 0);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 3);
+
+	/* 30 events 10 s apart over the seven kinds (all four tables): the last
+	 * commit sees the newest at 290 s and keeps 190..290 s. */
+	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	for (uint64_t i = 0; i < 30; i++)
+		put_at(s, i, kind_of(i), i * 10);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(store_get_stats(s)->events, 30);
+	CHECK_EQ(store_get_stats(s)->expired, 3 + 19);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 11);
+	CHECK_EQ(sql_int(db, "SELECT min(flow_id) FROM events"), 20);
+	CHECK_EQ(sql_int(db, "SELECT max(flow_id) FROM events"), 30);
+	/* ids as stored: the future rows were 1..3 */
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events WHERE id = flow_id + 3"), 11);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM alerts"), 1);
+
+	/* Stored out of order: a row at 50 s, after rows at 190..290 s. It
+	 * waits: the scan stops at the first recent row. */
+	put_at(s, 30, OBS_DNS_QUERY, 50);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events WHERE flow_id = 31"), 1);
+	CHECK_EQ(store_get_stats(s)->expired, 22);
+
+	/* Much later, one ICMP event: everything else is old. The ICMP table
+	 * keeps that row; each other table keeps its last row only (the
+	 * straggler is the DNS table's last). */
+	put_at(s, 31, OBS_ICMP, 10000);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events_icmp"), 1);
+	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_icmp"), 32);
+	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_dns"), 31);
+	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_http"), 1 + 24); /* i = 24, kind 4 */
+	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_tls"), 1 + 26);  /* i = 26, kind 6 */
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 4);
+	/* ICMP 2 (i = 20, 27), DNS 4 (21, 22, 28, 29), HTTP 1 (23), TLS 2 (19, 25) */
+	CHECK_EQ(store_get_stats(s)->expired, 22 + 9);
+	/* the next id follows the highest ever given */
+	put_at(s, 32, OBS_TLS_CLIENT_HELLO, 10001);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(sql_int(db, "SELECT id FROM events WHERE flow_id = 33"), 3 + 33);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events_tls"), 1); /* i = 26's row went */
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM alerts"), 1);
+	CHECK_EQ(store_get_stats(s)->errors, 0);
+	CHECK_EQ(store_close(s), 0);
+	remove_db(db);
+
+	if (mode != STORE_WRITER_INLINE)
+		return;
+	/* At most STORE_EXPIRE_MAX rows of a table go in one commit. */
+	cfg.batch_rows = 300000;
+	plain.batch_rows = 300000;
+	const uint64_t n = STORE_EXPIRE_MAX + STORE_EXPIRE_MAX / 2;
+	CHECK_EQ(store_open(&s, db, &plain, err, sizeof(err)), 0);
+	for (uint64_t i = 0; i < n; i++)
+		put_at(s, i, OBS_DNS_QUERY, 0);
+	CHECK_EQ(store_close(s), 0);
+	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	put_at(s, n, OBS_DNS_QUERY, 1000);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(store_get_stats(s)->expired, STORE_EXPIRE_MAX);
+	CHECK_EQ(sql_int(db, "SELECT min(flow_id) FROM events"), STORE_EXPIRE_MAX + 1);
+	put_at(s, n + 1, OBS_DNS_QUERY, 1001);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(store_get_stats(s)->expired, n);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 2);
+	CHECK_EQ(store_close(s), 0);
+	remove_db(db);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -1204,6 +1311,8 @@ int main(void)
 	test_checkpointer(4096);
 	test_alerts_and_caps();
 	test_event_json_direct();
+	test_retention(STORE_WRITER_INLINE);
+	test_retention(STORE_WRITER_THREAD);
 
 	const char *br = getenv("EW_STORE_BENCH_ROWS");
 	long rows = br ? atol(br) : 1000000;

@@ -154,6 +154,40 @@ static void test_record(void)
 	CHECK_EQ(r.len, 7);
 }
 
+static void test_duration(void)
+{
+	const uint64_t S = 1000000, MAX = 100ull * 366 * 86400 * S;
+	uint64_t us = 0;
+
+	CHECK_EQ(text_duration("90", S, MAX, &us), 0);
+	CHECK_EQ(us, 90 * S);
+	CHECK_EQ(text_duration("90s", S, MAX, &us), 0);
+	CHECK_EQ(us, 90 * S);
+	CHECK_EQ(text_duration("30m", S, MAX, &us), 0);
+	CHECK_EQ(us, 1800 * S);
+	CHECK_EQ(text_duration("12h", S, MAX, &us), 0);
+	CHECK_EQ(us, 12 * 3600 * S);
+	CHECK_EQ(text_duration("7d", S, MAX, &us), 0);
+	CHECK_EQ(us, 7 * 86400 * S);
+	CHECK_EQ(text_duration("2w", S, MAX, &us), 0);
+	CHECK_EQ(us, 14 * 86400 * S);
+	CHECK_EQ(text_duration("036600d", S, MAX, &us), 0); /* 100 years of 366 days */
+	CHECK_EQ(us, MAX);
+	us = 42;
+	/* not a duration, or out of range: *us untouched */
+	const char *bad[] = {"", "s", "d7", "7dd", "7 d", " 7d", "7D", "7x", "-1", "+1", "1.5h",
+			     "0", "0s", "36601d", "99999999999999999999", "9999999999999999999w",
+			     "18446744073709551616"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (text_duration(bad[i], S, MAX, &us) != -1)
+			fprintf(stderr, "  accepted \"%s\"\n", bad[i]);
+		CHECK_EQ(text_duration(bad[i], S, MAX, &us), -1);
+	}
+	CHECK_EQ(us, 42);
+	CHECK_EQ(text_duration("1", 2 * S, MAX, &us), -1);
+	CHECK_EQ(text_duration("2", 2 * S, MAX, &us), 0);
+}
+
 int main(void)
 {
 	test_escape();
@@ -161,5 +195,6 @@ int main(void)
 	test_addr_vs_inet_ntop();
 	test_entropy();
 	test_record();
+	test_duration();
 	return check_done();
 }
