@@ -1259,6 +1259,31 @@ static void test_retention(enum store_writer mode)
 	CHECK_EQ(store_close(s), 0);
 	remove_db(db);
 
+	/* The file levels off: 20 windows' worth of events (one every 0.1 s,
+	 * 1,000 a window, every kind), and the pages after 10 windows are the
+	 * pages after 20, give or take a few: SQLite reuses the freed ones. */
+	cfg.batch_rows = 250;
+	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	int64_t pages_at_10 = 0, pages_at_20 = 0;
+	for (uint64_t i = 0; i < 20000; i++) {
+		struct fake f;
+		fake_make(&f, 0, kind_of(i));
+		f.p.ts_us += i * 100000u;
+		CHECK_EQ(store_event(s, &f.o, i + 1), 0);
+		if (i == 9999 || i == 19999) {
+			CHECK_EQ(store_flush(s), 0);
+			*(i == 9999 ? &pages_at_10 : &pages_at_20) =
+				sql_int(db, "PRAGMA page_count");
+		}
+	}
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 1001);
+	CHECK(pages_at_10 > 0 && pages_at_20 <= pages_at_10 + pages_at_10 / 10);
+	if (pages_at_20 > pages_at_10 + pages_at_10 / 10)
+		fprintf(stderr, "  pages after 10 windows %lld, after 20 %lld\n",
+			(long long)pages_at_10, (long long)pages_at_20);
+	CHECK_EQ(store_close(s), 0);
+	remove_db(db);
+
 	if (mode != STORE_WRITER_INLINE)
 		return;
 	/* At most STORE_EXPIRE_MAX rows of a table go in one commit. */
