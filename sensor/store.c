@@ -43,6 +43,11 @@
  * store_last_error(), the first one logged; store_flush() and store_close()
  * return -1 when errors happened.
  *
+ * Retention (cfg.retain_us, `watch --retain`): each commit first deletes,
+ * in its transaction, the events outside the window behind the newest event
+ * written (expire(), SQL_EXPIRE_FMT), so readers never see half of it and a
+ * crash loses it with the batch.
+ *
  * Migrations: schema_migrations[] (schema/NNN_*.sql, embedded at build time)
  * are applied in order, each in its own transaction together with
  * PRAGMA user_version = N.
