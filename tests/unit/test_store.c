@@ -1307,6 +1307,100 @@ static void test_retention(enum store_writer mode)
 	remove_db(db);
 }
 
+/* query_print_events --json: each line is json_dumps of the row's object,
+ * the lines that do not fit the printer's first buffer (4 KiB) and those
+ * past twice that too. */
+static int dump_row_line(void *arg, json_t *row)
+{
+	FILE *f = arg;
+	char *d = json_dumps(row, EVENT_JSON_DUMP_FLAGS);
+	if (!d)
+		return 1;
+	fprintf(f, "%s\n", d);
+	free(d);
+	return 0;
+}
+
+static void test_print_json_lines(void)
+{
+	char db[512], a[512], b[512], err[512];
+	struct store *s = NULL;
+	struct store_config cfg = {.writer = STORE_WRITER_INLINE};
+	static char name[STORE_NAME_MAX + 1], info[STORE_INFO_MAX + 1];
+
+	path_in(db, sizeof(db), "print.db");
+	path_in(a, sizeof(a), "print.a");
+	path_in(b, sizeof(b), "print.b");
+	remove_db(db);
+	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	for (uint64_t i = 0; i < 40; i++) {
+		struct fake f;
+		fake_make(&f, i, OBS_DNS_ANSWER);
+		/* names of 0..1024 bytes, escaped ones among them, and info of
+		 * up to 8 KiB of answers: JSON lines from ~400 bytes to ~20 KiB */
+		size_t nl = (size_t)(i * 97 % (STORE_NAME_MAX + 1));
+		for (size_t k = 0; k < nl; k++)
+			name[k] = (char)(k % 7 == 6 ? '.' : (i % 3 == 0 && k % 11 == 0) ? '\x01' : 'a' + k % 26);
+		name[nl] = '\0';
+		f.o.name = name;
+		f.o.name_len = nl;
+		size_t il = 0;
+		il += (size_t)snprintf(info, sizeof(info), "%s",
+				       "4660\x1fresponse\x1f" "0\x1f" "0\x1frd,ra\x1f" "1\x1f" "1\x1f"
+				       "0\x1f" "0\x1f\x1f\x1f\x1fudp\x1f\x1e" "Q\x1f" "example.com\x1f"
+				       "1\x1f" "1\x1e");
+		for (uint64_t k = 0; k < i * 5 && il + 64 < sizeof(info); k++)
+			il += (size_t)snprintf(info + il, sizeof(info) - il,
+					       "AN\x1f" "example.com\x1f" "1\x1f" "1\x1f" "300\x1f"
+					       "192.0.2.%u\x1e", (unsigned)(k % 256));
+		f.o.info = info;
+		f.o.info_len = il;
+		CHECK_EQ(store_event(s, &f.o, i + 1), 0);
+	}
+	CHECK_EQ(store_close(s), 0);
+
+	FILE *fa = fopen(a, "w"), *fb = fopen(b, "w");
+	CHECK(fa && fb);
+	if (!fa || !fb)
+		return;
+	struct event_filter ef = {.limit = -1};
+	CHECK_EQ(query_print_events(db, &ef, fa, 1), 0);
+	struct query *q = NULL;
+	CHECK_EQ(query_open(&q, db, err, sizeof(err)), 0);
+	CHECK_EQ(query_events(q, &ef, dump_row_line, fb, NULL, err, sizeof(err)), 40);
+	query_close(q);
+	fclose(fa);
+	fclose(fb);
+
+	/* the same bytes, and lines of every size class */
+	fa = fopen(a, "r");
+	fb = fopen(b, "r");
+	CHECK(fa && fb);
+	if (!fa || !fb)
+		return;
+	int lines = 0, over4k = 0, over8k = 0, same = 1;
+	static char la[65536], lb[65536];
+	while (fgets(lb, sizeof(lb), fb)) {
+		if (!fgets(la, sizeof(la), fa) || strcmp(la, lb) != 0)
+			same = 0;
+		size_t n = strlen(lb);
+		lines++;
+		over4k += n > 4096;
+		over8k += n > 8192;
+	}
+	CHECK(fgets(la, sizeof(la), fa) == NULL);
+	CHECK_EQ(same, 1);
+	CHECK_EQ(lines, 40);
+	if (!(over4k >= 5 && over8k >= 2 && over4k < lines))
+		fprintf(stderr, "  lines over 4 KiB %d, over 8 KiB %d\n", over4k, over8k);
+	CHECK(over4k >= 5 && over8k >= 2 && over4k < lines);
+	fclose(fa);
+	fclose(fb);
+	unlink(a);
+	unlink(b);
+	remove_db(db);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -1336,6 +1430,7 @@ int main(void)
 	test_checkpointer(4096);
 	test_alerts_and_caps();
 	test_event_json_direct();
+	test_print_json_lines();
 	test_retention(STORE_WRITER_INLINE);
 	test_retention(STORE_WRITER_THREAD);
 
