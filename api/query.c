@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -605,7 +606,28 @@ struct printer {
 	int json;
 	char *buf; /* a JSON line, reused from row to row */
 	size_t cap;
+	/* progress on stderr (a TTY) while out is a file or a pipe */
+	const char *what;
+	int64_t since, end; /* the listing runs over ids (since, end] */
+	uint64_t rows;
+	int drawn;
 };
+
+#define PROGRESS_ROWS 50000 /* rows between two progress lines (~0.4 s of --json) */
+
+/* After each row (id): every PROGRESS_ROWS rows, "events: 1.2M written, 45%"
+ * on stderr, the percentage by id over the range the listing started with. */
+static void progress_row(struct printer *p, int64_t id)
+{
+	if (!p->what || ++p->rows % PROGRESS_ROWS)
+		return;
+	int pct = 100;
+	if (p->end > p->since && id < p->end)
+		pct = (int)((id - p->since) * 100 / (p->end - p->since));
+	fprintf(stderr, "\r%s: %llu written, %d%% ", p->what, (unsigned long long)p->rows, pct);
+	fflush(stderr);
+	p->drawn = 1;
+}
 
 /*
  * Write o as one line and drop it. The line is rendered into p->buf with
@@ -644,6 +666,7 @@ static int print_event(void *arg, const struct event_row *r)
 	char ts[40], src[80], dst[80], tc[48], pbuf[16];
 	const char *kind = event_kind_name(r->kind);
 
+	progress_row(p, r->id);
 	if (p->json) {
 		json_t *o = event_json_new(r);
 		return o ? dump_line(p, o) : -1;
@@ -676,6 +699,7 @@ static int print_alert(void *arg, const struct alert_row *r)
 	char ts[40], src[80], dst[80];
 	const char *sev = event_severity_name(r->severity);
 
+	progress_row(p, r->id);
 	if (p->json) {
 		json_t *o = alert_json_new(r);
 		return o ? dump_line(p, o) : -1;
@@ -690,20 +714,42 @@ static int print_alert(void *arg, const struct alert_row *r)
 	return 0;
 }
 
+/* The highest id of the listing's table(s) now (0 when empty or unknown). */
+static int64_t listing_end(struct query *q, int events)
+{
+	int64_t v = 0, version = 0;
+	const char *sql = "SELECT coalesce(max(id), 0) FROM alerts";
+
+	if (events)
+		sql = one_int(q->db, "PRAGMA user_version", &version) == 0 && version >= 2
+			      ? "SELECT max(coalesce((SELECT max(id) FROM events_dns), 0), "
+				"coalesce((SELECT max(id) FROM events_http), 0), "
+				"coalesce((SELECT max(id) FROM events_tls), 0), "
+				"coalesce((SELECT max(id) FROM events_icmp), 0))"
+			      : "SELECT coalesce(max(id), 0) FROM events";
+	return one_int(q->db, sql, &v) == 0 ? v : 0;
+}
+
 /* Open db_path, list rows through iter (iter_events or iter_alerts with
- * their printer), flush, and report any failure on stderr naming the file. */
+ * their printer), flush, and report any failure on stderr naming the file.
+ * When stderr is a terminal and out is not (an export), a progress line
+ * goes to stderr every PROGRESS_ROWS rows and is erased at the end. */
 static int print_rows(const char *db_path, const char *what, FILE *out, int json,
 		     int64_t (*iter)(struct query *q, const void *f, struct printer *p,
 				     char *err, size_t errlen),
-		     const void *f)
+		     const void *f, int64_t since)
 {
 	char err[512];
 	struct query *q = NULL;
-	struct printer p = {out, json, NULL, 0};
+	struct printer p = {.out = out, .json = json, .since = since};
 	int rc = -1;
 
 	if (query_open(&q, db_path, err, sizeof(err)) < 0)
 		goto out;
+	if (isatty(STDERR_FILENO) && !isatty(fileno(out))) {
+		p.what = what;
+		p.end = listing_end(q, !strcmp(what, "events"));
+	}
 	if (iter(q, f, &p, err, sizeof(err)) < 0)
 		goto out;
 	if (fflush(out) == EOF || ferror(out)) {
@@ -712,6 +758,8 @@ static int print_rows(const char *db_path, const char *what, FILE *out, int json
 	}
 	rc = 0;
 out:
+	if (p.drawn)
+		fputs("\r\033[K", stderr);
 	if (rc < 0)
 		fprintf(stderr, "%s\n", err);
 	query_close(q);
@@ -733,10 +781,10 @@ static int64_t iter_print_alerts(struct query *q, const void *f, struct printer 
 
 int query_print_events(const char *db_path, const struct event_filter *f, FILE *out, int json)
 {
-	return print_rows(db_path, "events", out, json, iter_print_events, f);
+	return print_rows(db_path, "events", out, json, iter_print_events, f, f ? f->since_id : 0);
 }
 
 int query_print_alerts(const char *db_path, const struct alert_filter *f, FILE *out, int json)
 {
-	return print_rows(db_path, "alerts", out, json, iter_print_alerts, f);
+	return print_rows(db_path, "alerts", out, json, iter_print_alerts, f, f ? f->since_id : 0);
 }

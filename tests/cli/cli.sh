@@ -180,5 +180,23 @@ grep -q "icmp 0 ok, 0 truncated, 1 malformed\|1 malformed" "$T/out" && ok || bad
 "$EW" alerts -d "$T/short.db" --json > "$T/alerts" 2>&1
 grep -q '"class":"icmp_egress".*"dst_ip":"93.184.216.9"' "$T/alerts" && ok || bad "short ICMP echo raised no icmp_egress: $(cat "$T/alerts")"
 
+# An export to a file with stderr on a terminal (script(1) gives it one):
+# a progress line every 50,000 rows, erased at the end; the file is the same
+# as without a terminal, and without one stderr stays empty.
+set --
+for i in $(seq 310); do set -- "$@" "$PCAPS/demo.pcap"; done  # 310 x 217 events
+expect 0 "" -- "$EW" replay -q -d "$T/big.db" "$@"
+expect 0 "" -- "$EW" events -d "$T/big.db" --json
+[ ! -s "$T/err" ] && ok || bad "events --json without a terminal wrote to stderr: $(head -c 300 "$T/err")"
+mv "$T/out" "$T/big.plain"
+if script -qec "'$EW' events -d '$T/big.db' --json > '$T/big.tty'" "$T/typescript" > /dev/null 2>&1; then
+	cmp -s "$T/big.plain" "$T/big.tty" && ok || bad "events --json to a file differs with stderr on a terminal"
+	[ "$(wc -l < "$T/big.tty")" -eq 67270 ] && ok || bad "the export has $(wc -l < "$T/big.tty") lines, want 67270"
+	grep -q "$(printf '\revents: 50000 written, [0-9]*%% \r\033\[K')" "$T/typescript" && ok ||
+		bad "no progress line, or not erased: $(cat -v "$T/typescript" | head -c 300)"
+else
+	bad "script(1) could not run the export"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
