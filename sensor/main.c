@@ -828,7 +828,10 @@ static void usage_events(FILE *f)
 	      "  -k, --kind K      only events of kind K: dns, http, tls or icmp\n"
 	      "      --since-id N  only events with id > N\n"
 	      "  -n, --limit N     at most N events (default: all)\n"
-	      "  -h, --help        this text\n",
+	      "  -h, --help        this text\n"
+	      "\n"
+	      "Writing to a file or a pipe with stderr a terminal, it shows its progress\n"
+	      "there every 50,000 events.\n",
 	      f);
 }
 
@@ -998,7 +1001,10 @@ static void usage_alerts(FILE *f)
 	      "      --src ADDR    only alerts from source address ADDR\n"
 	      "      --since-id N  only alerts with id > N\n"
 	      "  -n, --limit N     at most N alerts (default: all)\n"
-	      "  -h, --help        this text\n",
+	      "  -h, --help        this text\n"
+	      "\n"
+	      "Writing to a file or a pipe with stderr a terminal, it shows its progress\n"
+	      "there every 50,000 alerts.\n",
 	      f);
 }
 
