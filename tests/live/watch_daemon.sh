@@ -22,9 +22,7 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/../lib/live.sh" # ok, bad, watch_stop, live_done (not live_init)
 
 ip netns del "$NS" 2>/dev/null
 ip netns add "$NS" || { echo "SKIP: cannot create a network namespace"; exit 77; }
@@ -97,16 +95,11 @@ import socket, struct
 q = struct.pack(">HHHHHH", 7, 0x0100, 1, 0, 0, 0) + b"\x06daemon\x04test\x00" + struct.pack(">HH", 1, 1)
 socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(q, ("127.0.0.1", 53))'
 sleep 1.5
-kill -TERM "$PID"
-wait "$PID"
-rc=$?
-PID=
-[ "$rc" -eq 0 ] && ok || bad "watch exited $rc on SIGTERM"
+watch_stop
 sleep 1.2
 grep -q "STOPPING=1" "$T/notify.log" && ok || bad "no STOPPING=1 on the notification socket"
 "$EW" events -d "$T/db/live.db" --json | grep -q '"qname":"daemon.test"' && ok ||
 	bad "the query sent after dropping root was not stored"
 "$EW" events -d "$T/db/live.db" --json | grep -q '"qname":"reopened.test"' && ok ||
 	bad "the query on the reopened interface was not stored"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+live_done

@@ -7,35 +7,15 @@
 # BPF filter keeps only those), sent by python3 over loopback only. Needs root (CAP_NET_RAW); skips (77) without.
 set -u
 EW=$1
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root to capture on lo"; exit 77; }
-T=$(mktemp -d /tmp/ew-live.XXXXXX)
-PID=
-cleanup() {
-	[ -n "$PID" ] && kill -TERM "$PID" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/../lib/live.sh"
+live_init
 PORT=$((20000 + $$ % 20000))
 
 printf 'sandbox:\n  networks: [127.0.0.1/32]\nallow:\n  resolvers: ["127.0.0.53"]\n' > "$T/rules.yaml"
 "$EW" watch -c "$T/rules.yaml" -d "$T/live.db" -i lo -f "udp and port $PORT" 2> "$T/log" &
 PID=$!
 sleep 1
-send() {
-	/usr/bin/python3 - "$PORT" "$1" <<'PY'
-import socket, struct, sys
-port, name = int(sys.argv[1]), sys.argv[2]
-q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
-q += b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0" + struct.pack(">HH", 1, 1)
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", port))
-s.sendto(q, ("127.0.0.2", 53))
-PY
-}
-send before.reload.example.test
+lo_dns_send "$PORT" before.reload.example.test
 
 # A bad file: the old rules stay, and the log says why, naming file and line.
 printf 'sandbox:\n  networks: [127.0.0.0/33]\n' > "$T/rules.yaml"
@@ -49,14 +29,10 @@ printf 'sandbox:\n  networks: [127.0.0.1/32]\nallow:\n  resolvers: ["127.0.0.2"]
 kill -HUP "$PID"
 sleep 0.5
 grep -q "reloaded $T/rules.yaml" "$T/log" && ok || bad "good rules on SIGHUP not reloaded: $(cat "$T/log")"
-send after.reload.example.test
+lo_dns_send "$PORT" after.reload.example.test
 sleep 1.5
 
-kill -TERM "$PID"
-wait "$PID"
-rc=$?
-PID=
-[ "$rc" -eq 0 ] && ok || bad "watch exited $rc on SIGTERM"
+watch_stop
 "$EW" events -d "$T/live.db" --json > "$T/events"
 grep -q '"qname":"before.reload.example.test"' "$T/events" && ok || bad "first query not stored"
 grep -q '"qname":"after.reload.example.test"' "$T/events" && ok || bad "query after reload not stored"
@@ -67,5 +43,4 @@ n=$(wc -l < "$T/events")
 grep -q '"class":"udp_egress"' "$T/alerts" && ok || bad "DNS to a resolver not allowed raised no udp_egress: $(cat "$T/alerts")"
 [ "$(grep -c '"class":"udp_egress"' "$T/alerts")" -eq 1 ] && grep -q '"count":1,' "$T/alerts" && ok ||
 	bad "the reloaded rules did not allow the resolver: $(cat "$T/alerts")"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+live_done

@@ -10,17 +10,8 @@
 # without.
 set -u
 EW=$1
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root to capture on lo"; exit 77; }
-T=$(mktemp -d /tmp/ew-live.XXXXXX)
-PID=
-cleanup() {
-	[ -n "$PID" ] && kill -TERM "$PID" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/../lib/live.sh"
+live_init
 PORT=$((20000 + ($$ + 7) % 20000))
 
 for d in 0 0s 2x 1.5h -3 36601d; do
@@ -34,32 +25,16 @@ done
 "$EW" watch -d "$T/live.db" -i lo -f "udp and port $PORT" --retain 2s 2> "$T/log" &
 PID=$!
 sleep 1
-send() {
-	/usr/bin/python3 - "$PORT" "$@" <<'PY'
-import socket, struct, sys
-port = int(sys.argv[1])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", port))
-for name in sys.argv[2:]:
-    q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
-    q += b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0" + struct.pack(">HH", 1, 1)
-    s.sendto(q, ("127.0.0.2", 53))
-PY
-}
-send old.retain.example.test
+lo_dns_send "$PORT" old.retain.example.test
 sleep 1.5
 # committed (watch commits every second): the old query is there
 "$EW" events -d "$T/live.db" --json > "$T/before"
 grep -q '"qname":"old.retain.example.test"' "$T/before" && ok || bad "the first query was not stored: $(cat "$T/before")"
 sleep 2.5
-send new1.retain.example.test new2.retain.example.test
+lo_dns_send "$PORT" new1.retain.example.test new2.retain.example.test
 sleep 1.5
 
-kill -TERM "$PID"
-wait "$PID"
-rc=$?
-PID=
-[ "$rc" -eq 0 ] && ok || bad "watch exited $rc on SIGTERM"
+watch_stop
 grep -q "keeping the events of the last 2s of packet time" "$T/log" && ok || bad "no retention line: $(cat "$T/log")"
 grep -q "3 events stored, 1 older ones deleted (--retain 2s)" "$T/log" && ok ||
 	bad "the log does not count the deleted event: $(cat "$T/log")"
@@ -71,5 +46,4 @@ n=$(wc -l < "$T/events")
 [ "$n" -eq 2 ] && ok || bad "$n events kept, want 2"
 expired=$(/usr/bin/python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT value FROM stats WHERE name = 'store.expired'\").fetchone()[0])" "$T/live.db")
 [ "$expired" = 1 ] && ok || bad "stats store.expired is $expired, want 1"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+live_done
