@@ -159,7 +159,8 @@ struct store {
 	uint64_t pend_events, pend_alerts, pend_stats;
 	uint64_t fail_logged;
 	int64_t next_event_id; /* in a transaction: the id of the next event */
-	uint64_t newest_ts;    /* packet time of the newest event handed to the writer */
+	uint64_t newest_ts;    /* retention's "now": see expire() */
+	uint64_t batch_newest; /* packet time of the open batch's newest event */
 	uint64_t expired_ts;   /* newest_ts at the last expiry */
 	uint64_t pend_expired; /* events deleted in the open batch */
 	/* threaded writer: each family's events of the open batch not yet
@@ -401,21 +402,36 @@ static int txn_begin(struct store *s, uint64_t ts)
 	s->next_event_id = max_id + 1;
 	s->in_txn = 1;
 	s->batch_ts0 = ts;
+	s->batch_newest = 0;
 	s->pend_rows = s->pend_events = s->pend_alerts = s->pend_stats = 0;
 	return 0;
 }
 
 static void stage_write(struct store *s, unsigned f);
 
-/* Retention, in the open transaction: each table loses what is older than
- * newest_ts - retain_us (SQL_EXPIRE_FMT), once newest_ts has moved since
- * the last time. A failed delete is counted and logged; the batch goes on
- * (or, when SQLite undid the transaction, is counted lost). */
+/*
+ * Retention, in the open transaction: each table loses what is not within
+ * retain_us of newest_ts (SQL_EXPIRE_FMT), once newest_ts has moved since
+ * the last time. newest_ts is the newest packet time of any batch so far,
+ * except that a batch whose newest event is more than retain_us older than
+ * it sets it back: that is the clock stepping back (after a jump forward
+ * that NTP undid, say), not a late packet, and the window follows the
+ * clock, so the rows the jump stamped in the future go (as rows dated more
+ * than retain_us after the newest) and retention goes on rather than
+ * waiting for the clock to reach them. A failed delete is counted and
+ * logged; the batch goes on (or, when SQLite undid the transaction, is
+ * counted lost).
+ */
 static void expire(struct store *s)
 {
-	const uint64_t d = s->cfg.retain_us, now = s->newest_ts;
+	const uint64_t d = s->cfg.retain_us, b = s->batch_newest;
 
-	if (!d || now < d || now == s->expired_ts)
+	if (!d || !b)
+		return;
+	if (b > s->newest_ts || (s->newest_ts > d && b < s->newest_ts - d))
+		s->newest_ts = b;
+	const uint64_t now = s->newest_ts;
+	if (now < d || now == s->expired_ts)
 		return;
 	s->expired_ts = now;
 	/* ts is stored as a signed 64-bit integer: the window's end is
@@ -609,8 +625,8 @@ static int apply_event(struct store *s, const struct qrec *r)
 		count_err(s, "begin", 1);
 		return -1;
 	}
-	if (ts > s->newest_ts)
-		s->newest_ts = ts;
+	if (ts > s->batch_newest)
+		s->batch_newest = ts;
 	if (write_event(s, (unsigned)f, s->next_event_id++, r) < 0)
 		return -1;
 	return s->in_txn && batch_full(s, OP_EVENT, ts) ? txn_commit(s) : 0;
@@ -635,8 +651,8 @@ static void stage_event(struct store *s, const struct qrec *r)
 		count_err(s, "begin", 1);
 		return;
 	}
-	if (ts > s->newest_ts)
-		s->newest_ts = ts;
+	if (ts > s->batch_newest)
+		s->batch_newest = ts;
 	struct stage *g = &s->stage[f];
 	g->id[g->n] = s->next_event_id++;
 	g->off[g->n] = (uint32_t)g->used;

@@ -65,7 +65,9 @@ struct store_config {
 	/*
 	 * Retention: 0 keeps every event. Otherwise each commit deletes, in
 	 * the same transaction, the events whose packet time is not within
-	 * retain_us of the newest event this store has written, table by
+	 * retain_us of the newest event this store has written (or of the
+	 * batch's newest, when that is more than retain_us older: the clock
+	 * stepped back), table by
 	 * table in id order: a table's rows go up to its first row that is
 	 * within, at most STORE_EXPIRE_MAX of them a commit, and never the
 	 * table's last row (which keeps the id sequence going up). Alerts are

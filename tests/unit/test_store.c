@@ -1229,31 +1229,49 @@ static void test_retention(enum store_writer mode)
 	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events WHERE id = flow_id + 3"), 11);
 	CHECK_EQ(sql_int(db, "SELECT count(*) FROM alerts"), 1);
 
-	/* Stored out of order: a row at 50 s, after rows at 190..290 s. It
-	 * waits: the scan stops at the first recent row. */
+	/* Stored out of order: one batch with a row at 50 s and one at 300 s.
+	 * The window is 200..400 s: TLS loses i = 19 (190 s); the row at 50 s
+	 * waits, as the scan stops at the first row inside. */
 	put_at(s, 30, OBS_DNS_QUERY, 50);
+	put_at(s, 31, OBS_DNS_QUERY, 300);
 	CHECK_EQ(store_flush(s), 0);
 	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events WHERE flow_id = 31"), 1);
-	CHECK_EQ(store_get_stats(s)->expired, 22);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 12);
+	CHECK_EQ(store_get_stats(s)->expired, 23);
 
-	/* Much later, one ICMP event: everything else is old. The ICMP table
-	 * keeps that row; each other table keeps its last row only (the
-	 * straggler is the DNS table's last). */
-	put_at(s, 31, OBS_ICMP, 10000);
+	/* The clock jumps forward: one ICMP event at 10,000 s, and everything
+	 * else is old. The ICMP table keeps that row; each other table keeps
+	 * its last row only. */
+	put_at(s, 32, OBS_ICMP, 10000);
 	CHECK_EQ(store_flush(s), 0);
 	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events_icmp"), 1);
-	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_icmp"), 32);
-	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_dns"), 31);
+	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_icmp"), 33);
+	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_dns"), 32);
 	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_http"), 1 + 24); /* i = 24, kind 4 */
 	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_tls"), 1 + 26);  /* i = 26, kind 6 */
 	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 4);
-	/* ICMP 2 (i = 20, 27), DNS 4 (21, 22, 28, 29), HTTP 1 (23), TLS 2 (19, 25) */
-	CHECK_EQ(store_get_stats(s)->expired, 22 + 9);
-	/* the next id follows the highest ever given */
-	put_at(s, 32, OBS_TLS_CLIENT_HELLO, 10001);
+	/* ICMP 2 (i = 20, 27), DNS 5 (21, 22, 28, 29, the 50 s row), HTTP 1
+	 * (23), TLS 1 (25) */
+	CHECK_EQ(store_get_stats(s)->expired, 23 + 9);
+
+	/* ... and steps back (NTP): a batch whose newest event, at 400 s, is
+	 * more than the window older than 10,000 s sets the window back to
+	 * 300..500 s. TLS loses i = 26 (260 s); the row at 10,000 s is the
+	 * ICMP table's last, so it stays until the next ICMP event (401 s)
+	 * makes it a row dated after the window, which goes. Ids go on after
+	 * the highest ever given. */
+	put_at(s, 33, OBS_TLS_CLIENT_HELLO, 400);
 	CHECK_EQ(store_flush(s), 0);
-	CHECK_EQ(sql_int(db, "SELECT id FROM events WHERE flow_id = 33"), 3 + 33);
-	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events_tls"), 1); /* i = 26's row went */
+	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_tls"), 34);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 4);
+	CHECK_EQ(store_get_stats(s)->expired, 33);
+	put_at(s, 34, OBS_ICMP, 401);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_icmp"), 35);
+	CHECK_EQ(sql_int(db, "SELECT id FROM events WHERE flow_id = 35"), 3 + 35);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events WHERE ts > 1795946465861204 + 1000000000"),
+		 0);
+	CHECK_EQ(store_get_stats(s)->expired, 34);
 	CHECK_EQ(sql_int(db, "SELECT count(*) FROM alerts"), 1);
 	CHECK_EQ(store_get_stats(s)->errors, 0);
 	CHECK_EQ(store_close(s), 0);
