@@ -162,6 +162,7 @@ struct store {
 	uint64_t newest_ts;    /* retention's "now": see expire() */
 	uint64_t batch_newest; /* packet time of the open batch's newest event */
 	uint64_t expired_ts;   /* newest_ts at the last expiry */
+	int expire_more;       /* the last expiry deleted rows: look again */
 	uint64_t pend_expired; /* events deleted in the open batch */
 	/* threaded writer: each family's events of the open batch not yet
 	 * written, copied out of the ring until EVENT_GROUP of them make one
@@ -418,22 +419,26 @@ static void stage_write(struct store *s, unsigned f);
  * that NTP undid, say), not a late packet, and the window follows the
  * clock, so the rows the jump stamped in the future go (as rows dated more
  * than retain_us after the newest) and retention goes on rather than
- * waiting for the clock to reach them. A failed delete is counted and
- * logged; the batch goes on (or, when SQLite undid the transaction, is
- * counted lost).
+ * waiting for the clock to reach them. A pass that deleted rows is taken
+ * up again at the next commit, even one with no events (the counters
+ * written every second), until one finds nothing, so a backlog larger than
+ * a pass's bound goes while the link is quiet too. A failed delete is
+ * counted and logged; the batch goes on (or, when SQLite undid the
+ * transaction, is counted lost).
  */
 static void expire(struct store *s)
 {
 	const uint64_t d = s->cfg.retain_us, b = s->batch_newest;
 
-	if (!d || !b)
+	if (!d)
 		return;
-	if (b > s->newest_ts || (s->newest_ts > d && b < s->newest_ts - d))
+	if (b && (b > s->newest_ts || (s->newest_ts > d && b < s->newest_ts - d)))
 		s->newest_ts = b;
 	const uint64_t now = s->newest_ts;
-	if (now < d || now == s->expired_ts)
+	if (now < d || (now == s->expired_ts && !s->expire_more))
 		return;
 	s->expired_ts = now;
+	s->expire_more = 0;
 	/* ts is stored as a signed 64-bit integer: the window's end is
 	 * clamped there */
 	int64_t lo = now - d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(now - d);
@@ -452,7 +457,14 @@ static void expire(struct store *s)
 			check_txn_alive(s);
 			continue;
 		}
-		s->pend_expired += (uint64_t)sqlite3_changes64(s->db);
+		int64_t n = sqlite3_changes64(s->db);
+		s->pend_expired += (uint64_t)n;
+		/* Deleted something: the pass may have stopped at its bound (of
+		 * ids: fewer rows than that when the tables interleave), so the
+		 * next commit looks again, events or not, until a pass finds
+		 * nothing (microseconds). */
+		if (n > 0)
+			s->expire_more = 1;
 	}
 }
 

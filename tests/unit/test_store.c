@@ -1304,10 +1304,12 @@ static void test_retention(enum store_writer mode)
 
 	if (mode != STORE_WRITER_INLINE)
 		return;
-	/* At most STORE_EXPIRE_MAX rows of a table go in one commit. */
+	/* At most STORE_EXPIRE_MAX rows of a table go in one commit; the rest
+	 * at the next commits, events or not (here: 2.5 times the cap, then a
+	 * commit of a stat row alone, twice). */
 	cfg.batch_rows = 300000;
 	plain.batch_rows = 300000;
-	const uint64_t n = STORE_EXPIRE_MAX + STORE_EXPIRE_MAX / 2;
+	const uint64_t n = STORE_EXPIRE_MAX * 2 + STORE_EXPIRE_MAX / 2;
 	CHECK_EQ(store_open(&s, db, &plain, err, sizeof(err)), 0);
 	for (uint64_t i = 0; i < n; i++)
 		put_at(s, i, OBS_DNS_QUERY, 0);
@@ -1317,10 +1319,45 @@ static void test_retention(enum store_writer mode)
 	CHECK_EQ(store_flush(s), 0);
 	CHECK_EQ(store_get_stats(s)->expired, STORE_EXPIRE_MAX);
 	CHECK_EQ(sql_int(db, "SELECT min(flow_id) FROM events"), STORE_EXPIRE_MAX + 1);
-	put_at(s, n + 1, OBS_DNS_QUERY, 1001);
+	CHECK_EQ(store_put_stat(s, "test.quiet", 1), 0);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(store_get_stats(s)->expired, 2 * STORE_EXPIRE_MAX);
+	CHECK_EQ(store_put_stat(s, "test.quiet", 2), 0);
 	CHECK_EQ(store_flush(s), 0);
 	CHECK_EQ(store_get_stats(s)->expired, n);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 1);
+	/* nothing left to do: a quiet commit deletes nothing more */
+	CHECK_EQ(store_put_stat(s, "test.quiet", 3), 0);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(store_get_stats(s)->expired, n);
+	put_at(s, n + 1, OBS_DNS_QUERY, 1001);
+	CHECK_EQ(store_flush(s), 0);
 	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 2);
+	CHECK_EQ(store_close(s), 0);
+	remove_db(db);
+
+	/* The same with two tables taking turns, so a pass's bound of ids
+	 * holds half as many rows of each: quiet commits go on until nothing
+	 * is left but each table's last row. */
+	CHECK_EQ(store_open(&s, db, &plain, err, sizeof(err)), 0);
+	for (uint64_t i = 0; i < n; i++)
+		put_at(s, i, i % 2 ? OBS_ICMP : OBS_DNS_QUERY, 0);
+	CHECK_EQ(store_close(s), 0);
+	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	put_at(s, n, OBS_DNS_QUERY, 1000);
+	CHECK_EQ(store_flush(s), 0);
+	uint64_t before = 0;
+	int quiet = 0;
+	while (store_get_stats(s)->expired != before && quiet < 20) {
+		before = store_get_stats(s)->expired;
+		CHECK_EQ(store_put_stat(s, "test.quiet", quiet), 0);
+		CHECK_EQ(store_flush(s), 0);
+		quiet++;
+	}
+	CHECK(quiet >= 3 && quiet < 20);
+	CHECK_EQ(store_get_stats(s)->expired, n - 1);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 2);
+	CHECK_EQ(sql_int(db, "SELECT flow_id FROM events_icmp"), n); /* i = n - 1 */
 	CHECK_EQ(store_close(s), 0);
 	remove_db(db);
 }
