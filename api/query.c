@@ -615,7 +615,7 @@ struct printer {
 
 #define PROGRESS_ROWS 50000 /* rows between two progress lines (~0.4 s of --json) */
 
-/* After each row (id): every PROGRESS_ROWS rows, "events: 1.2M written, 45%"
+/* After each row (id): every PROGRESS_ROWS rows, "events: 1200000 written, 45%"
  * on stderr, the percentage by id over the range the listing started with. */
 static void progress_row(struct printer *p, int64_t id)
 {
