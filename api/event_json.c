@@ -257,3 +257,25 @@ json_t *alert_json_new(const struct alert_row *r)
 	}
 	return o;
 }
+
+size_t event_json_line(json_t *o, char **buf, size_t *cap)
+{
+	size_t n = json_dumpb(o, *buf, *cap, EVENT_JSON_DUMP_FLAGS);
+
+	if (n && n >= *cap) {
+		/* did not fit: grow (room for the newline too) and render again */
+		size_t c = *cap ? *cap : 4096;
+		while (c <= n)
+			c *= 2;
+		char *b = realloc(*buf, c);
+		if (!b)
+			return 0;
+		*buf = b;
+		*cap = c;
+		n = json_dumpb(o, *buf, *cap, EVENT_JSON_DUMP_FLAGS);
+	}
+	if (n == 0 || n >= *cap)
+		return 0;
+	(*buf)[n] = '\n';
+	return n + 1;
+}

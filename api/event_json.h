@@ -77,4 +77,15 @@ json_t *event_json_new(const struct event_row *r);
  * Returns a new reference, or NULL when out of memory. */
 json_t *alert_json_new(const struct alert_row *r);
 
+/*
+ * Render o as one line, EVENT_JSON_DUMP_FLAGS and a newline, into *buf,
+ * which is grown as needed (*cap is its size; both may start 0/NULL and are
+ * reused from line to line). One json_dumpb into a buffer, written with one
+ * write, is what lets a line go out whole: json_dumpf writes each token with
+ * an fwrite of its own, which took the stream's lock each time and was over
+ * a quarter of an export's time. Returns the line's length, newline
+ * included, or 0 when out of memory. o is not released.
+ */
+size_t event_json_line(json_t *o, char **buf, size_t *cap);
+
 #endif

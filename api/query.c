@@ -71,6 +71,16 @@ static const char SQL_ALERTS_SEV[] = " AND severity >= :sev";
 static const char SQL_ALERTS_SRC[] = " AND src_ip = :src";
 static const char SQL_ALERTS_TAIL[] = " ORDER BY id LIMIT :limit";
 static const char SQL_ALERT_ONE[] = "SELECT " ALERT_COLS " FROM alerts WHERE id = :id";
+/* by write sequence (schema 3): the alerts written since :since */
+static const char SQL_ALERTS_WRITTEN[] =
+	"SELECT " ALERT_COLS ", seq FROM alerts WHERE seq > :since ORDER BY seq LIMIT :limit";
+#define ALERT_COL_SEQ 17
+static const char SQL_ALERT_MAX_SEQ[] = "SELECT coalesce(max(seq), 0) FROM alerts";
+static const char SQL_EVENT_MAX_ID_V2[] =
+	"SELECT max(coalesce((SELECT max(id) FROM events_dns), 0), "
+	"coalesce((SELECT max(id) FROM events_http), 0), "
+	"coalesce((SELECT max(id) FROM events_tls), 0), "
+	"coalesce((SELECT max(id) FROM events_icmp), 0))";
 
 static const struct {
 	const char *name;
@@ -471,6 +481,44 @@ int64_t query_alerts(struct query *q, const struct alert_filter *f, query_row_fn
 	return iter_alerts(q, f, alert_to_json, &c, last_id, err, errlen);
 }
 
+/* As step_alert, but *id gets the row's write sequence. */
+static int step_alert_seq(sqlite3_stmt *st, void *cb, int64_t *seq)
+{
+	int64_t id;
+	int rc = step_alert(st, cb, &id);
+	*seq = sqlite3_column_int64(st, ALERT_COL_SEQ);
+	return rc;
+}
+
+int64_t query_alerts_written(struct query *q, int64_t since_seq, int64_t limit, query_row_fn *fn,
+			     void *arg, int64_t *last_seq, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t version = 0;
+
+	if (last_seq)
+		*last_seq = since_seq;
+	if (one_int(q->db, "PRAGMA user_version", &version) < 0) {
+		snprintf(err, errlen, "%s: alerts: %s", q->path, sqlite3_errmsg(q->db));
+		return -1;
+	}
+	if (version < 3) {
+		snprintf(err, errlen, "%s: alerts: schema version %lld has no write sequence (3)",
+			 q->path, (long long)version);
+		return -1;
+	}
+	if (sqlite3_prepare_v2(q->db, SQL_ALERTS_WRITTEN, -1, &st, NULL) != SQLITE_OK ||
+	    bind_i64(st, ":since", since_seq) != SQLITE_OK ||
+	    bind_i64(st, ":limit", limit < 0 ? -1 : limit) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: alerts: %s", q->path, sqlite3_errmsg(q->db));
+		sqlite3_finalize(st);
+		return -1;
+	}
+	struct json_cb c = {fn, arg};
+	struct alert_cb cb = {alert_to_json, &c};
+	return run_rows(q, st, "alerts", step_alert_seq, &cb, last_seq, err, errlen);
+}
+
 int query_alert_get(struct query *q, int64_t id, json_t **out, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
@@ -586,6 +634,22 @@ int query_alert_max_id(struct query *q, int64_t *out, char *err, size_t errlen)
 	return 0;
 }
 
+int query_marks(struct query *q, struct query_marks *m, char *err, size_t errlen)
+{
+	int64_t version = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (one_int(q->db, "PRAGMA user_version", &version) < 0 ||
+	    one_int(q->db, version >= 2 ? SQL_EVENT_MAX_ID_V2 : "SELECT coalesce(max(id), 0) FROM events",
+		    &m->event_id) < 0 ||
+	    one_int(q->db, SQL_ALERT_MAX, &m->alert_id) < 0 ||
+	    (version >= 3 && one_int(q->db, SQL_ALERT_MAX_SEQ, &m->alert_seq) < 0)) {
+		snprintf(err, errlen, "%s: %s", q->path, sqlite3_errmsg(q->db));
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- printing (the CLI) ------------------------------------------------ */
 
 /* "addr:port", "[v6]:port", or "addr" when there is no port. */
@@ -629,35 +693,15 @@ static void progress_row(struct printer *p, int64_t id)
 	p->drawn = 1;
 }
 
-/*
- * Write o as one line and drop it. The line is rendered into p->buf with
- * json_dumpb and written with one fwrite: json_dumpf writes each token
- * with an fwrite of its own, which took the stream's lock each time and
- * was over a quarter of an export's time.
- */
+/* Write o as one line (event_json_line) and drop it. */
 static int dump_line(struct printer *p, json_t *o)
 {
-	size_t n = json_dumpb(o, p->buf, p->cap, EVENT_JSON_DUMP_FLAGS);
+	size_t n = event_json_line(o, &p->buf, &p->cap);
 
-	if (n && n >= p->cap) {
-		/* did not fit: grow (room for the newline too) and render again */
-		size_t cap = p->cap ? p->cap : 4096;
-		while (cap <= n)
-			cap *= 2;
-		char *b = realloc(p->buf, cap);
-		if (!b) {
-			json_decref(o);
-			return -1;
-		}
-		p->buf = b;
-		p->cap = cap;
-		n = json_dumpb(o, p->buf, p->cap, EVENT_JSON_DUMP_FLAGS);
-	}
 	json_decref(o);
-	if (n == 0 || n >= p->cap)
+	if (n == 0)
 		return -1;
-	p->buf[n] = '\n';
-	return fwrite(p->buf, 1, n + 1, p->out) == n + 1 ? 0 : -1;
+	return fwrite(p->buf, 1, n, p->out) == n ? 0 : -1;
 }
 
 static int print_event(void *arg, const struct event_row *r)
@@ -717,17 +761,12 @@ static int print_alert(void *arg, const struct alert_row *r)
 /* The highest id of the listing's table(s) now (0 when empty or unknown). */
 static int64_t listing_end(struct query *q, int events)
 {
-	int64_t v = 0, version = 0;
-	const char *sql = "SELECT coalesce(max(id), 0) FROM alerts";
+	struct query_marks m;
+	char err[8];
 
-	if (events)
-		sql = one_int(q->db, "PRAGMA user_version", &version) == 0 && version >= 2
-			      ? "SELECT max(coalesce((SELECT max(id) FROM events_dns), 0), "
-				"coalesce((SELECT max(id) FROM events_http), 0), "
-				"coalesce((SELECT max(id) FROM events_tls), 0), "
-				"coalesce((SELECT max(id) FROM events_icmp), 0))"
-			      : "SELECT coalesce(max(id), 0) FROM events";
-	return one_int(q->db, sql, &v) == 0 ? v : 0;
+	if (query_marks(q, &m, err, sizeof(err)) < 0)
+		return 0;
+	return events ? m.event_id : m.alert_id;
 }
 
 /* Open db_path, list rows through iter (iter_events or iter_alerts with

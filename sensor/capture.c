@@ -124,8 +124,7 @@ struct capture *capture_open_file(const char *path, char *err, size_t errlen)
 		/* Our own FILE, so its buffer is set before any read */
 		f = fopen(path, "rb");
 		if (!f) {
-			/* libpcap's own wording, which names the path too */
-			snprintf(err, errlen, "%s: %s: %s", path, path, strerror(errno));
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 			capture_close(c);
 			return NULL;
 		}

@@ -61,6 +61,8 @@ struct core {
 	struct emit emit;
 	uint64_t next_tick_us;
 	struct core_stats stats;
+	int finished;              /* core_finish() has run */
+	struct flow_stats final_fs; /* the flow table's counters at core_finish() */
 };
 
 static int core_emit_obs(struct emit *e, const struct obs *o);
@@ -212,6 +214,8 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 
 void core_write_counters(struct core *c)
 {
+	if (c->finished)
+		return; /* written for the last time by core_finish() */
 	alerts_refresh(c->alerts);
 	if (!c->store)
 		return;
@@ -220,23 +224,22 @@ void core_write_counters(struct core *c)
 	core_write_stats(c, flow_table_stats(c->flows));
 }
 
-int core_close(struct core *c)
+int core_finish(struct core *c)
 {
-	struct flow_stats fs = {0};
-	int rc = 0;
-
-	if (!c)
+	if (!c || c->finished)
 		return 0;
+	c->finished = 1;
 	/* Datagrams still waiting for fragments never will: judged first. */
 	core_end_input(c);
 	if (c->flows)
-		fs = *flow_table_stats(c->flows);
+		c->final_fs = *flow_table_stats(c->flows);
 	/* Flows end first: analyzers may still emit from their flow state. */
 	flow_table_free(c->flows);
 	c->flows = NULL;
 	for (unsigned i = 0; i < c->n_modules; i++)
 		if (modules[i]->fini)
 			modules[i]->fini(c->mod_state[i]);
+	/* Freeing the alert table writes each open row's final state. */
 	if (c->alerts) {
 		c->stats.alert_rows = alerts_get_stats(c->alerts)->rows;
 		memcpy(c->stats.alerts_by_class, alerts_get_stats(c->alerts)->by_class,
@@ -244,11 +247,22 @@ int core_close(struct core *c)
 	}
 	alerts_free(c->alerts);
 	c->alerts = NULL;
-	if (c->store) {
-		core_write_stats(c, &fs);
-		if (store_close(c->store) < 0)
-			rc = -1;
-	}
+	if (!c->store)
+		return 0;
+	core_write_stats(c, &c->final_fs);
+	return store_flush(c->store);
+}
+
+int core_close(struct core *c)
+{
+	int rc = 0;
+
+	if (!c)
+		return 0;
+	if (core_finish(c) < 0)
+		rc = -1;
+	if (c->store && store_close(c->store) < 0)
+		rc = -1;
 	decoder_free(c->dec);
 	rules_free(c->own_rules);
 	free(c);
@@ -527,7 +541,7 @@ const struct decode_stats *core_decode_stats(const struct core *c)
 
 const struct flow_stats *core_flow_stats(const struct core *c)
 {
-	return flow_table_stats(c->flows);
+	return c->flows ? flow_table_stats(c->flows) : &c->final_fs;
 }
 
 const struct store_stats *core_store_stats(const struct core *c)
@@ -537,7 +551,8 @@ const struct store_stats *core_store_stats(const struct core *c)
 
 void core_alert_counts(const struct core *c, uint64_t by_class[14])
 {
-	memcpy(by_class, alerts_get_stats(c->alerts)->by_class, sizeof(uint64_t) * AC_COUNT);
+	memcpy(by_class, c->alerts ? alerts_get_stats(c->alerts)->by_class : c->stats.alerts_by_class,
+	       sizeof(uint64_t) * AC_COUNT);
 }
 
 static int core_is_detector(const struct module *m)

@@ -50,8 +50,20 @@ struct core;
  * On failure returns -1 with a one-line reason in err. */
 int core_open(struct core **out, const struct core_config *cfg, char *err, size_t errlen);
 
-/* Flush flows and the store, write the run's counters, free everything.
- * Returns 0, or -1 when the store could not be closed cleanly. NULL is fine. */
+/*
+ * The end of a run: judge the datagrams waiting for fragments, end every
+ * flow (analyzers may still emit from their state), finish the modules,
+ * write each alert row's final state and the run's counters, and commit.
+ * No packet may follow; the counters stay readable (core_stats ...), so a
+ * summary printed after it counts everything, and the database holds the
+ * run's last word (what `replay --eve` writes out). Returns 0, or -1 when
+ * the commit failed. core_close() calls it when the caller has not; a
+ * second call does nothing.
+ */
+int core_finish(struct core *c);
+
+/* core_finish(), then close the store and free everything. Returns 0, or
+ * -1 when the store could not be closed cleanly. NULL is fine. */
 int core_close(struct core *c);
 
 /* Process one captured frame (bytes borrowed for the call). */

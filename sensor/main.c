@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "analyzers/module.h"
+#include "api/eve.h"
 #include "api/query.h"
 #include "api/server.h"
 #include "sensor/capture.h"
@@ -66,10 +67,12 @@ static void usage_main(FILE *f)
 	      "Network egress monitoring for AI-agent sandboxes.\n"
 	      "\n"
 	      "commands:\n"
-	      "  replay [-c RULES] [-d DB] [-f BPF] [-q] [--no-progress] [--no-store] PCAP...\n"
+	      "  replay [-c RULES] [-d DB] [-f BPF] [--eve FILE] [-q] [--no-progress] [--no-store]\n"
+	      "         PCAP...\n"
 	      "                                  replay capture files into the database; prints a summary\n"
 	      "  watch  [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
-	      "         [--api ADDR:PORT [--token-file FILE]] [--user NAME]\n"
+	      "         [--retain DURATION] [--eve FILE] [--api ADDR:PORT [--token-file FILE]]\n"
+	      "         [--user NAME]\n"
 	      "                                  capture live from interfaces until SIGINT/SIGTERM\n"
 	      "  serve  [-d DB] [--api ADDR:PORT] [--token-file FILE]\n"
 	      "                                  HTTP API and dashboard over a database (docs/api.md)\n"
@@ -90,8 +93,8 @@ static void usage_main(FILE *f)
 
 static void usage_replay(FILE *f)
 {
-	fputs("usage: egresswatch replay [-c RULES] [-d DB] [-f BPF] [-q] [--no-progress] [--no-store]\n"
-	      "                          PCAP...\n"
+	fputs("usage: egresswatch replay [-c RULES] [-d DB] [-f BPF] [--eve FILE] [-q] [--no-progress]\n"
+	      "                          [--no-store] PCAP...\n"
 	      "\n"
 	      "Replay pcap or pcapng files, plain, gzip or zstd (in the order given; '-'\n"
 	      "reads stdin) through the decoders and analyzers, store every event in DB,\n"
@@ -103,6 +106,9 @@ static void usage_replay(FILE *f)
 	      "  -d, --db DB         SQLite database (default ./" DEFAULT_DB ")\n"
 	      "  -f, --filter BPF    only packets matching this pcap-filter(7) expression\n"
 	      "                      (e.g. \"host 10.99.0.10\"); the summary counts the others\n"
+	      "      --eve FILE      also append the run's events and then its alerts to FILE,\n"
+	      "                      one JSON object a line (docs/eve.md); '-' is stdout,\n"
+	      "                      and the summary then goes to stderr\n"
 	      "  -q, --quiet         no summary\n"
 	      "      --no-progress   no progress bar (it is shown only when stderr is a TTY)\n"
 	      "      --no-store      decode and analyze, but store nothing\n"
@@ -147,7 +153,8 @@ static void progress_draw(const char *name, uint64_t done, uint64_t total, uint6
 }
 
 static void print_summary(FILE *f, struct core *core, const char *db, unsigned nfiles,
-			  double elapsed, const char *bpf, uint64_t filtered)
+			  double elapsed, const char *bpf, uint64_t filtered,
+			  const struct eve *eve, const char *eve_path)
 {
 	const struct core_stats *s = core_stats(core);
 	const struct decode_stats *ds = core_decode_stats(core);
@@ -211,6 +218,13 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 	if (ss)
 		fprintf(f, "  store:   %s, %" PRIu64 " events written, %" PRIu64 " errors\n", db,
 			ss->events, ss->errors + s->store_errors);
+	if (eve) {
+		struct eve_stats es;
+		eve_get_stats(eve, &es);
+		fprintf(f, "  eve:     %s, %" PRIu64 " events and %" PRIu64 " alerts written, %" PRIu64
+			   " lines lost\n", strcmp(eve_path, "-") ? eve_path : "stdout", es.events,
+			es.alerts, es.errors);
+	}
 }
 
 static void replay_one(struct core *core, const struct reader_rec *f)
@@ -322,13 +336,15 @@ static int cmd_replay(int argc, char **argv)
 		{"no-progress", no_argument, NULL, 'P'},
 		{"no-store", no_argument, NULL, 'S'},
 		{"filter", required_argument, NULL, 'f'},
+		{"eve", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct core_config cfg = {0};
 	struct core *core = NULL;
 	struct rules *rules = NULL;
-	const char *db = DEFAULT_DB, *rules_path = NULL, *bpf = NULL;
+	struct eve *eve = NULL;
+	const char *db = DEFAULT_DB, *rules_path = NULL, *bpf = NULL, *eve_path = NULL;
 	uint64_t filtered = 0;
 	int quiet = 0, progress, no_store = 0, opt, rc = 0;
 	char err[512];
@@ -355,6 +371,9 @@ static int cmd_replay(int argc, char **argv)
 		case 'S':
 			no_store = 1;
 			break;
+		case 'E':
+			eve_path = optarg;
+			break;
 		case 'h':
 			usage_replay(stdout);
 			return 0;
@@ -365,6 +384,11 @@ static int cmd_replay(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "egresswatch replay: no capture file given (see --help)\n");
+		return EXIT_USAGE;
+	}
+	if (eve_path && no_store) {
+		fprintf(stderr, "egresswatch replay: --eve is written from the database; it cannot "
+				"go with --no-store\n");
 		return EXIT_USAGE;
 	}
 	if (bpf && reader_check_filter(bpf, err, sizeof(err)) < 0) {
@@ -383,6 +407,19 @@ static int cmd_replay(int argc, char **argv)
 		rules_free(rules);
 		return EXIT_RUNTIME;
 	}
+	/* The events go to the file as they are committed (a follower reads
+	 * them back); the alerts once, at the end, in their final state. */
+	if (eve_path) {
+		const struct eve_config ecfg = {.path = eve_path, .db_path = db, .interval_ms = 250};
+		if (eve_open(&eve, &ecfg, err, sizeof(err)) < 0 ||
+		    eve_start(eve, err, sizeof(err)) < 0) {
+			fprintf(stderr, "egresswatch replay: %s\n", err);
+			eve_close(eve);
+			core_close(core);
+			rules_free(rules);
+			return EXIT_RUNTIME;
+		}
+	}
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
 	t0 = now_mono();
@@ -392,14 +429,21 @@ static int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "egresswatch replay: interrupted; what was read is stored\n");
 		rc = EXIT_RUNTIME;
 	}
-	/* Judge what waits for fragments that will not come, then commit
-	 * what is queued, so the summary counts what is on disk. */
-	core_end_input(core);
-	if (core_flush(core) < 0)
+	/* Judge what waits for fragments that will not come, end the flows,
+	 * write the alerts' final state and commit, so the summary and
+	 * --eve count what is on disk. */
+	if (core_finish(core) < 0)
 		rc = rc ? rc : EXIT_RUNTIME;
+	if (eve && eve_finish(eve) < 0) {
+		fprintf(stderr, "egresswatch replay: %s: not every event or alert could be written "
+				"(see above)\n", eve_path);
+		rc = rc ? rc : EXIT_RUNTIME;
+	}
 	double elapsed = now_mono() - t0;
 	if (!quiet)
-		print_summary(stdout, core, db, (unsigned)(argc - optind), elapsed, bpf, filtered);
+		print_summary(eve_path && !strcmp(eve_path, "-") ? stderr : stdout, core, db,
+			      (unsigned)(argc - optind), elapsed, bpf, filtered, eve, eve_path);
+	eve_close(eve);
 	if (core_close(core) < 0) {
 		fprintf(stderr, "egresswatch replay: %s: could not write the last batch\n", db);
 		rc = rc ? rc : EXIT_RUNTIME;
@@ -413,8 +457,8 @@ static int cmd_replay(int argc, char **argv)
 static void usage_watch(FILE *f)
 {
 	fputs("usage: egresswatch watch [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
-	      "                         [--retain DURATION] [--api ADDR:PORT [--token-file FILE]]\n"
-	      "                         [--user NAME]\n"
+	      "                         [--retain DURATION] [--eve FILE] [--api ADDR:PORT\n"
+	      "                         [--token-file FILE]] [--user NAME]\n"
 	      "\n"
 	      "Capture live on one or more interfaces (a bridge, veths) into one flow table\n"
 	      "and store events in DB until SIGINT or SIGTERM, which flush and exit 0.\n"
@@ -428,6 +472,9 @@ static void usage_watch(FILE *f)
 	      "      --retain D       keep the events of the last D of packet time, deleting\n"
 	      "                       older ones as new ones come (D: N[s|m|h|d|w], e.g. 7d;\n"
 	      "                       1s..36600d; default: keep every event); alerts are kept\n"
+	      "      --eve FILE       also append events and alerts to FILE as they are\n"
+	      "                       stored, one JSON object a line (docs/eve.md); an alert\n"
+	      "                       comes again as it grows; SIGHUP reopens FILE\n"
 	      "      --api ADDR:PORT  also serve the HTTP API and dashboard (docs/api.md) on\n"
 	      "                       ADDR:PORT, e.g. 127.0.0.1:8080 (port 0: any free port)\n"
 	      "      --token-file F   bearer token clients must send (required when ADDR is\n"
@@ -436,11 +483,25 @@ static void usage_watch(FILE *f)
 	      "                       NAME keeping only CAP_NET_RAW\n"
 	      "  -h, --help           this text\n"
 	      "\n"
-	      "SIGHUP reloads the rules file; a bad file keeps the rules in force and logs why.\n"
+	      "SIGHUP reloads the rules file (a bad file keeps the rules in force and logs\n"
+	      "why) and reopens the --eve file.\n"
 	      "An interface that goes down or disappears is retried every 5 s; the others go on.\n"
 	      "Under systemd (Type=notify) it reports readiness, reloads and stopping, and\n"
 	      "pings the watchdog when WatchdogSec= is set.\n",
 	      f);
+}
+
+/* The --eve counters, as stats rows (eve.events, ...: /api/v1/stats). */
+static void put_eve_stats(struct core *core, const struct eve *eve)
+{
+	struct eve_stats es;
+
+	eve_get_stats(eve, &es);
+	core_put_stat(core, "eve.events", (int64_t)es.events);
+	core_put_stat(core, "eve.alerts", (int64_t)es.alerts);
+	core_put_stat(core, "eve.missed", (int64_t)es.missed);
+	core_put_stat(core, "eve.errors", (int64_t)es.errors);
+	core_put_stat(core, "eve.reopens", (int64_t)es.reopens);
 }
 
 /* SIGHUP: load the rules again; a bad file keeps the old rules and says why. */
@@ -480,12 +541,14 @@ static int cmd_watch(int argc, char **argv)
 		{"token-file", required_argument, NULL, 'T'},
 		{"user", required_argument, NULL, 'U'},
 		{"retain", required_argument, NULL, 'R'},
+		{"eve", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct api_config acfg = {0};
 	uint64_t retain_us = 0;
-	const char *retain_arg = NULL;
+	const char *retain_arg = NULL, *eve_path = NULL;
+	struct eve *eve = NULL;
 	struct api *api = NULL;
 	int want_api = 0;
 	const char *run_as = NULL;
@@ -565,6 +628,9 @@ static int cmd_watch(int argc, char **argv)
 			}
 			retain_arg = optarg;
 			break;
+		case 'E':
+			eve_path = optarg;
+			break;
 		case 'h':
 			usage_watch(stdout);
 			return 0;
@@ -615,8 +681,17 @@ static int cmd_watch(int argc, char **argv)
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
-	/* The API reads the database the store just opened, on its own threads
-	 * and its own read-only connections. */
+	/* --eve and the API read the database the store just opened, on their
+	 * own threads and their own read-only connections. */
+	if (eve_path) {
+		const struct eve_config ecfg = {.path = eve_path, .db_path = db, .live = 1};
+		if (eve_open(&eve, &ecfg, err, sizeof(err)) < 0 ||
+		    eve_start(eve, err, sizeof(err)) < 0) {
+			fprintf(stderr, "egresswatch watch: %s\n", err);
+			rc = EXIT_RUNTIME;
+			goto out;
+		}
+	}
 	if (want_api) {
 		int arc;
 		acfg.db_path = db;
@@ -680,6 +755,7 @@ static int cmd_watch(int argc, char **argv)
 			reload_requested = 0;
 			daemon_notify("RELOADING=1");
 			watch_reload(core, rules_path, &rules);
+			eve_reopen(eve);
 			daemon_notify("READY=1");
 		}
 		if (watchdog_us && (now_mono() - last_ping) * 1e6 >= (double)watchdog_us / 2) {
@@ -697,6 +773,8 @@ static int cmd_watch(int argc, char **argv)
 				snprintf(name, sizeof(name), "capture.%s.dropped", ifaces[i]);
 				core_put_stat(core, name, (int64_t)drop);
 			}
+			if (eve)
+				put_eve_stats(core, eve);
 			core_write_counters(core);
 			core_flush(core);
 			last_flush = now_mono();
@@ -704,15 +782,27 @@ static int cmd_watch(int argc, char **argv)
 	}
 	daemon_notify("STOPPING=1");
 	log_info("capture", "stopping; %" PRIu64 " packets", core_stats(core)->packets);
+	core_finish(core); /* the flows' ends, the alerts' final state, the last batch */
 	if (retain_us) {
-		core_flush(core); /* the last batch, and its deletions, counted */
 		const struct store_stats *ss = core_store_stats(core);
 		if (ss)
 			log_info("store", "%" PRIu64 " events stored, %" PRIu64
 				 " older ones deleted (--retain %s)", ss->events, ss->expired,
 				 retain_arg);
 	}
+	if (eve) {
+		struct eve_stats es;
+		if (eve_finish(eve) < 0)
+			rc = EXIT_RUNTIME;
+		eve_get_stats(eve, &es);
+		log_info("eve", "%" PRIu64 " events and %" PRIu64 " alert lines written to %s, %"
+			 PRIu64 " lines lost, %" PRIu64 " events deleted before they were written",
+			 es.events, es.alerts, eve_path, es.errors, es.missed);
+		put_eve_stats(core, eve);
+		core_flush(core);
+	}
 out:
+	eve_close(eve);
 	api_stop(api);
 	if (core && core_close(core) < 0) {
 		log_err("store", "%s: could not write the last batch", db);

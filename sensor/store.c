@@ -260,16 +260,19 @@ static const char SQL_EXPIRE_FMT[] =
 static const char SQL_STAT[] =
 	"INSERT INTO stats(name, value) VALUES(?1, ?2) "
 	"ON CONFLICT(name) DO UPDATE SET value = excluded.value";
+/* An alert row, inserted or replaced; either way its seq becomes the next
+ * in the table (schema/003_alert_seq.sql), found through alerts_seq. */
 static const char SQL_ALERT[] =
 	"INSERT INTO alerts(id, class, severity, first_ts, last_ts, count, outcome, proto, "
-	"src_ip, src_port, dst_ip, dst_port, subject, score, rule, summary, evidence) "
-	"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) "
+	"src_ip, src_port, dst_ip, dst_port, subject, score, rule, summary, evidence, seq) "
+	"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+	"(SELECT coalesce(max(seq), 0) + 1 FROM alerts)) "
 	"ON CONFLICT(id) DO UPDATE SET class = excluded.class, severity = excluded.severity, "
 	"first_ts = excluded.first_ts, last_ts = excluded.last_ts, count = excluded.count, "
 	"outcome = excluded.outcome, proto = excluded.proto, src_ip = excluded.src_ip, "
 	"src_port = excluded.src_port, dst_ip = excluded.dst_ip, dst_port = excluded.dst_port, "
 	"subject = excluded.subject, score = excluded.score, rule = excluded.rule, "
-	"summary = excluded.summary, evidence = excluded.evidence";
+	"summary = excluded.summary, evidence = excluded.evidence, seq = excluded.seq";
 
 int store_schema_version(void)
 {

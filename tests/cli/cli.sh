@@ -44,7 +44,7 @@ expect 2 "--class bogus: want one of the classes" -- "$EW" alerts -d "$T/x.db" -
 expect 0 "" -- "$EW" version
 
 # Input errors name the file and exit 2.
-expect 2 "$T/missing.pcap" -- "$EW" replay -d "$T/a.db" "$T/missing.pcap"
+expect 2 "replay: $T/missing.pcap: No such file or directory\$" -- "$EW" replay -d "$T/a.db" "$T/missing.pcap"
 printf 'this is not a capture file at all\n' > "$T/text.pcap"
 expect 2 "$T/text.pcap" -- "$EW" replay -d "$T/a.db" "$T/text.pcap"
 # An unsupported link type (802.11 = 105) is named.

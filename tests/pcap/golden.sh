@@ -2,18 +2,20 @@
 # golden.sh - golden-output test of one pcap fixture.
 #
 # README
-#   golden.sh [--update] [--alerts] [--rules FILE] [--status N] EGRESSWATCH PCAP EXPECTED
+#   golden.sh [--update] [--alerts | --eve] [--rules FILE] [--status N] EGRESSWATCH PCAP EXPECTED
 #       Replay PCAP into a fresh temporary database, print `events --json` (and, with
-#       --alerts, then `alerts --json`), and compare that with the EXPECTED file:
+#       --alerts, then `alerts --json`; with --eve, the file `replay --eve` wrote
+#       instead), and compare that with the EXPECTED file:
 #       exit 0 if identical, 1 with a unified diff if not (or if EXPECTED is missing),
 #       2 on usage errors or when egresswatch itself fails.
 #       --update      write the output to EXPECTED instead of comparing (exit 0).
 #       --rules FILE  replay with `-c FILE` (a sandbox section turns the policy classes on).
 #       --status N    the exit status replay must return (default 0; a pcap damaged
 #                     part-way returns 1, see architecture.md section 2).
-#   golden.sh --determinism [--alerts] [--status N] EGRESSWATCH PCAP
+#   golden.sh --determinism [--alerts | --eve] [--status N] EGRESSWATCH PCAP
 #       Replay PCAP twice into two fresh databases; the `events --json` (and
-#       `alerts --json`) outputs must be byte-identical (exit 0), else a diff and exit 1.
+#       `alerts --json`, or the --eve files) must be byte-identical (exit 0), else a
+#       diff and exit 1.
 #
 # Meson (registered by the lead) would run e.g.
 #   test('pcap.dns_basic', find_program('golden.sh'),
@@ -25,6 +27,7 @@ set -u
 
 MODE=compare
 ALERTS=0
+EVE=0
 RULES=
 WANT_STATUS=0
 while [ $# -gt 0 ]; do
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
 	--update) MODE=update; shift ;;
 	--determinism) MODE=determinism; shift ;;
 	--alerts) ALERTS=1; shift ;;
+	--eve) EVE=1; shift ;;
 	--rules) [ $# -ge 2 ] || { echo "golden.sh: --rules needs a file" >&2; exit 2; }
 		RULES=$2; shift 2 ;;
 	--status) [ $# -ge 2 ] || { echo "golden.sh: --status needs a value" >&2; exit 2; }
@@ -43,8 +47,8 @@ while [ $# -gt 0 ]; do
 done
 
 usage() {
-	echo "usage: golden.sh [--update] [--alerts] [--rules FILE] [--status N] EGRESSWATCH PCAP EXPECTED" >&2
-	echo "       golden.sh --determinism [--alerts] [--status N] EGRESSWATCH PCAP" >&2
+	echo "usage: golden.sh [--update] [--alerts | --eve] [--rules FILE] [--status N] EGRESSWATCH PCAP EXPECTED" >&2
+	echo "       golden.sh --determinism [--alerts | --eve] [--status N] EGRESSWATCH PCAP" >&2
 	exit 2
 }
 if [ "$MODE" = determinism ]; then
@@ -64,22 +68,29 @@ trap 'exit 130' INT TERM
 
 # run_once N: replay into $TMP/N.db and write the JSON lines to $TMP/N.out
 run_once() {
-	"$EW" replay ${RULES:+-c "$RULES"} -d "$TMP/$1.db" "$PCAP" >"$TMP/$1.replay" 2>&1
+	n=$1
+	if [ "$EVE" -eq 1 ]; then
+		set -- --eve "$TMP/$n.out"
+	else
+		set --
+	fi
+	"$EW" replay ${RULES:+-c "$RULES"} -d "$TMP/$n.db" "$@" "$PCAP" >"$TMP/$n.replay" 2>&1
 	st=$?
 	if [ "$st" -ne "$WANT_STATUS" ]; then
 		echo "golden.sh: replay of $PCAP exited $st (expected $WANT_STATUS):" >&2
-		sed 's/^/  /' "$TMP/$1.replay" >&2
+		sed 's/^/  /' "$TMP/$n.replay" >&2
 		exit 2
 	fi
-	if ! "$EW" events -d "$TMP/$1.db" --json >"$TMP/$1.out" 2>"$TMP/$1.err"; then
+	[ "$EVE" -eq 1 ] && return 0
+	if ! "$EW" events -d "$TMP/$n.db" --json >"$TMP/$n.out" 2>"$TMP/$n.err"; then
 		echo "golden.sh: events on $PCAP failed:" >&2
-		sed 's/^/  /' "$TMP/$1.err" >&2
+		sed 's/^/  /' "$TMP/$n.err" >&2
 		exit 2
 	fi
 	if [ "$ALERTS" -eq 1 ]; then
-		if ! "$EW" alerts -d "$TMP/$1.db" --json >>"$TMP/$1.out" 2>"$TMP/$1.err"; then
+		if ! "$EW" alerts -d "$TMP/$n.db" --json >>"$TMP/$n.out" 2>"$TMP/$n.err"; then
 			echo "golden.sh: alerts on $PCAP failed:" >&2
-			sed 's/^/  /' "$TMP/$1.err" >&2
+			sed 's/^/  /' "$TMP/$n.err" >&2
 			exit 2
 		fi
 	fi
@@ -112,6 +123,6 @@ compare)
 		exit 0
 	fi
 	echo "golden.sh: $PCAP: output differs from $EXPECTED (--update rewrites it):"
-	diff -u --label "$EXPECTED" --label "egresswatch events --json" "$EXPECTED" "$TMP/a.out" | head -n 300
+	diff -u --label "$EXPECTED" --label "egresswatch output" "$EXPECTED" "$TMP/a.out" | head -n 300
 	exit 1 ;;
 esac
