@@ -948,6 +948,17 @@ static enum MHD_Result h_metrics(struct req *r)
 		prom_one(m, name, "gauge", "Store writer counter (stats table).",
 			 json_integer_value(v));
 	}
+	/* watch --eve: eve.events, eve.alerts (lines written), eve.missed,
+	 * eve.errors, eve.reopens; absent without --eve */
+	g = json_object_get(st, "eve");
+	json_object_foreach(g, key, v) {
+		size_t n = (size_t)snprintf(name, sizeof(name), "egresswatch_eve_%s_total", key);
+		if (!json_is_integer(v) || n >= sizeof(name) ||
+		    key[strspn(key, "abcdefghijklmnopqrstuvwxyz_")])
+			continue;
+		prom_one(m, name, "counter", "--eve follower counter (stats table).",
+			 json_integer_value(v));
+	}
 	prom_family(m, "egresswatch_last_packet_timestamp_seconds", "gauge",
 		    "Time of the newest packet seen (packet time, Unix seconds).");
 	fprintf(m, "egresswatch_last_packet_timestamp_seconds %.6f\n",

@@ -249,8 +249,10 @@ int core_finish(struct core *c)
 	c->alerts = NULL;
 	if (!c->store)
 		return 0;
+	/* Commit the events first, so that store.events counts them all. */
+	int rc = store_flush(c->store);
 	core_write_stats(c, &c->final_fs);
-	return store_flush(c->store);
+	return store_flush(c->store) < 0 || rc < 0 ? -1 : 0;
 }
 
 int core_close(struct core *c)
