@@ -36,6 +36,18 @@ for c in replay watch serve events alerts version; do  # rules --help is checked
 	expect 0 "" -- "$EW" "$c" --help
 	grep -q "usage: egresswatch $c" "$T/out" && ok || bad "$c --help does not show its usage"
 done
+# The overview (egresswatch --help) lists each command with the options its
+# own --help shows, no more and no fewer.
+"$EW" --help > "$T/top"
+opts_of() { grep -oE -- '(^|[[ ])--?[a-zA-Z][a-z-]*' | tr -d '[ ' | sort -u; }
+for c in replay watch serve events alerts; do
+	awk -v c="$c" '$1 == c { on = 1; print; next } on && /^         [^ ]/ { print; next } { on = 0 }' \
+		"$T/top" | sed "s/^  $c//" | opts_of > "$T/top_$c"
+	"$EW" "$c" --help | awk '/^$/ { exit } { print }' | sed "s/^usage: egresswatch $c//" |
+		opts_of > "$T/own_$c"
+	[ -s "$T/own_$c" ] && cmp -s "$T/top_$c" "$T/own_$c" && ok ||
+		bad "egresswatch --help and $c --help list different options: $(diff "$T/top_$c" "$T/own_$c" | tr '\n' ' ')"
+done
 expect 2 "no capture file" -- "$EW" replay -d "$T/x.db"
 expect 2 "no interface" -- "$EW" watch -d "$T/x.db"
 expect 2 "--kind bogus" -- "$EW" events -d "$T/x.db" --kind bogus
