@@ -152,6 +152,41 @@ static void progress_draw(const char *name, uint64_t done, uint64_t total, uint6
 	fflush(stderr);
 }
 
+/*
+ * After the last packet, the --eve thread may still be writing the events
+ * it has not reached (it renders ~110,000 lines a second; a replay stores
+ * several times that): show how far it is on stderr (a TTY) until it has
+ * them all, or stops getting on (a read error: eve_finish reports it).
+ */
+static void eve_progress(const struct eve *eve, const char *path, uint64_t total)
+{
+	struct eve_stats es;
+	uint64_t last = 0;
+	double since = now_mono();
+	int drawn = 0;
+
+	for (;;) {
+		eve_get_stats(eve, &es);
+		if (es.events >= total || stop_requested)
+			break;
+		if (es.events != last) {
+			last = es.events;
+			since = now_mono();
+		} else if (now_mono() - since > 2.0) {
+			break;
+		}
+		int pct = (int)(es.events * 100 / total);
+		fprintf(stderr, "\r--eve %s [%-20.*s] %3d%% %" PRIu64 " of %" PRIu64 " events ",
+			path, pct / 5, "####################", pct, es.events, total);
+		fflush(stderr);
+		drawn = 1;
+		struct timespec ts = {0, 100 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	if (drawn)
+		fputs("\r\033[K", stderr);
+}
+
 static void print_summary(FILE *f, struct core *core, const char *db, unsigned nfiles,
 			  double elapsed, const char *bpf, uint64_t filtered,
 			  const struct eve *eve, const char *eve_path)
@@ -434,6 +469,8 @@ static int cmd_replay(int argc, char **argv)
 	 * --eve count what is on disk. */
 	if (core_finish(core) < 0)
 		rc = rc ? rc : EXIT_RUNTIME;
+	if (eve && progress && core_store_stats(core))
+		eve_progress(eve, eve_path, core_store_stats(core)->events);
 	if (eve && eve_finish(eve) < 0) {
 		fprintf(stderr, "egresswatch replay: %s: not every event or alert could be written "
 				"(see above)\n", eve_path);

@@ -210,5 +210,22 @@ else
 	bad "script(1) could not run the export"
 fi
 
+# replay --eve with stderr on a terminal: while the --eve thread catches up
+# after the last packet, a progress line that is erased before the summary;
+# the file is the same as without a terminal.
+expect 0 "" -- "$EW" replay -q -d "$T/eve1.db" --eve "$T/eve1.json" "$@"
+[ "$(grep -vc '"kind":"alert"' "$T/eve1.json")" -eq 67270 ] && ok ||
+	bad "replay --eve wrote $(grep -vc '"kind":"alert"' "$T/eve1.json") events, want 67270"
+if script -qec "'$EW' replay -d '$T/eve2.db' --eve '$T/eve2.json' $*" "$T/typescript" > /dev/null 2>&1; then
+	cmp -s "$T/eve1.json" "$T/eve2.json" && ok || bad "replay --eve with a terminal wrote another file"
+	# whatever progress was drawn is erased before the summary's first line
+	tr '\r' '\n' < "$T/typescript" | grep -a -A1 -- '^--eve ' | grep -a -v -- '^--eve ' |
+		grep -a -v '^--$' | grep -a -q -v "$(printf '^\033\[K')" && bad "an --eve progress line was left: $(cat -v "$T/typescript" | tail -c 400)" || ok
+	grep -a -q "eve: *$T/eve2.json, 67270 events and [0-9]* alerts written, 0 lines lost" "$T/typescript" && ok ||
+		bad "no eve line in the summary: $(cat -v "$T/typescript" | tail -c 600)"
+else
+	bad "script(1) could not run the replay"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
