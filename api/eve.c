@@ -212,10 +212,12 @@ static int pass(struct eve *e, int final)
 		n = query_events(e->q, &f, on_event, e, NULL, err, sizeof(err));
 	} while (n == PAGE);
 	if (n >= 0 && e->live) {
-		do
-			n = query_alerts_written(e->q, e->mark.alert_seq, PAGE, on_alert, e,
-						 &e->mark.alert_seq, err, sizeof(err));
-		while (n == PAGE);
+		do {
+			struct alert_filter f = {.since_id = e->mark.alert_seq, .limit = PAGE,
+						 .by_seq = 1};
+			n = query_alerts(e->q, &f, on_alert, e, &e->mark.alert_seq, err,
+					 sizeof(err));
+		} while (n == PAGE);
 	} else if (n >= 0 && final) {
 		do {
 			struct alert_filter f = {.since_id = e->mark.alert_id, .limit = PAGE};

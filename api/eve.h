@@ -14,7 +14,7 @@
  * Alerts grow after they are raised (count, last_ts, outcome, evidence). In
  * live mode (watch) each pass also writes the alerts written to the
  * database since the last pass, in the order they were written
- * (query_alerts_written): an alert's line comes again as it grows, and its
+ * (query_alerts with by_seq): an alert's line comes again as it grows, and its
  * last line is its state. Otherwise (replay) the alerts of the run are
  * written once, at eve_finish(), in id order and their final state, after
  * every event: the file of a replay is the same every time.

@@ -71,9 +71,13 @@ static const char SQL_ALERTS_SEV[] = " AND severity >= :sev";
 static const char SQL_ALERTS_SRC[] = " AND src_ip = :src";
 static const char SQL_ALERTS_TAIL[] = " ORDER BY id LIMIT :limit";
 static const char SQL_ALERT_ONE[] = "SELECT " ALERT_COLS " FROM alerts WHERE id = :id";
-/* by write sequence (schema 3): the alerts written since :since */
-static const char SQL_ALERTS_WRITTEN[] =
-	"SELECT " ALERT_COLS ", seq FROM alerts WHERE seq > :since ORDER BY seq LIMIT :limit";
+/* by write sequence (alert_filter.by_seq): schema 3 has one; before it, ids
+ * stand in */
+static const char SQL_ALERTS_SEQ_BASE[] =
+	"SELECT " ALERT_COLS ", seq FROM alerts WHERE seq > :since";
+static const char SQL_ALERTS_SEQ_TAIL[] = " ORDER BY seq LIMIT :limit";
+static const char SQL_ALERTS_SEQ_BASE_V2[] =
+	"SELECT " ALERT_COLS ", id AS seq FROM alerts WHERE id > :since";
 #define ALERT_COL_SEQ 17
 static const char SQL_ALERT_MAX_SEQ[] = "SELECT coalesce(max(seq), 0) FROM alerts";
 static const char SQL_EVENT_MAX_ID_V2[] =
@@ -411,11 +415,20 @@ static int step_alert(sqlite3_stmt *st, void *cb, int64_t *id)
 	return c->fn(c->arg, &r);
 }
 
+/* As step_alert, but *seq gets the row's write sequence. */
+static int step_alert_seq(sqlite3_stmt *st, void *cb, int64_t *seq)
+{
+	int64_t id;
+	int rc = step_alert(st, cb, &id);
+	*seq = sqlite3_column_int64(st, ALERT_COL_SEQ);
+	return rc;
+}
+
 static int64_t iter_alerts(struct query *q, const struct alert_filter *f, alert_row_fn *fn,
 			   void *arg, int64_t *last_id, char *err, size_t errlen)
 {
-	char sql[sizeof(SQL_ALERTS_BASE) + sizeof(SQL_ALERTS_CLASS) + sizeof(SQL_ALERTS_SEV) +
-		 sizeof(SQL_ALERTS_SRC) + sizeof(SQL_ALERTS_TAIL)];
+	char sql[sizeof(SQL_ALERTS_SEQ_BASE_V2) + sizeof(SQL_ALERTS_CLASS) + sizeof(SQL_ALERTS_SEV) +
+		 sizeof(SQL_ALERTS_SRC) + sizeof(SQL_ALERTS_SEQ_TAIL)];
 	sqlite3_stmt *st = NULL;
 	int sev = 0, brc = SQLITE_OK;
 	int64_t n = -1, since = f ? f->since_id : 0, limit = f ? f->limit : -1;
@@ -428,15 +441,22 @@ static int64_t iter_alerts(struct query *q, const struct alert_filter *f, alert_
 			 q->path, f->severity);
 		return -1;
 	}
+	int64_t version = 3;
+	int by_seq = f && f->by_seq;
+	if (by_seq && one_int(q->db, "PRAGMA user_version", &version) < 0) {
+		snprintf(err, errlen, "%s: alerts: %s", q->path, sqlite3_errmsg(q->db));
+		return -1;
+	}
 	/* Fixed fragments only; the values are bound below. */
-	strcpy(sql, SQL_ALERTS_BASE);
+	strcpy(sql, !by_seq ? SQL_ALERTS_BASE : version >= 3 ? SQL_ALERTS_SEQ_BASE
+							     : SQL_ALERTS_SEQ_BASE_V2);
 	if (f && f->class_name)
 		strcat(sql, SQL_ALERTS_CLASS);
 	if (sev)
 		strcat(sql, SQL_ALERTS_SEV);
 	if (f && f->src)
 		strcat(sql, SQL_ALERTS_SRC);
-	strcat(sql, SQL_ALERTS_TAIL);
+	strcat(sql, by_seq && version >= 3 ? SQL_ALERTS_SEQ_TAIL : SQL_ALERTS_TAIL);
 
 	if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: alerts: %s", q->path, sqlite3_errmsg(q->db));
@@ -455,7 +475,8 @@ static int64_t iter_alerts(struct query *q, const struct alert_filter *f, alert_
 		goto out;
 	}
 	struct alert_cb cb = {fn, arg};
-	n = run_rows(q, st, "alerts", step_alert, &cb, last_id, err, errlen);
+	n = run_rows(q, st, "alerts", by_seq ? step_alert_seq : step_alert, &cb, last_id, err,
+		     errlen);
 	st = NULL;
 out:
 	if (st)
@@ -479,44 +500,6 @@ int64_t query_alerts(struct query *q, const struct alert_filter *f, query_row_fn
 {
 	struct json_cb c = {fn, arg};
 	return iter_alerts(q, f, alert_to_json, &c, last_id, err, errlen);
-}
-
-/* As step_alert, but *id gets the row's write sequence. */
-static int step_alert_seq(sqlite3_stmt *st, void *cb, int64_t *seq)
-{
-	int64_t id;
-	int rc = step_alert(st, cb, &id);
-	*seq = sqlite3_column_int64(st, ALERT_COL_SEQ);
-	return rc;
-}
-
-int64_t query_alerts_written(struct query *q, int64_t since_seq, int64_t limit, query_row_fn *fn,
-			     void *arg, int64_t *last_seq, char *err, size_t errlen)
-{
-	sqlite3_stmt *st = NULL;
-	int64_t version = 0;
-
-	if (last_seq)
-		*last_seq = since_seq;
-	if (one_int(q->db, "PRAGMA user_version", &version) < 0) {
-		snprintf(err, errlen, "%s: alerts: %s", q->path, sqlite3_errmsg(q->db));
-		return -1;
-	}
-	if (version < 3) {
-		snprintf(err, errlen, "%s: alerts: schema version %lld has no write sequence (3)",
-			 q->path, (long long)version);
-		return -1;
-	}
-	if (sqlite3_prepare_v2(q->db, SQL_ALERTS_WRITTEN, -1, &st, NULL) != SQLITE_OK ||
-	    bind_i64(st, ":since", since_seq) != SQLITE_OK ||
-	    bind_i64(st, ":limit", limit < 0 ? -1 : limit) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: alerts: %s", q->path, sqlite3_errmsg(q->db));
-		sqlite3_finalize(st);
-		return -1;
-	}
-	struct json_cb c = {fn, arg};
-	struct alert_cb cb = {alert_to_json, &c};
-	return run_rows(q, st, "alerts", step_alert_seq, &cb, last_seq, err, errlen);
 }
 
 int query_alert_get(struct query *q, int64_t id, json_t **out, char *err, size_t errlen)

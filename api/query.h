@@ -28,6 +28,12 @@ struct alert_filter {
 	const char *src;        /* NULL for all */
 	int64_t since_id;
 	int64_t limit;
+	/* since_id is a write sequence (schema/003_alert_seq.sql): the alerts
+	 * written (inserted, or updated as they grow) after it, in the order
+	 * they were written, each once and in its latest state; *last_id then
+	 * gets the last row's sequence. A database before schema 3 has none:
+	 * its ids stand in (what the migration gives its rows). */
+	int by_seq;
 };
 
 struct query;
@@ -95,17 +101,6 @@ int64_t query_alert_counts(struct query *q, query_count_fn *fn, void *arg, char 
 /* The largest alert id into *out (0 when there are none). Returns 0, or -1
  * with a reason in err. */
 int query_alert_max_id(struct query *q, int64_t *out, char *err, size_t errlen);
-
-/*
- * Alerts written (inserted, or updated as they grow) after the write
- * sequence since_seq (schema/003_alert_seq.sql), in the order they were
- * written, each once and in its latest state; at most limit (< 0: all).
- * *last_seq (if not NULL) gets the sequence of the last row delivered, or
- * since_seq when none. Returns the number of rows delivered, or -1 with a
- * reason naming the file in err (a database older than schema 3 too).
- */
-int64_t query_alerts_written(struct query *q, int64_t since_seq, int64_t limit, query_row_fn *fn,
-			     void *arg, int64_t *last_seq, char *err, size_t errlen);
 
 /* Where the database stands: its largest event id, alert id and alert
  * write sequence (0 for none, and a sequence of 0 before schema 3). */

@@ -525,8 +525,10 @@ static int collect_row(void *arg, json_t *row)
 
 /* {"<key>": rows, "next_since_id": N}: next_since_id is the id of the last
  * row returned, or since_id when none, so paging neither skips nor repeats:
- * ids only grow, and one writer commits them in id order. */
-static enum MHD_Result send_page(struct req *r, const char *key, struct collect *c)
+ * ids only grow, and one writer commits them in id order. With by_seq the
+ * cursor is "next_since_seq", a write sequence, which grows the same way. */
+static enum MHD_Result send_page_as(struct req *r, const char *key, struct collect *c,
+				    const char *cursor)
 {
 	json_t *o;
 	if (c->failed) {
@@ -535,13 +537,25 @@ static enum MHD_Result send_page(struct req *r, const char *key, struct collect 
 	}
 	o = json_object();
 	if (!o || json_object_set_new(o, key, c->arr) < 0 ||
-	    json_object_set_new(o, "next_since_id", json_integer(c->last_id)) < 0) {
+	    json_object_set_new(o, cursor, json_integer(c->last_id)) < 0) {
 		json_decref(o);
 		return send_json(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL);
 	}
 	return send_json(r, MHD_HTTP_OK, o);
 }
 
+static enum MHD_Result send_page(struct req *r, const char *key, struct collect *c)
+{
+	return send_page_as(r, key, c, "next_since_id");
+}
+
+/*
+ * since_id pages through the alerts by id: each once, as it was when read.
+ * since_seq pages through them in the order they were written (schema 3's
+ * write sequence): a grown alert comes again, in its latest state, after
+ * the ones written before it, so a dashboard that polls with it sees every
+ * change (count, last_ts, outcome). One or the other.
+ */
 static enum MHD_Result h_alerts(struct req *r)
 {
 	struct alert_filter f = {0};
@@ -549,10 +563,19 @@ static enum MHD_Result h_alerts(struct req *r)
 	struct query *q;
 	char src[INET6_ADDRSTRLEN], err[512];
 	enum MHD_Result ret = MHD_NO;
+	const char *seq = param(r, "since_seq");
+	int64_t last_seq = 0;
 
 	if (get_since_limit(r, &f.since_id, &f.limit, &ret) < 0 ||
 	    get_alert_filter(r, &f, src, sizeof(src), &ret) < 0)
 		return ret;
+	if (seq) {
+		if (param(r, "since_id"))
+			return bad_param(r, "since_seq", "not with since_id: one cursor or the other");
+		if (parse_int(seq, 0, INT64_MAX, &f.since_id) < 0)
+			return bad_param(r, "since_seq", "want an integer >= 0");
+		f.by_seq = 1;
+	}
 	if (!(q = pool_get(r->a, err, sizeof(err))))
 		return db_error(r, err);
 	if (!(c.arr = json_array())) {
@@ -560,13 +583,16 @@ static enum MHD_Result h_alerts(struct req *r)
 		return send_json(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL);
 	}
 	c.last_id = f.since_id;
-	if (query_alerts(q, &f, collect_row, &c, NULL, err, sizeof(err)) < 0) {
+	if (query_alerts(q, &f, collect_row, &c, &last_seq, err, sizeof(err)) < 0) {
 		pool_put(r->a, q, 1);
 		json_decref(c.arr);
 		return db_error(r, err);
 	}
 	pool_put(r->a, q, 0);
-	return send_page(r, "alerts", &c);
+	if (!f.by_seq)
+		return send_page(r, "alerts", &c);
+	c.last_id = last_seq;
+	return send_page_as(r, "alerts", &c, "next_since_seq");
 }
 
 static enum MHD_Result h_alert_one(struct req *r)
@@ -1326,7 +1352,8 @@ static enum MHD_Result h_static(struct req *r)
 typedef enum MHD_Result route_fn(struct req *r);
 
 static const char *const P_NONE[] = {NULL};
-static const char *const P_ALERTS[] = {"class", "severity", "src", "since_id", "limit", NULL};
+static const char *const P_ALERTS[] = {"class", "severity", "src", "since_id", "since_seq", "limit",
+					 NULL};
 static const char *const P_EVENTS[] = {"kind", "since_id", "limit", NULL};
 static const char *const P_STREAM[] = {"class", "severity", "src", "since_id", NULL};
 

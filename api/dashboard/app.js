@@ -1,10 +1,13 @@
 /*
  * app.js - the egresswatch dashboard (plain JS, no framework, no build step).
  *
- * Data: GET /api/v1/alerts (paged by since_id, with the class and severity
- * filters in the query), /api/v1/stats, /api/v1/alerts/{id} for the detail
- * panel, and /api/v1/stream (server-sent events) as a hint to poll sooner.
- * Every 5 s it polls the alerts after the last id seen and the stats.
+ * Data: GET /api/v1/alerts (paged by since_seq, the order alerts are
+ * written in, with the class and severity filters in the query),
+ * /api/v1/stats, /api/v1/alerts/{id} for the detail panel, and
+ * /api/v1/stream (server-sent events) as a hint to poll sooner. Every 5 s
+ * it polls the alerts written since the last poll, new ones and ones that
+ * grew (count, last seen, outcome settled), and the stats: an alert's row
+ * is replaced in place by its latest state.
  *
  * Safety: subjects, summaries, evidence and addresses come from packets, so
  * they are attacker-chosen. They only ever reach the page through
@@ -50,8 +53,8 @@
 
 	var state = {
 		alerts: [],          // alerts loaded for the current filter, in id order
-		seen: {},            // id -> true
-		sinceId: 0,          // next since_id for polling
+		index: {},           // id -> its place in alerts
+		sinceSeq: 0,         // next since_seq for polling
 		gen: 0,              // bumped when the filter changes; stale loads stop
 		filter: { cls: '', severity: '' },
 		loading: false,
@@ -187,31 +190,30 @@
 			});
 	}
 
-	function alertsQuery(sinceId) {
-		var q = ['since_id=' + encodeURIComponent(sinceId), 'limit=' + PAGE];
+	function alertsQuery(sinceSeq) {
+		var q = ['since_seq=' + encodeURIComponent(sinceSeq), 'limit=' + PAGE];
 		if (state.filter.cls) q.push('class=' + encodeURIComponent(state.filter.cls));
 		if (state.filter.severity) q.push('severity=' + encodeURIComponent(state.filter.severity));
 		return '/api/v1/alerts?' + q.join('&');
 	}
 
-	// Fetch every alert after state.sinceId, page by page, until a page comes
-	// back empty. Returns the new alerts; stops quietly if the filter changed.
+	// Fetch every alert written after state.sinceSeq, page by page, until a
+	// page comes back empty. Returns the alerts by id, each in the latest
+	// state seen (one that grew between two pages comes twice: the later
+	// wins); null if the filter changed meanwhile.
 	function fetchNew() {
 		var gen = state.gen;
-		var fresh = [];
+		var got = {};
 		function page() {
-			return api(alertsQuery(state.sinceId)).then(function (body) {
+			return api(alertsQuery(state.sinceSeq)).then(function (body) {
 				if (gen !== state.gen) return null;
 				var list = Array.isArray(body.alerts) ? body.alerts : [];
 				list.forEach(function (a) {
-					if (a && typeof a.id === 'number' && !state.seen[a.id]) {
-						state.seen[a.id] = true;
-						fresh.push(a);
-					}
+					if (a && typeof a.id === 'number') got[a.id] = a;
 				});
-				var next = typeof body.next_since_id === 'number' ? body.next_since_id : state.sinceId;
-				if (list.length === 0 || next <= state.sinceId) return fresh;
-				state.sinceId = next;
+				var next = typeof body.next_since_seq === 'number' ? body.next_since_seq : state.sinceSeq;
+				if (list.length === 0 || next <= state.sinceSeq) return got;
+				state.sinceSeq = next;
 				return page();
 			});
 		}
@@ -647,10 +649,32 @@
 		updateTableNotes();
 	}
 
-	function ingest(fresh) {
-		if (!fresh || !fresh.length) return false;
+	// An alert seen before, grown: its entry and its row (if shown) are
+	// replaced; the detail panel, if it shows it, is read again.
+	function update(a) {
+		state.alerts[state.index[a.id]] = a;
+		var old = $('alerts').tBodies[0].querySelector('tr[data-id="' + a.id + '"]');
+		if (old) {
+			var tr = makeRow(a);
+			if (old.classList.contains('selected')) tr.classList.add('selected');
+			old.parentNode.replaceChild(tr, old);
+		}
+		if (state.selected === a.id) showDetail(a.id);
+	}
+
+	// Alerts from fetchNew (by id): new ones are added in id order, known
+	// ones updated in place. Returns whether anything changed.
+	function ingest(got) {
+		if (!got) return false;
+		var fresh = [], changed = false;
+		Object.keys(got).forEach(function (k) {
+			var a = got[k];
+			if (state.index[a.id] === undefined) fresh.push(a);
+			else { update(a); changed = true; }
+		});
+		if (!fresh.length) return changed;
 		fresh.sort(function (a, b) { return a.id - b.id; });
-		Array.prototype.push.apply(state.alerts, fresh);
+		fresh.forEach(function (a) { state.index[a.id] = state.alerts.length; state.alerts.push(a); });
 		addRows(fresh);
 		return true;
 	}
@@ -659,8 +683,8 @@
 		state.gen++;
 		var gen = state.gen;
 		state.alerts = [];
-		state.seen = {};
-		state.sinceId = 0;
+		state.index = {};
+		state.sinceSeq = 0;
 		state.loading = true;
 		hideDetail();
 		clear($('alerts').tBodies[0]);

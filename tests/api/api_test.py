@@ -262,6 +262,10 @@ def test_errors(port):
         ("/api/v1/alerts?since_id=-1", "since_id"),
         ("/api/v1/alerts?since_id=x", "since_id"),
         ("/api/v1/alerts?since_id=99999999999999999999", "since_id"),
+        ("/api/v1/alerts?since_seq=-1", "since_seq"),
+        ("/api/v1/alerts?since_seq=abc", "since_seq"),
+        ("/api/v1/alerts?since_seq=1&since_id=1", "since_seq"),
+        ("/api/v1/events?since_seq=1", "since_seq"),
         ("/api/v1/alerts?class=nope", "class"),
         ("/api/v1/alerts?class=", "class"),
         ("/api/v1/alerts?severity=urgent", "severity"),
@@ -471,13 +475,16 @@ while done < n:
     batch = min(1 + done % 4, n - done)
     with con:
         (top,) = con.execute("SELECT coalesce(max(id), 0) FROM alerts").fetchone()
+        # each write takes the next write sequence, as the sensor's do
         for i in range(batch):
-            con.execute("INSERT INTO alerts(id, class, severity, first_ts, last_ts, src_ip, subject)"
-                        " VALUES (?, 'dns_tunnel', 4, ?, ?, '10.99.0.77', ?)",
+            con.execute("INSERT INTO alerts(id, class, severity, first_ts, last_ts, src_ip, subject, seq)"
+                        " VALUES (?, 'dns_tunnel', 4, ?, ?, '10.99.0.77', ?,"
+                        " (SELECT coalesce(max(seq), 0) + 1 FROM alerts))",
                         (top + 1 + i, 1795946400000000 + done, 1795946400000000 + done,
                          "t%d.example-tunnel.test" % (top + 1 + i)))
         # rows are also updated in place, as the sensor does (count, last_ts)
-        con.execute("UPDATE alerts SET count = count + 1 WHERE id = ?", (top,))
+        con.execute("UPDATE alerts SET count = count + 1, "
+                    "seq = (SELECT max(seq) + 1 FROM alerts) WHERE id = ?", (top,))
     done += batch
     time.sleep(0.002)
 print("done", flush=True)
@@ -511,6 +518,60 @@ def test_paging_while_inserting(port, db):
     check("paging while inserting: no skip", seen == all_ids,
           "%d seen, %d in the table" % (len(seen), len(all_ids)))
     check("paging while inserting: rows arrived meanwhile", len(all_ids) == len(before) + 400)
+
+
+def test_paging_by_seq_while_inserting(port, db):
+    """since_seq: every alert at least once, each one's last line its final
+    state, the cursor only growing, while rows are inserted and updated."""
+    ins = subprocess.Popen([sys.executable, "-c", INSERTER, db, "300"], stdout=subprocess.PIPE,
+                           text=True)
+    seen, since, cursors, rounds = [], 0, [], 0
+    while rounds < 100000:
+        rounds += 1
+        st, hd, body = get_json(port, "/api/v1/alerts?limit=7&since_seq=%d" % since)
+        if st != 200 or list(body) != ["alerts", "next_since_seq"]:
+            check("paging by seq while inserting: 200 and the cursor", False, "%s %s" % (st, body))
+            break
+        seen += [(a["id"], a["count"]) for a in body["alerts"]]
+        check_cursor = body["next_since_seq"] >= since and (body["alerts"] or body["next_since_seq"] == since)
+        cursors.append(check_cursor)
+        since = body["next_since_seq"]
+        if not body["alerts"] and ins.poll() is not None:
+            st, hd, body = get_json(port, "/api/v1/alerts?limit=1000&since_seq=%d" % since)
+            seen += [(a["id"], a["count"]) for a in body["alerts"]]
+            break
+    ins.wait()
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    table = dict(con.execute("SELECT id, count FROM alerts"))
+    con.close()
+    last = dict(seen)  # the last line of each id wins
+    check("paging by seq: the cursor only grows, and stays on an empty page", all(cursors))
+    check("paging by seq: no alert skipped", set(last) == set(table),
+          "%d ids seen, %d in the table" % (len(last), len(table)))
+    check("paging by seq: each alert's last line is its final state",
+          all(last.get(i) == c for i, c in table.items()),
+          str([(i, last.get(i), c) for i, c in table.items() if last.get(i) != c][:5]))
+    check("paging by seq: grown alerts came again", len(seen) > len(last), "%d lines" % len(seen))
+    # Nothing written since: an empty page that keeps the cursor.
+    st, hd, body = get_json(port, "/api/v1/alerts?since_seq=%d" % since)
+    check("since_seq at the end: empty, cursor kept", st == 200 and body["alerts"] == [] and
+          body["next_since_seq"] == since, str(body)[:200])
+    # One alert grows: it alone comes next, with its new count, filtered too.
+    con = sqlite3.connect(db, timeout=10)
+    with con:
+        (aid, cls, cnt) = con.execute("SELECT id, class, count FROM alerts ORDER BY id LIMIT 1").fetchone()
+        con.execute("UPDATE alerts SET count = count + 5, seq = (SELECT max(seq) + 1 FROM alerts) "
+                    "WHERE id = ?", (aid,))
+    con.close()
+    st, hd, body = get_json(port, "/api/v1/alerts?since_seq=%d" % since)
+    check("a grown alert comes again", st == 200 and [(a["id"], a["count"]) for a in body["alerts"]]
+          == [(aid, cnt + 5)] and body["next_since_seq"] > since, str(body)[:300])
+    st, hd, body = get_json(port, "/api/v1/alerts?since_seq=%d&class=%s" % (since, cls))
+    check("since_seq with a class filter", st == 200 and [a["id"] for a in body["alerts"]] == [aid])
+    other = "smtp" if cls != "smtp" else "doh"
+    st, hd, body = get_json(port, "/api/v1/alerts?since_seq=%d&class=%s" % (since, other))
+    check("since_seq with another class: nothing, cursor kept", st == 200 and body["alerts"] == []
+          and body["next_since_seq"] == since, str(body)[:200])
 
 
 class SSE:
@@ -749,6 +810,7 @@ def main():
         test_dashboard(port)
         idle, t_idle = test_abuse(port)
         test_paging_while_inserting(port, db)
+        test_paging_by_seq_while_inserting(port, db)
         test_stream(port, db)
         test_idle_closed(idle, t_idle)
         ok = quiet.wait_for(lambda x: ": keep-alive" in x.comments,
