@@ -38,6 +38,7 @@
 #include "query.h"
 
 #define PAGE 10000             /* rows a statement reads */
+#define PASS_PAGES 10          /* event pages a pass of the thread reads at most */
 #define OUT_FLUSH (64 * 1024)  /* bytes gathered before a write */
 #define DEFAULT_INTERVAL_MS 1000u
 
@@ -56,6 +57,7 @@ struct eve {
 	int in_error;          /* the last write failed (logged once) */
 	int missed_logged;
 	int failed;            /* a pass could not read the database */
+	int behind;            /* the last pass stopped at PASS_PAGES of events */
 
 	pthread_t thread;
 	int running;
@@ -197,20 +199,27 @@ static void do_reopen(struct eve *e)
 	log_info("eve", "reopened %s", e->path);
 }
 
-/* One pass: the new events, then (live) the alerts written since the last
- * pass, or (final and not live) this run's alerts in id order. Returns 0,
- * or -1 with the reason logged. */
+/*
+ * One pass: the new events, then (live) the alerts written since the last
+ * pass, or (final and not live) this run's alerts in id order. The
+ * thread's passes read at most PASS_PAGES pages of events, so that under a
+ * flood of events the alerts (and a reopen) still come every pass; one cut
+ * short sets e->behind, and the next starts at once. The final pass reads
+ * to the end. Returns 0, or -1 with the reason logged.
+ */
 static int pass(struct eve *e, int final)
 {
 	char err[512];
 	int64_t n;
+	int pages = 0;
 
 	if (atomic_exchange(&e->reopen, 0))
 		do_reopen(e);
 	do {
 		struct event_filter f = {.since_id = e->mark.event_id, .limit = PAGE};
 		n = query_events(e->q, &f, on_event, e, NULL, err, sizeof(err));
-	} while (n == PAGE);
+	} while (n == PAGE && (final || ++pages < PASS_PAGES));
+	e->behind = n == PAGE;
 	if (n >= 0 && e->live) {
 		do {
 			struct alert_filter f = {.since_id = e->mark.alert_seq, .limit = PAGE,
@@ -244,7 +253,8 @@ static void *follow(void *arg)
 	pthread_mutex_lock(&e->mu);
 	while (!e->stop) {
 		sync_deadline_ms(&until, e->interval_ms);
-		while (!e->stop && pthread_cond_timedwait(&e->cv, &e->mu, &until) != ETIMEDOUT)
+		while (!e->stop && !e->behind &&
+		       pthread_cond_timedwait(&e->cv, &e->mu, &until) != ETIMEDOUT)
 			;
 		if (e->stop)
 			break;

@@ -306,6 +306,65 @@ static void test_thread(void)
 	CHECK_EQ(store_close(s), 0);
 }
 
+/* The line number (0-based) of the first line holding needle, or -1; the
+ * number of lines into *n. */
+static long find_line(const char *path, const char *needle, long *n)
+{
+	size_t len;
+	char *b = slurp(path, &len), *p, *nl;
+	long i = 0, at = -1;
+
+	*n = 0;
+	if (!b)
+		return -1;
+	for (p = b; (nl = strchr(p, '\n')); p = nl + 1, i++) {
+		*nl = 0;
+		if (at < 0 && strstr(p, needle))
+			at = i;
+	}
+	free(b);
+	*n = i;
+	return at;
+}
+
+/* A flood: more events than a pass of the thread reads (10 pages of
+ * 10,000). The alert written with them comes after the first pass's
+ * 100,000 events, not after all of them, and the next pass follows at once. */
+static void test_flood(void)
+{
+	char path[400], err[512];
+	struct store *s = open_store();
+	struct eve *e = NULL;
+	struct eve_stats st;
+	long n = 0, at;
+
+	snprintf(path, sizeof(path), "%s/flood.json", dir);
+	const struct eve_config cfg = {.path = path, .db_path = db_path, .live = 1,
+				       .interval_ms = 20};
+	CHECK_EQ(eve_open(&e, &cfg, err, sizeof(err)), 0);
+	if (!e)
+		return;
+	for (unsigned i = 0; i < 120000; i++)
+		put_event(s, 1000 + i);
+	put_alert(s, store_alert_id(s), 3);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(eve_start(e, err, sizeof(err)), 0);
+	for (int tries = 0; tries < 1000; tries++) {
+		eve_get_stats(e, &st);
+		if (st.events == 120000 && st.alerts == 1)
+			break;
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	CHECK_EQ(st.events, 120000);
+	CHECK_EQ(eve_finish(e), 0);
+	at = find_line(path, "\"kind\":\"alert\"", &n);
+	CHECK_EQ(n, 120001);
+	CHECK_EQ(at, 100000);
+	eve_close(e);
+	CHECK_EQ(store_close(s), 0);
+}
+
 /* A file that cannot be written: the lines are counted as lost and
  * eve_finish() says so; a path or database that cannot be opened is
  * refused at open, naming it. */
@@ -352,6 +411,7 @@ int main(void)
 	test_replay_mode();
 	test_live_mode();
 	test_thread();
+	test_flood();
 	test_errors();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
