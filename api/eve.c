@@ -56,7 +56,8 @@ struct eve {
 	size_t out_len, out_cap, out_lines;
 	int in_error;          /* the last write failed (logged once) */
 	int missed_logged;
-	int failed;            /* a pass could not read the database */
+	int read_error;        /* the last pass could not read the database
+				* (logged once until one can) */
 	int behind;            /* the last pass stopped at PASS_PAGES of events */
 
 	pthread_t thread;
@@ -236,11 +237,16 @@ static int pass(struct eve *e, int final)
 	}
 	out_flush(e);
 	if (n < 0) {
-		if (!e->failed)
-			log_err("eve", "%s: %s", e->path, err);
-		e->failed = 1;
+		/* What was not read is read by the next pass: nothing is lost
+		 * unless the last pass fails too. */
+		if (!e->read_error)
+			log_err("eve", "%s: %s; trying again at the next pass", e->path, err);
+		e->read_error = 1;
 		return -1;
 	}
+	if (e->read_error)
+		log_info("eve", "%s: reading the database again", e->path);
+	e->read_error = 0;
 	return 0;
 }
 
@@ -335,7 +341,7 @@ int eve_finish(struct eve *e)
 {
 	stop_thread(e);
 	int rc = pass(e, 1);
-	return rc < 0 || e->failed || atomic_load(&e->n_errors) ? -1 : 0;
+	return rc < 0 || atomic_load(&e->n_errors) ? -1 : 0;
 }
 
 void eve_get_stats(const struct eve *e, struct eve_stats *out)

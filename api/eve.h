@@ -69,7 +69,8 @@ void eve_reopen(struct eve *e);
  * written since the last pass; otherwise: the run's alerts not yet
  * written, in id order). Called again, it makes one more pass. Returns 0,
  * or -1 when any line of the run could not be written (stats.errors) or
- * the database could not be read, with the reason logged.
+ * this pass could not read the database, with the reason logged (a pass of
+ * the thread that could not is made good by the next one).
  */
 int eve_finish(struct eve *e);
 

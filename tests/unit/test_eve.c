@@ -365,6 +365,38 @@ static void test_flood(void)
 	CHECK_EQ(store_close(s), 0);
 }
 
+/* A pass that cannot read the database (a table renamed away under it)
+ * fails, writes nothing and loses nothing: the next one writes it all. */
+static void test_read_error(void)
+{
+	char path[400], err[512], lines[16][1024];
+	struct store *s = open_store();
+	struct eve *e = NULL;
+	sqlite3 *h = NULL;
+
+	snprintf(path, sizeof(path), "%s/readerr.json", dir);
+	const struct eve_config cfg = {.path = path, .db_path = db_path, .live = 1};
+	CHECK_EQ(eve_open(&e, &cfg, err, sizeof(err)), 0);
+	if (!e)
+		return;
+	put_event(s, 400);
+	put_event(s, 401);
+	CHECK_EQ(store_flush(s), 0);
+	CHECK_EQ(sqlite3_open(db_path, &h), SQLITE_OK);
+	CHECK_EQ(sqlite3_exec(h, "ALTER TABLE events_icmp RENAME TO away", NULL, NULL, NULL),
+		 SQLITE_OK);
+	CHECK_EQ(eve_finish(e), -1);
+	CHECK_EQ(read_lines(path, 0, lines, 16), 0);
+	CHECK_EQ(sqlite3_exec(h, "ALTER TABLE away RENAME TO events_icmp", NULL, NULL, NULL),
+		 SQLITE_OK);
+	sqlite3_close(h);
+	CHECK_EQ(eve_finish(e), 0);
+	CHECK_EQ(read_lines(path, 0, lines, 16), 2);
+	CHECK(strstr(lines[0], "q400.example.com") && strstr(lines[1], "q401.example.com"));
+	eve_close(e);
+	CHECK_EQ(store_close(s), 0);
+}
+
 /* A file that cannot be written: the lines are counted as lost and
  * eve_finish() says so; a path or database that cannot be opened is
  * refused at open, naming it. */
@@ -412,6 +444,7 @@ int main(void)
 	test_live_mode();
 	test_thread();
 	test_flood();
+	test_read_error();
 	test_errors();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
