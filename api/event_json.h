@@ -51,6 +51,8 @@ struct alert_row {
 	double score;
 	const char *evidence; /* items separated by GS (0x1d), NULL for none */
 	size_t evidence_len;
+	int64_t cursor;    /* its place in a listing (query.c): the id, or the
+			    * write sequence when paging by it; not rendered */
 };
 
 /* "dns", "http", "tls" or "icmp" for an obs kind, NULL for an unknown one. */

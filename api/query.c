@@ -399,6 +399,8 @@ static void read_alert(sqlite3_stmt *st, struct alert_row *r)
 	r->summary = col_text(st, 15);
 	r->evidence = col_text(st, 16);
 	r->evidence_len = r->evidence ? (size_t)sqlite3_column_bytes(st, 16) : 0;
+	r->cursor = sqlite3_column_count(st) > ALERT_COL_SEQ ? sqlite3_column_int64(st, ALERT_COL_SEQ)
+							     : r->id;
 }
 
 struct alert_cb {
@@ -411,17 +413,8 @@ static int step_alert(sqlite3_stmt *st, void *cb, int64_t *id)
 	const struct alert_cb *c = cb;
 	struct alert_row r;
 	read_alert(st, &r);
-	*id = r.id;
+	*id = r.cursor;
 	return c->fn(c->arg, &r);
-}
-
-/* As step_alert, but *seq gets the row's write sequence. */
-static int step_alert_seq(sqlite3_stmt *st, void *cb, int64_t *seq)
-{
-	int64_t id;
-	int rc = step_alert(st, cb, &id);
-	*seq = sqlite3_column_int64(st, ALERT_COL_SEQ);
-	return rc;
 }
 
 static int64_t iter_alerts(struct query *q, const struct alert_filter *f, alert_row_fn *fn,
@@ -475,8 +468,7 @@ static int64_t iter_alerts(struct query *q, const struct alert_filter *f, alert_
 		goto out;
 	}
 	struct alert_cb cb = {fn, arg};
-	n = run_rows(q, st, "alerts", by_seq ? step_alert_seq : step_alert, &cb, last_id, err,
-		     errlen);
+	n = run_rows(q, st, "alerts", step_alert, &cb, last_id, err, errlen);
 	st = NULL;
 out:
 	if (st)
@@ -500,6 +492,29 @@ int64_t query_alerts(struct query *q, const struct alert_filter *f, query_row_fn
 {
 	struct json_cb c = {fn, arg};
 	return iter_alerts(q, f, alert_to_json, &c, last_id, err, errlen);
+}
+
+struct cursor_cb {
+	query_cursor_fn *fn;
+	void *arg;
+};
+
+static int alert_to_json_cursor(void *arg, const struct alert_row *r)
+{
+	struct cursor_cb *c = arg;
+	json_t *o = alert_json_new(r);
+	if (!o)
+		return -1;
+	int rc = c->fn(c->arg, o, r->cursor);
+	json_decref(o);
+	return rc ? 1 : 0;
+}
+
+int64_t query_alerts_cursor(struct query *q, const struct alert_filter *f, query_cursor_fn *fn,
+			    void *arg, int64_t *last_id, char *err, size_t errlen)
+{
+	struct cursor_cb c = {fn, arg};
+	return iter_alerts(q, f, alert_to_json_cursor, &c, last_id, err, errlen);
 }
 
 int query_alert_get(struct query *q, int64_t id, json_t **out, char *err, size_t errlen)

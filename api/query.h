@@ -68,6 +68,12 @@ int64_t query_events(struct query *q, const struct event_filter *f, query_row_fn
 int64_t query_alerts(struct query *q, const struct alert_filter *f, query_row_fn *fn, void *arg,
 		     int64_t *last_id, char *err, size_t errlen);
 
+/* As query_alerts, with each row's cursor (its id, or with by_seq its write
+ * sequence: what *last_id gets for the last row) passed to fn. */
+typedef int query_cursor_fn(void *arg, json_t *row, int64_t cursor);
+int64_t query_alerts_cursor(struct query *q, const struct alert_filter *f, query_cursor_fn *fn,
+			    void *arg, int64_t *last_id, char *err, size_t errlen);
+
 /* One alert by id into *out (a new reference). Returns 0, 1 when there is no
  * such alert, or -1 with a reason in err. */
 int query_alert_get(struct query *q, int64_t id, json_t **out, char *err, size_t errlen);

@@ -1074,12 +1074,13 @@ static int stream_append(struct stream *s, const char *data, size_t n)
 	return 0;
 }
 
-/* One alert as an event: "id: N\nevent: alert\ndata: {json}\n\n". Compact
- * JSON has no raw newline (jansson escapes them), so it is one data line. */
-static int stream_row(void *arg, json_t *row)
+/* One alert as an event: "id: N\nevent: alert\ndata: {json}\n\n", N the
+ * row's cursor (its id, or with since_seq its write sequence, so that
+ * Last-Event-ID resumes either way). Compact JSON has no raw newline
+ * (jansson escapes them), so it is one data line. */
+static int stream_row(void *arg, json_t *row, int64_t id)
 {
 	struct stream *s = arg;
-	int64_t id = json_integer_value(json_object_get(row, "id"));
 	char head[64], *js = json_dumps(row, EVENT_JSON_DUMP_FLAGS);
 	int n = snprintf(head, sizeof(head), "id: %" PRId64 "\nevent: alert\ndata: ", id);
 
@@ -1103,7 +1104,7 @@ static void stream_poll(struct stream *s)
 	s->f.since_id = s->last_id;
 	s->f.limit = STREAM_BATCH;
 	s->oom = 0;
-	if (query_alerts(s->q, &s->f, stream_row, s, NULL, err, sizeof(err)) < 0) {
+	if (query_alerts_cursor(s->q, &s->f, stream_row, s, NULL, err, sizeof(err)) < 0) {
 		if (!s->failing)
 			log_warn("api", "stream: %s", err);
 		s->failing = 1;
@@ -1229,7 +1230,7 @@ static enum MHD_Result h_stream(struct req *r)
 	struct stream *s;
 	struct MHD_Response *resp;
 	enum MHD_Result ret = MHD_NO;
-	const char *lei, *since;
+	const char *lei, *since, *seq;
 	char err[512];
 	int64_t start = -1;
 	int full;
@@ -1243,10 +1244,23 @@ static enum MHD_Result h_stream(struct req *r)
 	lei = MHD_lookup_connection_value(r->c, MHD_HEADER_KIND, MHD_HTTP_HEADER_LAST_EVENT_ID);
 	since = param(r, "since_id");
 	/* Start after Last-Event-ID (a reconnecting EventSource), else since_id,
-	 * else the newest alert now. */
+	 * else the newest alert now. With since_seq the stream follows the
+	 * write sequence instead (every alert written after it, new or grown),
+	 * and Last-Event-ID is a sequence too. */
 	if (since && parse_int(since, 0, INT64_MAX, &start) < 0) {
 		ret = bad_param(r, "since_id", "want an integer >= 0");
 		goto fail_ret;
+	}
+	if ((seq = param(r, "since_seq"))) {
+		if (since) {
+			ret = bad_param(r, "since_seq", "not with since_id: one cursor or the other");
+			goto fail_ret;
+		}
+		if (parse_int(seq, 0, INT64_MAX, &start) < 0) {
+			ret = bad_param(r, "since_seq", "want an integer >= 0");
+			goto fail_ret;
+		}
+		s->f.by_seq = 1;
 	}
 	if (lei && parse_int(lei, 0, INT64_MAX, &start) < 0) {
 		ret = send_error(r, MHD_HTTP_BAD_REQUEST,
@@ -1355,7 +1369,8 @@ static const char *const P_NONE[] = {NULL};
 static const char *const P_ALERTS[] = {"class", "severity", "src", "since_id", "since_seq", "limit",
 					 NULL};
 static const char *const P_EVENTS[] = {"kind", "since_id", "limit", NULL};
-static const char *const P_STREAM[] = {"class", "severity", "src", "since_id", NULL};
+static const char *const P_STREAM[] = {"class", "severity", "src", "since_id", "since_seq",
+					NULL};
 
 static const struct route {
 	const char *method;        /* GET routes answer HEAD too (MHD sends no body) */

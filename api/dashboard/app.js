@@ -742,7 +742,9 @@
 	function openStream() {
 		if (!window.EventSource || !streamWanted()) return;
 		try {
-			var es = new EventSource('/api/v1/stream');
+			// every write, new alerts and grown ones, from where the
+			// first load ended; only a hint: the poll fetches them
+			var es = new EventSource('/api/v1/stream?since_seq=' + encodeURIComponent(state.sinceSeq));
 			state.stream = es;
 			var soon = null;
 			es.addEventListener('alert', function () {

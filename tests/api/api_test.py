@@ -628,10 +628,59 @@ def insert_alert(db, cls="metadata_probe"):
     con = sqlite3.connect(db, timeout=10)
     with con:
         (top,) = con.execute("SELECT coalesce(max(id), 0) FROM alerts").fetchone()
-        con.execute("INSERT INTO alerts(id, class, severity, first_ts, last_ts, subject) "
-                    "VALUES (?, ?, 5, 1, 2, 'sse \"<x>\" \x01')", (top + 1, cls))
+        con.execute("INSERT INTO alerts(id, class, severity, first_ts, last_ts, subject, seq) "
+                    "VALUES (?, ?, 5, 1, 2, 'sse \"<x>\" \x01', "
+                    "(SELECT coalesce(max(seq), 0) + 1 FROM alerts))", (top + 1, cls))
     con.close()
     return top + 1
+
+
+def grow_alert(db, alert_id, by=1):
+    """What the sensor does when an alert grows: a new count, the next write
+    sequence. Returns that sequence."""
+    con = sqlite3.connect(db, timeout=10)
+    with con:
+        con.execute("UPDATE alerts SET count = count + ?, seq = (SELECT max(seq) + 1 FROM alerts) "
+                    "WHERE id = ?", (by, alert_id))
+        (seq,) = con.execute("SELECT seq FROM alerts WHERE id = ?", (alert_id,)).fetchone()
+    con.close()
+    return seq
+
+
+def max_seq(db):
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    (seq,) = con.execute("SELECT coalesce(max(seq), 0) FROM alerts").fetchone()
+    con.close()
+    return seq
+
+
+def test_stream_seq(port, db):
+    """?since_seq: every alert written after it, new or grown, each event's id
+    its write sequence, so Last-Event-ID resumes by sequence."""
+    start = max_seq(db)
+    s = SSE(port, "/api/v1/stream?since_seq=%d" % start)
+    check("stream since_seq connected", s.resp.status == 200 and s.wait_for(lambda x: x.comments))
+    new_id = insert_alert(db)
+    seq_new = max_seq(db)
+    seq_grown = grow_alert(db, 1, by=7)
+    ok = s.wait_for(lambda x: [e.get("id") for e in x.events] == [str(seq_new), str(seq_grown)], 5)
+    check("stream since_seq: a new alert, then a grown one, ids their sequences", ok,
+          str([(e.get("id"), e.get("data", "")[:40]) for e in s.events]))
+    if ok:
+        a, b = [json.loads(e["data"]) for e in s.events]
+        (want,) = [r for r in get_json(port, "/api/v1/alerts/1")[2:]]
+        check("stream since_seq: the grown alert in its new state",
+              a["id"] == new_id and b["id"] == 1 and b == want, str(b)[:200])
+    s.close()
+    # A reconnecting EventSource sends the last id it got: a sequence here.
+    s = SSE(port, "/api/v1/stream?since_seq=0", headers={"Last-Event-ID": str(seq_new)})
+    ok = s.wait_for(lambda x: [e.get("id") for e in x.events] == [str(seq_grown)], 5)
+    check("stream since_seq resumes after Last-Event-ID as a sequence", ok,
+          str([e.get("id") for e in s.events]))
+    s.close()
+    for path in ("/api/v1/stream?since_seq=1&since_id=1", "/api/v1/stream?since_seq=x"):
+        st, hd, body = get_json(port, path)
+        check("400 %s" % path, st == 400 and "since_seq" in body.get("error", ""), str(body))
 
 
 def test_stream(port, db):
@@ -812,6 +861,7 @@ def main():
         test_paging_while_inserting(port, db)
         test_paging_by_seq_while_inserting(port, db)
         test_stream(port, db)
+        test_stream_seq(port, db)
         test_idle_closed(idle, t_idle)
         ok = quiet.wait_for(lambda x: ": keep-alive" in x.comments,
                             max(1.0, t_quiet + 17 - time.monotonic()))
