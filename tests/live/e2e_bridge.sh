@@ -317,7 +317,7 @@ EOF
 	die "rules check: $(cat "$TMP/rules-check.log")"
 DB=$TMP/e2e.db
 netns_bg "$NS_W" "$EW" watch -c "$TMP/rules.yaml" -d "$DB" -i "$BR" \
-	--api 127.0.0.1:0 >"$TMP/watch.out" 2>"$TMP/watch.log"
+	--api 127.0.0.1:0 --eve "$TMP/eve.json" >"$TMP/watch.out" 2>"$TMP/watch.log"
 EW_PID=$NETNS_PID
 API=
 for _ in $(seq 1 50); do
@@ -544,6 +544,28 @@ settled proxy_bypass "^$IP_S:443\$" blocked "proxy_bypass $IP_S:443 (RST)"
 settled proxy_bypass "^$IP_S:80\$" answered "proxy_bypass $IP_S:80 (leak)"
 settled metadata_probe "169[.]254[.]169[.]254" answered "metadata_probe $IP_MD"
 settled icmp_egress "^$IP_S\$" answered "icmp_egress $IP_S"
+# --eve: the file holds every stored event once, as `events --json` lists
+# them, and each alert's last line is its row as `alerts --json` has it.
+"$EW" events -d "$DB" --json >"$TMP/events-final.json" 2>>"$TMP/cli.err"
+"$EW" alerts -d "$DB" --json --limit 100000 >"$TMP/alerts-final.json" 2>>"$TMP/cli.err"
+eve=$("$PY" - "$TMP/eve.json" "$TMP/events-final.json" "$TMP/alerts-final.json" <<'EOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+events = open(sys.argv[2]).read().splitlines()
+alerts = {json.loads(l)["id"]: l for l in open(sys.argv[3]).read().splitlines()}
+ev = [l for l in lines if '"kind":"alert"' not in l]
+last = {}
+for l in lines:
+    if '"kind":"alert"' in l:
+        last[json.loads(l)["id"]] = l.replace(',"kind":"alert"', "", 1)
+print("%d %d %d %d" % (len(ev), ev == events, len(last), last == alerts))
+EOF
+) || eve="0 0 0 0"
+read -r eve_n eve_same eve_na eve_asame <<<"$eve"
+check "--eve: $eve_n event lines, exactly the $(wc -l <"$TMP/events-final.json") events stored" \
+	test "$eve_same" = 1
+check "--eve: the last line of each of $eve_na alerts is its row" \
+	test "$eve_asame" = 1 -a "$eve_na" -gt 0
 say "alerts after shutdown:"
 sed 's/^/    /' "$TMP/alerts-final.txt"
 
