@@ -397,6 +397,62 @@ static void test_read_error(void)
 	CHECK_EQ(store_close(s), 0);
 }
 
+static int collect_id(void *arg, json_t *row)
+{
+	int64_t *ids = arg;
+	ids[++ids[0]] = json_integer_value(json_object_get(row, "id"));
+	return ids[0] >= 7;
+}
+
+/* query_alerts by_seq (what --eve and since_seq page by): the order of
+ * writes, a rewritten alert after those written since it first was; a
+ * database from before schema 3 (no seq column) pages by id instead. */
+static void test_by_seq(void)
+{
+	char path[400], err[512];
+	struct store *s = NULL;
+	struct query *q = NULL;
+	const struct store_config cfg = {.writer = STORE_WRITER_INLINE};
+	int64_t ids[8], last = -1;
+	sqlite3 *h = NULL;
+
+	snprintf(path, sizeof(path), "%s/seq.db", dir);
+	CHECK_EQ(store_open(&s, path, &cfg, err, sizeof(err)), 0);
+	if (!s)
+		return;
+	int64_t a1 = store_alert_id(s), a2 = store_alert_id(s);
+	put_alert(s, a1, 1);
+	put_alert(s, a2, 1);
+	put_alert(s, a1, 4);
+	CHECK_EQ(store_close(s), 0);
+
+	struct alert_filter f = {.by_seq = 1, .limit = -1};
+	CHECK_EQ(query_open(&q, path, err, sizeof(err)), 0);
+	ids[0] = 0;
+	CHECK_EQ(query_alerts(q, &f, collect_id, ids, &last, err, sizeof(err)), 2);
+	CHECK_EQ(ids[1], a2);
+	CHECK_EQ(ids[2], a1);
+	CHECK_EQ(last, 3); /* the third write */
+	f.since_id = 2;
+	ids[0] = 0;
+	CHECK_EQ(query_alerts(q, &f, collect_id, ids, &last, err, sizeof(err)), 1);
+	CHECK_EQ(ids[1], a1);
+	query_close(q);
+
+	CHECK_EQ(sqlite3_open(path, &h), SQLITE_OK);
+	CHECK_EQ(sqlite3_exec(h, "DROP INDEX alerts_seq; ALTER TABLE alerts DROP COLUMN seq; "
+			      "PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	CHECK_EQ(query_open(&q, path, err, sizeof(err)), 0);
+	f.since_id = 0;
+	ids[0] = 0;
+	CHECK_EQ(query_alerts(q, &f, collect_id, ids, &last, err, sizeof(err)), 2);
+	CHECK_EQ(ids[1], a1);
+	CHECK_EQ(ids[2], a2);
+	CHECK_EQ(last, a2);
+	query_close(q);
+}
+
 /* A file that cannot be written: the lines are counted as lost and
  * eve_finish() says so; a path or database that cannot be opened is
  * refused at open, naming it. */
@@ -445,6 +501,7 @@ int main(void)
 	test_thread();
 	test_flood();
 	test_read_error();
+	test_by_seq();
 	test_errors();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
