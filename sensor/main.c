@@ -131,6 +131,12 @@ static void human_count(char *buf, size_t n, double v)
 		snprintf(buf, n, "%.0f", v);
 }
 
+/* "[#####               ]  25%": the bar of both progress lines. */
+static void progress_bar(int pct)
+{
+	fprintf(stderr, "[%-20.*s] %3d%%", pct / 5, "####################", pct);
+}
+
 /* The file being processed, its bytes read (by the reader thread, which is
  * up to a ring ahead) and its size (0 when unknown). */
 static void progress_draw(const char *name, uint64_t done, uint64_t total, uint64_t packets,
@@ -143,9 +149,9 @@ static void progress_draw(const char *name, uint64_t done, uint64_t total, uint6
 	human_count(rate, sizeof(rate), el > 0 ? (double)packets / el : 0);
 	if (total > 0) {
 		int pct = (int)((done < total ? done : total) * 100 / total);
-		int bars = pct / 5;
-		fprintf(stderr, "\r%s [%-20.*s] %3d%% %s packets %s/s ", name, bars,
-			"####################", pct, pk, rate);
+		fprintf(stderr, "\r%s ", name);
+		progress_bar(pct);
+		fprintf(stderr, " %s packets %s/s ", pk, rate);
 	} else {
 		fprintf(stderr, "\r%s %s packets %s/s ", name, pk, rate);
 	}
@@ -176,8 +182,9 @@ static void eve_progress(const struct eve *eve, const char *path, uint64_t total
 			break;
 		}
 		int pct = (int)(es.events * 100 / total);
-		fprintf(stderr, "\r--eve %s [%-20.*s] %3d%% %" PRIu64 " of %" PRIu64 " events ",
-			path, pct / 5, "####################", pct, es.events, total);
+		fprintf(stderr, "\r--eve %s ", path);
+		progress_bar(pct);
+		fprintf(stderr, " %" PRIu64 " of %" PRIu64 " events ", es.events, total);
 		fflush(stderr);
 		drawn = 1;
 		struct timespec ts = {0, 100 * 1000 * 1000};
