@@ -194,6 +194,36 @@ static void eve_progress(const struct eve *eve, const char *path, uint64_t total
 		fputs("\r\033[K", stderr);
 }
 
+/* " (T truncated, M malformed)" after a count, when either is not zero */
+static void print_bad(FILE *f, uint64_t truncated, uint64_t malformed)
+{
+	if (truncated || malformed)
+		fprintf(f, " (%" PRIu64 " truncated, %" PRIu64 " malformed)", truncated, malformed);
+}
+
+/*
+ * The summary's "analyzers:" line (the modules that take packets: what each
+ * decoded) or "detectors:" line (the modules that take observations: how
+ * many each judged, named without their "detect_" prefix), in the order they
+ * run, each count followed by its truncated and malformed counts where there
+ * are any.
+ */
+static void print_modules(FILE *f, const struct core_stats *s, int detectors)
+{
+	fputs(detectors ? "  detectors:" : "  analyzers:", f);
+	for (unsigned i = 0, n = 0; modules[i] && i < CORE_MAX_MODULES; i++) {
+		if ((modules[i]->on_obs != NULL) != detectors)
+			continue;
+		const char *name = modules[i]->name;
+		if (detectors && strncmp(name, "detect_", 7) == 0)
+			name += 7;
+		const struct mod_counts *m = &s->mod[i];
+		fprintf(f, "%s %s %" PRIu64, n++ ? "," : "", name, m->ok);
+		print_bad(f, m->truncated, m->malformed);
+	}
+	fputc('\n', f);
+}
+
 static void print_summary(FILE *f, struct core *core, const char *db, unsigned nfiles,
 			  double elapsed, const char *bpf, uint64_t filtered,
 			  const struct eve *eve, const char *eve_path)
@@ -216,21 +246,23 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 	fprintf(f, "egresswatch replay: %u file%s, %" PRIu64 " packets%s, %" PRIu64
 		   " bytes in %.2f s (%s packets/s)\n",
 		nfiles, nfiles == 1 ? "" : "s", s->packets, left, s->bytes, elapsed, rate);
-	fprintf(f, "  decode:  %" PRIu64 " truncated, %" PRIu64 " malformed, %" PRIu64
+	fprintf(f, "  decode:    %" PRIu64 " truncated, %" PRIu64 " malformed, %" PRIu64
 		   " not IP; fragments %" PRIu64 " reassembled, %" PRIu64 " expired\n",
 		trunc, malf, ds->not_ip, ds->frag_done, ds->frag_expired);
-	fprintf(f, "  layers: ");
+	fprintf(f, "  layers:   ");
+	int any = 0;
 	for (int l = 0; l < L_COUNT; l++) {
 		if (!ds->ok[l] && !ds->truncated[l] && !ds->malformed[l])
 			continue;
 		fprintf(f, " %s %" PRIu64, decode_layer_name((enum decode_layer)l), ds->ok[l]);
-		if (ds->truncated[l] || ds->malformed[l])
-			fprintf(f, " (%" PRIu64 " truncated, %" PRIu64 " malformed)",
-				ds->truncated[l], ds->malformed[l]);
+		print_bad(f, ds->truncated[l], ds->malformed[l]);
+		any = 1;
 	}
-	fprintf(f, "\n  flows:   %" PRIu64 " created, %" PRIu64 " evicted\n", fs->created,
+	if (!any)
+		fputs(" none", f);
+	fprintf(f, "\n  flows:     %" PRIu64 " created, %" PRIu64 " evicted\n", fs->created,
 		fs->evicted);
-	fprintf(f, "  events:  dns %" PRIu64 " (%" PRIu64 " queries, %" PRIu64
+	fprintf(f, "  events:    dns %" PRIu64 " (%" PRIu64 " queries, %" PRIu64
 		   " responses), http %" PRIu64 ", tls %" PRIu64 ", icmp %" PRIu64
 		   "; %" PRIu64 " malformed\n",
 		s->events[OBS_DNS_QUERY] + s->events[OBS_DNS_ANSWER], s->events[OBS_DNS_QUERY],
@@ -238,18 +270,13 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 		s->events[OBS_HTTP_REQUEST] + s->events[OBS_HTTP_RESPONSE],
 		s->events[OBS_TLS_CLIENT_HELLO] + s->events[OBS_TLS_SERVER_HELLO],
 		s->events[OBS_ICMP], s->events_malformed);
-	fprintf(f, "  modules:");
-	for (unsigned i = 0; modules[i] && i < CORE_MAX_MODULES; i++) {
-		const struct mod_counts *m = &s->mod[i];
-		fprintf(f, " %s %" PRIu64 " ok, %" PRIu64 " truncated, %" PRIu64 " malformed%s",
-			modules[i]->name, m->ok, m->truncated, m->malformed,
-			modules[i + 1] ? ";" : "");
-	}
+	print_modules(f, s, 0);
+	print_modules(f, s, 1);
 	uint64_t by_class[AC_COUNT], rows = 0;
 	core_alert_counts(core, by_class);
 	for (int k = 0; k < AC_COUNT; k++)
 		rows += by_class[k];
-	fprintf(f, "\n  alerts:  %" PRIu64 "%s", rows, rows ? " (" : "");
+	fprintf(f, "  alerts:    %" PRIu64 "%s", rows, rows ? " (" : "");
 	for (int k = 0, first = 1; k < AC_COUNT; k++) {
 		if (!by_class[k])
 			continue;
@@ -258,12 +285,12 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 	}
 	fprintf(f, "%s from %" PRIu64 " detections\n", rows ? ")" : "", s->alerts);
 	if (ss)
-		fprintf(f, "  store:   %s, %" PRIu64 " events written, %" PRIu64 " errors\n", db,
+		fprintf(f, "  store:     %s, %" PRIu64 " events written, %" PRIu64 " errors\n", db,
 			ss->events, ss->errors + s->store_errors);
 	if (eve) {
 		struct eve_stats es;
 		eve_get_stats(eve, &es);
-		fprintf(f, "  eve:     %s, %" PRIu64 " events and %" PRIu64 " alerts written, %" PRIu64
+		fprintf(f, "  eve:       %s, %" PRIu64 " events and %" PRIu64 " alerts written, %" PRIu64
 			   " lines lost\n", strcmp(eve_path, "-") ? eve_path : "stdout", es.events,
 			es.alerts, es.errors);
 	}

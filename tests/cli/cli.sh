@@ -93,6 +93,27 @@ grep -q "28 packets\|27 packets" "$T/out" && ok || bad "summary missing after a 
 n=$("$EW" events -d "$T/cut.db" --json | wc -l)
 [ "$n" -eq 27 ] && ok || bad "a cut capture kept $n events, want 27"
 
+# The summary, whole: every line but the first's time and rate is fixed by
+# the input. dns_malformed.pcap gives the analyzers' line its bad counts.
+rm -f "$T/sum.db"
+expect 0 "" -- "$EW" replay -d "$T/sum.db" "$PCAPS/demo.pcap" "$PCAPS/dns_malformed.pcap"
+sed -E '1s/ in [0-9.]+ s \([0-9.]+[kM]? packets\/s\)$/ in T s (R packets\/s)/' "$T/out" >"$T/sum"
+cat >"$T/want" <<SUMEOF
+egresswatch replay: 2 files, 254 packets, 32535 bytes in T s (R packets/s)
+  decode:    0 truncated, 0 malformed, 0 not IP; fragments 0 reassembled, 0 expired
+  layers:    link 254 ipv4 254 tcp 18 udp 230 icmp 6
+  flows:     120 created, 0 evicted
+  events:    dns 229 (116 queries, 113 responses), http 2, tls 1, icmp 6; 9 malformed
+  analyzers: dns 219 (1 truncated, 9 malformed), tls 1, quic 0, http 2, icmp 6
+  detectors: egress 125, icmp_tunnel 6, metadata 2, rebind 0, dns_tunnel 229
+  alerts:    2 (dns_tunnel 1, metadata_probe 1) from 75 detections
+  store:     $T/sum.db, 238 events written, 0 errors
+SUMEOF
+diff "$T/want" "$T/sum" >"$T/diff" && ok || bad "replay summary differs: $(cat "$T/diff")"
+# With nothing decoded, the layers line says so.
+expect 0 "" -- sh -c "head -c 24 \"$PCAPS/demo.pcap\" | \"$EW\" replay --no-store -"
+grep -q "^  layers:    none$" "$T/out" && ok || bad "empty capture's layers line: $(cat "$T/out")"
+
 # Compressed captures (gzip, zstd), from a file and from a pipe, give the
 # plain file's events; one cut short keeps what came before and says why.
 for f in dns_basic.pcap link_multi.pcapng; do
