@@ -296,6 +296,26 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 	}
 }
 
+/*
+ * A file whose first packet is older than a packet of a file before it: the
+ * files are replayed in the order given, never merged by time, so flows,
+ * windows and expiry see time step back. Said once per such file, on
+ * stderr, and the run goes on (a rotated capture given as `cap*`, where the
+ * shell sorts cap10 before cap2; two interfaces' captures given side by
+ * side).
+ */
+static void warn_file_order(const char *file, const char *earlier, uint64_t back_us,
+			    int progress)
+{
+	if (progress)
+		fputs("\r\033[K", stderr);
+	fprintf(stderr,
+		"egresswatch replay: warning: %s starts %" PRIu64 ".%06" PRIu64
+		" s before the latest packet of %s: files are replayed in the order given, "
+		"not merged by time\n",
+		file, back_us / 1000000, back_us % 1000000, earlier);
+}
+
 static void replay_one(struct core *core, const struct reader_rec *f)
 {
 	core_packet(core, f->dlt, f->ts_us, f->data, f->caplen, f->wirelen, f->file);
@@ -324,6 +344,11 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 	uint64_t in_file = 0, size = 0; /* frames of this file processed, its size */
 	unsigned cur_file = 0;
 	int rc = 0, reading = 0; /* between a file's RD_FILE and its end */
+	/* the latest packet time replayed so far, and its file; whether the
+	 * next frame is a file's first */
+	uint64_t max_ts = 0;
+	unsigned max_file = 0;
+	int first_frame = 0, any_frame = 0;
 	char err[256];
 
 	if (reader_open(&rd, &rcfg, err, sizeof(err)) < 0) {
@@ -350,6 +375,15 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 					      core_stats(core)->packets, t0);
 		}
 		if (rec->kind == RD_FRAME) {
+			if (first_frame && any_frame && rec->ts_us < max_ts)
+				warn_file_order(paths[rec->file], paths[max_file], max_ts - rec->ts_us,
+						progress);
+			first_frame = 0;
+			if (!any_frame || rec->ts_us >= max_ts) {
+				max_ts = rec->ts_us;
+				max_file = rec->file;
+			}
+			any_frame = 1;
 			cur = rec;
 			continue;
 		}
@@ -358,6 +392,7 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 		switch (rec->kind) {
 		case RD_FILE:
 			reading = 1;
+			first_frame = 1;
 			in_file = 0;
 			cur_file = rec->file;
 			size = rec->size;

@@ -9,7 +9,9 @@ reassembly, the IP fragment queues and the detectors' state must carry over
 from one file to the next. For every point between two packets of PCAP (a
 classic pcap file), this writes the packets before it and those after it as
 two files, replays them together into a fresh database, and compares
-`events --json` and `alerts --json` with those of the whole file. Exit 0
+`events --json` and `alerts --json` with those of the whole file; the
+replay must write nothing to stderr (no warning that the files are out of
+order). Exit 0
 when every cut gives the same bytes, 1 (naming the first cut that does not,
 with a diff) otherwise, 2 on a usage error or a failed command.
 """
@@ -44,11 +46,13 @@ def records(data):
 
 
 def run(cmd):
+    """stdout of cmd, which must exit 0 and write nothing to stderr: the
+    pieces are in capture order, so replay must not warn about their order."""
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if p.returncode != 0:
+    if p.returncode != 0 or p.stderr:
         sys.stderr.write("split.py: %s exited %d: %s" %
                          (" ".join(cmd), p.returncode, p.stderr.decode(errors="replace")))
-        sys.exit(2)
+        sys.exit(2 if p.returncode != 0 else 1)
     return p.stdout
 
 
