@@ -551,7 +551,8 @@ static int cmd_replay(int argc, char **argv)
 			      (unsigned)(argc - optind), elapsed, bpf, filtered, eve, eve_path);
 	eve_close(eve);
 	if (core_close(core) < 0) {
-		fprintf(stderr, "egresswatch replay: %s: could not write the last batch\n", db);
+		fprintf(stderr, "egresswatch replay: %s: not every row could be written (see "
+				"above)\n", db);
 		rc = rc ? rc : EXIT_RUNTIME;
 	}
 	rules_free(rules);
@@ -910,10 +911,8 @@ static int cmd_watch(int argc, char **argv)
 out:
 	eve_close(eve);
 	api_stop(api);
-	if (core && core_close(core) < 0) {
-		log_err("store", "%s: could not write the last batch", db);
+	if (core && core_close(core) < 0) /* the store has said why */
 		rc = rc ? rc : EXIT_RUNTIME;
-	}
 	for (unsigned i = 0; i < n; i++)
 		capture_close(caps[i]);
 	rules_free(rules);

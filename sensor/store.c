@@ -55,11 +55,13 @@
 #include "store.h"
 
 #include <pthread.h>
+#include <inttypes.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -157,7 +159,12 @@ struct store {
 	uint64_t batch_ts0;  /* packet time of the batch's first event */
 	uint64_t pend_rows;  /* events + alerts + stats in the open batch */
 	uint64_t pend_events, pend_alerts, pend_stats;
-	uint64_t fail_logged;
+	/* a run of failed writes (set_err, txn_commit): whether one is going
+	 * on, n_errors before it, when it began and was last logged
+	 * (CLOCK_MONOTONIC seconds) */
+	int failing;
+	uint64_t fail_errors0;
+	double fail_since, fail_logged_at;
 	int64_t next_event_id; /* in a transaction: the id of the next event */
 	uint64_t newest_ts;    /* retention's "now": see expire() */
 	uint64_t batch_newest; /* packet time of the open batch's newest event */
@@ -303,21 +310,60 @@ int store_kind_family(int kind)
 
 /* ---- errors ---------------------------------------------------------- */
 
-static void set_err(struct store *s, const char *what)
+static double mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * A write failed (n rows lost, counted by the caller). The first failure of
+ * a run of them is logged at once; while the run goes on (a full disk, say),
+ * a line every cfg.fail_log_ms counts the rows lost so far; the first commit
+ * that succeeds after it logs the end of the run and its total
+ * (fail_recovered). So a watch that runs for months says each time its
+ * storage failed and came back, with no flood of lines in between.
+ */
+#define DEFAULT_FAIL_LOG_MS 60000u
+
+static void set_err(struct store *s, const char *what, uint64_t n)
 {
 	pthread_mutex_lock(&s->err_lock);
 	snprintf(s->errmsg, sizeof(s->errmsg), "%s: %s: %s", s->path, what,
 		 s->db ? sqlite3_errmsg(s->db) : "no connection");
 	pthread_mutex_unlock(&s->err_lock);
-	if (s->fail_logged++ == 0)
-		log_err("store", "%s (further write errors are counted, not logged)", s->errmsg);
+	double now = mono_now();
+	uint64_t errors = atomic_load_explicit(&s->n_errors, memory_order_relaxed);
+	if (!s->failing) {
+		s->failing = 1;
+		s->fail_errors0 = errors - n;
+		s->fail_since = s->fail_logged_at = now;
+		log_err("store", "%s (rows are lost until a write succeeds; counted in "
+				 "store.errors)", s->errmsg);
+	} else if (now - s->fail_logged_at >= s->cfg.fail_log_ms / 1000.0) {
+		s->fail_logged_at = now;
+		log_err("store", "still failing after %.0f s, %" PRIu64 " rows lost; last: %s",
+			now - s->fail_since, errors - s->fail_errors0, s->errmsg);
+	}
+}
+
+/* A commit succeeded: a run of failures, if one was going on, is over. */
+static void fail_recovered(struct store *s)
+{
+	if (!s->failing)
+		return;
+	s->failing = 0;
+	log_info("store", "%s: writing again, after %.0f s of failed writes and %" PRIu64
+			  " rows lost", s->path, mono_now() - s->fail_since,
+		 atomic_load_explicit(&s->n_errors, memory_order_relaxed) - s->fail_errors0);
 }
 
 /* The writer failed n rows (or one commit). */
 static void count_err(struct store *s, const char *what, uint64_t n)
 {
 	atomic_fetch_add_explicit(&s->n_errors, n, memory_order_relaxed);
-	set_err(s, what);
+	set_err(s, what, n);
 }
 
 const char *store_last_error(const struct store *s)
@@ -494,6 +540,7 @@ static int txn_commit(struct store *s)
 		return -1;
 	}
 	s->in_txn = 0;
+	fail_recovered(s);
 	atomic_fetch_add_explicit(&s->n_expired, s->pend_expired, memory_order_relaxed);
 	s->pend_expired = 0;
 	atomic_fetch_add_explicit(&s->n_events, s->pend_events, memory_order_relaxed);
@@ -1390,6 +1437,8 @@ int store_open(struct store **out, const char *path, const struct store_config *
 		s->span_us = (uint64_t)BULK_SPAN_MS * 1000u;
 	if (!s->cfg.busy_ms)
 		s->cfg.busy_ms = DEFAULT_BUSY_MS;
+	if (!s->cfg.fail_log_ms)
+		s->cfg.fail_log_ms = DEFAULT_FAIL_LOG_MS;
 	if (s->cfg.retain_us > STORE_RETAIN_MAX_US)
 		s->cfg.retain_us = STORE_RETAIN_MAX_US;
 	if (!s->cfg.queue_kib)
@@ -1551,7 +1600,7 @@ int store_close(struct store *s)
 	ckpt_stop(s);
 
 	if (finalize_all(s)) {
-		set_err(s, "finalize");
+		set_err(s, "finalize", 0);
 		rc = -1;
 	}
 	if (exec_sql(s, "PRAGMA wal_checkpoint(TRUNCATE)") < 0) {
@@ -1559,14 +1608,14 @@ int store_close(struct store *s)
 		log_warn("store", "%s: checkpoint: %s", s->path, sqlite3_errmsg(s->db));
 	}
 	if (sqlite3_close(s->db) != SQLITE_OK) {
-		set_err(s, "close");
+		set_err(s, "close", 0);
 		rc = -1;
 	}
 	s->db = NULL;
 	uint64_t errors = atomic_load(&s->n_errors);
 	if (errors) {
-		log_err("store", "%llu writes failed; last: %s", (unsigned long long)errors,
-			s->errmsg);
+		log_err("store", "%" PRIu64 " rows could not be written in this run; last: %s",
+			errors, s->errmsg);
 		rc = -1;
 	}
 	if (s->locks_ready)

@@ -74,6 +74,13 @@ struct store_config {
 	 * kept. retain_us is at most STORE_RETAIN_MAX_US.
 	 */
 	uint64_t retain_us;
+	/*
+	 * Failed writes are logged as runs (store.c, set_err): the first
+	 * failure at once, then a line every fail_log_ms (default 60000) of
+	 * wall-clock time while they go on, and one when a commit succeeds
+	 * again, with the rows lost in between.
+	 */
+	unsigned fail_log_ms;
 };
 
 #define STORE_EXPIRE_MAX 100000u /* events a table loses in one commit, at most */

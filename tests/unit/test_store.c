@@ -755,19 +755,55 @@ static void test_batching(enum store_writer mode)
 	remove_db(db);
 }
 
+/* Standard error into the file path (returns what to give stderr_back), so
+ * a test can read what the store logged. */
+static int stderr_to(const char *path)
+{
+	fflush(stderr);
+	int saved = dup(STDERR_FILENO);
+	FILE *f = fopen(path, "w");
+	CHECK(saved >= 0 && f != NULL);
+	dup2(fileno(f), STDERR_FILENO);
+	fclose(f);
+	return saved;
+}
+
+static void stderr_back(int saved)
+{
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+}
+
+/* The whole of a small file, NUL-terminated, into buf. */
+static void slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+	buf[n] = '\0';
+	if (f)
+		fclose(f);
+}
+
 /* Another writer holds the lock: rows fail, are counted and reported, and
- * the store recovers when the lock goes away. */
+ * the store recovers when the lock goes away. The failures are logged as a
+ * run: its first failure, a line while it goes on (every fail_log_ms: 1
+ * here, against the 20 ms each failure waits), and its end, with the rows
+ * lost. */
 static void test_errors(enum store_writer mode)
 {
-	char db[512], err[512];
+	char db[512], err[512], logf[512], log[8192];
 	struct store *s = NULL;
-	struct store_config cfg = {.writer = mode, .busy_ms = 20, .batch_ms = 600000};
+	struct store_config cfg = {.writer = mode, .busy_ms = 20, .batch_ms = 600000,
+				   .fail_log_ms = 1};
 	sqlite3 *h = NULL;
 	struct fake f;
 
 	path_in(db, sizeof(db), "locked.db");
+	path_in(logf, sizeof(logf), "locked.log");
 	remove_db(db);
 	CHECK_EQ(store_open(&s, db, &cfg, err, sizeof(err)), 0);
+	int saved = stderr_to(logf);
 	CHECK_EQ(sqlite3_open(db, &h), SQLITE_OK);
 	CHECK_EQ(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
 	fake_make(&f, 1, OBS_DNS_QUERY);
@@ -791,6 +827,19 @@ static void test_errors(enum store_writer mode)
 	CHECK_EQ(store_event(s, &f.o, 0), 0);
 	CHECK_EQ(store_flush(s), 0);
 	CHECK_EQ(store_get_stats(s)->events, 1);
+	stderr_back(saved);
+	slurp(logf, log, sizeof(log));
+	remove(logf);
+	/* the run's first failure, once */
+	const char *first = strstr(log, "rows are lost until a write succeeds");
+	CHECK(first != NULL);
+	CHECK(first && strstr(first + 1, "rows are lost until a write succeeds") == NULL);
+	CHECK(strstr(log, "still failing after ") != NULL);
+	/* its end, after every failure, with all 43 rows */
+	const char *end = strstr(log, ": writing again, after ");
+	CHECK(end != NULL && end > first);
+	CHECK(end && strstr(end, "s of failed writes and 43 rows lost\n") != NULL);
+	CHECK(end && strstr(end, "still failing") == NULL);
 	CHECK_EQ(store_close(s), -1); /* the run had errors */
 	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events"), 1);
 	remove_db(db);
