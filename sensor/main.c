@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -431,6 +432,32 @@ done:
 	return rc;
 }
 
+/*
+ * Before anything is opened or created: every capture named (not "-") must
+ * exist, be readable and not be a directory, so a mistyped name exits 2
+ * with one line, leaving no database behind. Only stat(2) and access(2):
+ * a named pipe is not opened here, which would take its writer's data. What
+ * a file holds is the reader's to judge.
+ */
+static int check_inputs(char *const *paths, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct stat st;
+		if (!strcmp(paths[i], "-"))
+			continue;
+		if (stat(paths[i], &st) < 0 || access(paths[i], R_OK) < 0) {
+			fprintf(stderr, "egresswatch replay: %s: %s\n", paths[i], strerror(errno));
+			return -1;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "egresswatch replay: %s: is a directory (give the capture "
+					"files in it, in the order they were written)\n", paths[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int cmd_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -499,6 +526,8 @@ static int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "egresswatch replay: bad filter \"%s\": %s\n", bpf, err);
 		return EXIT_USAGE;
 	}
+	if (check_inputs(argv + optind, (unsigned)(argc - optind)) < 0)
+		return EXIT_USAGE;
 	if (rules_path && rules_load(rules_path, &rules, err, sizeof(err)) < 0) {
 		fprintf(stderr, "egresswatch replay: %s\n", err);
 		return EXIT_USAGE;
@@ -546,6 +575,9 @@ static int cmd_replay(int argc, char **argv)
 		rc = rc ? rc : EXIT_RUNTIME;
 	}
 	double elapsed = now_mono() - t0;
+	/* no summary of a run that stopped at its first file, before a packet */
+	if (rc == EXIT_USAGE && core_stats(core)->packets == 0)
+		quiet = 1;
 	if (!quiet)
 		print_summary(eve_path && !strcmp(eve_path, "-") ? stderr : stdout, core, db,
 			      (unsigned)(argc - optind), elapsed, bpf, filtered, eve, eve_path);

@@ -57,8 +57,18 @@ expect 0 "" -- "$EW" version
 
 # Input errors name the file and exit 2.
 expect 2 "replay: $T/missing.pcap: No such file or directory\$" -- "$EW" replay -d "$T/a.db" "$T/missing.pcap"
+# ... checked before anything is opened: no database is created, no summary
+# printed, and only the one line; a later file is checked too.
+[ ! -e "$T/a.db" ] && ok || bad "a missing capture left a database behind"
+[ ! -s "$T/out" ] && [ "$(wc -l <"$T/err")" -eq 1 ] && ok || bad "a missing capture printed more: $(cat "$T/out" "$T/err")"
+expect 2 "replay: $T/missing.pcap: No such file or directory\$" -- "$EW" replay -d "$T/a.db" "$PCAPS/demo.pcap" "$T/missing.pcap"
+[ ! -e "$T/a.db" ] && ok || bad "a missing second capture left a database behind"
+expect 2 "replay: $T: is a directory (give the capture files in it, in the order they were written)\$" -- \
+	"$EW" replay -d "$T/a.db" "$T"
+[ ! -e "$T/a.db" ] && [ ! -s "$T/out" ] && ok || bad "a directory left a database or a summary behind"
 printf 'this is not a capture file at all\n' > "$T/text.pcap"
 expect 2 "$T/text.pcap" -- "$EW" replay -d "$T/a.db" "$T/text.pcap"
+[ ! -s "$T/out" ] && ok || bad "a run that read no packet printed a summary: $(cat "$T/out")"
 # An unsupported link type (802.11 = 105) is named.
 printf '\324\303\262\241\002\000\004\000\000\000\000\000\000\000\000\000\377\377\000\000\151\000\000\000' > "$T/wifi.pcap"
 expect 2 "unsupported link type IEEE802_11 (105)" -- "$EW" replay -d "$T/a.db" "$T/wifi.pcap"
