@@ -216,8 +216,12 @@ struct capture *capture_open_live(const char *iface, const struct capture_live_o
 	pcap_set_tstamp_precision(c->pcap, PCAP_TSTAMP_PRECISION_MICRO);
 	r = pcap_activate(c->pcap);
 	if (r < 0) {
-		snprintf(err, errlen, "%s: %s (%s)", iface, pcap_statustostr(r),
-			 pcap_geterr(c->pcap));
+		/* the status, and libpcap's detail where it says more */
+		const char *what = pcap_statustostr(r), *detail = pcap_geterr(c->pcap);
+		if (!*detail || !strcmp(detail, what))
+			snprintf(err, errlen, "%s: %s", iface, what);
+		else
+			snprintf(err, errlen, "%s: %s (%s)", iface, what, detail);
 		goto fail;
 	}
 	if (o->bpf && *o->bpf) {

@@ -69,6 +69,12 @@ expect 2 "replay: $T: is a directory (give the capture files in it, in the order
 printf 'this is not a capture file at all\n' > "$T/text.pcap"
 expect 2 "$T/text.pcap" -- "$EW" replay -d "$T/a.db" "$T/text.pcap"
 [ ! -s "$T/out" ] && ok || bad "a run that read no packet printed a summary: $(cat "$T/out")"
+# An interface that does not exist: one line, said once, exit 1, and no
+# database created (as root; without, libpcap refuses for want of rights).
+if [ "$(id -u)" -eq 0 ]; then
+	expect 1 "^egresswatch watch: ewnosuch0: No such device exists\$" -- "$EW" watch -i ewnosuch0 -d "$T/w.db"
+	[ "$(wc -l <"$T/err")" -eq 1 ] && [ ! -e "$T/w.db" ] && ok || bad "missing interface: $(cat "$T/err"; ls "$T")"
+fi
 # An unsupported link type (802.11 = 105) is named.
 printf '\324\303\262\241\002\000\004\000\000\000\000\000\000\000\000\000\377\377\000\000\151\000\000\000' > "$T/wifi.pcap"
 expect 2 "unsupported link type IEEE802_11 (105)" -- "$EW" replay -d "$T/a.db" "$T/wifi.pcap"
