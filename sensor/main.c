@@ -19,6 +19,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+#include <ldns/ldns.h>
+#include <libpsl.h>
+#include <microhttpd.h>
+#include <openssl/crypto.h>
+#include <pcap/pcap.h>
+#include <sqlite3.h>
+#include <yaml.h>
+#include <zlib.h>
+#include <zstd.h>
+
 #include "analyzers/module.h"
 #include "api/eve.h"
 #include "api/query.h"
@@ -83,7 +94,7 @@ static void usage_main(FILE *f)
 	      "         [--limit N]\n"
 	      "                                  list stored alerts\n"
 	      "  rules check RULES...            validate rules files (docs/rules.md)\n"
-	      "  version                         print the version\n"
+	      "  version                         print the version and the libraries'\n"
 	      "\n"
 	      "Run 'egresswatch COMMAND --help' for a command's options.\n"
 	      "The database defaults to ./" DEFAULT_DB ".\n",
@@ -456,6 +467,29 @@ static int check_inputs(char *const *paths, unsigned n)
 		}
 	}
 	return 0;
+}
+
+/* `egresswatch version`: ours, then each library's own idea of its version,
+ * read at run time (what is loaded, not what was built against). */
+static void print_version(void)
+{
+	const char *psl_list = psl_dist_filename();
+	printf("egresswatch %s\n", EGRESSWATCH_VERSION);
+	printf("  database schema %d\n", store_schema_version());
+	printf("  %s\n", pcap_lib_version());
+	printf("  ldns %s\n", ldns_version());
+	printf("  SQLite %s\n", sqlite3_libversion());
+	printf("  libmicrohttpd %s\n", MHD_get_version());
+	printf("  jansson %s\n", jansson_version_str());
+	printf("  libyaml %s\n", yaml_get_version_string());
+	if (psl_list && *psl_list) /* what psl_latest() chooses from */
+		printf("  libpsl %s; public suffix list: the newer of %s and the built-in one\n",
+		       psl_get_version(), psl_list);
+	else
+		printf("  libpsl %s; public suffix list: the built-in one\n", psl_get_version());
+	printf("  zlib %s, zstd %s\n", zlibVersion(), ZSTD_versionString());
+	printf("  %s\n", OpenSSL_version(OPENSSL_VERSION));
+	printf("  allocator: %s\n", EW_ALLOCATOR);
 }
 
 static int cmd_replay(int argc, char **argv)
@@ -1322,12 +1356,19 @@ int main(int argc, char **argv)
 		usage_main(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+	if (!strcmp(argv[1], "--version")) {
+		printf("egresswatch %s\n", EGRESSWATCH_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "version")) {
 		if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
-			fputs("usage: egresswatch version\n\nPrint the version.\n", stdout);
+			fputs("usage: egresswatch version\n\nPrint the version, the database schema "
+			      "it writes, and the version of each\nlibrary it runs with (for a bug "
+			      "report). `egresswatch --version` prints the\nfirst line only.\n",
+			      stdout);
 			return 0;
 		}
-		printf("egresswatch %s\n", EGRESSWATCH_VERSION);
+		print_version();
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)

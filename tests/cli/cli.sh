@@ -54,6 +54,17 @@ expect 2 "--kind bogus" -- "$EW" events -d "$T/x.db" --kind bogus
 expect 2 "--limit -3" -- "$EW" events -d "$T/x.db" --limit -3
 expect 2 "--class bogus: want one of the classes" -- "$EW" alerts -d "$T/x.db" --class bogus
 expect 0 "" -- "$EW" version
+# version: ours, the schema (as many as schema/ has migrations), and each
+# library's; --version the first line alone.
+nmig=$(ls "$PCAPS/../schema/"[0-9]*.sql | wc -l)
+grep -q "^  database schema $nmig\$" "$T/out" && ok || bad "version's schema is not $nmig: $(cat "$T/out")"
+for lib in "libpcap version 1\." "ldns 1\." "SQLite 3\." "libmicrohttpd 0\.9\." "jansson 2\." \
+	"libyaml 0\." "libpsl 0\." "zlib 1\..*, zstd 1\." "OpenSSL 3\." "allocator: "; do
+	grep -q "^  $lib" "$T/out" && ok || bad "version lacks $lib: $(cat "$T/out")"
+done
+expect 0 "" -- "$EW" --version
+[ "$(cat "$T/out")" = "$("$EW" version | head -n 1)" ] && grep -q "^egresswatch [0-9]" "$T/out" && ok ||
+	bad "--version: $(cat "$T/out")"
 
 # Input errors name the file and exit 2.
 expect 2 "replay: $T/missing.pcap: No such file or directory\$" -- "$EW" replay -d "$T/a.db" "$T/missing.pcap"
