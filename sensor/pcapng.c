@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cursor.h"
+#include "text.h" /* TEXT_TIME_MAX_US */
 
 enum {
 	BT_PB = 2,     /* Packet Block (obsolete) */
@@ -198,13 +199,19 @@ static int on_idb(struct pcapng *g, struct cur *b, char *err, size_t errlen)
 	return 0;
 }
 
-/* A timestamp in the interface's units to microseconds (unsigned
- * arithmetic: a nonsense timestamp wraps, as libpcap's does). */
+/* A timestamp in the interface's units, plus its if_tsoffset, to
+ * microseconds since the epoch. A nonsense timestamp (64 bits, and an
+ * offset of either sign) is held to the times RFC 3339 can write: before
+ * 1970 is 0, after 9999 is TEXT_TIME_MAX_US. So every packet time is a
+ * positive 64-bit integer in the database, in order with the others. */
 static uint64_t ts_us(const struct iface *i, uint64_t t)
 {
 	uint64_t sec = t / i->units, frac = t % i->units;
 	uint64_t us = (uint64_t)((unsigned __int128)frac * 1000000u / i->units);
-	return (sec + (uint64_t)i->offset) * 1000000u + us;
+	__int128 v = ((__int128)sec + i->offset) * 1000000 + us;
+	if (v < 0)
+		return 0;
+	return v > (__int128)TEXT_TIME_MAX_US ? TEXT_TIME_MAX_US : (uint64_t)v;
 }
 
 static const struct iface *iface_of(struct pcapng *g, uint32_t id, char *err, size_t errlen)

@@ -140,6 +140,8 @@ size_t text_addr(char *dst, size_t cap, int ipv, const uint8_t *addr)
 
 size_t text_time(char *dst, size_t cap, uint64_t ts_us)
 {
+	if (ts_us > TEXT_TIME_MAX_US)
+		ts_us = TEXT_TIME_MAX_US;
 	time_t secs = (time_t)(ts_us / 1000000u);
 	struct tm tm;
 	if (cap == 0)

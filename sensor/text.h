@@ -50,7 +50,11 @@ static inline uint64_t text_fnv64(const char *s, size_t n)
 	return h;
 }
 
-/* RFC 3339 UTC with microseconds: 2026-11-29T10:01:05.861204Z (28 bytes). */
+/* RFC 3339 UTC with microseconds: 2026-11-29T10:01:05.861204Z (28 bytes).
+ * RFC 3339 has four-digit years: a time past the end of 9999 (a pcapng
+ * timestamp is 64 bits, and a capture's bytes are anyone's) is shown as
+ * TEXT_TIME_MAX_US, 9999-12-31T23:59:59.999999Z. */
+#define TEXT_TIME_MAX_US 253402300799999999ull
 size_t text_time(char *dst, size_t cap, uint64_t ts_us);
 
 /*

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../../sensor/pcapng.h"
+#include "../../sensor/text.h"
 #include "check.h"
 
 /* ---- a pcapng writer ------------------------------------------------------ */
@@ -228,8 +229,21 @@ static uint32_t rnd(uint32_t n)
 	return (uint32_t)(rng_state % n);
 }
 
+/* Units per second of an if_tsresol value (-1: none, microseconds). */
+static uint64_t resol_units(int r)
+{
+	uint64_t u = 1;
+	if (r < 0)
+		return 1000000;
+	for (int i = 0; i < (r & 0x7f); i++)
+		u *= r & 0x80 ? 2 : 10;
+	return u;
+}
+
 /* Random files of one link type: pcapng.c agrees with libpcap on every
- * packet (time in µs, lengths, bytes). */
+ * packet (time in µs, lengths, bytes). The times are about 2023 in each
+ * interface's units: past 9999, where pcapng.c holds the time to the end of
+ * 9999 and libpcap wraps it, test_ts_range checks them. */
 static void test_against_libpcap(void)
 {
 	static uint8_t data[2048];
@@ -243,24 +257,29 @@ static void test_against_libpcap(void)
 		/* one byte order per file: libpcap 1.10 reads a later
 		 * section's length in the first one's (test_layout has both) */
 		int nsec = 1 + (int)rnd(3), nifs[4], be = (int)rnd(2);
+		uint64_t units[3];
 		size_t want_pkts = 0;
 		for (int s = 0; s < nsec; s++) {
 			shb(&w, be);
 			nifs[s] = 1 + (int)rnd(3);
-			for (int i = 0; i < nifs[s]; i++)
-				idb(&w, 1, 65535, resols[rnd(8)],
-				    rnd(4) == 0 ? (int64_t)rnd(100000) - 50000 : 0);
+			for (int i = 0; i < nifs[s]; i++) {
+				int r = resols[rnd(8)];
+				units[i] = resol_units(r);
+				idb(&w, 1, 65535, r, rnd(4) == 0 ? (int64_t)rnd(100000) - 50000 : 0);
+			}
 			int npk = (int)rnd(12);
 			for (int k = 0; k < npk; k++) {
 				uint32_t cap = rnd(300), wire = cap + rnd(3) * rnd(100);
-				uint64_t ts = (uint64_t)1700000000 * 1000000000ull + rnd(1u << 30) *
-					      (uint64_t)rnd(1000);
+				uint32_t ifid = rnd((uint32_t)nifs[s]);
+				uint64_t u = units[ifid];
+				uint64_t ts = (1700000000ull + rnd(1u << 26)) * u +
+					      ((uint64_t)rnd(1u << 30) * rnd(1u << 30)) % u;
 				if (rnd(5) == 0)
 					other(&w, rnd(2) ? 4 : 5, rnd(40));
 				if (rnd(6) == 0)
-					pb(&w, (uint16_t)rnd((uint32_t)nifs[s]), ts, data, cap);
+					pb(&w, (uint16_t)ifid, ts, data, cap);
 				else
-					epb(&w, rnd((uint32_t)nifs[s]), ts, data + rnd(100), cap, wire);
+					epb(&w, ifid, ts, data + rnd(100), cap, wire);
 				want_pkts++;
 			}
 		}
@@ -562,11 +581,54 @@ static void test_prefix(void)
 	free(w.b);
 }
 
+/* Timestamps RFC 3339 cannot write are held to its range, never wrapped:
+ * with 1 s units, 2^64 - 1 s (and an offset that adds more) is the end of
+ * 9999, an offset that takes a time before 1970 is 0, and a time in range
+ * is kept to the microsecond. */
+static void test_ts_range(void)
+{
+	static const uint8_t d[4] = {1, 2, 3, 4};
+	static const struct {
+		int tsresol;
+		int64_t offset;
+		uint64_t ts, want;
+	} cases[] = {
+		{0, 0, UINT64_MAX, TEXT_TIME_MAX_US},
+		{0, INT64_MAX, 1, TEXT_TIME_MAX_US},
+		{0, 0, 253402300799ull, 253402300799000000ull},
+		{0, 0, 253402300800ull, TEXT_TIME_MAX_US},
+		{0, -10, 5, 0},
+		{0, INT64_MIN, UINT64_MAX, TEXT_TIME_MAX_US},
+		{0, INT64_MIN, 5, 0},
+		{6, -10, 12345678, 2345678},
+		{9, 0, UINT64_MAX, 18446744073709551ull},
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct w w = {0};
+		shb(&w, 0);
+		idb(&w, 1, 0, cases[k].tsresol, cases[k].offset);
+		epb(&w, 0, cases[k].ts, d, 4, 4);
+		FILE *f = fmemopen(w.b, w.n, "rb");
+		char err[256];
+		struct pcapng *ng = pcapng_open(f, NULL, 0, err, sizeof(err));
+		CHECK(ng != NULL);
+		if (ng) {
+			struct pcapng_pkt p;
+			CHECK_EQ(pcapng_next(ng, &p, err, sizeof(err)), 1);
+			CHECK_EQ(p.ts_us, cases[k].want);
+			pcapng_close(ng);
+		}
+		fclose(f);
+		free(w.b);
+	}
+}
+
 int main(void)
 {
 	test_against_libpcap();
 	test_layout();
 	test_lies();
 	test_prefix();
+	test_ts_range();
 	return check_done();
 }

@@ -47,6 +47,14 @@ static void test_addr_time(void)
 	CHECK_STR(out, "2026-11-30T10:01:05.861204Z");
 	text_time(out, sizeof(out), 0);
 	CHECK_STR(out, "1970-01-01T00:00:00.000000Z");
+	/* four-digit years only (RFC 3339): the last microsecond of 9999, and
+	 * anything after it, which a pcapng timestamp can say */
+	CHECK_EQ(text_time(out, sizeof(out), 253402300799999999ull), 27);
+	CHECK_STR(out, "9999-12-31T23:59:59.999999Z");
+	CHECK_EQ(text_time(out, sizeof(out), 253402300800000000ull), 27);
+	CHECK_STR(out, "9999-12-31T23:59:59.999999Z");
+	text_time(out, sizeof(out), UINT64_MAX);
+	CHECK_STR(out, "9999-12-31T23:59:59.999999Z");
 }
 
 /* text_addr formats by itself: the same text as inet_ntop for every shape
