@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""formats.py - the same packets in any capture format replay the same.
+
+    formats.py EGRESSWATCH PCAP|DIR...
+
+For each classic pcap file given (and each *.pcap file of a DIR), this writes its packets again as
+  - pcapng, little-endian, with if_tsresol 9 (nanoseconds);
+  - pcapng, big-endian, with no if_tsresol (microseconds) and an if_tsoffset
+    of 1,000,000 s, the timestamps lowered by as much, behind a Section
+    Header with an option, an Interface Statistics block and a Name
+    Resolution block (both to skip), with a comment on every packet;
+  - that little-endian pcapng compressed with gzip, and with zstd
+    (the `zstd` command, when it is there);
+  - the classic pcap given on standard input (-), as a pipe;
+replays each into a fresh database, and compares `events --json` and
+`alerts --json` with those of the original file: they must be the same
+bytes, since only the container changed. Exit 0 when every variant of every
+file agrees, 1 (naming the file and the variant, with a diff) otherwise, 2
+on a usage error or a failed command.
+"""
+import difflib
+import gzip
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+
+def read_pcap(data):
+    """(linktype, snaplen, [(ts_us, caplen, wirelen, bytes)]) of a classic pcap."""
+    magic = data[:4]
+    table = {b"\xd4\xc3\xb2\xa1": ("<", 1000), b"\xa1\xb2\xc3\xd4": (">", 1000),
+             b"\x4d\x3c\xb2\xa1": ("<", 1), b"\xa1\xb2\x3c\x4d": (">", 1)}
+    if magic not in table:
+        sys.exit("formats.py: not a classic pcap file")
+    e, ns_div = table[magic]  # ns_div: sub-second units per microsecond
+    snaplen, linktype = struct.unpack(e + "II", data[16:24])
+    pkts, off = [], 24
+    while off + 16 <= len(data):
+        sec, sub, caplen, wirelen = struct.unpack(e + "IIII", data[off:off + 16])
+        sub_us = sub if ns_div == 1000 else sub // 1000
+        if ns_div == 1 and sub % 1000:
+            sys.exit("formats.py: nanosecond times that microseconds cannot hold")
+        pkts.append((sec * 1000000 + sub_us, caplen, wirelen,
+                     data[off + 16:off + 16 + caplen]))
+        off += 16 + caplen
+    return linktype & 0xffff, snaplen, pkts
+
+
+def block(e, btype, body):
+    body += b"\0" * (-len(body) % 4)
+    n = 12 + len(body)
+    return struct.pack(e + "II", btype, n) + body + struct.pack(e + "I", n)
+
+
+def option(e, code, value):
+    return struct.pack(e + "HH", code, len(value)) + value + b"\0" * (-len(value) % 4)
+
+
+def pcapng(linktype, snaplen, pkts, e, tsresol, tsoffset, extras):
+    end_opt = struct.pack(e + "HH", 0, 0)
+    shb_opts = option(e, 4, b"formats.py") + end_opt if extras else b""
+    out = block(e, 0x0A0D0D0A, struct.pack(e + "IHHq", 0x1A2B3C4D, 1, 0, -1) + shb_opts)
+    opts = b""
+    if tsresol is not None:
+        opts += option(e, 9, bytes([tsresol]))
+    if tsoffset:
+        opts += option(e, 14, struct.pack(e + "q", tsoffset))
+    if opts:
+        opts += end_opt
+    out += block(e, 1, struct.pack(e + "HHI", linktype, 0, snaplen) + opts)
+    if extras:  # a Name Resolution block (an IPv4 record) to skip
+        rec = struct.pack(e + "HH", 1, 4 + 5) + bytes([10, 0, 0, 1]) + b"host\0"
+        rec += b"\0" * (-len(rec) % 4) + struct.pack(e + "HH", 0, 0)
+        out += block(e, 4, rec)
+    units = 10 ** tsresol if tsresol is not None else 1000000
+    for ts_us, caplen, wirelen, data in pkts:
+        t = (ts_us - tsoffset * 1000000) * units // 1000000
+        body = struct.pack(e + "IIIII", 0, t >> 32, t & 0xffffffff, caplen, wirelen)
+        body += data + b"\0" * (-len(data) % 4)
+        if extras:
+            body += option(e, 1, b"packet") + end_opt
+        out += block(e, 6, body)
+    if extras:  # an Interface Statistics block to skip
+        out += block(e, 5, struct.pack(e + "III", 0, 0, 0) + option(e, 4, struct.pack(e + "Q", 0))
+                     + end_opt)
+    return out
+
+
+def run(cmd, stdin=None):
+    p = subprocess.run(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        sys.stderr.write("formats.py: %s exited %d: %s" %
+                         (" ".join(cmd), p.returncode, p.stderr.decode(errors="replace")))
+        sys.exit(2)
+    return p.stdout
+
+
+def replay(ew, tmp, name, path, stdin_path=None):
+    db = os.path.join(tmp, name + ".db")
+    if stdin_path:
+        with open(stdin_path, "rb") as f:
+            run([ew, "replay", "-q", "-d", db, "-"], stdin=f)
+    else:
+        run([ew, "replay", "-q", "-d", db, path])
+    out = run([ew, "events", "-d", db, "--json"]) + run([ew, "alerts", "-d", db, "--json"])
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.unlink(db + suffix)
+    return out
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.exit("usage: formats.py EGRESSWATCH PCAP|DIR...")
+    ew, files = argv[0], []
+    for a in argv[1:]:
+        if os.path.isdir(a):
+            files += sorted(os.path.join(a, n) for n in os.listdir(a) if n.endswith(".pcap"))
+        else:
+            files.append(a)
+    if not files:
+        sys.exit("formats.py: no .pcap file given")
+    has_zstd = shutil.which("zstd") is not None
+    failed = checked = 0
+    with tempfile.TemporaryDirectory(prefix="ew-formats.") as tmp:
+        for pcap in files:
+            with open(pcap, "rb") as f:
+                linktype, snaplen, pkts = read_pcap(f.read())
+            want = replay(ew, tmp, "orig", pcap)
+            if not want:
+                sys.exit("formats.py: %s gives no events" % pcap)
+            le = pcapng(linktype, snaplen, pkts, "<", 9, 0, False)
+            be = pcapng(linktype, snaplen, pkts, ">", None, 1000000, True)
+            variants = [("pcapng-le-ns", le), ("pcapng-be-offset", be),
+                        ("pcapng.gz", gzip.compress(le, mtime=0))]
+            if has_zstd:
+                variants.append(("pcapng.zst", subprocess.run(
+                    ["zstd", "-q", "-c"], input=le, stdout=subprocess.PIPE, check=True).stdout))
+            results = []
+            for name, data in variants:
+                path = os.path.join(tmp, name)
+                with open(path, "wb") as f:
+                    f.write(data)
+                results.append((name, replay(ew, tmp, name, path)))
+            results.append(("stdin", replay(ew, tmp, "stdin", None, stdin_path=pcap)))
+            for name, got in results:
+                checked += 1
+                if got != want:
+                    failed += 1
+                    print("FAIL: %s as %s replays differently:" % (pcap, name))
+                    sys.stdout.writelines(list(difflib.unified_diff(
+                        want.decode(errors="replace").splitlines(True),
+                        got.decode(errors="replace").splitlines(True),
+                        "pcap", name, n=1))[:40])
+    print("%d of %d variants replay as their pcap (%d files%s)" %
+          (checked - failed, checked, len(files), "" if has_zstd else "; no zstd command"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
