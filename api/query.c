@@ -798,7 +798,7 @@ out:
 	if (p.drawn)
 		fputs("\r\033[K", stderr);
 	if (rc < 0)
-		fprintf(stderr, "%s\n", err);
+		fprintf(stderr, "egresswatch %s: %s\n", what, err);
 	query_close(q);
 	free(p.buf);
 	return rc;

@@ -91,7 +91,20 @@ printf '\324\303\262\241\002\000\004\000\000\000\000\000\000\000\000\000\377\377
 expect 2 "unsupported link type IEEE802_11 (105)" -- "$EW" replay -d "$T/a.db" "$T/wifi.pcap"
 # A database that cannot be opened is a runtime failure naming it.
 expect 1 "$T/nodir/x.db" -- "$EW" replay -d "$T/nodir/x.db" "$PCAPS/dns_basic.pcap"
-expect 1 "$T/nothere.db" -- "$EW" events -d "$T/nothere.db"
+expect 1 "^egresswatch events: $T/nothere.db: No such file or directory\$" -- "$EW" events -d "$T/nothere.db"
+expect 1 "^egresswatch alerts: $T/nothere.db: No such file or directory\$" -- "$EW" alerts -d "$T/nothere.db"
+# Another program's SQLite database is not written into, and not read.
+rm -f "$T/other.db"
+sqlite3 "$T/other.db" "CREATE TABLE notes(x); INSERT INTO notes VALUES (1)"
+expect 1 "^egresswatch replay: $T/other.db: not an egresswatch database (it holds 1 other table and no egresswatch schema); give a new file\$" -- \
+	"$EW" replay -d "$T/other.db" "$PCAPS/dns_basic.pcap"
+[ "$(sqlite3 "$T/other.db" "SELECT group_concat(name) FROM sqlite_master")" = notes ] &&
+	[ "$(sqlite3 "$T/other.db" "PRAGMA user_version")" = 0 ] && ok || bad "replay wrote into another program's database"
+expect 1 "^egresswatch events: $T/other.db: not an egresswatch database (no schema)\$" -- "$EW" events -d "$T/other.db"
+# An empty SQLite file (no table yet) is taken, and given the schema.
+rm -f "$T/empty.db"
+sqlite3 "$T/empty.db" "PRAGMA user_version" >/dev/null
+expect 0 "" -- "$EW" replay -q -d "$T/empty.db" "$PCAPS/dns_basic.pcap"
 
 # Several files in order, and stdin.
 expect 0 "" -- "$EW" replay -q -d "$T/two.db" "$PCAPS/dns_basic.pcap" "$PCAPS/dns_tcp.pcap"
