@@ -452,6 +452,13 @@ static void test_refused(void)
 	sqlite3_close(h);
 	CHECK_EQ(query_open(&q, db, err, sizeof(err)), -1);
 	CHECK(strstr(err, "not an egresswatch database") != NULL);
+	/* ... nor written into: the store refuses it, and it stays as it was */
+	err[0] = '\0';
+	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), -1);
+	CHECK(strstr(err, db) != NULL &&
+	      strstr(err, "not an egresswatch database (it holds 1 other table") != NULL);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM sqlite_master"), 1);
+	CHECK_EQ(sql_int(db, "PRAGMA user_version"), 0);
 	remove_db(db);
 }
 
@@ -973,7 +980,11 @@ static void test_checkpointer(int page_size)
 	if (page_size) {
 		sqlite3 *h = NULL;
 		char sql[96];
-		snprintf(sql, sizeof(sql), "PRAGMA page_size = %d; CREATE TABLE other (x);",
+		/* the page size sticks once a page is written; the table
+		 * goes again, since a file holding another program's tables
+		 * is refused */
+		snprintf(sql, sizeof(sql),
+			 "PRAGMA page_size = %d; CREATE TABLE other (x); DROP TABLE other;",
 			 page_size);
 		CHECK_EQ(sqlite3_open(db, &h), SQLITE_OK);
 		CHECK_EQ(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
