@@ -487,7 +487,8 @@ static int get_alert_filter(struct req *r, struct alert_filter *f, char *srcbuf,
 	}
 	if ((v = param(r, "severity"))) {
 		if ((k = query_severity_level(v)) < 0) {
-			*ret = bad_param(r, "severity", "want info, low, medium, high or critical");
+			*ret = bad_param(r, "severity",
+					 "want info, low, medium, high or critical, or 1..5");
 			return -1;
 		}
 		f->severity = event_severity_name(k);

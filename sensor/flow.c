@@ -72,7 +72,8 @@ enum { PROTO_ICMP = 1, PROTO_TCP = 6, PROTO_UDP = 17, PROTO_ICMPV6 = 58 };
 enum { LRU_TCP = 0, LRU_OTHER, LRU_CLOSED, LRU_N };
 
 enum {
-	/* Flow structs allocated at a time: 256 KiB chunks, big enough that
+	/* Flow structs allocated at a time: 16,384 of 128 bytes, 2 MiB chunks
+	 * (huge pages where the kernel gives them, mem.h), big enough that
 	 * malloc maps them apart from its heap (smaller ones, carved from the
 	 * heap among the analyzers' small blocks, made later mallocs slower). */
 	FLOW_CHUNK_SHIFT = 14,

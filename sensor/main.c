@@ -1197,7 +1197,7 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 		case 'V':
 			if (query_severity_level(optarg) < 0) {
 				fprintf(stderr, "egresswatch %s: --severity %s: want info, low, "
-						"medium, high or critical\n", lc->name, optarg);
+						"medium, high or critical, or 1..5\n", lc->name, optarg);
 				return EXIT_USAGE;
 			}
 			o.severity = optarg;
@@ -1258,7 +1258,7 @@ static void usage_alerts(FILE *f)
 	      "  -j, --json        JSON lines\n"
 	      "  -c, --class C     only alerts of class C (dns_tunnel, metadata_probe, ...)\n"
 	      "      --severity S  only alerts of severity S or higher (info, low, medium,\n"
-	      "                    high, critical)\n"
+	      "                    high, critical, or their numbers 1..5)\n"
 	      "      --src ADDR    only alerts from source address ADDR\n"
 	      "      --since-id N  only alerts with id > N\n"
 	      "  -n, --limit N     at most N alerts (default: all)\n"

@@ -206,7 +206,7 @@ high=$("$EW" alerts -d "$T/al.db" --json | grep -c '"severity":"\(high\|critical
 	bad "alerts --severity high: not the $high of $all that are high or critical"
 [ "$("$EW" alerts -d "$T/al.db" --src 10.99.0.10 | wc -l)" = "$all" ] &&
 	[ "$("$EW" alerts -d "$T/al.db" --src 10.99.0.11 | wc -l)" = 0 ] && ok || bad "alerts --src"
-expect 2 "--severity loud: want info, low, medium, high or critical" -- "$EW" alerts -d "$T/al.db" --severity loud
+expect 2 "--severity loud: want info, low, medium, high or critical, or 1..5\$" -- "$EW" alerts -d "$T/al.db" --severity loud
 expect 2 "--src 10.99.0.010: not an IPv4 or IPv6 address" -- "$EW" alerts -d "$T/al.db" --src 10.99.0.010
 expect 2 "unrecognized option '--severity'" -- "$EW" events -d "$T/al.db" --severity high
 
