@@ -206,6 +206,28 @@ static void eve_progress(const struct eve *eve, const char *path, uint64_t total
 		fputs("\r\033[K", stderr);
 }
 
+/* The run's alert rows, by class: "2 (dns_tunnel 1, metadata_probe 1)",
+ * or "0". */
+static void alert_classes(struct core *core, char *buf, size_t len)
+{
+	uint64_t by_class[AC_COUNT], rows = 0;
+	size_t n;
+
+	core_alert_counts(core, by_class);
+	for (int k = 0; k < AC_COUNT; k++)
+		rows += by_class[k];
+	n = (size_t)snprintf(buf, len, "%" PRIu64 "%s", rows, rows ? " (" : "");
+	for (int k = 0, first = 1; k < AC_COUNT && n < len; k++) {
+		if (!by_class[k])
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s %" PRIu64, first ? "" : ", ",
+				      alerts_class_name(k), by_class[k]);
+		first = 0;
+	}
+	if (rows && n < len)
+		snprintf(buf + n, len - n, ")");
+}
+
 /* " (T truncated, M malformed)" after a count, when either is not zero */
 static void print_bad(FILE *f, uint64_t truncated, uint64_t malformed)
 {
@@ -284,18 +306,9 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 		s->events[OBS_ICMP], s->events_malformed);
 	print_modules(f, s, 0);
 	print_modules(f, s, 1);
-	uint64_t by_class[AC_COUNT], rows = 0;
-	core_alert_counts(core, by_class);
-	for (int k = 0; k < AC_COUNT; k++)
-		rows += by_class[k];
-	fprintf(f, "  alerts:    %" PRIu64 "%s", rows, rows ? " (" : "");
-	for (int k = 0, first = 1; k < AC_COUNT; k++) {
-		if (!by_class[k])
-			continue;
-		fprintf(f, "%s%s %" PRIu64, first ? "" : ", ", alerts_class_name(k), by_class[k]);
-		first = 0;
-	}
-	fprintf(f, "%s from %" PRIu64 " detections\n", rows ? ")" : "", s->alerts);
+	char classes[512];
+	alert_classes(core, classes, sizeof(classes));
+	fprintf(f, "  alerts:    %s from %" PRIu64 " detections\n", classes, s->alerts);
 	if (ss)
 		fprintf(f, "  store:     %s, %" PRIu64 " events written, %" PRIu64 " errors\n", db,
 			ss->events, ss->errors + s->store_errors);
@@ -490,6 +503,35 @@ static void print_version(void)
 	printf("  zlib %s, zstd %s\n", zlibVersion(), ZSTD_versionString());
 	printf("  %s\n", OpenSSL_version(OPENSSL_VERSION));
 	printf("  allocator: %s\n", EW_ALLOCATOR);
+}
+
+/*
+ * The journal's account of a watch as it stops, after the last batch: what
+ * the kernel delivered and dropped (all interfaces), the events stored and
+ * those dropped from a full writer queue, and the alerts by class. As
+ * Suricata's and Zeek's last lines, the numbers that say whether the run
+ * saw everything.
+ */
+static void log_stop_summary(struct core *core, struct capture *const *caps, unsigned n)
+{
+	uint64_t recv = 0, drop = 0, ifdrop = 0;
+	const struct store_stats *ss = core_store_stats(core);
+	char classes[512];
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t r, d, fd;
+		if (caps[i] && capture_stats(caps[i], &r, &d, &fd) == 0) {
+			recv += r;
+			drop += d;
+			ifdrop += fd;
+		}
+	}
+	alert_classes(core, classes, sizeof(classes));
+	log_info("capture", "%" PRIu64 " packets decoded; the kernel received %" PRIu64
+			    " and dropped %" PRIu64 " (%" PRIu64 " by the interface); %" PRIu64
+			    " events stored, %" PRIu64 " dropped (queue full); alerts: %s",
+		 core_stats(core)->packets, recv, drop, ifdrop, ss ? ss->events : 0,
+		 ss ? ss->dropped : 0, classes);
 }
 
 static int cmd_replay(int argc, char **argv)
@@ -956,6 +998,7 @@ static int cmd_watch(int argc, char **argv)
 	daemon_notify("STOPPING=1");
 	log_info("capture", "stopping; %" PRIu64 " packets", core_stats(core)->packets);
 	core_finish(core); /* the flows' ends, the alerts' final state, the last batch */
+	log_stop_summary(core, caps, n);
 	if (retain_us) {
 		const struct store_stats *ss = core_store_stats(core);
 		if (ss)

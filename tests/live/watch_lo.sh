@@ -43,4 +43,9 @@ n=$(wc -l < "$T/events")
 grep -q '"class":"udp_egress"' "$T/alerts" && ok || bad "DNS to a resolver not allowed raised no udp_egress: $(cat "$T/alerts")"
 [ "$(grep -c '"class":"udp_egress"' "$T/alerts")" -eq 1 ] && grep -q '"count":1,' "$T/alerts" && ok ||
 	bad "the reloaded rules did not allow the resolver: $(cat "$T/alerts")"
+# The stop's account: two packets past the filter, both stored, the one
+# alert (on lo libpcap's received count has each packet twice, once each
+# way, the outgoing copy skipped).
+grep -q "\[capture\] 2 packets decoded; the kernel received [24] and dropped 0 (0 by the interface); 2 events stored, 0 dropped (queue full); alerts: 1 (udp_egress 1)\$" "$T/log" &&
+	ok || bad "no stop summary: $(cat "$T/log")"
 live_done
