@@ -27,26 +27,8 @@ import subprocess
 import sys
 import tempfile
 
-
-def read_pcap(data):
-    """(linktype, snaplen, [(ts_us, caplen, wirelen, bytes)]) of a classic pcap."""
-    magic = data[:4]
-    table = {b"\xd4\xc3\xb2\xa1": ("<", 1000), b"\xa1\xb2\xc3\xd4": (">", 1000),
-             b"\x4d\x3c\xb2\xa1": ("<", 1), b"\xa1\xb2\x3c\x4d": (">", 1)}
-    if magic not in table:
-        sys.exit("formats.py: not a classic pcap file")
-    e, ns_div = table[magic]  # ns_div: sub-second units per microsecond
-    snaplen, linktype = struct.unpack(e + "II", data[16:24])
-    pkts, off = [], 24
-    while off + 16 <= len(data):
-        sec, sub, caplen, wirelen = struct.unpack(e + "IIII", data[off:off + 16])
-        sub_us = sub if ns_div == 1000 else sub // 1000
-        if ns_div == 1 and sub % 1000:
-            sys.exit("formats.py: nanosecond times that microseconds cannot hold")
-        pkts.append((sec * 1000000 + sub_us, caplen, wirelen,
-                     data[off + 16:off + 16 + caplen]))
-        off += 16 + caplen
-    return linktype & 0xffff, snaplen, pkts
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pcapfile  # noqa: E402
 
 
 def block(e, btype, body):
@@ -128,7 +110,8 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix="ew-formats.") as tmp:
         for pcap in files:
             with open(pcap, "rb") as f:
-                linktype, snaplen, pkts = read_pcap(f.read())
+                cap = pcapfile.read(f.read(), "formats.py")
+            linktype, snaplen, pkts = cap.linktype, cap.snaplen, cap.packets
             want = replay(ew, tmp, "orig", pcap)
             if not want:
                 sys.exit("formats.py: %s gives no events" % pcap)

@@ -17,32 +17,12 @@ with a diff) otherwise, 2 on a usage error or a failed command.
 """
 import difflib
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 
-
-def records(data):
-    """The file header and each record (header and data) of a classic pcap."""
-    if len(data) < 24:
-        sys.exit("split.py: not a pcap file")
-    magic = data[:4]
-    if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
-        endian = "<"
-    elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
-        endian = ">"
-    else:
-        sys.exit("split.py: not a classic pcap file (pcapng is not split)")
-    out, off = [], 24
-    while off + 16 <= len(data):
-        caplen = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
-        end = off + 16 + caplen
-        if end > len(data):
-            sys.exit("split.py: the capture is cut short")
-        out.append(data[off:end])
-        off = end
-    return data[:24], out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pcapfile  # noqa: E402
 
 
 def run(cmd):
@@ -73,7 +53,8 @@ def main(argv):
         sys.exit("usage: split.py [--rules FILE] EGRESSWATCH PCAP")
     ew, pcap = argv
     with open(pcap, "rb") as f:
-        head, recs = records(f.read())
+        cap = pcapfile.read(f.read(), "split.py")
+    head, recs = cap.head, cap.raw
     if len(recs) < 2:
         sys.exit("split.py: %s has fewer than two packets" % pcap)
     with tempfile.TemporaryDirectory(prefix="ew-split.") as tmp:
