@@ -702,10 +702,89 @@ static int dump_line(struct printer *p, json_t *o)
 	return fwrite(p->buf, 1, n, p->out) == n ? 0 : -1;
 }
 
+/* A string member of a JSON object, or "" */
+static const char *jstr(const json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	return v ? v : "";
+}
+
+/*
+ * The table's last column for an HTTP, TLS or ICMP event, from the fields
+ * its JSON object has (every string there is escaped text, printable
+ * ASCII, so nothing from a packet can drive the terminal):
+ *   GET /index.html HTTP/1.1        200 OK HTTP/1.1
+ *   client TLS 1.3 alpn h2          server TLS 1.3 cipher 0x1302
+ *   echo-request id 24324 seq 1, 56 bytes
+ * The request-target is cut to fit, with "..." at the cut.
+ */
+static void table_detail(const struct event_row *r, char *buf, size_t len)
+{
+	json_t *o = event_json_new(r);
+	const json_t *k = NULL;
+	int n = -1;
+
+	buf[0] = '\0';
+	if (o && r->kind >= OBS_HTTP_REQUEST && r->kind <= OBS_HTTP_RESPONSE)
+		k = json_object_get(o, "http");
+	else if (o && r->kind >= OBS_TLS_CLIENT_HELLO && r->kind <= OBS_TLS_SERVER_HELLO)
+		k = json_object_get(o, "tls");
+	else if (o && r->kind == OBS_ICMP)
+		k = json_object_get(o, "icmp");
+	if (!json_is_object(k)) {
+		snprintf(buf, len, "type=%d code=%d", r->type, r->code);
+		json_decref(o);
+		return;
+	}
+	if (r->kind == OBS_HTTP_REQUEST) {
+		n = snprintf(buf, len, "%s %s %s", jstr(k, "method"), jstr(k, "uri"),
+			     jstr(k, "version"));
+		if (n >= 0 && (size_t)n >= len && len > 4) /* the target was cut */
+			memcpy(buf + len - 4, "...", 4);
+	} else if (r->kind == OBS_HTTP_RESPONSE) {
+		n = snprintf(buf, len, "%lld %s %s",
+			     (long long)json_integer_value(json_object_get(k, "status")),
+			     jstr(k, "reason"), jstr(k, "version"));
+	} else if (r->kind == OBS_TLS_CLIENT_HELLO || r->kind == OBS_TLS_SERVER_HELLO) {
+		const json_t *alpn = json_object_get(k, "alpn");
+		const char *first = json_string_value(json_array_get(alpn, 0));
+		if (r->kind == OBS_TLS_SERVER_HELLO)
+			n = snprintf(buf, len, "server %s cipher %s", jstr(k, "version"),
+				     jstr(k, "cipher"));
+		else
+			n = snprintf(buf, len, "client %s%s%s%s",
+				     strcmp(jstr(k, "transport"), "quic") ? "" : "QUIC ",
+				     jstr(k, "version"), first ? " alpn " : "", first ? first : "");
+	} else {
+		const char *name = jstr(k, "name");
+		long long code = json_integer_value(json_object_get(k, "code"));
+		const json_t *q = json_object_get(k, "quoted");
+		if (*name)
+			n = snprintf(buf, len, code ? "%s code %lld" : "%s", name, code);
+		else
+			n = snprintf(buf, len, "type %lld code %lld",
+				     (long long)json_integer_value(json_object_get(k, "type")), code);
+		if (json_object_get(k, "seq") && n >= 0 && (size_t)n < len)
+			n += snprintf(buf + n, len - (size_t)n, " id %lld seq %lld",
+				      (long long)json_integer_value(json_object_get(k, "id")),
+				      (long long)json_integer_value(json_object_get(k, "seq")));
+		if (json_is_object(q) && n >= 0 && (size_t)n < len) /* what an error quotes */
+			n += snprintf(buf + n, len - (size_t)n, " for %s %s:%lld -> %s:%lld",
+				      jstr(q, "proto"), jstr(q, "src_ip"),
+				      (long long)json_integer_value(json_object_get(q, "src_port")),
+				      jstr(q, "dst_ip"),
+				      (long long)json_integer_value(json_object_get(q, "dst_port")));
+		if (n >= 0 && (size_t)n < len)
+			snprintf(buf + n, len - (size_t)n, ", %lld bytes",
+				 (long long)json_integer_value(json_object_get(k, "payload_len")));
+	}
+	json_decref(o);
+}
+
 static int print_event(void *arg, const struct event_row *r)
 {
 	struct printer *p = arg;
-	char ts[40], src[80], dst[80], tc[48], pbuf[16];
+	char ts[40], src[80], dst[80], tc[160], pbuf[16];
 	const char *kind = event_kind_name(r->kind);
 
 	progress_row(p, r->id);
@@ -725,12 +804,12 @@ static int print_event(void *arg, const struct event_row *r)
 		else
 			snprintf(tc, sizeof(tc), "%s/%s", t, c);
 	} else {
-		snprintf(tc, sizeof(tc), "type=%d code=%d", r->type, r->code);
+		table_detail(r, tc, sizeof(tc));
 	}
 	if (fprintf(p->out, "%s %-4s %-6s %s -> %s  %s  %s%s\n", ts, kind ? kind : "?",
 		    event_proto_name(r->proto, pbuf, sizeof(pbuf)), src, dst,
-		    r->name ? r->name : "-", tc, (r->flags & OBS_F_MALFORMED) ? " malformed" : "") <
-	    0)
+		    r->name && *r->name ? r->name : "-", tc,
+		    (r->flags & OBS_F_MALFORMED) ? " malformed" : "") < 0)
 		return -1;
 	return 0;
 }

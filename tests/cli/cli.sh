@@ -163,6 +163,19 @@ diff "$T/want" "$T/sum" >"$T/diff" && ok || bad "replay summary differs: $(cat "
 expect 0 "" -- sh -c "head -c 24 \"$PCAPS/demo.pcap\" | \"$EW\" replay --no-store -"
 grep -q "^  layers:    none$" "$T/out" && ok || bad "empty capture's layers line: $(cat "$T/out")"
 
+# The events table, whole (tests/cli/events_table.expected): each kind's
+# last column in words (a DNS type and rcode; an HTTP request line or
+# status; a TLS hello's side, version and ALPN, over TCP and QUIC; an ICMP
+# message's name, code, echo id and sequence, the flow an error quotes, the
+# payload), "-" for no name, and malformed DNS marked. After a deliberate
+# change: replay the same files in the same order into a fresh database and
+# write `events` over the file, then read the diff.
+rm -f "$T/tbl.db"
+"$EW" replay -q -d "$T/tbl.db" "$PCAPS/web_http.pcap" "$PCAPS/web_tls.pcap" "$PCAPS/web_icmp.pcap" \
+	"$PCAPS/egress_paths.pcap" "$PCAPS/quic_initial.pcap" "$PCAPS/dns_malformed.pcap" 2>/dev/null
+"$EW" events -d "$T/tbl.db" > "$T/tbl"
+diff "$(dirname "$0")/events_table.expected" "$T/tbl" > "$T/diff" && ok || bad "events table differs: $(head -20 "$T/diff")"
+
 # Compressed captures (gzip, zstd), from a file and from a pipe, give the
 # plain file's events; one cut short keeps what came before and says why.
 for f in dns_basic.pcap link_multi.pcapng; do
