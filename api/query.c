@@ -13,6 +13,7 @@
  */
 #include "query.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,29 +39,39 @@ struct query {
 	"id, ts, kind, flow_id, proto, src_ip, src_port, dst_ip, dst_port, name, type, code, " \
 	"size, flags, info"
 #define EVENTS_OF(table) "SELECT " EVENT_COLS " FROM " table " WHERE id > :since"
-static const char SQL_EVENTS_ALL[] = EVENTS_OF("events_dns") " UNION ALL " EVENTS_OF(
-	"events_http") " UNION ALL " EVENTS_OF("events_tls") " UNION ALL " EVENTS_OF("events_icmp")
-	" ORDER BY id LIMIT :limit";
-/* by enum store_family; :k1 and :k2 are the family's kinds (a row of
- * another kind, which no build writes, is only listed with every kind) */
-#define FAMILY_OF(table) EVENTS_OF(table) " AND kind IN (:k1, :k2) ORDER BY id LIMIT :limit"
-static const char *const SQL_EVENTS_FAMILY[STORE_FAM_COUNT] = {
-	FAMILY_OF("events_dns"),
-	FAMILY_OF("events_http"),
-	FAMILY_OF("events_tls"),
-	FAMILY_OF("events_icmp"),
+/* and with a host: the events to or from it (a scan; the tables are keyed by
+ * id alone) */
+#define HOST_COND " AND (src_ip = :host OR dst_ip = :host)"
+#define EVENTS_OF_H(table) EVENTS_OF(table) HOST_COND
+#define ALL_OF(OF)                                                                       \
+	OF("events_dns") " UNION ALL " OF("events_http") " UNION ALL " OF("events_tls")    \
+		" UNION ALL " OF("events_icmp") " ORDER BY id LIMIT :limit"
+/* [host][0]: every kind; by enum store_family + 1; :k1 and :k2 are the
+ * family's kinds (a row of another kind, which no build writes, is only
+ * listed with every kind) */
+#define FAMILY_OF(OF, table) OF(table) " AND kind IN (:k1, :k2) ORDER BY id LIMIT :limit"
+static const char *const SQL_EVENTS[2][1 + STORE_FAM_COUNT] = {
+	{ALL_OF(EVENTS_OF), FAMILY_OF(EVENTS_OF, "events_dns"), FAMILY_OF(EVENTS_OF, "events_http"),
+	 FAMILY_OF(EVENTS_OF, "events_tls"), FAMILY_OF(EVENTS_OF, "events_icmp")},
+	{ALL_OF(EVENTS_OF_H), FAMILY_OF(EVENTS_OF_H, "events_dns"),
+	 FAMILY_OF(EVENTS_OF_H, "events_http"), FAMILY_OF(EVENTS_OF_H, "events_tls"),
+	 FAMILY_OF(EVENTS_OF_H, "events_icmp")},
 };
 /* Schema 1 (one events table, its events_kind index), which a read-only
  * connection cannot migrate: read until a writer opens the database. They
  * also read a newer schema, through its `events` view (slowly), should the
- * database be migrated between the version check and the query. */
-static const char SQL_EVENTS_ALL_V1[] =
-	"SELECT " EVENT_COLS " FROM events WHERE id > :since ORDER BY id LIMIT :limit";
-static const char SQL_EVENTS_KIND_V1[] =
-	"SELECT " EVENT_COLS " FROM events WHERE kind = :k1 AND id > :since "
-	"UNION ALL "
-	"SELECT " EVENT_COLS " FROM events WHERE kind = :k2 AND id > :since "
-	"ORDER BY id LIMIT :limit";
+ * database be migrated between the version check and the query.
+ * [host][kind given]. */
+#define V1_ALL(COND) "SELECT " EVENT_COLS " FROM events WHERE id > :since" COND " ORDER BY id LIMIT :limit"
+#define V1_KIND(COND)                                                                    \
+	"SELECT " EVENT_COLS " FROM events WHERE kind = :k1 AND id > :since" COND " "      \
+	"UNION ALL "                                                                       \
+	"SELECT " EVENT_COLS " FROM events WHERE kind = :k2 AND id > :since" COND " "      \
+	"ORDER BY id LIMIT :limit"
+static const char *const SQL_EVENTS_V1[2][2] = {
+	{V1_ALL(""), V1_KIND("")},
+	{V1_ALL(HOST_COND), V1_KIND(HOST_COND)},
+};
 
 #define ALERT_COLS                                                               \
 	"id, class, severity, first_ts, last_ts, count, outcome, proto, src_ip, src_port, " \
@@ -294,15 +305,25 @@ static int step_event(sqlite3_stmt *st, void *cb, int64_t *id)
 	return c->fn(c->arg, &r);
 }
 
-const char *query_events_sql(const char *kind)
+const char *query_events_sql(const char *kind, int host)
 {
 	int lo = 0, hi = 0, fam;
 
 	if (!kind)
-		return SQL_EVENTS_ALL;
+		return SQL_EVENTS[host != 0][0];
 	if (query_kind_range(kind, &lo, &hi) < 0 || (fam = store_kind_family(lo)) < 0)
 		return NULL;
-	return SQL_EVENTS_FAMILY[fam];
+	return SQL_EVENTS[host != 0][1 + fam];
+}
+
+int query_canon_addr(const char *text, char *buf, size_t len)
+{
+	unsigned char a[16];
+	int af = strchr(text, ':') ? AF_INET6 : AF_INET;
+
+	if (inet_pton(af, text, a) != 1 || !inet_ntop(af, a, buf, (socklen_t)len))
+		return -1;
+	return 0;
 }
 
 static int64_t iter_events(struct query *q, const struct event_filter *f, event_row_fn *fn,
@@ -325,9 +346,9 @@ static int64_t iter_events(struct query *q, const struct event_filter *f, event_
 		snprintf(err, errlen, "%s: events: %s", q->path, sqlite3_errmsg(q->db));
 		return -1;
 	}
-	const char *sql = version >= 2 ? query_events_sql(kind)
-			  : kind       ? SQL_EVENTS_KIND_V1
-				       : SQL_EVENTS_ALL_V1;
+	const char *host = f ? f->host : NULL;
+	const char *sql = version >= 2 ? query_events_sql(kind, host != NULL)
+				       : SQL_EVENTS_V1[host != NULL][kind != NULL];
 	if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: events: %s", q->path, sqlite3_errmsg(q->db));
 		goto out;
@@ -338,6 +359,8 @@ static int64_t iter_events(struct query *q, const struct event_filter *f, event_
 		brc |= bind_i64(st, ":k1", lo);
 		brc |= bind_i64(st, ":k2", hi != lo ? hi : 0); /* no kind 0: one branch */
 	}
+	if (host)
+		brc |= bind_text(st, ":host", host);
 	if (brc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: events: bind: %s", q->path, sqlite3_errmsg(q->db));
 		goto out;

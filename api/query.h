@@ -17,6 +17,8 @@
 
 struct event_filter {
 	const char *kind;   /* "dns", "http", "tls", "icmp" or NULL for all */
+	const char *host;   /* NULL for all, else events to or from this address,
+			     * in inet_ntop's form (query_canon_addr) */
 	int64_t since_id;   /* only rows with id > since_id */
 	int64_t limit;      /* < 0: no limit */
 };
@@ -84,7 +86,12 @@ int query_kind_range(const char *kind, int *lo, int *hi);
 
 /* The statement query_events() runs for a family name (NULL: every kind),
  * for EXPLAIN QUERY PLAN in tests; NULL for an unknown name. */
-const char *query_events_sql(const char *kind);
+const char *query_events_sql(const char *kind, int host);
+
+/* text, an IPv4 or IPv6 address in any form inet_pton takes, in the form
+ * the database stores (inet_ntop's) into buf. Returns 0, or -1 when it is
+ * not an address. */
+int query_canon_addr(const char *text, char *buf, size_t len);
 
 /* "info".."critical" or "1".."5" -> 1..5; -1 for anything else. */
 int query_severity_level(const char *s);

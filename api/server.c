@@ -626,7 +626,8 @@ static enum MHD_Result h_events(struct req *r)
 	struct query *q;
 	char err[512];
 	enum MHD_Result ret = MHD_NO;
-	const char *kind;
+	const char *kind, *v;
+	char host[INET6_ADDRSTRLEN];
 	int lo, hi;
 
 	if (get_since_limit(r, &f.since_id, &f.limit, &ret) < 0)
@@ -635,6 +636,11 @@ static enum MHD_Result h_events(struct req *r)
 		if (query_kind_range(kind, &lo, &hi) < 0)
 			return bad_param(r, "kind", "want dns, http, tls or icmp");
 		f.kind = kind;
+	}
+	if ((v = param(r, "host"))) {
+		if (query_canon_addr(v, host, sizeof(host)) < 0)
+			return bad_param(r, "host", "not an IPv4 or IPv6 address");
+		f.host = host;
 	}
 	if (!(q = pool_get(r->a, err, sizeof(err))))
 		return db_error(r, err);
@@ -1369,7 +1375,7 @@ typedef enum MHD_Result route_fn(struct req *r);
 static const char *const P_NONE[] = {NULL};
 static const char *const P_ALERTS[] = {"class", "severity", "src", "since_id", "since_seq", "limit",
 					 NULL};
-static const char *const P_EVENTS[] = {"kind", "since_id", "limit", NULL};
+static const char *const P_EVENTS[] = {"kind", "host", "since_id", "limit", NULL};
 static const char *const P_STREAM[] = {"class", "severity", "src", "since_id", "since_seq",
 					NULL};
 

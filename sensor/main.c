@@ -88,7 +88,7 @@ static void usage_main(FILE *f)
 	      "                                  capture live from interfaces until SIGINT/SIGTERM\n"
 	      "  serve  [-d DB] [--api ADDR:PORT] [--token-file FILE]\n"
 	      "                                  HTTP API and dashboard over a database (docs/api.md)\n"
-	      "  events [-d DB] [--json] [--kind K] [--since-id N] [--limit N]\n"
+	      "  events [-d DB] [--json] [--kind K] [--host ADDR] [--since-id N] [--limit N]\n"
 	      "                                  list stored events (dns, http, tls, icmp)\n"
 	      "  alerts [-d DB] [--json] [--class C] [--severity S] [--src ADDR] [--since-id N]\n"
 	      "         [--limit N]\n"
@@ -1122,7 +1122,8 @@ static int parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo
 
 static void usage_events(FILE *f)
 {
-	fputs("usage: egresswatch events [-d DB] [--json] [--kind K] [--since-id N] [--limit N]\n"
+	fputs("usage: egresswatch events [-d DB] [--json] [--kind K] [--host ADDR] [--since-id N]\n"
+	      "                          [--limit N]\n"
 	      "\n"
 	      "List stored events in id order: a table, or with --json one JSON object per\n"
 	      "line, each field as docs/events.md describes it.\n"
@@ -1130,6 +1131,8 @@ static void usage_events(FILE *f)
 	      "  -d, --db DB       SQLite database (default ./" DEFAULT_DB ")\n"
 	      "  -j, --json        JSON lines\n"
 	      "  -k, --kind K      only events of kind K: dns, http, tls or icmp\n"
+	      "      --host ADDR   only events to or from address ADDR (read through all\n"
+	      "                    the events: seconds for millions)\n"
 	      "      --since-id N  only events with id > N\n"
 	      "  -n, --limit N     at most N events (default: all)\n"
 	      "  -h, --help        this text\n"
@@ -1142,7 +1145,8 @@ static void usage_events(FILE *f)
 /* What `events` and `alerts` share: the same options, one filter each. */
 struct list_opts {
 	const char *db, *filter;     /* filter: the --kind or --class value */
-	const char *severity, *src;  /* alerts only: a minimum level, a source address */
+	const char *severity, *src;  /* alerts only: a minimum level, a source address;
+				      * events: src is the --host address */
 	char src_buf[64];            /* src in inet_ntop's spelling */
 	int64_t since_id, limit;
 	int json;
@@ -1178,7 +1182,8 @@ static void stdout_bulk(void)
 
 static int print_events(const struct list_opts *o)
 {
-	struct event_filter f = {.kind = o->filter, .since_id = o->since_id, .limit = o->limit};
+	struct event_filter f = {.kind = o->filter, .host = o->src, .since_id = o->since_id,
+				 .limit = o->limit};
 	stdout_bulk();
 	return query_print_events(o->db, &f, stdout, o->json);
 }
@@ -1200,23 +1205,27 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 		{"since-id", required_argument, NULL, 'S'},
 		{"limit", required_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
-		/* alerts only (the last two, cut off for events) */
+		/* alerts only */
 		{"severity", required_argument, NULL, 'V'},
 		{"src", required_argument, NULL, 'R'},
+		/* events only */
+		{"host", required_argument, NULL, 'H'},
 		{NULL, 0, NULL, 0},
 	};
 	struct option used[sizeof(opts) / sizeof(opts[0])];
 	struct list_opts o = {.db = DEFAULT_DB, .limit = -1};
 	char shorts[16];
 	int opt;
+	size_t nused = 0;
 
-	memcpy(used, opts, sizeof(opts));
-	if (!lc->alert_filters) /* events: the list ends before --severity */
-		for (size_t i = 0; used[i].name; i++)
-			if (!strcmp(used[i].name, "severity")) {
-				memset(&used[i], 0, sizeof(used[i]));
-				break;
-			}
+	for (size_t i = 0; opts[i].name; i++) {
+		int alerts_only = opts[i].val == 'V' || opts[i].val == 'R';
+		int events_only = opts[i].val == 'H';
+		if ((alerts_only && !lc->alert_filters) || (events_only && lc->alert_filters))
+			continue;
+		used[nused++] = opts[i];
+	}
+	memset(&used[nused], 0, sizeof(used[nused]));
 	/* -k for --kind, -c for --class */
 	snprintf(shorts, sizeof(shorts), "d:j%c:n:h", lc->filter[0]);
 	while ((opt = getopt_long(argc, argv, shorts, used, NULL)) != -1) {
@@ -1245,18 +1254,16 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 			}
 			o.severity = optarg;
 			break;
-		case 'R': {
-			unsigned char a[16];
-			int af = strchr(optarg, ':') ? AF_INET6 : AF_INET;
-			if (inet_pton(af, optarg, a) != 1 ||
-			    !inet_ntop(af, a, o.src_buf, sizeof(o.src_buf))) {
-				fprintf(stderr, "egresswatch %s: --src %s: not an IPv4 or IPv6 "
-						"address\n", lc->name, optarg);
+		case 'R':
+		case 'H':
+			if (query_canon_addr(optarg, o.src_buf, sizeof(o.src_buf)) < 0) {
+				fprintf(stderr, "egresswatch %s: --%s %s: not an IPv4 or IPv6 "
+						"address\n", lc->name, opt == 'R' ? "src" : "host",
+					optarg);
 				return EXIT_USAGE;
 			}
 			o.src = o.src_buf;
 			break;
-		}
 		case 'S':
 			if (parse_i64(lc->name, "since-id", optarg, 0, INT64_MAX, &o.since_id) < 0)
 				return EXIT_USAGE;

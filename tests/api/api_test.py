@@ -199,7 +199,36 @@ def test_shapes(port, db):
         seen += [e["id"] for e in body["events"]]
         since = body["next_since_id"]
     check("event paging equals one listing", seen == [e["id"] for e in events])
+    # host: the events to or from one address, with kind, and paged; the
+    # CLI's --host lists the same
+    hosts = sorted({e["src_ip"] for e in events} | {e["dst_ip"] for e in events})
+    for host in hosts:
+        want = [e["id"] for e in events if host in (e["src_ip"], e["dst_ip"])]
+        st, hd, body = get_json(port, "/api/v1/events?host=%s&limit=1000" % host)
+        check("events host=%s" % host, st == 200 and [e["id"] for e in body["events"]] == want,
+              "%s: %d vs %d" % (st, len(body["events"]) if body else -1, len(want)))
+        cli = run(["events", "-d", db, "--json", "--host", host])
+        check("events --host %s equals host=" % host,
+              [json.loads(l)["id"] for l in cli.stdout.splitlines() if l.strip()] == want)
+    host = max(hosts, key=lambda h: sum(1 for e in events if host_of(e, h)))
+    want = [e["id"] for e in events if host_of(e, host) and e["kind"] == "dns"]
+    seen, since = [], 0
+    while True:
+        st, hd, body = get_json(port, "/api/v1/events?host=%s&kind=dns&limit=7&since_id=%d"
+                                % (host, since))
+        if st != 200 or not body["events"]:
+            break
+        seen += [e["id"] for e in body["events"]]
+        since = body["next_since_id"]
+    check("host and kind paged equal one listing", seen == want and len(want) > 7,
+          "%d vs %d" % (len(seen), len(want)))
+    st, hd, body = get_json(port, "/api/v1/events?host=0:0::1")
+    check("host IPv6 in another spelling", st == 200 and body["events"] == [], str(body))
     return alerts
+
+
+def host_of(e, h):
+    return h in (e["src_ip"], e["dst_ip"])
 
 
 def test_filters(port, alerts):
@@ -273,6 +302,8 @@ def test_errors(port):
         ("/api/v1/alerts?src=999.1.1.1", "src"),
         ("/api/v1/alerts?src=abc", "src"),
         ("/api/v1/alerts?src=10.0.0.0/8", "src"),
+        ("/api/v1/events?host=10.0.0.0/8", "host"),
+        ("/api/v1/events?host=abc", "host"),
         ("/api/v1/events?kind=foo", "kind"),
         ("/api/v1/events?kind=dns_query", "kind"),
         ("/api/v1/events?limit=5000", "limit"),

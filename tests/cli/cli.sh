@@ -175,6 +175,12 @@ rm -f "$T/tbl.db"
 	"$PCAPS/egress_paths.pcap" "$PCAPS/quic_initial.pcap" "$PCAPS/dns_malformed.pcap" 2>/dev/null
 "$EW" events -d "$T/tbl.db" > "$T/tbl"
 diff "$(dirname "$0")/events_table.expected" "$T/tbl" > "$T/diff" && ok || bad "events table differs: $(head -20 "$T/diff")"
+# --host: the events to or from one address, in any spelling (the API's
+# host= is checked against it in `api`)
+"$EW" events -d "$T/tbl.db" --host 10.99.0.2 > "$T/host"
+[ "$(wc -l <"$T/host")" -eq "$(grep -c " 10\.99\.0\.2:" "$T/tbl")" ] && [ -s "$T/host" ] && ok ||
+	bad "events --host 10.99.0.2: $(wc -l <"$T/host") lines"
+expect 2 "^egresswatch events: --host 10.0.0.0/8: not an IPv4 or IPv6 address\$" -- "$EW" events -d "$T/tbl.db" --host 10.0.0.0/8
 
 # Compressed captures (gzip, zstd), from a file and from a pipe, give the
 # plain file's events; one cut short keeps what came before and says why.
