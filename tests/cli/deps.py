@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """deps.py - every library meson.build depends on is installed by ./dev and
-by both stages of docs/deploy/Dockerfile.
+by both stages of docs/deploy/Dockerfile, and every program the test suites
+run comes from a package ./dev installs.
 
   deps.py SOURCE_ROOT
 
 For each dependency('NAME', ...) in meson.build (and the optional allocator),
 the package that owns NAME's pkg-config file (dpkg -S) must be in ./dev's
 PACKAGES and in the Dockerfile's build stage, and the package that owns the
-shared library it links must be in the Dockerfile's runtime stage. A package
-added to meson.build but not to the install scripts fails here instead of on
-a fresh machine. Skips (77) where dpkg or pkg-config is missing.
+shared library it links must be in the Dockerfile's runtime stage. For each
+program of TEST_TOOLS (and scapy, which the tshark suite's generators
+import), the package that owns it must be among ./dev's PACKAGES or what
+they pull in: a test that skips or fails without a tool nobody installs
+would pass here, on a machine set up by hand, and not on a fresh one. A
+package added to meson.build but not to the install scripts fails here
+instead of on a fresh machine. Skips (77) where dpkg or pkg-config is
+missing.
 """
 import os
 import re
@@ -24,8 +30,9 @@ def sh(*argv):
 
 def owner(path):
     # "pkg:arch: /path" or "pkg: /path"; diversions start with "diversion".
-    # On a merged-/usr system dpkg may know /usr/lib/X as /lib/X.
-    for p in (path, path[4:] if path.startswith("/usr/lib/") else None):
+    # On a merged-/usr system dpkg may know /usr/lib/X as /lib/X, /usr/bin/X
+    # as /bin/X, /usr/sbin/X as /sbin/X.
+    for p in (path, path[4:] if path.startswith("/usr/") else None):
         for line in sh("dpkg", "-S", p).splitlines() if p else []:
             if not line.startswith("diversion") and ": " in line:
                 return line.split(": ", 1)[0].split(":")[0].split(",")[0].strip()
@@ -41,6 +48,46 @@ def packages(text):
         d = sh("dpkg-query", "-W", "-f=${Depends}", n)
         deps.update(re.findall(r"(?:^|[,|]\s*)([a-z0-9][a-z0-9.+-]+)", d))
     return names | deps
+
+
+# Programs the test suites run, and the suites that need them.
+TEST_TOOLS = {
+    "tshark": "tshark suite (tests/tshark/)",
+    "zstd": "cli, pcap.formats",
+    "jq": "docs.investigate",
+    "sqlite3": "cli, docs.investigate, live",
+    "chromium": "browser",
+    "ip": "live.e2e_bridge, tests/bench/watch_soak.sh",
+    "nginx": "live.e2e_bridge",
+    "dnsmasq": "live.e2e_bridge",
+    "iodine": "live.e2e_bridge",
+    "iodined": "live.e2e_bridge",
+    "curl": "live.e2e_bridge",
+    "ping": "live.e2e_bridge",
+    "unshare": "live.watch_disk_full",
+    "script": "cli",
+}
+
+
+def test_tools(dev_pkgs):
+    """Problems: a test tool missing, or from a package ./dev does not
+    install."""
+    fails = 0
+    paths = {t: shutil.which(t) for t in TEST_TOOLS}
+    scapy = sh("/usr/bin/python3", "-c", "import scapy, os; print(os.path.dirname(scapy.__file__))")
+    paths["scapy (python3)"] = (scapy + "/__init__.py") if scapy else None
+    essential = set(sh("dpkg-query", "-W", "-f=${Package} ${Essential}\n").split("\n"))
+    for tool, path in sorted(paths.items()):
+        pkg = owner(os.path.realpath(path)) if path else None
+        if not pkg:
+            print("FAIL: %s (%s) is not installed, or no package owns it" %
+                  (tool, TEST_TOOLS.get(tool, "tshark suite")))
+            fails += 1
+        elif pkg not in dev_pkgs and "%s yes" % pkg not in essential:
+            print("FAIL: %s (package %s, for %s) is missing from ./dev PACKAGES" %
+                  (tool, pkg, TEST_TOOLS.get(tool, "tshark suite")))
+            fails += 1
+    return len(paths), fails
 
 
 def main():
@@ -89,7 +136,9 @@ def main():
                 print("FAIL: %s (runtime package %s) is missing from the Dockerfile's "
                       "runtime stage" % (name, run_pkg))
                 fails += 1
-    print("%d dependencies checked, %d problems" % (len(names), fails))
+    ntools, tool_fails = test_tools(dev_pkgs)
+    fails += tool_fails
+    print("%d dependencies and %d test tools checked, %d problems" % (len(names), ntools, fails))
     return 1 if fails else 0
 
 
