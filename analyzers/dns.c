@@ -1462,6 +1462,9 @@ static int dns_tcp(struct dns_out *o, const struct pkt *p, struct emit *out)
 			s->done = 1; /* the boundary guess was wrong: stop here */
 		ret = worse(ret, r);
 	}
+	/* what was parsed is not needed again: the window moves on, so a
+	 * connection is followed past stream_max, message after message */
+	flow_stream_slide(s);
 	return ret;
 }
 

@@ -526,6 +526,45 @@ def gen_dns_tcp(out):
     recs += c.close()
     write_pcap(os.path.join(out, "dns_tcp.pcap"), LINKTYPE_ETHERNET, recs)
 
+
+def gen_dns_tcp_long(out):
+    """One DNS-over-TCP connection far past the 16 KiB reassembly window:
+    300 TXT queries with base32-like labels and their answers (~26 KB up,
+    ~47 KB down), pipelined in twos now and then, one response split in
+    three, the whole stream followed to its end."""
+    clk = Clock(BASE_US + 3600 * 1000000)
+    T = "long.tcp.example.test"
+    c = TcpConn(clk, CLIENT4, DNS4, 40002, 53, 70000, 90000)
+    recs = c.handshake()
+    alphabet = "abcdefghijklmnopqrstuvwxyz234567"
+    for i in range(300):
+        label = "".join(alphabet[(i * 7 + k * 13) % 32] for k in range(40))
+        name = "%s.%03d.%s" % (label, i, T)
+        q, r = exchange(0x3000 + i, name, "TXT",
+                        an=[rr(name, "TXT", 0, rd_txt([label + label[:20]]))])
+        if i % 10 == 4:
+            continue  # sent with the next one
+        if i % 10 == 5:
+            q0, r0 = exchange(0x3000 + i - 1, prev, "TXT",
+                              an=[rr(prev, "TXT", 0, rd_txt([plabel + plabel[:20]]))])
+            recs.append(c.c_send(lp(q0) + lp(q), step=300))   # two queries in one segment
+            recs.append(c.s_send(lp(r0), step=900))
+            recs.append(c.s_send(lp(r), step=200))
+        elif i % 50 == 17:
+            m = lp(r)
+            recs.append(c.c_send(lp(q), step=300))
+            recs.append(c.s_send(m[:1], step=900))            # the length prefix cut
+            recs.append(c.s_send(m[1:60], step=100))
+            recs.append(c.s_send(m[60:], step=100))
+        else:
+            recs.append(c.c_send(lp(q), step=300))
+            recs.append(c.s_send(lp(r), step=900))
+        if i % 10 == 9:
+            recs.append(c.c_ack())
+        prev, plabel = name, label
+    recs += c.close()
+    write_pcap(os.path.join(out, "dns_tcp_long.pcap"), LINKTYPE_ETHERNET, recs)
+
 # ---------------------------------------------------------------- dns_malformed
 
 
@@ -1092,6 +1131,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     gen_dns_basic(out)
     gen_dns_tcp(out)
+    gen_dns_tcp_long(out)
     gen_dns_malformed(out)
     gen_links(out)
     gen_dns_ipv6(out)

@@ -730,6 +730,27 @@ static void stream_skip_acked(struct flow_table *ft, struct flow_stream *st, uin
 	}
 }
 
+void flow_stream_slide(struct flow_stream *st)
+{
+	const uint32_t d = st->consumed;
+
+	if (!st->buf || st->done || st->overflow || d == 0 || d > st->len)
+		return;
+	/* held out-of-order bytes lie past len, up to the last range's end */
+	uint32_t end = st->ooo_n ? st->ooo[st->ooo_n - 1].end : st->len;
+	memmove(st->buf, st->buf + d, end - d);
+	for (uint32_t i = 0; i < st->ooo_n; i++) {
+		st->ooo[i].start -= d;
+		st->ooo[i].end -= d;
+	}
+	st->len -= d;
+	st->hole_start = st->hole_start > d ? st->hole_start - d : 0;
+	st->resync = st->resync > d ? st->resync - d : 0;
+	st->isn += d;
+	st->slid += d;
+	st->consumed = 0;
+}
+
 /* No more bytes will come before the held data (FIN, RST): skip every hole
  * in front of it. */
 static void stream_flush(struct flow_table *ft, struct flow_stream *st)
@@ -1223,7 +1244,8 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 
 	int pure_syn = p->proto == PROTO_TCP && (p->tcp_flags & (TH_SYN | TH_ACK)) == TH_SYN;
 	if (f && pure_syn) {
-		if (flow_closed(f) && dir == 0 && f->st[0].isn_set && f->st[0].isn == p->seq + 1) {
+		if (flow_closed(f) && dir == 0 && f->st[0].isn_set &&
+		    f->st[0].isn - f->st[0].slid == p->seq + 1) {
 			/* the closed connection's own SYN again, with its ISN: a
 			 * copy (a capture on two interfaces that wrote each one's
 			 * packets in a block of its own, as dumpcap does) or a

@@ -4,9 +4,11 @@
  * bytes of each direction.
  *
  * Memory is bounded whatever the input: at most max_flows flows (the least
- * recently seen is evicted), at most stream_max bytes reassembled per
- * direction, at most ooo_max out-of-order segments held per direction, and a
- * global cap on stream bytes. Idle flows expire by packet time.
+ * recently seen is evicted), at most stream_max bytes held per direction
+ * (the first stream_max bytes, or, for an analyzer that slides its window
+ * with flow_stream_slide, the stream_max bytes after its cursor), at most
+ * ooo_max out-of-order segments held per direction, and a global cap on
+ * stream bytes. Idle flows expire by packet time.
  *
  * A TCP flow's two stream records (f->st[0], f->st[1]) come from a pool when
  * the flow is created (other flows have f->st NULL), so the records take at
@@ -105,6 +107,8 @@ struct flow_stream {
 	uint8_t overflow;  /* stream_max reached: later bytes not kept */
 	uint8_t gap;       /* never set since holes are skipped (kept for old readers) */
 	uint32_t consumed; /* bytes the analyzer has parsed (its cursor) */
+	uint32_t slid;     /* bytes flow_stream_slide dropped from the front (isn
+			    * moved on by as many) */
 	/* Held out-of-order data: the bytes are copied into buf at their offset
 	 * (beyond len); ooo[0..ooo_n) are the held byte ranges, sorted, disjoint
 	 * and not touching (adjacent segments merge into one range). At most
@@ -230,6 +234,18 @@ void flow_table_expire(struct flow_table *ft, uint64_t now_us);
  * NULL (len keeps the count of bytes reassembled). NULL f, or a flow
  * without streams (not TCP), is fine. */
 void flow_stream_done(struct flow_table *ft, struct flow *f, int dir);
+
+/*
+ * The analyzer is finished with the bytes before its cursor (st->consumed):
+ * drop them from the front of the buffer, and number the stream on from
+ * there (isn, len, the held ranges and holes move back by as many; consumed
+ * becomes 0). The reassembly window (stream_max) then starts at the cursor,
+ * so a direction is followed for as long as the analyzer keeps consuming:
+ * DNS over TCP, many messages on one connection, with at most one
+ * unfinished message held. A stream that is done, has overflowed (bytes
+ * were lost past the window), or has nothing consumed is left as it is.
+ */
+void flow_stream_slide(struct flow_stream *st);
 
 /*
  * How far an analyzer whose cursor is at `from` (normally st->consumed) may

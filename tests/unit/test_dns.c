@@ -1304,30 +1304,38 @@ static void test_module_tcp(void)
 	memcpy(stream + len, M.b, m2);
 	len += m2;
 
-	/* every pair of split points: bytes arrive in three segments */
+	/* every pair of split points: bytes arrive in three segments, each
+	 * appended where the stream (slid past what was parsed) ends */
 	for (size_t s1 = 1; s1 < len; s1 += 3) {
 		for (size_t s2 = s1; s2 <= len; s2 += 5) {
+			static uint8_t work[sizeof(stream)];
 			struct flow f;
 			struct flow_stream fst[2];
 			struct pkt p;
 			struct test_emit te = {.e = {.obs = test_obs}};
-			size_t cuts[3] = {s1, s2, len};
+			size_t cuts[3] = {s1, s2, len}, given = 0;
 
 			tcp_flow_init(&f, fst);
 			memset(&p, 0, sizeof(p));
-			f.st[1].buf = stream;
-			f.st[1].cap = (uint32_t)sizeof(stream);
+			f.st[1].buf = work;
+			f.st[1].cap = (uint32_t)sizeof(work);
 			p.proto = IPPROTO_TCP;
 			p.sport = 53;
 			p.dport = 40000;
 			p.flow = &f;
 			p.dir = 1;
 			for (int k = 0; k < 3; k++) {
-				f.st[1].len = (uint32_t)cuts[k];
+				memcpy(work + f.st[1].len, stream + given, cuts[k] - given);
+				f.st[1].len += (uint32_t)(cuts[k] - given);
+				given = cuts[k];
 				if (dns_module.on_packet(state, &p, &te.e) != MOD_OK)
 					bad++;
+				/* what was parsed is dropped from the front */
+				if (f.st[1].consumed != 0 ||
+				    f.st[1].slid + f.st[1].len != given)
+					bad++;
 			}
-			if (te.n != 2 || f.st[1].consumed != len ||
+			if (te.n != 2 || f.st[1].slid != len || f.st[1].len != 0 ||
 			    strcmp(te.names[0], "one.example") != 0 ||
 			    strcmp(te.names[1], "example.com") != 0 ||
 			    te.flags[0] != OBS_F_TCP || te.kinds[0] != OBS_DNS_QUERY ||
@@ -1447,6 +1455,97 @@ static void tcp_query(uint8_t *buf, size_t *len, unsigned id, const char *name)
 	*len += M.n;
 }
 
+/* Names "m0000.example" ... seen in order: *next is the number expected */
+struct seq_emit {
+	struct emit e;
+	unsigned next, bad;
+};
+
+static int seq_obs(struct emit *e, const struct obs *o)
+{
+	struct seq_emit *t = (struct seq_emit *)e;
+	unsigned k;
+	if (!o->name || sscanf(o->name, "m%u.example", &k) != 1 || k != t->next)
+		t->bad++;
+	t->next++;
+	return 0;
+}
+
+/*
+ * One DNS-over-TCP connection far longer than the reassembly window
+ * (stream_max, 16 KiB): 3000 queries, ~90 KB, some split over two segments,
+ * some pairs sent in reverse order, some segments sent twice. Parsing
+ * slides the window (flow_stream_slide), so every message comes out, once
+ * and in order, and the buffer never grows past the window.
+ */
+static void test_module_tcp_long(void)
+{
+	enum { N = 3000 };
+	static uint8_t cs[N * 40];
+	static size_t off[N + 1];
+	size_t len = 0;
+	void *state = NULL;
+	const uint32_t isn = 7000;
+	char name[32];
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct seq_emit te = {.e = {.obs = seq_obs}};
+	struct test_emit dummy = {.e = {.obs = test_obs}};
+	uint32_t cap_max = 0;
+
+	CHECK(ft != NULL);
+	CHECK_EQ(dns_module.init(NULL, &state), 0);
+	for (unsigned i = 0; i < N; i++) {
+		off[i] = len;
+		snprintf(name, sizeof(name), "m%04u.example", i);
+		tcp_query(cs, &len, i, name);
+	}
+	off[N] = len;
+	seg(ft, state, &dummy, 1, TH_SYN, isn - 1, 0, NULL, 0);
+	seg(ft, state, &dummy, 0, TH_SYN | TH_ACK, 700, isn, NULL, 0);
+	struct flow *f = flow_table_find(ft, 4, IPPROTO_TCP, (const uint8_t[]){10, 0, 0, 1}, 40000,
+					 (const uint8_t[]){10, 0, 0, 53}, 53, NULL);
+	CHECK(f != NULL);
+	for (unsigned i = 0; i < N && f; i++) {
+		size_t a = off[i], b = off[i + 1];
+		if (i % 11 == 3 && i + 1 < N) {
+			/* this message and the next, the next first */
+			size_t c = off[i + 2];
+			seg(ft, state, (struct test_emit *)&te, 1, TH_ACK | TH_PUSH,
+			    isn + (uint32_t)b, 701, cs + b, c - b);
+			seg(ft, state, (struct test_emit *)&te, 1, TH_ACK | TH_PUSH,
+			    isn + (uint32_t)a, 701, cs + a, b - a);
+			i++;
+		} else if (i % 7 == 5) {
+			/* split inside the message */
+			size_t m = a + (b - a) / 2;
+			seg(ft, state, (struct test_emit *)&te, 1, TH_ACK | TH_PUSH,
+			    isn + (uint32_t)a, 701, cs + a, m - a);
+			seg(ft, state, (struct test_emit *)&te, 1, TH_ACK | TH_PUSH,
+			    isn + (uint32_t)m, 701, cs + m, b - m);
+		} else {
+			seg(ft, state, (struct test_emit *)&te, 1, TH_ACK | TH_PUSH,
+			    isn + (uint32_t)a, 701, cs + a, b - a);
+		}
+		if (i % 13 == 0) /* the segment again: a retransmission */
+			seg(ft, state, (struct test_emit *)&te, 1, TH_ACK | TH_PUSH,
+			    isn + (uint32_t)off[i], 701, cs + off[i], off[i + 1] - off[i]);
+		if (f->st[0].cap > cap_max)
+			cap_max = f->st[0].cap;
+	}
+	CHECK_EQ(te.next, N);
+	CHECK_EQ(te.bad, 0);
+	CHECK(len > 5 * 16384);
+	CHECK(cap_max <= 16384);
+	if (f) {
+		CHECK_EQ(f->st[0].slid, len);
+		CHECK_EQ(f->st[0].len, 0);
+		CHECK_EQ(f->st[0].overflow, 0);
+	}
+	CHECK_EQ(flow_table_stats(ft)->stream_truncated, 0);
+	flow_table_free(ft);
+	dns_module.fini(state);
+}
+
 /*
  * Capture loss on DNS over TCP: the flow table skips a hole the server has
  * acknowledged, and the analyzer drops the message cut by it and resumes at
@@ -1490,7 +1589,7 @@ static void test_module_tcp_hole(void)
 				    (const uint8_t[]){10, 0, 0, 53}, 53, NULL);
 		CHECK(f != NULL);
 		CHECK_EQ(f->st[0].holes, 1);
-		CHECK_EQ(f->st[0].consumed, m2);
+		CHECK_EQ(f->st[0].slid + f->st[0].consumed, m2);
 		CHECK_EQ(f->st[0].done, 0);
 		/* and the stream goes on in order */
 		CHECK_EQ(seg(ft, state, &te, 1, TH_ACK | TH_PUSH, isn + (uint32_t)m2, 701,
@@ -1561,41 +1660,49 @@ static void test_module_tcp_hole(void)
 		struct test_emit te = {.e = {.obs = test_obs}};
 		uint32_t hs = (uint32_t)m1 + 7, rs = (uint32_t)m2;
 
-		memcpy(buf, cs, len);
-		memset(buf + hs, 0, rs - hs);
-		tcp_flow_init(&f, fst);
+		/* the stream as the flow table leaves it: bytes [0, n) with a
+		 * hole [h, rs) (parsing slides the buffer, so each case starts
+		 * afresh) */
+#define HOLED_STREAM(n, h)                                                       \
+	do {                                                                     \
+		memcpy(buf, cs, len);                                            \
+		memset(buf + hs, 0, rs - hs);                                    \
+		tcp_flow_init(&f, fst);                                          \
+		f.st[0].buf = buf;                                               \
+		f.st[0].cap = (uint32_t)sizeof(buf);                             \
+		f.st[0].len = (uint32_t)(n);                                     \
+		f.st[0].holes = 1;                                               \
+		f.st[0].hole_start = (h);                                        \
+		f.st[0].resync = rs;                                             \
+		memset(&te, 0, sizeof(te));                                      \
+		te.e.obs = test_obs;                                             \
+	} while (0)
 		memset(&p, 0, sizeof(p));
-		f.st[0].buf = buf;
-		f.st[0].len = (uint32_t)len;
-		f.st[0].holes = 1;
-		f.st[0].hole_start = hs;
-		f.st[0].resync = rs;
 		p.proto = IPPROTO_TCP;
 		p.sport = 40000;
 		p.dport = 53;
 		p.flow = &f;
+		HOLED_STREAM(len, hs);
 		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_OK);
 		CHECK_EQ(te.n, 2);
 		CHECK_STR(te.names[0], "one.example");
 		CHECK_STR(te.names[1], "three.example");
-		CHECK_EQ(f.st[0].consumed, len);
+		CHECK_EQ(f.st[0].slid + f.st[0].consumed, len);
 		/* the hole at the very start of the stream, cursor inside it */
-		memset(&te, 0, sizeof(te));
-		te.e.obs = test_obs;
-		f.st[0].consumed = 0;
-		f.st[0].hole_start = 0;
+		HOLED_STREAM(len, 0);
 		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_OK);
 		CHECK_EQ(te.n, 1);
 		CHECK_STR(te.names[0], "three.example");
-		/* the message after the hole still incomplete: wait for it */
-		memset(&te, 0, sizeof(te));
-		te.e.obs = test_obs;
-		f.st[0].consumed = 0;
-		f.st[0].len = (uint32_t)len - 3;
+		/* the message after the hole still incomplete: wait for it, the
+		 * bytes before it dropped and its own kept at the front */
+		HOLED_STREAM(len - 3, 0);
 		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_OK);
 		CHECK_EQ(te.n, 0);
-		CHECK_EQ(f.st[0].consumed, rs);
+		CHECK_EQ(f.st[0].slid + f.st[0].consumed, rs);
+		CHECK_EQ(f.st[0].len, len - 3 - rs);
+		CHECK(memcmp(f.st[0].buf, cs + rs, len - 3 - rs) == 0);
 		CHECK_EQ(f.st[0].done, 0);
+#undef HOLED_STREAM
 	}
 	dns_module.fini(state);
 }
@@ -1704,6 +1811,7 @@ int main(void)
 	test_mnemonics();
 	test_module_tcp();
 	test_module_tcp_hole();
+	test_module_tcp_long();
 	test_random();
 	CHECK_EQ(ok_diff, 0);
 	return check_done();
