@@ -1104,6 +1104,15 @@ static int http_stream(struct http_state *ms, struct http_flow *fs, const struct
 		}
 		s->consumed += (uint32_t)ms->head.head_len;
 	}
+	/* What was parsed (heads, and bodies as they pass) is not needed
+	 * again: the window moves on, so a keep-alive connection is followed
+	 * past stream_max, request after request, however large the bodies
+	 * between them. */
+	uint32_t slid = s->slid;
+	flow_stream_slide(s);
+	slid = s->slid - slid;
+	if (slid)
+		d->wait_len = d->wait_len > slid ? d->wait_len - slid : 0;
 	if (fs->tunnel) {
 		/* Hand the tunnel back: the client stream's consumed cursor sits
 		 * after the CONNECT head, where another analyzer (TLS) may claim

@@ -565,6 +565,32 @@ def gen_dns_tcp_long(out):
     recs += c.close()
     write_pcap(os.path.join(out, "dns_tcp_long.pcap"), LINKTYPE_ETHERNET, recs)
 
+
+def gen_http_keepalive(out):
+    """A keep-alive connection to the egress proxy that hides a metadata
+    probe behind a 20 KB upload (past the 16 KiB reassembly window), then a
+    chunked 18 KB response and a second probe spelled in hex."""
+    clk = Clock(BASE_US + 7200 * 1000000)
+    c = TcpConn(clk, CLIENT4, "10.99.0.2", 41000, 8080, 1000, 5000, smac=MAC_GW)
+    recs = c.handshake()
+    body = bytes(b"abcdefghij"[i % 10] for i in range(20000))
+    data = (b"POST http://upload.example.test/u HTTP/1.1\r\nHost: upload.example.test\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body)) + body
+    for i in range(0, len(data), 1400):
+        recs.append(c.c_send(data[i:i + 1400], step=100))
+    recs.append(c.s_send(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", step=500))
+    recs.append(c.c_send(b"GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\n"
+                         b"Host: 169.254.169.254\r\n\r\n", step=300))
+    chunks = b"".join(b"%x\r\n" % 6000 + body[:6000] + b"\r\n" for _ in range(3)) + b"0\r\n\r\n"
+    resp = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks
+    for i in range(0, len(resp), 1400):
+        recs.append(c.s_send(resp[i:i + 1400], step=100))
+    recs.append(c.c_send(b"GET http://0xa9fea9fe/latest/user-data HTTP/1.1\r\n"
+                         b"Host: 0xa9fea9fe\r\n\r\n", step=300))
+    recs.append(c.s_send(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n", step=500))
+    recs += c.close()
+    write_pcap(os.path.join(out, "http_keepalive.pcap"), LINKTYPE_ETHERNET, recs)
+
 # ---------------------------------------------------------------- dns_malformed
 
 
@@ -1132,6 +1158,7 @@ def main():
     gen_dns_basic(out)
     gen_dns_tcp(out)
     gen_dns_tcp_long(out)
+    gen_http_keepalive(out)
     gen_dns_malformed(out)
     gen_links(out)
     gen_dns_ipv6(out)

@@ -533,7 +533,7 @@ static void test_claim(void)
 	CHECK_EQ(feed(&c, 0, curl_req + 2, strlen(curl_req) - 2), MOD_OK);
 	CHECK_EQ(c.f.app, APP_HTTP);
 	CHECK_EQ(c.cap.n, 1);
-	CHECK_EQ(c.f.st[0].consumed, strlen(curl_req));
+	CHECK_EQ(c.f.st[0].slid + c.f.st[0].consumed, strlen(curl_req));
 	conn_close(&c);
 
 	/* any port, and UDP is never looked at */
@@ -624,8 +624,8 @@ static void test_split(void)
 	CHECK_EQ(c.cap.n, 2);
 	CHECK_STR(c.cap.ev[0].name, "metadata.google.internal");
 	CHECK_EQ(c.cap.ev[1].type, 200);
-	CHECK_EQ(c.f.st[0].consumed, n);
-	CHECK_EQ(c.f.st[1].consumed, m);
+	CHECK_EQ(c.f.st[0].slid + c.f.st[0].consumed, n);
+	CHECK_EQ(c.f.st[1].slid + c.f.st[1].consumed, m);
 	conn_close(&c);
 }
 
@@ -708,7 +708,7 @@ static void test_bodies(void)
 		if (k < n)
 			feed(&c, 0, chunked + k, n - k);
 		if (c.cap.n != 2 || strcmp(c.cap.ev[1].aux, "/next") || c.cap.ev[0].flags ||
-		    c.cap.ev[1].flags || c.f.st[0].consumed != n)
+		    c.cap.ev[1].flags || c.f.st[0].slid + c.f.st[0].consumed != n)
 			bad++;
 		conn_close(&c);
 	}
@@ -915,6 +915,66 @@ static void test_stream_bounds(void)
 	conn_close(&c);
 }
 
+/* Feed n bytes in pieces of at most 1400, as segments would bring them. */
+static void feed_segments(struct conn *c, int dir, const char *data, size_t n)
+{
+	for (size_t i = 0; i < n; i += 1400)
+		feed(c, dir, data + i, n - i < 1400 ? n - i : 1400);
+}
+
+/*
+ * A keep-alive connection far past the 16 KiB window: twelve requests with
+ * 6,000-byte bodies, each answered with 9,000 bytes, a chunked upload of
+ * 20 KB, then a request for the metadata endpoint. The analyzer slides the
+ * window past what it parsed, so every head is read (before, nothing after
+ * the first 16 KiB of a direction was: a probe behind a large body went
+ * unseen) and the buffer never fills.
+ */
+static void test_keepalive_long(void)
+{
+	static char body[20000], req[512], chunk[8192];
+	struct conn c;
+
+	memset(body, 'b', sizeof(body));
+	conn_open(&c, 16384);
+	for (int i = 0; i < 12; i++) {
+		int h = snprintf(req, sizeof(req), "POST /up/%d HTTP/1.1\r\nHost: up%d.example\r\n"
+					      "Content-Length: 6000\r\n\r\n", i, i);
+		feed(&c, 0, req, (size_t)h);
+		feed_segments(&c, 0, body, 6000);
+		h = snprintf(req, sizeof(req), "HTTP/1.1 200 OK\r\nContent-Length: 9000\r\n\r\n");
+		feed(&c, 1, req, (size_t)h);
+		feed_segments(&c, 1, body, 9000);
+	}
+	feeds(&c, 0, "POST /chunked HTTP/1.1\r\nHost: ch.example\r\n"
+		     "Transfer-Encoding: chunked\r\n\r\n");
+	for (int k = 0; k < 4; k++) {
+		int h = snprintf(chunk, sizeof(chunk), "1388\r\n"); /* 5000 bytes */
+		feed(&c, 0, chunk, (size_t)h);
+		feed_segments(&c, 0, body, 5000);
+		feeds(&c, 0, "\r\n");
+	}
+	feeds(&c, 0, "0\r\n\r\n");
+	feeds(&c, 1, "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n");
+	feeds(&c, 0, "GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\n"
+		     "Host: 169.254.169.254\r\n\r\n");
+	feeds(&c, 1, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nami-1");
+	CHECK_EQ(c.cap.n, 2 * 14);
+	CHECK_STR(c.cap.ev[22].aux, "/up/11");
+	CHECK_EQ(c.cap.ev[23].type, 200);
+	CHECK_STR(c.cap.ev[24].aux, "/chunked");
+	CHECK_EQ(c.cap.ev[25].type, 201);
+	CHECK_STR(c.cap.ev[26].name, "169.254.169.254");
+	CHECK_STR(c.cap.ev[26].aux, "http://169.254.169.254/latest/meta-data/");
+	CHECK_EQ(c.cap.ev[27].type, 200);
+	CHECK_STR(c.cap.ev[27].name, "169.254.169.254"); /* paired with its request */
+	CHECK_EQ(c.f.st[0].overflow, 0);
+	CHECK_EQ(c.f.st[1].overflow, 0);
+	CHECK(c.f.st[0].slid > 3 * 16384 && c.f.st[1].slid > 6 * 16384);
+	CHECK_EQ(c.f.st[0].len, 0);
+	conn_close(&c);
+}
+
 /* ---- JSON ------------------------------------------------------------------ */
 
 static void json_is(const char *info, size_t len, int kind, const char *want)
@@ -1025,6 +1085,7 @@ int main(void)
 	test_bodies();
 	test_interim_upgrade_connect();
 	test_stream_bounds();
+	test_keepalive_long();
 	test_json();
 	return check_done();
 }
