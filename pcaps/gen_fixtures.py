@@ -569,7 +569,8 @@ def gen_dns_tcp_long(out):
 def gen_http_keepalive(out):
     """A keep-alive connection to the egress proxy that hides a metadata
     probe behind a 20 KB upload (past the 16 KiB reassembly window), then a
-    chunked 18 KB response and a second probe spelled in hex."""
+    chunked 18 KB response, a second probe spelled in hex, and a CONNECT
+    tunnel whose TLS hello names secret.example.net."""
     clk = Clock(BASE_US + 7200 * 1000000)
     c = TcpConn(clk, CLIENT4, "10.99.0.2", 41000, 8080, 1000, 5000, smac=MAC_GW)
     recs = c.handshake()
@@ -588,6 +589,12 @@ def gen_http_keepalive(out):
     recs.append(c.c_send(b"GET http://0xa9fea9fe/latest/user-data HTTP/1.1\r\n"
                          b"Host: 0xa9fea9fe\r\n\r\n", step=300))
     recs.append(c.s_send(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n", step=500))
+    # then a tunnel on the same connection: the TLS hello inside it, read
+    # from where HTTP's window had moved to
+    recs.append(c.c_send(b"CONNECT secret.example.net:443 HTTP/1.1\r\n"
+                         b"Host: secret.example.net:443\r\n\r\n", step=300))
+    recs.append(c.s_send(b"HTTP/1.1 200 Connection established\r\n\r\n", step=500))
+    recs.append(c.c_send(client_hello("secret.example.net"), step=300))
     recs += c.close()
     write_pcap(os.path.join(out, "http_keepalive.pcap"), LINKTYPE_ETHERNET, recs)
 
