@@ -1145,6 +1145,72 @@ static void test_bounded(void)
 	CHECK_EQ(e.calls, created);
 }
 
+/*
+ * flow_stream_slide: the bytes before the cursor go, the rest moves to the
+ * front with the held out-of-order ranges, isn moves on by as much, and
+ * later segments (in order, out of order, retransmitted) land where the
+ * moved numbering says; the window (stream_max) starts at the cursor.
+ */
+static void test_reasm_slide(void)
+{
+	struct flow_config cfg = {.stream_max = 32, .ooo_max = 4};
+	struct flow_table *ft = flow_table_new(&cfg, NULL, NULL);
+	struct flow *f = conn(ft, 1);
+	struct flow_stream *st = &f->st[0];
+
+	cdata(ft, 1, "0123456789");        /* [0,10) */
+	cdata(ft, 16, "FGHIJ");            /* [15,20): held past a hole */
+	CHECK(stream_is(f, 0, "0123456789"));
+	CHECK_EQ(st->ooo_n, 1);
+	/* nothing consumed: nothing moves */
+	flow_stream_slide(st);
+	CHECK(stream_is(f, 0, "0123456789") && st->isn == 1 && st->slid == 0);
+	st->consumed = 6;
+	flow_stream_slide(st);
+	CHECK(stream_is(f, 0, "6789"));
+	CHECK_EQ(st->consumed, 0);
+	CHECK_EQ(st->slid, 6);
+	CHECK_EQ(st->isn, 7);
+	CHECK(st->ooo_n == 1 && st->ooo[0].start == 9 && st->ooo[0].end == 14);
+	/* the hole filled: the held range joins */
+	cdata(ft, 11, "ABCDE");            /* old [10,15), now [4,9) */
+	CHECK(stream_is(f, 0, "6789ABCDEFGHIJ"));
+	CHECK_EQ(st->ooo_n, 0);
+	/* a retransmission from before the slide adds nothing */
+	cdata(ft, 1, "0123456789ABCDEFGHIJ");
+	CHECK(stream_is(f, 0, "6789ABCDEFGHIJ"));
+	/* all consumed: an empty buffer, numbered from the next byte */
+	st->consumed = st->len;
+	flow_stream_slide(st);
+	CHECK_EQ(st->len, 0);
+	CHECK_EQ(st->slid, 20);
+	/* the window starts at the cursor: 40 bytes past the first 32 are
+	 * taken now, the last 8 of them cut at 32 */
+	cdata(ft, 21, "abcdefghijklmnopqrstuvwxyz0123456789ABCD");
+	CHECK(stream_is(f, 0, "abcdefghijklmnopqrstuvwxyz012345"));
+	CHECK_EQ(st->overflow, 1);
+	/* an overflowed stream lost bytes: it never slides again */
+	st->consumed = 10;
+	flow_stream_slide(st);
+	CHECK(st->slid == 20 && st->consumed == 10 && st->len == 32);
+	CHECK_EQ(flow_table_stats(ft)->stream_truncated, 1);
+	flow_table_free(ft);
+
+	/* a closed connection's own SYN again is still known by its first
+	 * ISN after a slide (a copy, not a new connection) */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	cdata(ft, 1, "query");
+	f->st[0].consumed = 5;
+	flow_stream_slide(&f->st[0]);
+	uint64_t id = f->id;
+	tcp(ft, C_IP, 40000, S_IP, 443, TH_FIN | TH_ACK, 6, 1, NULL, 2 * SEC, NULL);
+	tcp(ft, S_IP, 443, C_IP, 40000, TH_FIN | TH_ACK, 1001, 7, NULL, 2 * SEC, NULL);
+	struct flow *g = tcp(ft, C_IP, 40000, S_IP, 443, TH_SYN, 0, 0, NULL, 3 * SEC, NULL);
+	CHECK(g != NULL && g->id == id);
+	flow_table_free(ft);
+}
+
 int main(void)
 {
 	test_direction();
@@ -1152,6 +1218,7 @@ int main(void)
 	test_reasm_basic();
 	test_reasm_wrap();
 	test_reasm_caps();
+	test_reasm_slide();
 	test_stream_records();
 	test_reasm_holes();
 	test_expiry();
