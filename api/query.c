@@ -739,7 +739,7 @@ static const char *jstr(const json_t *o, const char *key)
  *   GET /index.html HTTP/1.1        200 OK HTTP/1.1
  *   client TLS 1.3 alpn h2          server TLS 1.3 cipher 0x1302
  *   echo-request id 24324 seq 1, 56 bytes
- * The request-target is cut to fit, with "..." at the cut.
+ * A request line too long for the column is cut, with "..." at the cut.
  */
 static void table_detail(const struct event_row *r, char *buf, size_t len)
 {

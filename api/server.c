@@ -47,6 +47,7 @@
 
 #include "../sensor/alerts.h"
 #include "../sensor/log.h"
+#include "../sensor/sync.h"
 #include "../sensor/text.h"
 #include "event_json.h"
 #include "query.h"
@@ -95,12 +96,6 @@ struct api {
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Attacker-chosen text made printable ASCII (text_escape) and cut to fit. */
 static const char *esc(char *buf, size_t cap, const char *s)
@@ -494,9 +489,7 @@ static int get_alert_filter(struct req *r, struct alert_filter *f, char *srcbuf,
 		f->severity = event_severity_name(k);
 	}
 	if ((v = param(r, "src"))) {
-		unsigned char addr[16];
-		int af = strchr(v, ':') ? AF_INET6 : AF_INET;
-		if (inet_pton(af, v, addr) != 1 || !inet_ntop(af, addr, srcbuf, (socklen_t)srccap)) {
+		if (query_canon_addr(v, srcbuf, srccap) < 0) {
 			*ret = bad_param(r, "src", "not an IPv4 or IPv6 address");
 			return -1;
 		}
@@ -773,7 +766,7 @@ static int build_stats(struct api *a, struct query *q, json_t **out, char *err, 
 		return -1;
 	}
 	if (set_int(s.root, "drops", s.drops) < 0 ||
-	    set_int(s.root, "uptime_s", (int64_t)(now_mono() - a->t0)) < 0)
+	    set_int(s.root, "uptime_s", (int64_t)(sync_now() - a->t0)) < 0)
 		s.failed = 1;
 	if (s.failed) {
 		json_decref(s.root);
@@ -1046,7 +1039,7 @@ static enum MHD_Result h_healthz(struct req *r)
 	}
 	return send_json(r, MHD_HTTP_OK,
 			 json_pack("{s:s,s:I}", "status", "ok", "uptime_s",
-				   (json_int_t)(now_mono() - r->a->t0)));
+				   (json_int_t)(sync_now() - r->a->t0)));
 }
 
 /* ---- /api/v1/stream (server-sent events) --------------------------------- */
@@ -1152,10 +1145,10 @@ static void stream_wait(struct api *a, double until)
 	struct timespec ts;
 	double secs;
 
-	if (until <= now_mono())
+	if (until <= sync_now())
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	secs = until - now_mono();
+	secs = until - sync_now();
 	ts.tv_sec += (time_t)secs;
 	ts.tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
 	if (ts.tv_nsec >= 1000000000L) {
@@ -1190,7 +1183,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
 				s->off = s->len = 0;
 			return (ssize_t)n;
 		}
-		now = now_mono();
+		now = sync_now();
 		if (stream_stopping(a) || now - s->started >= (double)a->cfg.stream_max_s)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		if (stream_gone(s))
@@ -1309,7 +1302,7 @@ static enum MHD_Result h_stream(struct req *r)
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(r->c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	s->fd = ci ? ci->connect_fd : -1;
-	s->started = s->last_send = now_mono();
+	s->started = s->last_send = sync_now();
 	s->next_poll = s->started; /* a reconnecting client gets what it missed at once */
 	if (stream_append(s, "retry: 3000\n: connected\n\n", 25) < 0 ||
 	    !(resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, s,
@@ -1635,7 +1628,7 @@ int api_start(struct api **out, const struct api_config *cfg, char *err, size_t 
 	a->cfg.stream_max_s = or_default(cfg->stream_max_s, DEF_STREAM_MAX_S);
 	a->cfg.stream_poll_ms = or_default(cfg->stream_poll_ms, DEF_POLL_MS);
 	a->cfg.keepalive_s = or_default(cfg->keepalive_s, DEF_KEEPALIVE_S);
-	a->t0 = now_mono();
+	a->t0 = sync_now();
 
 	if ((rc = check_config(cfg, &b, &a->token, &a->token_len, err, errlen)) < 0)
 		goto fail;

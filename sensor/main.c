@@ -43,6 +43,7 @@
 #include "sensor/reader.h"
 #include "sensor/rules.h"
 #include "sensor/store.h"
+#include "sensor/sync.h"
 #include "sensor/text.h"
 
 #define EXIT_RUNTIME 1
@@ -65,12 +66,6 @@ static void on_stop_signal(int sig)
 	stop_requested = 1;
 }
 
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void usage_main(FILE *f)
 {
@@ -155,7 +150,7 @@ static void progress_draw(const char *name, uint64_t done, uint64_t total, uint6
 			  double t0)
 {
 	char pk[32], rate[32];
-	double el = now_mono() - t0;
+	double el = sync_now() - t0;
 
 	human_count(pk, sizeof(pk), (double)packets);
 	human_count(rate, sizeof(rate), el > 0 ? (double)packets / el : 0);
@@ -180,7 +175,7 @@ static void eve_progress(const struct eve *eve, const char *path, uint64_t total
 {
 	struct eve_stats es;
 	uint64_t last = 0;
-	double since = now_mono();
+	double since = sync_now();
 	int drawn = 0;
 
 	for (;;) {
@@ -189,8 +184,8 @@ static void eve_progress(const struct eve *eve, const char *path, uint64_t total
 			break;
 		if (es.events != last) {
 			last = es.events;
-			since = now_mono();
-		} else if (now_mono() - since > 2.0) {
+			since = sync_now();
+		} else if (sync_now() - since > 2.0) {
 			break;
 		}
 		int pct = (int)(es.events * 100 / total);
@@ -631,7 +626,7 @@ static int cmd_replay(int argc, char **argv)
 	}
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
-	t0 = now_mono();
+	t0 = sync_now();
 	rc = replay_files(core, argv + optind, (unsigned)(argc - optind), progress, t0, bpf,
 			  &filtered);
 	if (stop_requested) {
@@ -650,7 +645,7 @@ static int cmd_replay(int argc, char **argv)
 				"(see above)\n", eve_path);
 		rc = rc ? rc : EXIT_RUNTIME;
 	}
-	double elapsed = now_mono() - t0;
+	double elapsed = sync_now() - t0;
 	/* no summary of a run that stopped at its first file, before a packet */
 	if (rc == EXIT_USAGE && core_stats(core)->packets == 0)
 		quiet = 1;
@@ -930,7 +925,7 @@ static int cmd_watch(int argc, char **argv)
 	if (retain_us)
 		log_info("store", "keeping the events of the last %s of packet time", retain_arg);
 	daemon_notify("READY=1\nSTATUS=capturing");
-	last_flush = now_mono();
+	last_flush = sync_now();
 	while (!stop_requested) {
 		int pr = poll(pfd, n, 200);
 		if (pr < 0 && errno != EINTR) {
@@ -944,11 +939,11 @@ static int cmd_watch(int argc, char **argv)
 			int budget = 4096; /* fairness between interfaces */
 			if (!caps[i]) {
 				/* An interface that went away: try again every 5 s. */
-				if (now_mono() < retry_at[i])
+				if (sync_now() < retry_at[i])
 					continue;
 				caps[i] = capture_open_live(ifaces[i], &lo, err, sizeof(err));
 				if (!caps[i]) {
-					retry_at[i] = now_mono() + 5.0;
+					retry_at[i] = sync_now() + 5.0;
 					continue;
 				}
 				pfd[i].fd = capture_fd(caps[i]);
@@ -963,7 +958,7 @@ static int cmd_watch(int argc, char **argv)
 				capture_close(caps[i]);
 				caps[i] = NULL;
 				pfd[i].fd = -1;
-				retry_at[i] = now_mono() + 5.0;
+				retry_at[i] = sync_now() + 5.0;
 			}
 		}
 		if (reload_requested) {
@@ -973,11 +968,11 @@ static int cmd_watch(int argc, char **argv)
 			eve_reopen(eve);
 			daemon_notify("READY=1");
 		}
-		if (watchdog_us && (now_mono() - last_ping) * 1e6 >= (double)watchdog_us / 2) {
+		if (watchdog_us && (sync_now() - last_ping) * 1e6 >= (double)watchdog_us / 2) {
 			daemon_notify("WATCHDOG=1");
-			last_ping = now_mono();
+			last_ping = sync_now();
 		}
-		if (now_mono() - last_flush >= 1.0) {
+		if (sync_now() - last_flush >= 1.0) {
 			for (unsigned i = 0; i < n; i++) {
 				uint64_t recv, drop, ifdrop;
 				char name[96];
@@ -992,7 +987,7 @@ static int cmd_watch(int argc, char **argv)
 				put_eve_stats(core, eve);
 			core_write_counters(core);
 			core_flush(core);
-			last_flush = now_mono();
+			last_flush = sync_now();
 		}
 	}
 	daemon_notify("STOPPING=1");

@@ -61,7 +61,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <sqlite3.h>
 
@@ -310,13 +309,6 @@ int store_kind_family(int kind)
 
 /* ---- errors ---------------------------------------------------------- */
 
-static double mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /*
  * A write failed (n rows lost, counted by the caller). The first failure of
  * a run of them is logged at once; while the run goes on (a full disk, say),
@@ -333,7 +325,7 @@ static void set_err(struct store *s, const char *what, uint64_t n)
 	snprintf(s->errmsg, sizeof(s->errmsg), "%s: %s: %s", s->path, what,
 		 s->db ? sqlite3_errmsg(s->db) : "no connection");
 	pthread_mutex_unlock(&s->err_lock);
-	double now = mono_now();
+	double now = sync_now();
 	uint64_t errors = atomic_load_explicit(&s->n_errors, memory_order_relaxed);
 	if (!s->failing) {
 		s->failing = 1;
@@ -355,7 +347,7 @@ static void fail_recovered(struct store *s)
 		return;
 	s->failing = 0;
 	log_info("store", "%s: writing again, after %.0f s of failed writes and %" PRIu64
-			  " rows lost", s->path, mono_now() - s->fail_since,
+			  " rows lost", s->path, sync_now() - s->fail_since,
 		 atomic_load_explicit(&s->n_errors, memory_order_relaxed) - s->fail_errors0);
 }
 

@@ -35,6 +35,13 @@ void sync_wake(pthread_mutex_t *m, pthread_cond_t *c)
 	pthread_mutex_unlock(m);
 }
 
+double sync_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 void sync_deadline_ms(struct timespec *ts, unsigned ms)
 {
 	clock_gettime(CLOCK_REALTIME, ts);

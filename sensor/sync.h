@@ -20,6 +20,10 @@ void sync_destroy(pthread_mutex_t *m, pthread_cond_t *const *cv, int n);
  * cannot miss it. */
 void sync_wake(pthread_mutex_t *m, pthread_cond_t *c);
 
+/* CLOCK_MONOTONIC now, in seconds: wall-clock intervals (progress, rate
+ * limits, timeouts), never packet time. */
+double sync_now(void);
+
 /* CLOCK_REALTIME now + ms, for pthread_cond_timedwait. */
 void sync_deadline_ms(struct timespec *ts, unsigned ms);
 
