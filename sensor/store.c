@@ -1460,10 +1460,12 @@ int store_open(struct store **out, const char *path, const struct store_config *
 		FAIL("%s: schema version %lld is newer than this egresswatch supports (%d); "
 		     "use a newer egresswatch or another database",
 		     path, (long long)version, known);
-	/* Without our schema, the file must hold no table either: a database
-	 * of something else given by mistake is not written into. */
 	if (version == 0) {
+		/* Without our schema, the file must hold no table either: a
+		 * database of something else given by mistake is not written
+		 * into. */
 		int64_t tables = 0;
+		char ps[40];
 		if (query_one(s, "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
 			      &tables, NULL, 0) < 0)
 			FAIL("%s: not a database, or unreadable: %s", path, DBMSG);
@@ -1471,10 +1473,7 @@ int store_open(struct store **out, const char *path, const struct store_config *
 			FAIL("%s: not an egresswatch database (it holds %lld other table%s and no "
 			     "egresswatch schema); give a new file", path, (long long)tables,
 			     tables == 1 ? "" : "s");
-	}
-	/* before the first page is written, which switching to WAL does */
-	if (version == 0) {
-		char ps[40];
+		/* before the first page is written, which switching to WAL does */
 		snprintf(ps, sizeof(ps), "PRAGMA page_size = %d", NEW_PAGE_SIZE);
 		if (exec_sql(s, ps) < 0)
 			FAIL("%s: page_size: %s", path, DBMSG);
