@@ -61,6 +61,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "../sensor/hash.h"
 #include "../sensor/mem.h"
 #include "../sensor/rules.h"
 #include "../sensor/text.h"
@@ -461,10 +462,12 @@ static void dom_remove(struct dt_state *st, uint32_t i)
 	st->freelist[st->nfree++] = i;
 }
 
-/* The hash of a domain key, kept with a name's cut in the cut cache. */
+/* The hash of a domain key, kept with a name's cut in the cut cache: keyed
+ * (hash.h), since the domains, and so the table's chains, are the querier's
+ * to choose. */
 static uint32_t dom_hash(const char *key, size_t n)
 {
-	return (uint32_t)text_fnv64(key, n);
+	return (uint32_t)hash_keyed(key, n);
 }
 
 /* Find the domain key[0..n) (n < DT_KEY_MAX, h = dom_hash of it); create it
@@ -1034,6 +1037,21 @@ long dns_tunnel_cut(void *state, const char *lc, size_t n, size_t *sub_len)
 	return cut;
 }
 
+unsigned dns_tunnel_chain_max(const void *state)
+{
+	const struct dt_state *st = state;
+	unsigned most = 0;
+
+	for (uint32_t b = 0; b < DT_BUCKETS; b++) {
+		unsigned n = 0;
+		for (uint32_t i = st->bucket[b]; i != DT_NONE; i = st->dom[i].bnext)
+			n++;
+		if (n > most)
+			most = n;
+	}
+	return most;
+}
+
 /* ---- the module ---------------------------------------------------------- */
 
 /* The alert detail is written by hand: snprintf cost more than the rest of
@@ -1284,8 +1302,11 @@ static void dt_fini(void *state)
 
 static int dt_init(const struct module_env *env, void **state)
 {
-	struct dt_state *st = mem_table_zalloc(sizeof(*st)); /* 10 MiB of caches */
+	struct dt_state *st;
 
+	if (hash_init() != 0)
+		return -ENOMEM;
+	st = mem_table_zalloc(sizeof(*st)); /* 10 MiB of caches */
 	if (!st)
 		return -ENOMEM;
 	st->rules = env ? env->rules : NULL;

@@ -88,6 +88,11 @@ int dns_tunnel_score(const struct dns_tunnel_feat *f);
  */
 long dns_tunnel_cut(void *state, const char *lc, size_t n, size_t *sub_len);
 
+/* The most domains that share one bucket of a detector state's domain
+ * table, for the unit tests: the querier chooses the domains, so the table's
+ * hash is keyed (sensor/hash.h) and this stays small whatever they are. */
+unsigned dns_tunnel_chain_max(const void *state);
+
 /* The detector descriptor (analyzers/registry.c). */
 struct module;
 extern const struct module detect_dns_tunnel_module;

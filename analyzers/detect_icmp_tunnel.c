@@ -17,23 +17,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sensor/hash.h"
 #include "../sensor/record.h"
 #include "../sensor/rules.h"
 #include "../sensor/text.h"
 #include "module.h"
 
-#define PROBE_MAX 8 /* slots looked at per source */
+#define VOL_NONE UINT16_MAX
+#define VOL_BUCKETS (2 * ICMP_TUNNEL_SOURCES)
 
+/* A source's volume window; a slot is free when used is 0. */
 struct vol {
 	uint8_t used, ipv, alerted;
 	uint8_t a[16];
-	uint64_t start_us; /* window start, packet time */
-	uint64_t bytes;    /* echo payload bytes sent in the window */
+	uint16_t hnext;        /* bucket chain */
+	uint16_t newer, older; /* activity list */
+	uint64_t start_us;     /* window start, packet time */
+	uint64_t bytes;        /* echo payload bytes sent in the window */
 };
 
+/*
+ * The sources, chained by a keyed hash of the address (sensor/hash.h): an
+ * agent that can forge source addresses cannot choose which share a bucket.
+ * A full table gives up the least recently active source's window, over the
+ * whole table: what is kept does not depend on the hash, so neither does a
+ * replay, and to push a busy source out a sender must bring in
+ * ICMP_TUNNEL_SOURCES - 1 others after that source's last echo.
+ */
 struct tunnel_state {
 	const struct rules *rules; /* borrowed from module_env */
 	struct vol vol[ICMP_TUNNEL_SOURCES];
+	uint16_t bucket[VOL_BUCKETS];
+	uint16_t newest, oldest;   /* activity list ends */
+	unsigned nused;
 };
 
 static int is_echo(int ipv, unsigned type)
@@ -64,39 +80,82 @@ static int entropy_x100(const struct obs *o)
 	return v;
 }
 
-static uint32_t addr_hash(int ipv, const uint8_t *a)
+static uint32_t addr_bucket(int ipv, const uint8_t *a)
 {
-	uint32_t h = 2166136261u ^ (uint32_t)ipv;
-	for (size_t i = 0; i < (ipv == 6 ? 16u : 4u); i++)
-		h = (h ^ a[i]) * 16777619u;
-	return h;
+	uint8_t k[17];
+
+	k[0] = (uint8_t)ipv;
+	memcpy(k + 1, a, ipv == 6 ? 16 : 4);
+	return (uint32_t)hash_keyed(k, ipv == 6 ? 17u : 5u) & (VOL_BUCKETS - 1);
 }
 
-/* The volume window of source a: found, else a free slot or the one of the
- * probe range whose window started first (reset, starting at now_us). Never
- * NULL. */
+static void vol_unlink(struct tunnel_state *st, uint16_t i)
+{
+	struct vol *v = &st->vol[i];
+
+	if (v->newer != VOL_NONE)
+		st->vol[v->newer].older = v->older;
+	else
+		st->newest = v->older;
+	if (v->older != VOL_NONE)
+		st->vol[v->older].newer = v->newer;
+	else
+		st->oldest = v->newer;
+}
+
+static void vol_push(struct tunnel_state *st, uint16_t i)
+{
+	struct vol *v = &st->vol[i];
+
+	v->newer = VOL_NONE;
+	v->older = st->newest;
+	if (st->newest != VOL_NONE)
+		st->vol[st->newest].newer = i;
+	else
+		st->oldest = i;
+	st->newest = i;
+}
+
+/* The volume window of source a, now the most recently active: found, else
+ * a new one starting at now_us, in a free slot or in place of the least
+ * recently active source's. Never NULL. */
 static struct vol *vol_slot(struct tunnel_state *st, int ipv, const uint8_t *a, uint64_t now_us)
 {
-	uint32_t h = addr_hash(ipv, a);
-	struct vol *pick = NULL;
+	uint32_t b = addr_bucket(ipv, a);
+	uint16_t i;
+	struct vol *v;
 
-	for (unsigned i = 0; i < PROBE_MAX; i++) {
-		struct vol *v = &st->vol[(h + i) & (ICMP_TUNNEL_SOURCES - 1)];
-		if (v->used && v->ipv == ipv && memcmp(v->a, a, ipv == 6 ? 16 : 4) == 0)
+	for (i = st->bucket[b]; i != VOL_NONE; i = st->vol[i].hnext) {
+		v = &st->vol[i];
+		if (v->ipv == ipv && memcmp(v->a, a, ipv == 6 ? 16 : 4) == 0) {
+			if (st->newest != i) {
+				vol_unlink(st, i);
+				vol_push(st, i);
+			}
 			return v;
-		if (!v->used) {
-			if (!pick || pick->used)
-				pick = v;
-		} else if (!pick || (pick->used && v->start_us < pick->start_us)) {
-			pick = v;
 		}
 	}
-	memset(pick, 0, sizeof(*pick));
-	pick->used = 1;
-	pick->ipv = (uint8_t)ipv;
-	memcpy(pick->a, a, ipv == 6 ? 16 : 4);
-	pick->start_us = now_us;
-	return pick;
+	if (st->nused < ICMP_TUNNEL_SOURCES) {
+		i = (uint16_t)st->nused++;
+	} else { /* the least recently active goes */
+		i = st->oldest;
+		v = &st->vol[i];
+		uint16_t *pp = &st->bucket[addr_bucket(v->ipv, v->a)];
+		while (*pp != i)
+			pp = &st->vol[*pp].hnext;
+		*pp = v->hnext;
+		vol_unlink(st, i);
+	}
+	v = &st->vol[i];
+	memset(v, 0, sizeof(*v));
+	v->used = 1;
+	v->ipv = (uint8_t)ipv;
+	memcpy(v->a, a, ipv == 6 ? 16 : 4);
+	v->start_us = now_us;
+	v->hnext = st->bucket[b];
+	st->bucket[b] = i;
+	vol_push(st, i);
+	return v;
 }
 
 /*
@@ -200,10 +259,14 @@ static int tunnel_init(const struct module_env *env, void **state)
 
 	if (!env || !env->rules)
 		return -EINVAL;
+	if (hash_init() != 0)
+		return -ENOMEM;
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	st->rules = env->rules;
+	memset(st->bucket, 0xff, sizeof(st->bucket));
+	st->newest = st->oldest = VOL_NONE;
 	*state = st;
 	return 0;
 }

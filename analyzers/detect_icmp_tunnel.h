@@ -20,8 +20,9 @@
  * raises nothing: at 56 bytes the entropy cannot exceed log2(56) = 5.81
  * bits/byte, and one a second is 3360 bytes a minute.
  *
- * State: a fixed table of ICMP_TUNNEL_SOURCES volume windows (a full table
- * replaces the stalest window), whatever the traffic. Time is packet time.
+ * State: a fixed table of ICMP_TUNNEL_SOURCES volume windows, whatever the
+ * traffic (a full table gives up the least recently active source's), keyed
+ * by a hash a sender cannot steer (sensor/hash.h). Time is packet time.
  */
 #ifndef EW_DETECT_ICMP_TUNNEL_H
 #define EW_DETECT_ICMP_TUNNEL_H

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "record.h"
 #include "text.h"
 
@@ -126,7 +127,11 @@ const char *alerts_class_name(int idx)
 
 struct alerts *alerts_new(struct store *store, uint64_t suppress_us, unsigned max_open)
 {
-	struct alerts *t = calloc(1, sizeof(*t));
+	struct alerts *t;
+
+	if (hash_init() != 0)
+		return NULL;
+	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->store = store;
@@ -181,15 +186,18 @@ static uint64_t window_end(const struct alerts *t, const struct row *r)
 							: r->last_ts + t->suppress_us;
 }
 
+/* The bucket key of a row: keyed (hash.h), since the subject is a name or
+ * address a packet chose. subject is at most SUBJECT_MAX - 1 bytes. */
 static uint32_t row_hash(int cls, uint8_t ipv, const uint8_t *src, const char *subject)
 {
-	uint32_t h = 2166136261u ^ (uint32_t)cls;
-	size_t n = ipv == 6 ? 16 : 4;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ src[i]) * 16777619u;
-	for (const char *s = subject; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
+	uint8_t k[2 + 16 + SUBJECT_MAX];
+	size_t a = ipv == 6 ? 16 : 4, n = strlen(subject);
+
+	k[0] = (uint8_t)cls;
+	k[1] = ipv;
+	memcpy(k + 2, src, a);
+	memcpy(k + 2 + a, subject, n);
+	return (uint32_t)hash_keyed(k, 2 + a + n);
 }
 
 static int row_outcome(const struct row *r)
@@ -313,6 +321,20 @@ static uint32_t row_find(struct alerts *t, int cls, uint8_t ipv, const uint8_t *
 			return s;
 	}
 	return 0;
+}
+
+unsigned alerts_chain_max(const struct alerts *t)
+{
+	unsigned most = 0;
+
+	for (uint32_t b = 0; b < t->nbuckets; b++) {
+		unsigned n = 0;
+		for (uint32_t s = t->buckets[b]; s; s = t->rows[s - 1].hnext)
+			n++;
+		if (n > most)
+			most = n;
+	}
+	return most;
 }
 
 static uint32_t row_alloc(struct alerts *t)
@@ -448,12 +470,15 @@ int alerts_raise(struct alerts *t, const struct alert *a, uint64_t now_us)
 	static const uint8_t zero[16];
 	const struct pkt *p = a->pkt;
 	int cls = alerts_class_index(a->class);
-	const char *subject = a->subject ? a->subject : "";
+	char subject[SUBJECT_MAX];
 	uint8_t ipv = p ? p->ipv : 0;
 	const uint8_t *src = p ? p->src : zero;
 	uint32_t s;
 	struct row *r;
 
+	/* the row keeps at most SUBJECT_MAX - 1 bytes: looked up by the
+	 * same, or a longer subject could never find its row again */
+	copy_str(subject, sizeof(subject), a->subject ? a->subject : "");
 	t->stats.raised++;
 	if (cls < 0 || a->severity < 1 || a->severity > 5) {
 		t->stats.rejected++;
@@ -480,7 +505,7 @@ int alerts_raise(struct alerts *t, const struct alert *a, uint64_t now_us)
 			r->sport = p->sport;
 			r->dport = p->dport;
 		}
-		copy_str(r->subject, sizeof(r->subject), subject);
+		memcpy(r->subject, subject, sizeof(r->subject));
 		r->first_ts = r->last_ts = now_us;
 		r->fixed_outcome = -1;
 		b = row_hash(cls, ipv, src, r->subject) & (t->nbuckets - 1);

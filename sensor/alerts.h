@@ -83,4 +83,9 @@ void alerts_set_window(struct alerts *t, uint64_t suppress_us);
 
 const struct alerts_stats *alerts_get_stats(const struct alerts *t);
 
+/* The most open rows that share one bucket, for the unit tests: subjects
+ * are names and addresses packets chose, so the bucket hash is keyed
+ * (hash.h) and this stays small whatever they are. */
+unsigned alerts_chain_max(const struct alerts *t);
+
 #endif

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "cursor.h"
+#include "hash.h"
 
 #define DEF_VLAN_DEPTH 4u
 #define DEF_ENCAP_DEPTH 4u
@@ -172,7 +173,6 @@ struct decoder {
 	struct frag *oldest, *newest;
 	unsigned nfrag;
 	size_t frag_bytes;
-	uint32_t seed;
 	uint8_t *rbuf;   /* the reassembled datagram handed out, IP_MAX_LEN bytes */
 	/* Datagrams given up on (expired, evicted, refused) since the caller
 	 * last asked (decode_frag_lost): a ring of lost_cap, which one call
@@ -1146,16 +1146,10 @@ static enum decode_result decode_l4(struct decoder *d, struct view *v, struct pk
 
 /* ---- fragment table ------------------------------------------------------ */
 
+/* Keyed (hash.h): a fragment's addresses and id are the sender's to choose. */
 static size_t frag_hash(const struct decoder *d, const uint8_t *key)
 {
-	uint32_t h = 2166136261u ^ d->seed;
-	size_t i;
-
-	for (i = 0; i < FRAG_KEY_LEN; i++) {
-		h ^= key[i];
-		h *= 16777619u;
-	}
-	return h & (d->nbuckets - 1);
+	return (size_t)hash_keyed(key, FRAG_KEY_LEN) & (d->nbuckets - 1);
 }
 
 static struct frag *frag_find(const struct decoder *d, const uint8_t *key)
@@ -1697,7 +1691,7 @@ struct decoder *decoder_new(const struct decode_config *cfg)
 	struct decoder *ret = NULL;
 	size_t nb = 16;
 
-	if (!d)
+	if (!d || hash_init() != 0)
 		goto out;
 	if (cfg)
 		d->cfg = *cfg;
@@ -1716,7 +1710,6 @@ struct decoder *decoder_new(const struct decode_config *cfg)
 	while (nb < d->cfg.frag_max_datagrams && nb < FRAG_MAX_BUCKETS)
 		nb <<= 1;
 	d->nbuckets = nb;
-	d->seed = (uint32_t)((uintptr_t)d >> 4);
 	d->buckets = calloc(nb, sizeof(*d->buckets));
 	if (!d->buckets)
 		goto out;

@@ -25,6 +25,7 @@
 #include <microhttpd.h>
 #include <openssl/crypto.h>
 #include <pcap/pcap.h>
+#include <sodium.h>
 #include <sqlite3.h>
 #include <yaml.h>
 #include <zlib.h>
@@ -497,6 +498,7 @@ static void print_version(void)
 		printf("  libpsl %s; public suffix list: the built-in one\n", psl_get_version());
 	printf("  zlib %s, zstd %s\n", zlibVersion(), ZSTD_versionString());
 	printf("  %s\n", OpenSSL_version(OPENSSL_VERSION));
+	printf("  libsodium %s\n", sodium_version_string());
 	printf("  allocator: %s\n", EW_ALLOCATOR);
 }
 

@@ -59,7 +59,7 @@ expect 0 "" -- "$EW" version
 nmig=$(ls "$PCAPS/../schema/"[0-9]*.sql | wc -l)
 grep -q "^  database schema $nmig\$" "$T/out" && ok || bad "version's schema is not $nmig: $(cat "$T/out")"
 for lib in "libpcap version 1\." "ldns 1\." "SQLite 3\." "libmicrohttpd 0\.9\." "jansson 2\." \
-	"libyaml 0\." "libpsl 0\." "zlib 1\..*, zstd 1\." "OpenSSL 3\." "allocator: "; do
+	"libyaml 0\." "libpsl 0\." "zlib 1\..*, zstd 1\." "OpenSSL 3\." "libsodium 1\." "allocator: "; do
 	grep -q "^  $lib" "$T/out" && ok || bad "version lacks $lib: $(cat "$T/out")"
 done
 expect 0 "" -- "$EW" --version

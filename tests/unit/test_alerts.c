@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "collide.h"
 #include "sensor/alerts.h"
 #include "sensor/flow.h"
 #include "sensor/store.h"
@@ -457,6 +458,49 @@ static void test_endless_window(void)
 	env_rm(&e);
 }
 
+/*
+ * Subjects are names and addresses packets chose. 4000 subjects made to
+ * fall in one bucket under the hash the table used to have (FNV-1a 32 from
+ * 2166136261 ^ class over the source address, then the subject) must spread
+ * under the keyed one, or every hit would walk 4000 rows; each is still
+ * found again. A subject longer than a row keeps is found again too (it was
+ * not: the lookup hashed all of it, the row only what it kept, so every hit
+ * opened a new row).
+ */
+static void test_flood(void)
+{
+	static char subj[4000][COLLIDE_LEN];
+	struct env e;
+	struct pkt p = mkpkt(IPPROTO_UDP, 10, 1, 4000, 53, 0, T0);
+	uint64_t s0 = 2166136261u ^ (uint32_t)AC_DOH;
+
+	for (int i = 0; i < 4; i++)
+		s0 = ((s0 ^ p.src[i]) * 16777619u) & 0xffffffffu;
+	CHECK_EQ(collide_fnv(s0, 16777619u, 32, 13, subj, 4000), 4000);
+	env_open(&e, 300, 4096); /* 8192 buckets */
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 4000; i++) {
+			struct alert a = mkalert("doh", 3, 50, &p, subj[i], NULL);
+			alerts_raise(e.al, &a, T0 + (uint64_t)i * 1000);
+		}
+	CHECK_EQ(alerts_get_stats(e.al)->rows, 4000);
+	CHECK(alerts_chain_max(e.al) <= 12);
+	printf("4000 subjects colliding under FNV-1a: the longest chain holds %u rows\n",
+	       alerts_chain_max(e.al));
+
+	char longsub[600];
+	memset(longsub, 'x', sizeof(longsub) - 1);
+	longsub[sizeof(longsub) - 1] = '\0';
+	for (int i = 0; i < 3; i++) {
+		struct alert a = mkalert("smtp", 3, 50, &p, longsub, NULL);
+		CHECK_EQ(alerts_raise(e.al, &a, T0 + 5 * SEC), 0);
+	}
+	CHECK_EQ(alerts_get_stats(e.al)->rows, 4001);
+	CHECK_EQ(alerts_get_stats(e.al)->by_class[AC_SMTP], 1);
+	env_close(&e);
+	env_rm(&e);
+}
+
 int main(void)
 {
 	test_aggregation();
@@ -466,5 +510,6 @@ int main(void)
 	test_bound();
 	test_tick_schedule();
 	test_endless_window();
+	test_flood();
 	return check_done();
 }

@@ -1139,6 +1139,70 @@ static void run_icmp_tunnel(struct rules *r)
 	}
 	CHECK_EQ(count("icmp_tunnel"), 1);
 
+	/* The source table. A source that sends 100 echo bytes at a time, and
+	 * after each echo another echo from one of 8 forged sources: those
+	 * that FNV-1a, the table's old unkeyed hash, put in the same slot as
+	 * the real one (which they could then push out, its window starting
+	 * over, so that it never passed the volume). Keyed and chained, the
+	 * table keeps all nine: the volume is raised at the 82nd echo. */
+	mod_close(&md);
+	mod_open(&md, &detect_icmp_tunnel_module, r);
+	reset();
+	{
+		char forged[8][16], text[16];
+		uint8_t a[4] = {10, 99, 0, 12};
+		uint32_t h0 = 0;
+		int nf = 0;
+
+		for (unsigned k = 0; k < 65536 && nf < 8; k++) {
+			uint32_t h = 2166136261u ^ 4u;
+			a[2] = (uint8_t)(k >> 8), a[3] = (uint8_t)k;
+			for (int j = 0; j < 4; j++)
+				h = (h ^ a[j]) * 16777619u;
+			if (k == 12) /* 10.99.0.12 */
+				h0 = h;
+			else if (k > 12 && ((h ^ h0) & (ICMP_TUNNEL_SOURCES - 1)) == 0)
+				snprintf(forged[nf++], sizeof(forged[0]), "10.99.%u.%u", a[2], a[3]);
+		}
+		CHECK_EQ(nf, 8);
+		for (int i = 0; i < 82; i++) {
+			mk(&t, IPPROTO_ICMP, "10.99.0.12", 0, OUT, 0, 0);
+			t.p.ts_us += (uint64_t)i * 100000u;
+			icmp_obs(&md, &t.p, 8, 100, 400);
+			mk(&t, IPPROTO_ICMP, forged[i % 8], 0, OUT, 0, 0);
+			t.p.ts_us += (uint64_t)i * 100000u + 1000u;
+			icmp_obs(&md, &t.p, 8, 10, 300);
+			CHECK_EQ(R.n, i < 81 ? 0 : 1);
+		}
+		CHECK(R.n == 1 && strcmp(first("icmp_tunnel")->src, "10.99.0.12") == 0);
+
+		/* A full table gives up the least recently active source: 10.99.1.1
+		 * has 8100 bytes, then ICMP_TUNNEL_SOURCES - 1 others send (with
+		 * 10.99.1.1 the table is full, none is pushed out), and 100 more
+		 * bytes from 10.99.1.1 pass the volume; with one other more, its
+		 * window is the one given up, and 100 more start it over. */
+		for (int more = 0; more < 2; more++) {
+			mod_close(&md);
+			mod_open(&md, &detect_icmp_tunnel_module, r);
+			reset();
+			for (int i = 0; i < 81; i++) {
+				mk(&t, IPPROTO_ICMP, "10.99.1.1", 0, OUT, 0, 0);
+				t.p.ts_us += (uint64_t)i * 10000u;
+				icmp_obs(&md, &t.p, 8, 100, 400);
+			}
+			for (int i = 0; i < ICMP_TUNNEL_SOURCES - 1 + more; i++) {
+				snprintf(text, sizeof(text), "10.98.%d.%d", i >> 8, i & 255);
+				mk(&t, IPPROTO_ICMP, text, 0, OUT, 0, 0);
+				t.p.ts_us += 1000000u + (uint64_t)i * 1000u;
+				icmp_obs(&md, &t.p, 8, 10, 300);
+			}
+			mk(&t, IPPROTO_ICMP, "10.99.1.1", 0, OUT, 0, 0);
+			t.p.ts_us += 3000000u;
+			icmp_obs(&md, &t.p, 8, 100, 400);
+			CHECK_EQ(R.n, more ? 0 : 1);
+		}
+	}
+
 	/* thresholds come from the rules */
 	reset();
 	r->t.icmp_payload_max = 1000;
