@@ -38,7 +38,11 @@ struct query {
 #define EVENT_COLS                                                               \
 	"id, ts, kind, flow_id, proto, src_ip, src_port, dst_ip, dst_port, name, type, code, " \
 	"size, flags, info"
-#define EVENTS_OF(table) "SELECT " EVENT_COLS " FROM " table " WHERE id > :since"
+/* a time range: [:from, :to) of packet time, bound to the whole range when
+ * none is asked for (a scan, like a host; ids follow packet time within a
+ * replay, so a page that starts near the range finds it soon) */
+#define TIME_COND " AND ts >= :from AND ts < :to"
+#define EVENTS_OF(table) "SELECT " EVENT_COLS " FROM " table " WHERE id > :since" TIME_COND
 /* and with a host: the events to or from it (a scan; the tables are keyed by
  * id alone) */
 #define HOST_COND " AND (src_ip = :host OR dst_ip = :host)"
@@ -62,12 +66,14 @@ static const char *const SQL_EVENTS[2][1 + STORE_FAM_COUNT] = {
  * also read a newer schema, through its `events` view (slowly), should the
  * database be migrated between the version check and the query.
  * [host][kind given]. */
-#define V1_ALL(COND) "SELECT " EVENT_COLS " FROM events WHERE id > :since" COND " ORDER BY id LIMIT :limit"
+#define V1_ALL(COND)                                                                     \
+	"SELECT " EVENT_COLS " FROM events WHERE id > :since" TIME_COND COND                \
+	" ORDER BY id LIMIT :limit"
 #define V1_KIND(COND)                                                                    \
-	"SELECT " EVENT_COLS " FROM events WHERE kind = :k1 AND id > :since" COND " "      \
-	"UNION ALL "                                                                       \
-	"SELECT " EVENT_COLS " FROM events WHERE kind = :k2 AND id > :since" COND " "      \
-	"ORDER BY id LIMIT :limit"
+	"SELECT " EVENT_COLS " FROM events WHERE kind = :k1 AND id > :since" TIME_COND COND \
+	" UNION ALL "                                                                      \
+	"SELECT " EVENT_COLS " FROM events WHERE kind = :k2 AND id > :since" TIME_COND COND \
+	" ORDER BY id LIMIT :limit"
 static const char *const SQL_EVENTS_V1[2][2] = {
 	{V1_ALL(""), V1_KIND("")},
 	{V1_ALL(HOST_COND), V1_KIND(HOST_COND)},
@@ -80,6 +86,8 @@ static const char SQL_ALERTS_BASE[] = "SELECT " ALERT_COLS " FROM alerts WHERE i
 static const char SQL_ALERTS_CLASS[] = " AND class = :class";
 static const char SQL_ALERTS_SEV[] = " AND severity >= :sev";
 static const char SQL_ALERTS_SRC[] = " AND src_ip = :src";
+/* an alert is in a time range when its first and last hits straddle any of it */
+static const char SQL_ALERTS_TIME[] = " AND last_ts >= :from AND first_ts < :to";
 static const char SQL_ALERTS_TAIL[] = " ORDER BY id LIMIT :limit";
 static const char SQL_ALERT_ONE[] = "SELECT " ALERT_COLS " FROM alerts WHERE id = :id";
 /* by write sequence (alert_filter.by_seq): schema 3 has one; before it, ids
@@ -361,6 +369,8 @@ static int64_t iter_events(struct query *q, const struct event_filter *f, event_
 	}
 	if (host)
 		brc |= bind_text(st, ":host", host);
+	brc |= bind_i64(st, ":from", f && f->timed ? f->from_us : INT64_MIN);
+	brc |= bind_i64(st, ":to", f && f->timed ? f->to_us : INT64_MAX);
 	if (brc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: events: bind: %s", q->path, sqlite3_errmsg(q->db));
 		goto out;
@@ -444,7 +454,7 @@ static int64_t iter_alerts(struct query *q, const struct alert_filter *f, alert_
 			   void *arg, int64_t *last_id, char *err, size_t errlen)
 {
 	char sql[sizeof(SQL_ALERTS_SEQ_BASE_V2) + sizeof(SQL_ALERTS_CLASS) + sizeof(SQL_ALERTS_SEV) +
-		 sizeof(SQL_ALERTS_SRC) + sizeof(SQL_ALERTS_SEQ_TAIL)];
+		 sizeof(SQL_ALERTS_SRC) + sizeof(SQL_ALERTS_TIME) + sizeof(SQL_ALERTS_SEQ_TAIL)];
 	sqlite3_stmt *st = NULL;
 	int sev = 0, brc = SQLITE_OK;
 	int64_t n = -1, since = f ? f->since_id : 0, limit = f ? f->limit : -1;
@@ -472,6 +482,8 @@ static int64_t iter_alerts(struct query *q, const struct alert_filter *f, alert_
 		strcat(sql, SQL_ALERTS_SEV);
 	if (f && f->src)
 		strcat(sql, SQL_ALERTS_SRC);
+	if (f && f->timed)
+		strcat(sql, SQL_ALERTS_TIME);
 	strcat(sql, by_seq && version >= 3 ? SQL_ALERTS_SEQ_TAIL : SQL_ALERTS_TAIL);
 
 	if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -486,6 +498,10 @@ static int64_t iter_alerts(struct query *q, const struct alert_filter *f, alert_
 		brc |= bind_i64(st, ":sev", sev);
 	if (f && f->src)
 		brc |= bind_text(st, ":src", f->src);
+	if (f && f->timed) {
+		brc |= bind_i64(st, ":from", f->from_us);
+		brc |= bind_i64(st, ":to", f->to_us);
+	}
 	if (brc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: alerts: bind: %s", q->path, sqlite3_errmsg(q->db));
 		goto out;

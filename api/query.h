@@ -2,8 +2,9 @@
  * query.h - the read side of the database (CLI `events`/`alerts` and the API).
  *
  * NOTE FROM THE LEAD (sensor/main.c already calls these; keep these names and
- * fields, add more as needed): struct event_filter {kind, since_id, limit},
- * struct alert_filter {class_name, severity, src, since_id, limit},
+ * fields, add more as needed): struct event_filter {kind, host, since_id, limit,
+ * time range}, struct alert_filter {class_name, severity, src, since_id,
+ * limit, time range},
  * query_print_events(), query_print_alerts(). limit < 0 means no limit.
  */
 #ifndef EW_QUERY_H
@@ -21,6 +22,8 @@ struct event_filter {
 			     * in inet_ntop's form (query_canon_addr) */
 	int64_t since_id;   /* only rows with id > since_id */
 	int64_t limit;      /* < 0: no limit */
+	int timed;          /* only events with from_us <= ts < to_us (packet time, us) */
+	int64_t from_us, to_us;
 };
 
 struct alert_filter {
@@ -30,6 +33,9 @@ struct alert_filter {
 	const char *src;        /* NULL for all */
 	int64_t since_id;
 	int64_t limit;
+	int timed;              /* only alerts hit within [from_us, to_us): last_ts >=
+				 * from_us and first_ts < to_us (packet time, us) */
+	int64_t from_us, to_us;
 	/* since_id is a write sequence (schema/003_alert_seq.sql): the alerts
 	 * written (inserted, or updated as they grow) after it, in the order
 	 * they were written, each once and in its latest state; *last_id then

@@ -466,7 +466,41 @@ static int get_since_limit(struct req *r, int64_t *since, int64_t *limit, enum M
 	return 0;
 }
 
-/* class, severity, src into f; src is normalized (inet_ntop) into srcbuf. */
+/* from and to: a range of packet time, [from, to), each in a form
+ * text_parse_time takes; *timed is set when either is given. */
+static int get_time_range(struct req *r, int *timed, int64_t *from, int64_t *to,
+			  enum MHD_Result *ret)
+{
+	static const char want[] = "want a time as 2026-11-29T10:00:08Z (RFC 3339), "
+				   "2026-11-29 or seconds since 1970";
+	const char *v;
+
+	*timed = 0;
+	*from = INT64_MIN;
+	*to = INT64_MAX;
+	if ((v = param(r, "from"))) {
+		if (text_parse_time(v, from) < 0) {
+			*ret = bad_param(r, "from", want);
+			return -1;
+		}
+		*timed = 1;
+	}
+	if ((v = param(r, "to"))) {
+		if (text_parse_time(v, to) < 0) {
+			*ret = bad_param(r, "to", want);
+			return -1;
+		}
+		*timed = 1;
+	}
+	if (*from >= *to) {
+		*ret = bad_param(r, "from", "not before to: nothing lies between");
+		return -1;
+	}
+	return 0;
+}
+
+/* class, severity, src and the time range into f; src is normalized
+ * (inet_ntop) into srcbuf. */
 static int get_alert_filter(struct req *r, struct alert_filter *f, char *srcbuf, size_t srccap,
 			    enum MHD_Result *ret)
 {
@@ -495,7 +529,7 @@ static int get_alert_filter(struct req *r, struct alert_filter *f, char *srcbuf,
 		}
 		f->src = srcbuf;
 	}
-	return 0;
+	return get_time_range(r, &f->timed, &f->from_us, &f->to_us, ret);
 }
 
 /* ---- /api/v1/alerts and /api/v1/events ------------------------------------ */
@@ -635,6 +669,8 @@ static enum MHD_Result h_events(struct req *r)
 			return bad_param(r, "host", "not an IPv4 or IPv6 address");
 		f.host = host;
 	}
+	if (get_time_range(r, &f.timed, &f.from_us, &f.to_us, &ret) < 0)
+		return ret;
 	if (!(q = pool_get(r->a, err, sizeof(err))))
 		return db_error(r, err);
 	if (!(c.arr = json_array())) {
@@ -1366,11 +1402,11 @@ static enum MHD_Result h_static(struct req *r)
 typedef enum MHD_Result route_fn(struct req *r);
 
 static const char *const P_NONE[] = {NULL};
-static const char *const P_ALERTS[] = {"class", "severity", "src", "since_id", "since_seq", "limit",
-					 NULL};
-static const char *const P_EVENTS[] = {"kind", "host", "since_id", "limit", NULL};
-static const char *const P_STREAM[] = {"class", "severity", "src", "since_id", "since_seq",
-					NULL};
+static const char *const P_ALERTS[] = {"class", "severity", "src", "from", "to", "since_id",
+					 "since_seq", "limit", NULL};
+static const char *const P_EVENTS[] = {"kind", "host", "from", "to", "since_id", "limit", NULL};
+static const char *const P_STREAM[] = {"class", "severity", "src", "from", "to", "since_id",
+					"since_seq", NULL};
 
 static const struct route {
 	const char *method;        /* GET routes answer HEAD too (MHD sends no body) */

@@ -84,10 +84,11 @@ static void usage_main(FILE *f)
 	      "                                  capture live from interfaces until SIGINT/SIGTERM\n"
 	      "  serve  [-d DB] [--api ADDR:PORT] [--token-file FILE]\n"
 	      "                                  HTTP API and dashboard over a database (docs/api.md)\n"
-	      "  events [-d DB] [--json] [--kind K] [--host ADDR] [--since-id N] [--limit N]\n"
+	      "  events [-d DB] [--json] [--kind K] [--host ADDR] [--from TIME] [--to TIME]\n"
+	      "         [--since-id N] [--limit N]\n"
 	      "                                  list stored events (dns, http, tls, icmp)\n"
-	      "  alerts [-d DB] [--json] [--class C] [--severity S] [--src ADDR] [--since-id N]\n"
-	      "         [--limit N]\n"
+	      "  alerts [-d DB] [--json] [--class C] [--severity S] [--src ADDR] [--from TIME]\n"
+	      "         [--to TIME] [--since-id N] [--limit N]\n"
 	      "                                  list stored alerts\n"
 	      "  rules check RULES...            validate rules files (docs/rules.md)\n"
 	      "  version                         print the version and the libraries'\n"
@@ -1119,8 +1120,8 @@ static int parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo
 
 static void usage_events(FILE *f)
 {
-	fputs("usage: egresswatch events [-d DB] [--json] [--kind K] [--host ADDR] [--since-id N]\n"
-	      "                          [--limit N]\n"
+	fputs("usage: egresswatch events [-d DB] [--json] [--kind K] [--host ADDR] [--from TIME]\n"
+	      "                          [--to TIME] [--since-id N] [--limit N]\n"
 	      "\n"
 	      "List stored events in id order: a table, or with --json one JSON object per\n"
 	      "line, each field as docs/events.md describes it.\n"
@@ -1130,6 +1131,11 @@ static void usage_events(FILE *f)
 	      "  -k, --kind K      only events of kind K: dns, http, tls or icmp\n"
 	      "      --host ADDR   only events to or from address ADDR (read through all\n"
 	      "                    the events: seconds for millions)\n"
+	      "      --from TIME   only events at or after TIME (packet time): RFC 3339 as\n"
+	      "                    the events show it (2026-11-29T10:00:08Z, any fraction,\n"
+	      "                    Z or +01:00), a date (its midnight UTC) or seconds\n"
+	      "                    since 1970 (1795945208.5)\n"
+	      "      --to TIME     only events before TIME\n"
 	      "      --since-id N  only events with id > N\n"
 	      "  -n, --limit N     at most N events (default: all)\n"
 	      "  -h, --help        this text\n"
@@ -1146,6 +1152,8 @@ struct list_opts {
 				      * events: src is the --host address */
 	char src_buf[64];            /* src in inet_ntop's spelling */
 	int64_t since_id, limit;
+	int timed;                   /* --from or --to: [from_us, to_us) */
+	int64_t from_us, to_us;
 	int json;
 };
 
@@ -1180,7 +1188,8 @@ static void stdout_bulk(void)
 static int print_events(const struct list_opts *o)
 {
 	struct event_filter f = {.kind = o->filter, .host = o->src, .since_id = o->since_id,
-				 .limit = o->limit};
+				 .limit = o->limit, .timed = o->timed, .from_us = o->from_us,
+				 .to_us = o->to_us};
 	stdout_bulk();
 	return query_print_events(o->db, &f, stdout, o->json);
 }
@@ -1188,7 +1197,8 @@ static int print_events(const struct list_opts *o)
 static int print_alerts(const struct list_opts *o)
 {
 	struct alert_filter f = {.class_name = o->filter, .severity = o->severity, .src = o->src,
-				 .since_id = o->since_id, .limit = o->limit};
+				 .since_id = o->since_id, .limit = o->limit, .timed = o->timed,
+				 .from_us = o->from_us, .to_us = o->to_us};
 	stdout_bulk();
 	return query_print_alerts(o->db, &f, stdout, o->json);
 }
@@ -1201,6 +1211,8 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 		{lc->filter, required_argument, NULL, 'F'},
 		{"since-id", required_argument, NULL, 'S'},
 		{"limit", required_argument, NULL, 'n'},
+		{"from", required_argument, NULL, 'f'},
+		{"to", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		/* alerts only */
 		{"severity", required_argument, NULL, 'V'},
@@ -1210,7 +1222,8 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct option used[sizeof(opts) / sizeof(opts[0])];
-	struct list_opts o = {.db = DEFAULT_DB, .limit = -1};
+	struct list_opts o = {.db = DEFAULT_DB, .limit = -1, .from_us = INT64_MIN,
+			      .to_us = INT64_MAX};
 	char shorts[16];
 	int opt;
 	size_t nused = 0;
@@ -1269,6 +1282,17 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 			if (parse_i64(lc->name, "limit", optarg, 0, INT64_MAX, &o.limit) < 0)
 				return EXIT_USAGE;
 			break;
+		case 'f':
+		case 't':
+			if (text_parse_time(optarg, opt == 'f' ? &o.from_us : &o.to_us) < 0) {
+				fprintf(stderr, "egresswatch %s: --%s %s: want a time as "
+						"2026-11-29T10:00:08Z (RFC 3339), 2026-11-29 or "
+						"seconds since 1970\n", lc->name,
+					opt == 'f' ? "from" : "to", optarg);
+				return EXIT_USAGE;
+			}
+			o.timed = 1;
+			break;
 		case 'h':
 			lc->usage(stdout);
 			return 0;
@@ -1279,6 +1303,11 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 	}
 	if (optind != argc) {
 		fprintf(stderr, "egresswatch %s: unexpected argument %s\n", lc->name, argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (o.timed && o.from_us >= o.to_us) {
+		fprintf(stderr, "egresswatch %s: --from is not before --to: nothing lies between\n",
+			lc->name);
 		return EXIT_USAGE;
 	}
 	return lc->print(&o) < 0 ? EXIT_RUNTIME : 0;
@@ -1296,7 +1325,7 @@ static int cmd_events(int argc, char **argv)
 static void usage_alerts(FILE *f)
 {
 	fputs("usage: egresswatch alerts [-d DB] [--json] [--class C] [--severity S] [--src ADDR]\n"
-	      "                          [--since-id N] [--limit N]\n"
+	      "                          [--from TIME] [--to TIME] [--since-id N] [--limit N]\n"
 	      "\n"
 	      "List stored alerts in id order: a table, or with --json one JSON object per\n"
 	      "line, the shape GET /api/v1/alerts gives (docs/api.md).\n"
@@ -1307,6 +1336,9 @@ static void usage_alerts(FILE *f)
 	      "      --severity S  only alerts of severity S or higher (info, low, medium,\n"
 	      "                    high, critical, or their numbers 1..5)\n"
 	      "      --src ADDR    only alerts from source address ADDR\n"
+	      "      --from TIME   only alerts hit at or after TIME (their last hit, packet\n"
+	      "                    time), TIME as for `events --from`\n"
+	      "      --to TIME     only alerts hit before TIME (their first hit)\n"
 	      "      --since-id N  only alerts with id > N\n"
 	      "  -n, --limit N     at most N alerts (default: all)\n"
 	      "  -h, --help        this text\n"

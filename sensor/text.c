@@ -158,6 +158,119 @@ size_t text_time(char *dst, size_t cap, uint64_t ts_us)
 	return (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
+/* n decimal digits at s into *v; 0, or -1 when one is not a digit. */
+static int digits(const char *s, int n, int *v)
+{
+	*v = 0;
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		*v = *v * 10 + (s[i] - '0');
+	}
+	return 0;
+}
+
+/* Days from 1970-01-01 to y-m-d of the proleptic Gregorian calendar (the
+ * era arithmetic of Howard Hinnant's days_from_civil). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;
+	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* The digits of a fraction at *p, as microseconds (digits past the sixth
+ * are read and dropped); *p moves past them. -1 when there are none. */
+static int fraction_us(const char **p, int64_t *us)
+{
+	const char *s = *p;
+	int64_t v = 0;
+	int n = 0;
+
+	while (*s >= '0' && *s <= '9') {
+		if (n < 6)
+			v = v * 10 + (*s - '0');
+		n++;
+		s++;
+	}
+	if (n == 0)
+		return -1;
+	for (int k = n; k < 6; k++)
+		v *= 10;
+	*us = v;
+	*p = s;
+	return 0;
+}
+
+int text_parse_time(const char *s, int64_t *us)
+{
+	static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int y, mo, d, h = 0, mi = 0, sec = 0, oh = 0, om = 0, sign = 0;
+	int64_t frac = 0;
+	const char *p;
+
+	if (!s || !*s)
+		return -1;
+	/* seconds since 1970: digits, then a fraction or nothing */
+	size_t n = strspn(s, "0123456789");
+	if (n > 0 && (s[n] == '\0' || s[n] == '.')) {
+		int64_t v = 0;
+		if (n > 12) /* past 9999 */
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			v = v * 10 + (s[i] - '0');
+		p = s + n;
+		if (*p == '.') {
+			p++;
+			if (fraction_us(&p, &frac) < 0 || *p)
+				return -1;
+		}
+		if (v * 1000000 + frac > (int64_t)TEXT_TIME_MAX_US)
+			return -1;
+		*us = v * 1000000 + frac;
+		return 0;
+	}
+	if (strlen(s) < 10 || digits(s, 4, &y) < 0 || s[4] != '-' || digits(s + 5, 2, &mo) < 0 ||
+	    s[7] != '-' || digits(s + 8, 2, &d) < 0)
+		return -1;
+	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+	    (mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))))
+		return -1;
+	p = s + 10;
+	if (*p) {
+		if ((*p != 'T' && *p != 't' && *p != ' ') || strlen(p) < 9 ||
+		    digits(p + 1, 2, &h) < 0 || p[3] != ':' || digits(p + 4, 2, &mi) < 0 ||
+		    p[6] != ':' || digits(p + 7, 2, &sec) < 0 || h > 23 || mi > 59 || sec > 60)
+			return -1;
+		p += 9;
+		if (*p == '.') {
+			p++;
+			if (fraction_us(&p, &frac) < 0)
+				return -1;
+		}
+		if (*p == 'Z' || *p == 'z') {
+			p++;
+		} else if (*p == '+' || *p == '-') {
+			sign = *p == '-' ? -1 : 1;
+			if (digits(p + 1, 2, &oh) < 0 || p[3] != ':' || digits(p + 4, 2, &om) < 0 ||
+			    oh > 23 || om > 59)
+				return -1;
+			p += 6;
+		} else {
+			return -1; /* RFC 3339 always says which zone */
+		}
+		if (*p)
+			return -1;
+	}
+	int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+		       sign * (oh * 3600 + om * 60);
+	*us = secs * 1000000 + frac;
+	return 0;
+}
+
 double text_entropy(const uint8_t *s, size_t n)
 {
 	/* Only the byte values present are touched (a bitmap of them, their

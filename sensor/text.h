@@ -64,6 +64,20 @@ size_t text_time(char *dst, size_t cap, uint64_t ts_us);
  */
 int text_duration(const char *s, uint64_t min_us, uint64_t max_us, uint64_t *us);
 
+/*
+ * A point in time, as the events and alerts show it or as a person types
+ * it, into *us (microseconds since 1970, UTC; negative before):
+ *   RFC 3339: 2026-11-29T10:00:08Z, 2026-11-29T10:00:08.661204Z,
+ *     2026-11-29T11:00:08+01:00 ('T' or a space, 'Z' or 'z'; a fraction of
+ *     any length, read to the microsecond; a leap second :60 is the next);
+ *   a date alone: 2026-11-29 (its midnight, UTC);
+ *   seconds since 1970: 1795945208 or 1795945208.661 (as tshark's
+ *     frame.time_epoch and tcpdump -tt show them).
+ * Years 0000-9999. 0, or -1 when s is none of these or names no day (a
+ * 30th of February).
+ */
+int text_parse_time(const char *s, int64_t *us);
+
 /* Shannon entropy of n bytes, bits per byte (0 for n == 0). */
 double text_entropy(const uint8_t *s, size_t n);
 

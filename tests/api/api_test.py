@@ -11,6 +11,7 @@ server-sent-event stream, /metrics, the bearer token, slow and oversized
 clients, and shutdown. Python's standard library only; every connection goes
 to 127.0.0.1. Prints "N passed, N failed" and exits 1 on any failure.
 """
+import datetime
 import http.client
 import json
 import os
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 EW = os.path.abspath(sys.argv[1])
 PCAPS = os.path.abspath(sys.argv[2])
@@ -224,7 +226,73 @@ def test_shapes(port, db):
           "%d vs %d" % (len(seen), len(want)))
     st, hd, body = get_json(port, "/api/v1/events?host=0:0::1")
     check("host IPv6 in another spelling", st == 200 and body["events"] == [], str(body))
+    test_time_range(port, db, events, alerts)
     return alerts
+
+
+def epoch_us(ts):
+    """An RFC 3339 time as the events show it, in microseconds."""
+    d = datetime.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ")
+    d = d.replace(tzinfo=datetime.timezone.utc)
+    return int(d.timestamp()) * 1000000 + d.microsecond
+
+
+def test_time_range(port, db, events, alerts):
+    """from= and to=: the events with from <= ts < to, the alerts hit in the
+    range (last_ts >= from, first_ts < to), written as RFC 3339 in other
+    zones and as seconds since 1970; the same as the CLI's --from/--to."""
+    times = sorted({epoch_us(e["ts"]) for e in events})
+    check("events span some time", len(times) > 10, str(len(times)))
+    lo, hi = times[len(times) // 4], times[3 * len(times) // 4]
+
+    def rfc(us, zone=0):
+        d = datetime.datetime.fromtimestamp(us // 1000000, datetime.timezone.utc) + \
+            datetime.timedelta(hours=zone, microseconds=us % 1000000)
+        s = d.strftime("%Y-%m-%dT%H:%M:%S.%f")
+        return s + ("Z" if zone == 0 else "%+03d:00" % zone)
+    want = [e["id"] for e in events if lo <= epoch_us(e["ts"]) < hi]
+    check("a quarter to three quarters is some", 0 < len(want) < len(events), str(len(want)))
+    for f, t in ((rfc(lo), rfc(hi)), (rfc(lo, 5), rfc(hi, -3)),
+                 ("%d.%06d" % divmod(lo, 1000000), "%d.%06d" % divmod(hi, 1000000))):
+        q = urllib.parse.urlencode({"from": f, "to": t, "limit": 1000})
+        st, hd, body = get_json(port, "/api/v1/events?" + q)
+        check("events from=%s to=%s" % (f, t),
+              st == 200 and [e["id"] for e in body["events"]] == want,
+              "%s %s" % (st, str(body)[:200]))
+    cli = run(["events", "-d", db, "--json", "--from", rfc(lo), "--to", rfc(hi)])
+    check("events --from --to equal from= to=",
+          [json.loads(l)["id"] for l in cli.stdout.splitlines() if l.strip()] == want)
+    # one bound, with a kind and paged
+    want = [e["id"] for e in events if epoch_us(e["ts"]) >= lo and e["kind"] == "dns"]
+    seen, since = [], 0
+    while True:
+        q = urllib.parse.urlencode({"from": rfc(lo), "kind": "dns", "limit": 5, "since_id": since})
+        st, hd, body = get_json(port, "/api/v1/events?" + q)
+        if st != 200 or not body["events"]:
+            break
+        seen += [e["id"] for e in body["events"]]
+        since = body["next_since_id"]
+    check("from, kind, paged equal one listing", seen == want and len(want) > 5,
+          "%d vs %d" % (len(seen), len(want)))
+    q = urllib.parse.urlencode({"to": rfc(times[0])})
+    st, hd, body = get_json(port, "/api/v1/events?" + q)
+    check("to= the first event's time: none (to is not in the range)",
+          st == 200 and body["events"] == [], str(body)[:200])
+    # alerts: hit within the range
+    spans = [(a["id"], epoch_us(a["first_ts"]), epoch_us(a["last_ts"])) for a in alerts]
+    for f, t in ((lo, hi), (times[0], times[0] + 1), (hi, times[-1] + 1)):
+        want = [i for i, first, last in spans if last >= f and first < t]
+        q = urllib.parse.urlencode({"from": rfc(f), "to": rfc(t), "limit": 1000})
+        st, hd, body = get_json(port, "/api/v1/alerts?" + q)
+        check("alerts from=%s to=%s" % (rfc(f), rfc(t)),
+              st == 200 and [a["id"] for a in body["alerts"]] == want,
+              "%s %s vs %s" % (st, str(body)[:200], want))
+        cli = run(["alerts", "-d", db, "--json", "--from", rfc(f), "--to", rfc(t)])
+        check("alerts --from --to equal from= to=",
+              [json.loads(l)["id"] for l in cli.stdout.splitlines() if l.strip()] == want)
+    check("some alert is outside some range",
+          any(len([i for i, first, last in spans if last >= f and first < t]) < len(spans)
+              for f, t in ((lo, hi), (times[0], times[0] + 1), (hi, times[-1] + 1))))
 
 
 def host_of(e, h):
@@ -304,6 +372,13 @@ def test_errors(port):
         ("/api/v1/alerts?src=10.0.0.0/8", "src"),
         ("/api/v1/events?host=10.0.0.0/8", "host"),
         ("/api/v1/events?host=abc", "host"),
+        ("/api/v1/events?from=yesterday", "from"),
+        ("/api/v1/events?to=2026-11-29T10:00:08", "to"),
+        ("/api/v1/events?from=2026-11-30&to=2026-11-29", "from"),
+        ("/api/v1/events?from=2026-11-30&to=2026-11-30", "from"),
+        ("/api/v1/alerts?from=2026-02-30", "from"),
+        ("/api/v1/alerts?to=", "to"),
+        ("/api/v1/stream?from=x", "from"),
         ("/api/v1/events?kind=foo", "kind"),
         ("/api/v1/events?kind=dns_query", "kind"),
         ("/api/v1/events?limit=5000", "limit"),

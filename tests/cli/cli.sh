@@ -181,6 +181,22 @@ diff "$(dirname "$0")/events_table.expected" "$T/tbl" > "$T/diff" && ok || bad "
 [ "$(wc -l <"$T/host")" -eq "$(grep -c " 10\.99\.0\.2:" "$T/tbl")" ] && [ -s "$T/host" ] && ok ||
 	bad "events --host 10.99.0.2: $(wc -l <"$T/host") lines"
 expect 2 "^egresswatch events: --host 10.0.0.0/8: not an IPv4 or IPv6 address\$" -- "$EW" events -d "$T/tbl.db" --host 10.0.0.0/8
+# --from/--to: the events with from <= ts < to (the table's times, RFC 3339
+# in one width, compare as strings), given as written, in another zone and
+# as seconds since 1970 (the API's from=/to= are checked in `api`)
+from=$(sort "$T/tbl" | sed -n 10p | cut -d' ' -f1)
+to=$(sort "$T/tbl" | sed -n 40p | cut -d' ' -f1)
+awk -v f="$from" -v t="$to" '$1 >= f && $1 < t' "$T/tbl" > "$T/want"
+[ "$(wc -l <"$T/want")" -ge 20 ] && ok || bad "--from/--to test range too small: $from $to"
+fs=$(date -u -d "$from" +%s).$(echo "$from" | cut -c21-26)
+tz=$(date -u -d "@$(($(date -u -d "$to" +%s) - 7200))" +%Y-%m-%dT%H:%M:%S).$(echo "$to" | cut -c21-26)-02:00
+"$EW" events -d "$T/tbl.db" --from "$from" --to "$to" > "$T/range"
+diff "$T/want" "$T/range" > "$T/diff" && ok || bad "events --from $from --to $to: $(head "$T/diff")"
+"$EW" events -d "$T/tbl.db" --from "$fs" --to "$tz" > "$T/range"
+diff "$T/want" "$T/range" > "$T/diff" && ok || bad "events --from $fs --to $tz: $(head "$T/diff")"
+expect 2 "^egresswatch events: --from 10:00: want a time as 2026-11-29T10:00:08Z (RFC 3339), 2026-11-29 or seconds since 1970\$" -- "$EW" events -d "$T/tbl.db" --from 10:00
+expect 2 "^egresswatch alerts: --to 2026-11-31: want a time" -- "$EW" alerts -d "$T/tbl.db" --to 2026-11-31
+expect 2 "^egresswatch events: --from is not before --to: nothing lies between\$" -- "$EW" events -d "$T/tbl.db" --from "$to" --to "$from"
 
 # Compressed captures (gzip, zstd), from a file and from a pipe, give the
 # plain file's events; one cut short keeps what came before and says why.

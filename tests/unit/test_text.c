@@ -196,6 +196,72 @@ static void test_duration(void)
 	CHECK_EQ(text_duration("2", 2 * S, MAX, &us), 0);
 }
 
+static int64_t ptime(const char *s)
+{
+	int64_t us = -777;
+	return text_parse_time(s, &us) == 0 ? us : -777;
+}
+
+/* text_parse_time: the forms it takes, against known instants and against
+ * text_time (every time it writes, it reads back), and what it refuses. */
+static void test_parse_time(void)
+{
+	const int64_t t = 1796032808661204ll; /* 2026-11-30T10:00:08.661204Z */
+	char buf[40];
+
+	CHECK_EQ(ptime("2026-11-30T10:00:08.661204Z"), t);
+	CHECK_EQ(ptime("2026-11-30t10:00:08.661204z"), t);
+	CHECK_EQ(ptime("2026-11-30 10:00:08.661204Z"), t);
+	CHECK_EQ(ptime("2026-11-30T11:30:08.661204+01:30"), t);
+	CHECK_EQ(ptime("2026-11-30T05:00:08.661204-05:00"), t);
+	CHECK_EQ(ptime("2026-11-30T10:00:08.6612049999Z"), t); /* past the microsecond: dropped */
+	CHECK_EQ(ptime("2026-11-30T10:00:08.66Z"), t - 1204);
+	CHECK_EQ(ptime("2026-11-30T10:00:08Z"), t - 661204);
+	CHECK_EQ(ptime("2026-11-30"), t - 661204 - 36008ll * 1000000);
+	CHECK_EQ(ptime("1796032808.661204"), t);
+	CHECK_EQ(ptime("1796032808"), t - 661204);
+	CHECK_EQ(ptime("1796032808.5"), t - 161204);
+	CHECK_EQ(ptime("1970-01-01T00:00:00Z"), 0);
+	CHECK_EQ(ptime("0"), 0);
+	CHECK_EQ(ptime("1969-12-31T23:59:59Z"), -1000000);
+	CHECK_EQ(ptime("0000-01-01T00:00:00Z"), -62167219200ll * 1000000);
+	CHECK_EQ(ptime("9999-12-31T23:59:59.999999Z"), (int64_t)TEXT_TIME_MAX_US);
+	CHECK_EQ(ptime("2024-02-29"), 1709164800ll * 1000000);
+	CHECK_EQ(ptime("2000-02-29"), 951782400ll * 1000000);
+	CHECK_EQ(ptime("2016-12-31T23:59:60Z"), 1483228800ll * 1000000); /* the leap second */
+	/* what it refuses */
+	const char *bad[] = {
+		"", "x", "2026-11-30T10:00:08", "2026-11-30T10:00Z", "2026-11-30T24:00:00Z",
+		"2026-11-30T10:60:00Z", "2026-11-30T10:00:61Z", "2026-13-01", "2026-00-01",
+		"2026-11-31", "2026-02-29", "1900-02-29", "2100-02-29", "2026-11-30T10:00:08.Z",
+		"2026-11-30T10:00:08+1:00", "2026-11-30T10:00:08+01:00x", "2026-11-30T10:00:08ZZ",
+		"2026-11-30X10:00:08Z", "26-11-30", "2026-1-30", "1796032808.", "1796032808.5x",
+		"-1", "+5", "12345678901234", " 2026-11-30", "2026-11-30T10:00:08+24:00",
+		"1796032808 ", "0x10", "1e9",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int64_t us;
+		if (text_parse_time(bad[i], &us) == 0) {
+			fprintf(stderr, "text_parse_time took \"%s\"\n", bad[i]);
+			CHECK(0);
+		}
+	}
+	CHECK(text_parse_time(NULL, &(int64_t){0}) < 0);
+	/* what text_time writes reads back: 200,000 times over 1970..9999 */
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint64_t v = i < 3 ? (uint64_t[]){0, 1, TEXT_TIME_MAX_US}[i] : x % (TEXT_TIME_MAX_US + 1);
+		text_time(buf, sizeof(buf), v);
+		if (ptime(buf) != (int64_t)v) {
+			fprintf(stderr, "%s read back as %lld, not %llu\n", buf, (long long)ptime(buf),
+				(unsigned long long)v);
+			CHECK(0);
+			break;
+		}
+	}
+}
+
 int main(void)
 {
 	test_escape();
@@ -204,5 +270,6 @@ int main(void)
 	test_entropy();
 	test_record();
 	test_duration();
+	test_parse_time();
 	return check_done();
 }
