@@ -38,6 +38,7 @@
 #include "sensor/capture.h"
 #include "sensor/core.h"
 #include "sensor/daemon.h"
+#include "sensor/inputs.h"
 #include "sensor/decode.h"
 #include "sensor/alerts.h"
 #include "sensor/log.h"
@@ -107,7 +108,9 @@ static void usage_replay(FILE *f)
 	      "\n"
 	      "Replay pcap or pcapng files, plain, gzip or zstd (in the order given; '-'\n"
 	      "reads stdin) through the decoders and analyzers, store every event in DB,\n"
-	      "and print a summary.\n"
+	      "and print a summary. A directory stands for the capture files in it, in\n"
+	      "name order as `ls -v` sorts (ring_9 before ring_10); what else it holds is\n"
+	      "named and skipped.\n"
 	      "Time comes from the packets, so a replay is deterministic.\n"
 	      "\n"
 	      "  -c, --rules RULES   rules file (default: the built-in rules, the same as\n"
@@ -454,8 +457,9 @@ done:
 }
 
 /*
- * Before anything is opened or created: every capture named (not "-") must
- * exist, be readable and not be a directory, so a mistyped name exits 2
+ * Before anything is opened or created: every capture named (not "-";
+ * directories already stand for their files, sensor/inputs.h) must exist
+ * and be readable, so a mistyped name exits 2
  * with one line, leaving no database behind. Only stat(2) and access(2):
  * a named pipe is not opened here, which would take its writer's data. What
  * a file holds is the reader's to judge.
@@ -468,11 +472,6 @@ static int check_inputs(char *const *paths, unsigned n)
 			continue;
 		if (stat(paths[i], &st) < 0 || access(paths[i], R_OK) < 0) {
 			fprintf(stderr, "egresswatch replay: %s: %s\n", paths[i], strerror(errno));
-			return -1;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "egresswatch replay: %s: is a directory (give the capture "
-					"files in it, in the order they were written)\n", paths[i]);
 			return -1;
 		}
 	}
@@ -553,6 +552,7 @@ static int cmd_replay(int argc, char **argv)
 	uint64_t filtered = 0;
 	int quiet = 0, progress, no_store = 0, opt, rc = 0;
 	char err[512];
+	struct inputs in = {0};
 	double t0;
 
 	progress = isatty(STDERR_FILENO);
@@ -600,11 +600,19 @@ static int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "egresswatch replay: bad filter \"%s\": %s\n", bpf, err);
 		return EXIT_USAGE;
 	}
-	if (check_inputs(argv + optind, (unsigned)(argc - optind)) < 0)
-		return EXIT_USAGE;
-	if (rules_path && rules_load(rules_path, &rules, err, sizeof(err)) < 0) {
+	if (inputs_expand(argv + optind, (unsigned)(argc - optind), "egresswatch replay", &in, err,
+			  sizeof(err)) < 0) {
 		fprintf(stderr, "egresswatch replay: %s\n", err);
 		return EXIT_USAGE;
+	}
+	if (check_inputs(in.paths, in.n) < 0) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (rules_path && rules_load(rules_path, &rules, err, sizeof(err)) < 0) {
+		fprintf(stderr, "egresswatch replay: %s\n", err);
+		rc = EXIT_USAGE;
+		goto out;
 	}
 	cfg.rules = rules;
 	cfg.db_path = no_store ? NULL : db;
@@ -612,7 +620,8 @@ static int cmd_replay(int argc, char **argv)
 	if (core_open(&core, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "egresswatch replay: %s\n", err);
 		rules_free(rules);
-		return EXIT_RUNTIME;
+		rc = EXIT_RUNTIME;
+		goto out;
 	}
 	/* The events go to the file as they are committed (a follower reads
 	 * them back); the alerts once, at the end, in their final state. */
@@ -624,14 +633,14 @@ static int cmd_replay(int argc, char **argv)
 			eve_close(eve);
 			core_close(core);
 			rules_free(rules);
-			return EXIT_RUNTIME;
+			rc = EXIT_RUNTIME;
+			goto out;
 		}
 	}
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
 	t0 = sync_now();
-	rc = replay_files(core, argv + optind, (unsigned)(argc - optind), progress, t0, bpf,
-			  &filtered);
+	rc = replay_files(core, in.paths, in.n, progress, t0, bpf, &filtered);
 	if (stop_requested) {
 		fprintf(stderr, "egresswatch replay: interrupted; what was read is stored\n");
 		rc = EXIT_RUNTIME;
@@ -654,7 +663,7 @@ static int cmd_replay(int argc, char **argv)
 		quiet = 1;
 	if (!quiet)
 		print_summary(eve_path && !strcmp(eve_path, "-") ? stderr : stdout, core, db,
-			      (unsigned)(argc - optind), elapsed, bpf, filtered, eve, eve_path);
+			      in.n, elapsed, bpf, filtered, eve, eve_path);
 	eve_close(eve);
 	if (core_close(core) < 0) {
 		fprintf(stderr, "egresswatch replay: %s: not every row could be written (see "
@@ -662,6 +671,8 @@ static int cmd_replay(int argc, char **argv)
 		rc = rc ? rc : EXIT_RUNTIME;
 	}
 	rules_free(rules);
+out:
+	inputs_free(&in);
 	return rc;
 }
 

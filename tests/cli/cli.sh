@@ -74,9 +74,39 @@ expect 2 "replay: $T/missing.pcap: No such file or directory\$" -- "$EW" replay 
 [ ! -s "$T/out" ] && [ "$(wc -l <"$T/err")" -eq 1 ] && ok || bad "a missing capture printed more: $(cat "$T/out" "$T/err")"
 expect 2 "replay: $T/missing.pcap: No such file or directory\$" -- "$EW" replay -d "$T/a.db" "$PCAPS/demo.pcap" "$T/missing.pcap"
 [ ! -e "$T/a.db" ] && ok || bad "a missing second capture left a database behind"
-expect 2 "replay: $T: is a directory (give the capture files in it, in the order they were written)\$" -- \
-	"$EW" replay -d "$T/a.db" "$T"
-[ ! -e "$T/a.db" ] && [ ! -s "$T/out" ] && ok || bad "a directory left a database or a summary behind"
+# A directory stands for its capture files in `ls -v` order: a fixture cut
+# into 12 files named as tcpdump -C names them (trace, trace1, ..., trace11,
+# where plain name order would put trace10 before trace2), one of them
+# gzipped, with a README, a subdirectory and a dot file beside them, replays
+# as the whole file (no order warning); the others are named as skipped.
+mkdir -p "$T/ring/sub"
+python3 - "$(dirname "$0")/../pcap" "$PCAPS/dns_tcp_long.pcap" "$T/ring/trace" <<'PYEOF2'
+import sys
+sys.path.insert(0, sys.argv[1])
+import pcapfile
+p = pcapfile.read(open(sys.argv[2], "rb").read())
+k = 12
+per = (len(p.raw) + k - 1) // k
+for i in range(k):
+    with open(sys.argv[3] + (str(i) if i else ""), "wb") as f:
+        f.write(p.head + b"".join(p.raw[i * per:(i + 1) * per]))
+PYEOF2
+gzip "$T/ring/trace7"
+printf 'captures of the incident\n' > "$T/ring/README"
+printf 'x' > "$T/ring/.notes"
+rm -f "$T/whole.db" "$T/ring.db"
+"$EW" replay -q -d "$T/whole.db" "$PCAPS/dns_tcp_long.pcap"
+expect 0 "" -- "$EW" replay -d "$T/ring.db" "$T/ring"
+grep -q "^egresswatch replay: 12 files, " "$T/out" && ok || bad "directory replay summary: $(head -1 "$T/out")"
+[ "$(grep -c "skipped" "$T/err")" -eq 2 ] && grep -q "^egresswatch replay: $T/ring/README: skipped: not a capture file" "$T/err" &&
+	grep -q "^egresswatch replay: $T/ring/sub: skipped: a directory (not read recursively)\$" "$T/err" &&
+	! grep -q "warning" "$T/err" && ok || bad "directory replay messages: $(cat "$T/err")"
+[ "$("$EW" events -d "$T/ring.db" --json)" = "$("$EW" events -d "$T/whole.db" --json)" ] &&
+	[ -n "$("$EW" events -d "$T/whole.db" --json)" ] && ok || bad "the directory's events differ from the whole file's"
+mkdir "$T/empty"
+expect 2 "^egresswatch replay: $T/empty: no capture file in it (pcap, pcapng, gzip or zstd)\$" -- \
+	"$EW" replay -d "$T/a.db" "$T/empty"
+[ ! -e "$T/a.db" ] && [ ! -s "$T/out" ] && ok || bad "an empty directory left a database or a summary behind"
 printf 'this is not a capture file at all\n' > "$T/text.pcap"
 expect 2 "$T/text.pcap" -- "$EW" replay -d "$T/a.db" "$T/text.pcap"
 [ ! -s "$T/out" ] && ok || bad "a run that read no packet printed a summary: $(cat "$T/out")"
