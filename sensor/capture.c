@@ -13,6 +13,10 @@
  * pcap files are read with pcap_next_ex, whose status codes tell a clean end
  * (PCAP_ERROR_BREAK) from a file damaged part-way (PCAP_ERROR): the caller
  * keeps everything decoded before the damage and reports where it stopped.
+ * A plain regular file is then searched for the next place two whole
+ * records start, and read on from there (pcap_resync: only the damage is
+ * lost), and a second file header met as a record (files joined with cat)
+ * is read past when it is of the same kind (joined_header).
  * Live sources are set up with pcap_create/pcap_activate so buffer size and
  * immediate mode can be chosen before activation.
  */
@@ -45,6 +49,14 @@ struct capture {
 	char *iobuf;         /* its stdio buffer (FILE_IOBUF bytes), freed after pcap_close */
 	uint64_t size;       /* file size, 0 when unknown */
 	uint64_t count;
+	/* classic pcap: the file's header as it was, and what is needed to
+	 * read past damage (pcap_resync) */
+	uint8_t fhdr[24];
+	int have_fhdr;       /* fhdr holds the 24 bytes */
+	int seekable;        /* a plain regular file: damage can be searched past */
+	int64_t last_sec;    /* the last record's time (seconds), for plausibility */
+	unsigned skips;      /* damaged places skipped, and their bytes */
+	uint64_t skipped;
 	char err[PCAP_ERRBUF_SIZE + 256];
 };
 
@@ -111,7 +123,7 @@ struct capture *capture_open_file(const char *path, char *err, size_t errlen)
 {
 	char perr[PCAP_ERRBUF_SIZE + 256] = "";
 	struct capture *c = capture_alloc(path);
-	uint8_t magic[4], inner[4];
+	uint8_t magic[4], inner[24];
 	size_t nmagic;
 	struct stat st;
 	FILE *f;
@@ -157,6 +169,10 @@ struct capture *capture_open_file(const char *path, char *err, size_t errlen)
 			goto fail;
 		}
 		c->file = c->pcap ? pcap_file(c->pcap) : f;
+		/* a classic pcap file: its header kept, and damage searched past */
+		c->seekable = c->pcap != NULL;
+		c->have_fhdr = c->pcap && pread(fileno(f), c->fhdr, sizeof(c->fhdr), 0) ==
+						  (ssize_t)sizeof(c->fhdr);
 		return c;
 	}
 	/* A pipe, or a compressed file: through instream.c, which gives the
@@ -167,22 +183,26 @@ struct capture *capture_open_file(const char *path, char *err, size_t errlen)
 			fclose(f);
 		goto fail;
 	}
-	size_t ninner = kind == IN_PLAIN ? nmagic : instream_peek(c->in, inner, sizeof(inner));
-	if (kind == IN_PLAIN)
-		memcpy(inner, magic, nmagic);
+	/* the file's header (its first 24 bytes, under any compression): the
+	 * first four choose the reader, all 24 are kept for a classic pcap */
+	size_t ninner = instream_peek(c->in, inner, sizeof(inner));
 	if (instream_error(c->in)[0]) {
 		snprintf(perr, sizeof(perr), "%s", instream_error(c->in));
 		fclose(in);
 		c->in = NULL;
 		goto fail;
 	}
-	if (open_reader(c, in, inner, ninner, 0, perr, sizeof(perr)) < 0) {
+	if (open_reader(c, in, inner, ninner < 4 ? ninner : 4, 0, perr, sizeof(perr)) < 0) {
 		if (instream_error(c->in)[0]) /* what the decompressor met */
 			snprintf(perr, sizeof(perr), "%s", instream_error(c->in));
 		if (!c->ng_file)
 			fclose(in); /* (c->in with it) */
 		c->in = NULL;
 		goto fail;
+	}
+	if (c->pcap && ninner == sizeof(c->fhdr)) {
+		memcpy(c->fhdr, inner, sizeof(c->fhdr));
+		c->have_fhdr = 1;
 	}
 	return c;
 fail:
@@ -273,6 +293,168 @@ static enum capture_rc ng_next(struct capture *c, struct capture_pkt *out)
 	return CAP_ERROR;
 }
 
+/* ---- classic pcap: reading past damage ------------------------------------ */
+
+enum {
+	REC_MAX_CAPLEN = 262144,     /* libpcap's largest snapshot for any link type */
+	REC_MAX_WIRELEN = 1u << 24,  /* no link carries more in one frame */
+	REC_NEAR_S = 7 * 86400,      /* a record found after damage is this near the last */
+};
+
+static uint32_t rd32(const uint8_t *b, int swapped)
+{
+	uint32_t v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+		     (uint32_t)b[3] << 24;
+	return swapped ? __builtin_bswap32(v) : v;
+}
+
+/* The host-order magic of the file's header, from its first four bytes. */
+static uint32_t file_magic(const struct capture *c)
+{
+	return rd32(c->fhdr, 0);
+}
+
+/* Does the 16-byte record header b look like one of this file's? */
+static int rec_plausible(const struct capture *c, const uint8_t *b, int swapped, int nsec)
+{
+	uint32_t sec = rd32(b, swapped), frac = rd32(b + 4, swapped);
+	uint32_t caplen = rd32(b + 8, swapped), len = rd32(b + 12, swapped);
+
+	if (frac >= (nsec ? 1000000000u : 1000000u) || caplen == 0 || caplen > REC_MAX_CAPLEN ||
+	    caplen > len || len > REC_MAX_WIRELEN)
+		return 0;
+	if (c->count && ((int64_t)sec > c->last_sec + REC_NEAR_S ||
+			 (int64_t)sec < c->last_sec - REC_NEAR_S))
+		return 0;
+	return 1;
+}
+
+/* Are there two plausible records one after another from off (or one that
+ * ends exactly at the end of the file)? A record header of random bytes
+ * passes rec_plausible about once in 10^15; two in a row, never. */
+static int rec_chain(const struct capture *c, int fd, uint64_t off, int swapped, int nsec)
+{
+	for (int k = 0; k < 2; k++) {
+		uint8_t b[16];
+		if (off == c->size)
+			return k > 0;
+		if (off + 16 > c->size || pread(fd, b, 16, (off_t)off) != 16 ||
+		    !rec_plausible(c, b, swapped, nsec))
+			return 0;
+		off += 16 + (uint64_t)rd32(b + 8, swapped);
+		if (off > c->size)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The record whose header ends where the file's stream now stands is
+ * damaged: libpcap refused it (a length past any snapshot: the record was
+ * damaged, or the one before it had a wrong length), or it is all zero (a
+ * zeroed stretch of the file). Search the bytes after that
+ * header's first for the next place two whole records start one after
+ * another, and read on from there. 0 with the stream moved and the bytes
+ * skipped in [*from, *to); -1 when there is no such place (then the file
+ * stops here, as before).
+ */
+static int pcap_resync(struct capture *c, uint64_t *from, uint64_t *to)
+{
+	enum { WIN = 1 << 16 };
+	FILE *f = pcap_file(c->pcap);
+	long pos = f ? ftell(f) : -1;
+	int fd = f ? fileno(f) : -1;
+	int swapped = pcap_is_swapped(c->pcap);
+	uint32_t m = file_magic(c);
+	int nsec = m == 0xa1b23c4du || m == 0x4d3cb2a1u;
+	uint8_t *win;
+
+	if (!c->seekable || !c->have_fhdr || pos < 24 + 16 || fd < 0)
+		return -1;
+	if (!(win = malloc(WIN + 16)))
+		return -1;
+	*from = (uint64_t)pos - 16;
+	for (uint64_t base = *from + 1; base + 16 <= c->size; base += WIN) {
+		size_t want = WIN + 15, n = 0;
+		if (base + want > c->size)
+			want = (size_t)(c->size - base);
+		ssize_t got = pread(fd, win, want, (off_t)base);
+		if (got < 16)
+			break;
+		n = (size_t)got;
+		for (size_t i = 0; i + 16 <= n && i < WIN; i++) {
+			if (!rec_plausible(c, win + i, swapped, nsec) ||
+			    !rec_chain(c, fd, base + i, swapped, nsec))
+				continue;
+			free(win);
+			*to = base + i;
+			return fseek(f, (long)*to, SEEK_SET) == 0 ? 0 : -1;
+		}
+	}
+	free(win);
+	return -1;
+}
+
+/*
+ * A record of zero bytes whose time is a pcap magic is the header of a file
+ * joined on after this one (cat a.pcap b.pcap): its first 16 bytes read as
+ * a record. The same kind of file (magic, link type) reads on after the
+ * header's last 8 bytes: 1. Another kind cannot be read by this reader:
+ * -1, c->err says why. 0: not a header.
+ */
+static int joined_header(struct capture *c, const struct pcap_pkthdr *h)
+{
+	static const uint32_t magics[] = {0xa1b2c3d4u, 0xd4c3b2a1u, 0xa1b23c4du, 0x4d3cb2a1u};
+	uint32_t sec = (uint32_t)h->ts.tv_sec, m = file_magic(c);
+	uint8_t rest[8];
+	int magic = 0;
+
+	if (h->caplen != 0 || h->len != 0 || !c->have_fhdr)
+		return 0;
+	for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++)
+		magic |= sec == magics[i] || __builtin_bswap32(sec) == magics[i];
+	if (!magic)
+		return 0;
+	FILE *f = pcap_file(c->pcap);
+	if (!f || fread(rest, 1, sizeof(rest), f) != sizeof(rest))
+		return 0; /* the file ends: an empty record, as libpcap read it */
+	/* the same kind: the same magic bytes (byte order, time unit) and link
+	 * type as this file's own header (libpcap read the magic as a time, in
+	 * this file's byte order) */
+	if (sec != (pcap_is_swapped(c->pcap) ? __builtin_bswap32(m) : m) ||
+	    memcmp(rest + 4, c->fhdr + 20, 4) != 0) {
+		snprintf(c->err, sizeof(c->err),
+			 "%s: a second pcap file header after packet %llu, of another byte "
+			 "order, time unit or link type (files joined with cat?): replay the "
+			 "pieces as files of their own",
+			 c->name, (unsigned long long)c->count);
+		return -1;
+	}
+	return 1;
+}
+
+/* The record just read (its header ends where the stream stands) is
+ * damaged, for reason why: read on past it (CAP_SKIPPED, c->err says where)
+ * or stop (CAP_ERROR). */
+static enum capture_rc damaged(struct capture *c, const char *why)
+{
+	uint64_t from, to;
+
+	if (pcap_resync(c, &from, &to) < 0) {
+		snprintf(c->err, sizeof(c->err), "%s: %s after packet %llu", c->name, why,
+			 (unsigned long long)c->count);
+		return CAP_ERROR;
+	}
+	c->skips++;
+	c->skipped += to - from;
+	snprintf(c->err, sizeof(c->err),
+		 "%s: %s after packet %llu; skipped %llu bytes (%llu to %llu) to the next "
+		 "whole record",
+		 c->name, why, (unsigned long long)c->count, (unsigned long long)(to - from),
+		 (unsigned long long)from, (unsigned long long)to);
+	return CAP_SKIPPED;
+}
+
 enum capture_rc capture_next(struct capture *c, struct capture_pkt *out)
 {
 	struct pcap_pkthdr *h;
@@ -280,10 +462,32 @@ enum capture_rc capture_next(struct capture *c, struct capture_pkt *out)
 
 	if (c->ng)
 		return ng_next(c, out);
+again:;
 	int r = pcap_next_ex(c->pcap, &h, &data);
 
 	switch (r) {
 	case 1:
+		if (h->caplen == 0) {
+			int j = joined_header(c, h);
+			if (j < 0)
+				return CAP_ERROR;
+			if (j > 0) {
+				snprintf(c->err, sizeof(c->err),
+					 "%s: a second pcap file header after packet %llu (files "
+					 "joined with cat?): read on as one capture",
+					 c->name, (unsigned long long)c->count);
+				return CAP_JOINED;
+			}
+			/* a record of nothing at the time 0: a zeroed stretch */
+			if (h->len == 0 && h->ts.tv_sec == 0 && h->ts.tv_usec == 0 &&
+			    c->seekable) {
+				enum capture_rc rc = damaged(c, "a record of zero bytes at the time 0");
+				if (rc == CAP_SKIPPED && c->skips > CAPTURE_SKIPS_TOLD)
+					goto again; /* counted, told at the end */
+				return rc;
+			}
+		}
+		c->last_sec = (int64_t)h->ts.tv_sec;
 		c->count++;
 		out->ts_us = (uint64_t)h->ts.tv_sec * 1000000u + (uint64_t)h->ts.tv_usec;
 		out->caplen = h->caplen;
@@ -295,13 +499,26 @@ enum capture_rc capture_next(struct capture *c, struct capture_pkt *out)
 		return CAP_TIMEOUT;
 	case PCAP_ERROR_BREAK:
 		return CAP_EOF;
-	default:
-		snprintf(c->err, sizeof(c->err), "%s: %s after packet %llu", c->name,
-			 c->in && instream_error(c->in)[0] ? instream_error(c->in)
-							   : pcap_geterr(c->pcap),
-			 (unsigned long long)c->count);
-		return CAP_ERROR;
+	default: {
+		if (c->in && instream_error(c->in)[0]) {
+			snprintf(c->err, sizeof(c->err), "%s: %s after packet %llu", c->name,
+				 instream_error(c->in), (unsigned long long)c->count);
+			return CAP_ERROR;
+		}
+		char why[PCAP_ERRBUF_SIZE];
+		snprintf(why, sizeof(why), "%s", pcap_geterr(c->pcap));
+		enum capture_rc rc = damaged(c, why);
+		if (rc == CAP_SKIPPED && c->skips > CAPTURE_SKIPS_TOLD)
+			goto again; /* counted, told at the end */
+		return rc;
 	}
+	}
+}
+
+void capture_skips(const struct capture *c, unsigned *places, uint64_t *bytes)
+{
+	*places = c->skips;
+	*bytes = c->skipped;
 }
 
 int capture_datalink(const struct capture *c)

@@ -25,11 +25,21 @@ struct capture_live_opts {
 	int timeout_ms;       /* read timeout when not immediate (default 100) */
 };
 
+#define CAPTURE_SKIPS_TOLD 10 /* damaged places of a file told one by one (CAP_SKIPPED) */
+
 enum capture_rc {
 	CAP_PACKET = 1,  /* *hdr and *data are valid */
 	CAP_TIMEOUT = 0, /* live: nothing this time */
 	CAP_EOF = -2,    /* file: clean end */
 	CAP_ERROR = -1,  /* see capture_error(); for a file: damaged part-way */
+	CAP_SKIPPED = -3, /* file: damaged here, and read on from the next whole
+			   * record (capture_error() says where and how much was
+			   * skipped); only the first CAPTURE_SKIPS_TOLD of a
+			   * file are returned,
+			   * capture_skips() counts them all */
+	CAP_JOINED = -4, /* file: a second file header of the same kind met in
+			  * it (files joined with cat), read on (capture_error()
+			  * says where) */
 };
 
 struct capture_pkt {
@@ -57,6 +67,10 @@ const char *capture_datalink_name(const struct capture *c);
 
 /* The last error, naming the source. Borrowed until the next call. */
 const char *capture_error(const struct capture *c);
+
+/* The places of a classic pcap file where damage was skipped (CAP_SKIPPED),
+ * and the bytes skipped, so far. */
+void capture_skips(const struct capture *c, unsigned *places, uint64_t *bytes);
 
 /* Files: bytes read so far and the file size (0 when unknown, e.g. stdin). */
 void capture_progress(const struct capture *c, uint64_t *done, uint64_t *total);

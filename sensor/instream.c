@@ -25,7 +25,7 @@ struct instream {
 	enum instream_kind kind;
 	uint8_t pre[4];  /* file bytes read before us: read first */
 	size_t npre, ipre;
-	uint8_t kept[4]; /* decompressed bytes instream_peek took: returned first */
+	uint8_t kept[24]; /* decompressed bytes instream_peek took: returned first */
 	size_t nkept, ikept;
 	uint8_t *in;     /* compressed input */
 	size_t in_len, in_pos;

@@ -434,6 +434,15 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 				rc = EXIT_RUNTIME;
 			}
 			break;
+		case RD_SKIPPED: /* damage read past: said, and counted as damage */
+		case RD_JOINED:  /* a capture joined on: said */
+			if (progress)
+				fputs("\r\033[K", stderr);
+			fprintf(stderr, "egresswatch replay: %s%s\n", rec->kind == RD_JOINED ?
+				"warning: " : "", (const char *)rec->data);
+			if (rec->kind == RD_SKIPPED && rc == 0)
+				rc = EXIT_RUNTIME;
+			break;
 		case RD_OPEN_ERROR:
 			fprintf(stderr, "egresswatch replay: %s\n", (const char *)rec->data);
 			rc = EXIT_USAGE;

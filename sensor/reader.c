@@ -242,7 +242,16 @@ static int read_file(struct reader *r, unsigned i)
 	r->eager = total == 0; /* a pipe or stdin */
 	if (put_msg(r, RD_FILE, i, dlt, capture_datalink_name(cap), total) < 0)
 		goto out;
-	while (!ring_stopping(&r->ring) && (rc = capture_next(cap, &p)) == CAP_PACKET) {
+	while (!ring_stopping(&r->ring)) {
+		rc = capture_next(cap, &p);
+		if (rc == CAP_SKIPPED || rc == CAP_JOINED) { /* said, and read on */
+			if (put_msg(r, rc == CAP_SKIPPED ? RD_SKIPPED : RD_JOINED, i, dlt,
+				    capture_error(cap), 0) < 0)
+				goto out;
+			continue;
+		}
+		if (rc != CAP_PACKET)
+			break;
 		int pass = r->cfg.bpf ? filter_pass(r, i, &p) : 1;
 		if (pass < 0) {
 			prod_publish(r);
@@ -253,6 +262,16 @@ static int read_file(struct reader *r, unsigned i)
 	}
 	if (ring_stopping(&r->ring))
 		goto out;
+	unsigned places;
+	uint64_t bytes;
+	capture_skips(cap, &places, &bytes);
+	if (places > CAPTURE_SKIPS_TOLD) { /* the first ones were told one by one */
+		char msg[MSG_MAX];
+		snprintf(msg, sizeof(msg), "%s: %u places damaged in all, %llu bytes skipped",
+			 r->cfg.paths[i], places, (unsigned long long)bytes);
+		if (put_msg(r, RD_SKIPPED, i, dlt, msg, 0) < 0)
+			goto out;
+	}
 	/* CAP_TIMEOUT is for live sources only; taken as the end */
 	if (put_msg(r, rc == CAP_ERROR ? RD_DAMAGED : RD_EOF, i, dlt,
 		    rc == CAP_ERROR ? capture_error(cap) : "", 0) < 0)

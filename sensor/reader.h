@@ -37,6 +37,12 @@ enum reader_kind {
 	RD_EOF,        /* file `file` ended cleanly */
 	RD_DAMAGED,    /* file `file` is damaged here: message = capture_error(),
 			* naming it; its earlier frames came before */
+	RD_SKIPPED,    /* file `file` is damaged here and is read on past it:
+			* message = capture_error() (where, and the bytes
+			* skipped); after the tenth of a file, one more at its
+			* end with the count */
+	RD_JOINED,     /* file `file` holds a second file header here (files
+			* joined with cat) and is read on: message */
 	RD_OPEN_ERROR, /* file `file` could not be opened: message naming it */
 	RD_BAD_LINK,   /* accept_dlt refused file `file`'s link type dlt:
 			* message = the link type's name */

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""damage.py - a classic pcap file damaged in the middle loses only the damage.
+
+    damage.py EGRESSWATCH PCAPS_DIR
+
+libpcap stops at a record whose length is past any snapshot; replay then
+searches the bytes after that record's header for the next place where
+three whole records follow one another, reads on from there, says what it
+skipped, and exits 1. A second file header in the stream (captures joined
+with cat) is read past when it is of the same kind, with a warning and exit
+0. Each case builds a damaged copy of a fixture and compares its
+`events --json` and `alerts --json` with those of an undamaged file holding
+what should have survived:
+
+- record lengths overwritten (one; three; fifteen, past the ten places told
+  one by one): the file without those records;
+- random bytes, zero bytes (which libpcap reads as a record of nothing) and
+  a stray record header inserted between two records: the whole file;
+- the last record's length overwritten: the file without it, and the old
+  message (nothing after it to read on from);
+- two captures joined with cat, as a file, through a pipe and gzipped: the
+  two files replayed one after the other; joined with a capture of another
+  link type: stops there (exit 1), the first capture kept.
+
+Exit 0 when every case holds, 1 naming those that do not, 2 on a usage
+error.
+"""
+import gzip
+import os
+import random
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pcapfile  # noqa: E402
+
+FIXTURES = ["dns_tcp_long.pcap", "web_http.pcap", "demo.pcap", "ip_frag.pcap"]
+failures = []
+
+
+def fail(what):
+    failures.append(what)
+    print("FAIL: " + what, flush=True)
+
+
+def replay(ew, tmp, name, files, stdin=None):
+    """(exit status, stderr, events and alerts) of a replay of files."""
+    db = os.path.join(tmp, name + ".db")
+    for sfx in ("", "-wal", "-shm"):
+        if os.path.exists(db + sfx):
+            os.unlink(db + sfx)
+    p = subprocess.run([ew, "replay", "-q", "-d", db] + files, input=stdin,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = b""
+    if os.path.exists(db):
+        for what in ("events", "alerts"):
+            q = subprocess.run([ew, what, "-d", db, "--json"], stdout=subprocess.PIPE)
+            out += q.stdout
+    return p.returncode, p.stderr.decode(errors="replace"), out
+
+
+def write(tmp, name, data):
+    path = os.path.join(tmp, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def with_caplen(rec, caplen):
+    """rec (header and data, little-endian file) with its caplen field set."""
+    return rec[:8] + struct.pack("<I", caplen) + rec[12:]
+
+
+def check(ew, tmp, name, damaged, want, status, patterns, stdin=None):
+    """Replay damaged (a path, or '-' with stdin) and want (paths); the
+    events and alerts must be equal, the status as given, stderr match
+    every pattern, in order, one line each, and hold nothing else."""
+    got_rc, got_err, got = replay(ew, tmp, name + "-got", [damaged], stdin)
+    _, _, wanted = replay(ew, tmp, name + "-want", want)
+    if got != wanted or not wanted:
+        fail("%s: events and alerts differ from what should have survived "
+             "(%d against %d bytes)" % (name, len(got), len(wanted)))
+    if got_rc != status:
+        fail("%s: exit status %d, want %d (%s)" % (name, got_rc, status, got_err.strip()))
+    lines = got_err.splitlines()
+    if len(lines) != len(patterns) or not all(re.search(p, l) for p, l in zip(patterns, lines)):
+        fail("%s: stderr %r, want lines matching %r" % (name, lines, patterns))
+
+
+def skip_line(path, after, start, end):
+    return (r"^egresswatch replay: %s: invalid packet capture length \d+, bigger than "
+            r"(snaplen of \d+|maximum of \d+) after packet %d; skipped %d bytes \(%d to %d\) to "
+            r"the next whole record$" % (re.escape(path), after, end - start, start, end))
+
+
+def offsets(cap):
+    """The byte offset of each record of cap."""
+    out, off = [], len(cap.head)
+    for rec in cap.raw:
+        out.append(off)
+        off += len(rec)
+    return out
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.exit("usage: damage.py EGRESSWATCH PCAPS_DIR")
+    ew, pcaps = argv
+    rng = random.Random(2026)
+    ncase = 0
+    with tempfile.TemporaryDirectory(prefix="ew-damage.") as tmp:
+        for fx in FIXTURES:
+            path = os.path.join(pcaps, fx)
+            with open(path, "rb") as f:
+                data = f.read()
+            cap = pcapfile.read(data, "damage.py")
+            if data[:4] != b"\xd4\xc3\xb2\xa1":
+                sys.exit("damage.py: %s is not a little-endian microsecond pcap" % fx)
+            recs, offs, n = cap.raw, offsets(cap), len(cap.raw)
+            stem = fx.split(".")[0]
+
+            # Record lengths overwritten: those records are lost, nothing else.
+            for count in (1, 3, 15):
+                if n < 3 * count + 4:
+                    continue
+                bad = sorted(rng.sample(range(1, n - 3), count))
+                while any(b2 - b1 < 3 for b1, b2 in zip(bad, bad[1:])):
+                    bad = sorted(rng.sample(range(1, n - 3), count))
+                raw = [with_caplen(r, 0x7fffff00 + i) if i in bad else r
+                       for i, r in enumerate(recs)]
+                d = write(tmp, "%s-len%d.pcap" % (stem, count), cap.head + b"".join(raw))
+                w = write(tmp, "%s-len%d-want.pcap" % (stem, count),
+                          cap.head + b"".join(r for i, r in enumerate(recs) if i not in bad))
+                pats = [skip_line(d, b - k, offs[b], offs[b + 1])
+                        for k, b in enumerate(bad)][:10]
+                if count > 10:
+                    skipped = sum(offs[b + 1] - offs[b] for b in bad)
+                    pats.append(r"^egresswatch replay: %s: %d places damaged in all, %d bytes "
+                                r"skipped$" % (re.escape(d), count, skipped))
+                check(ew, tmp, "%s: %d lengths" % (fx, count), d, [w], 1, pats)
+                ncase += 1
+
+            # Bytes inserted between two records: nothing is lost. A stray
+            # record header says its record runs past any snapshot.
+            at = n // 2
+            for kind, junk in (("random", bytes(rng.randrange(256) for _ in range(20000))),
+                               ("zeros", bytes(7000)),
+                               ("header", struct.pack("<IIII", 1, 2, 0x40000000, 0x40000000))):
+                d = write(tmp, "%s-%s.pcap" % (stem, kind),
+                          cap.head + b"".join(recs[:at]) + junk + b"".join(recs[at:]))
+                if kind == "zeros":
+                    # libpcap reads zeros as records of nothing at the time
+                    # 0: the zeroed stretch is skipped whole
+                    pat = (r"^egresswatch replay: %s: a record of zero bytes at the time 0 after packet %d; "
+                           r"skipped %d bytes \(%d to %d\) to the next whole record$"
+                           % (re.escape(d), at, len(junk), offs[at], offs[at] + len(junk)))
+                else:
+                    pat = skip_line(d, at, offs[at], offs[at] + len(junk))
+                check(ew, tmp, "%s: %s bytes" % (fx, kind), d, [path], 1, [pat])
+                ncase += 1
+
+            # The last record damaged: nothing to read on from; as before.
+            raw = recs[:-1] + [with_caplen(recs[-1], 0x7fffff00)]
+            d = write(tmp, "%s-last.pcap" % stem, cap.head + b"".join(raw))
+            w = write(tmp, "%s-last-want.pcap" % stem, cap.head + b"".join(recs[:-1]))
+            check(ew, tmp, "%s: last record" % fx, d, [w], 1,
+                  [r"^egresswatch replay: %s: invalid packet capture length \d+, bigger than "
+                   r"(snaplen of \d+|maximum of \d+) after packet %d; the packets before it are "
+                   r"kept$" % (re.escape(d), n - 1)])
+            ncase += 1
+
+        # Captures joined with cat: read on, with a warning, exit 0.
+        a, b = os.path.join(pcaps, "dns_basic.pcap"), os.path.join(pcaps, "web_http.pcap")
+        with open(a, "rb") as f:
+            da = f.read()
+        with open(b, "rb") as f:
+            db_ = f.read()
+        na = len(pcapfile.read(da).raw)
+        joined = da + db_
+        warn = (r"^egresswatch replay: warning: %s: a second pcap file header after packet %d "
+                r"\(files joined with cat\?\): read on as one capture$")
+        d = write(tmp, "joined.pcap", joined)
+        check(ew, tmp, "cat", d, [a, b], 0, [warn % (re.escape(d), na)])
+        check(ew, tmp, "cat | replay -", "-", [a, b], 0, [warn % ("-", na)], stdin=joined)
+        d = write(tmp, "joined.pcap.gz", gzip.compress(joined))
+        check(ew, tmp, "cat | gzip", d, [a, b], 0, [warn % (re.escape(d), na)])
+        # ... with a capture of another link type: stop there, keep the first.
+        with open(os.path.join(pcaps, "link_sll.pcap"), "rb") as f:
+            d = write(tmp, "joined-sll.pcap", da + f.read())
+        check(ew, tmp, "cat of another link type", d, [a], 1,
+              [r"^egresswatch replay: %s: a second pcap file header after packet %d, of another "
+               r"byte order, time unit or link type \(files joined with cat\?\): replay the "
+               r"pieces as files of their own; the packets before it are kept$"
+               % (re.escape(d), na)])
+        ncase += 4
+    if failures:
+        print("damage.py: %d of %d cases failed" % (len(failures), ncase))
+        return 1
+    print("damage.py: %d cases hold" % ncase)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
