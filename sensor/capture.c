@@ -169,8 +169,9 @@ struct capture *capture_open_file(const char *path, char *err, size_t errlen)
 			goto fail;
 		}
 		c->file = c->pcap ? pcap_file(c->pcap) : f;
-		/* a classic pcap file: its header kept, and damage searched past */
-		c->seekable = c->pcap != NULL;
+		/* a plain file: damage is searched past; a classic pcap's
+		 * header is kept (joined_header) */
+		c->seekable = 1;
 		c->have_fhdr = c->pcap && pread(fileno(f), c->fhdr, sizeof(c->fhdr), 0) ==
 						  (ssize_t)sizeof(c->fhdr);
 		return c;
@@ -273,6 +274,8 @@ static enum capture_rc ng_next(struct capture *c, struct capture_pkt *out)
 {
 	char why[256];
 	struct pcapng_pkt p;
+	uint64_t from, to;
+again:;
 	int r = pcapng_next(c->ng, &p, why, sizeof(why));
 
 	if (r > 0) {
@@ -288,6 +291,18 @@ static enum capture_rc ng_next(struct capture *c, struct capture_pkt *out)
 		return CAP_EOF;
 	if (c->in && instream_error(c->in)[0]) /* what the decompressor met */
 		snprintf(why, sizeof(why), "%s", instream_error(c->in));
+	else if (c->seekable && pcapng_resync(c->ng, c->size, &from, &to) == 0) {
+		c->skips++;
+		c->skipped += to - from;
+		if (c->skips > CAPTURE_SKIPS_TOLD)
+			goto again; /* counted, told at the end */
+		snprintf(c->err, sizeof(c->err),
+			 "%s: %s after packet %llu; skipped %llu bytes (%llu to %llu) to the next "
+			 "whole block",
+			 c->name, why, (unsigned long long)c->count, (unsigned long long)(to - from),
+			 (unsigned long long)from, (unsigned long long)to);
+		return CAP_SKIPPED;
+	}
 	snprintf(c->err, sizeof(c->err), "%s: %s after packet %llu", c->name, why,
 		 (unsigned long long)c->count);
 	return CAP_ERROR;

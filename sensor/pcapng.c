@@ -12,6 +12,7 @@
 #include <pcap/dlt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cursor.h"
 #include "text.h" /* TEXT_TIME_MAX_US */
@@ -47,6 +48,8 @@ struct pcapng {
 	size_t cap;
 	int first_dlt;
 	uint64_t last_ts; /* for Simple Packet Blocks, which have none */
+	uint64_t off;     /* bytes of the stream read so far (pre included) */
+	uint64_t blk;     /* where the block read last starts */
 };
 
 static size_t read_n(struct pcapng *g, uint8_t *dst, size_t n)
@@ -56,6 +59,7 @@ static size_t read_n(struct pcapng *g, uint8_t *dst, size_t n)
 		dst[got++] = g->pre[g->ipre++];
 	if (got < n)
 		got += fread(dst + got, 1, n - got, g->f);
+	g->off += got;
 	return got;
 }
 
@@ -75,9 +79,11 @@ static int read_block(struct pcapng *g, uint32_t *type, struct cur *body, char *
 		      size_t errlen)
 {
 	uint8_t h[12];
-	size_t got = read_n(g, h, 8), have = 8;
+	size_t got, have = 8;
 	struct cur c;
 
+	g->blk = g->off;
+	got = read_n(g, h, 8);
 	if (got == 0)
 		return 0;
 	if (got < 8) {
@@ -364,6 +370,99 @@ int pcapng_next(struct pcapng *g, struct pcapng_pkt *out, char *err, size_t errl
 		}
 	}
 	return r;
+}
+
+/* Block types a block found after damage may have: those of the pcapng
+ * specification (section, interface, packets, names, statistics, secrets,
+ * systemd journal, custom). */
+static int known_type(uint32_t t)
+{
+	return t == PCAPNG_MAGIC || (t >= 1 && t <= 6) || t == 0x0A || t == 9 ||
+	       t == 0x80000001u || t == 0xBAD || t == 0x40000BAD;
+}
+
+/* The length of a plausible block at off of a file of size bytes, or 0: a
+ * known type, a length of a whole number of words within bounds and the
+ * file, the same length again at its end, and for a packet block an
+ * interface the section has and data that fit. In g's byte order (a
+ * section header sets its own). */
+static uint32_t block_at(const struct pcapng *g, int fd, uint64_t off, uint64_t size)
+{
+	uint8_t h[20], t[4];
+	int be = g->be;
+	struct cur c;
+
+	if (off + 12 > size || pread(fd, h, 12, (off_t)off) != 12)
+		return 0;
+	c = cur_init(h, 12);
+	uint32_t type = rd32(&c, be);
+	if (type == PCAPNG_MAGIC) {
+		struct cur b = cur_init(h + 8, 4);
+		uint32_t bom = cur_le32(&b);
+		if (bom != BOM && bom != __builtin_bswap32(BOM))
+			return 0;
+		be = bom != BOM;
+	}
+	c = cur_init(h + 4, 4);
+	uint32_t len = rd32(&c, be);
+	if (!known_type(type) || len < 12 || len % 4 || len > PCAPNG_MAX_BLOCK || off + len > size ||
+	    pread(fd, t, 4, (off_t)(off + len - 4)) != 4)
+		return 0;
+	c = cur_init(t, 4);
+	if (rd32(&c, be) != len)
+		return 0;
+	if (type == BT_EPB || type == BT_PB) {
+		/* interface (32 bits; 16 in a Packet Block), time, caplen */
+		if (len < 32 || pread(fd, h, 20, (off_t)(off + 8)) != 20)
+			return 0;
+		c = cur_init(h, 20);
+		uint32_t ifid = type == BT_EPB ? rd32(&c, be) : rd16(&c, be);
+		if (type == BT_PB)
+			cur_skip(&c, 2);
+		cur_skip(&c, 8);
+		if (ifid >= g->nif || rd32(&c, be) > len - 32)
+			return 0;
+	}
+	return len;
+}
+
+int pcapng_resync(struct pcapng *g, uint64_t size, uint64_t *from, uint64_t *to)
+{
+	int fd = fileno(g->f);
+
+	*from = g->blk;
+	if (fd < 0 || g->npre != g->ipre)
+		return -1;
+	/* byte by byte (what was inserted need not be whole words), a window
+	 * at a time; only a known block type is looked at further */
+	enum { WIN = 1 << 16 };
+	uint8_t *win = malloc(WIN + 4);
+	if (!win)
+		return -1;
+	for (uint64_t base = g->blk + 1; base + 12 <= size; base += WIN) {
+		size_t want = base + WIN + 4 <= size ? WIN + 4 : (size_t)(size - base);
+		ssize_t got = pread(fd, win, want, (off_t)base);
+		if (got < 4)
+			break;
+		for (size_t i = 0; i + 4 <= (size_t)got && i < WIN; i++) {
+			struct cur c = cur_init(win + i, 4);
+			uint64_t o = base + i;
+			uint32_t len;
+			if (!known_type(rd32(&c, g->be)) || !(len = block_at(g, fd, o, size)))
+				continue;
+			/* and one more after it, or the end of the file */
+			if (o + len != size && !block_at(g, fd, o + len, size))
+				continue;
+			free(win);
+			if (fseek(g->f, (long)o, SEEK_SET) != 0)
+				return -1;
+			g->off = o;
+			*to = o;
+			return 0;
+		}
+	}
+	free(win);
+	return -1;
 }
 
 void pcapng_close(struct pcapng *g)

@@ -51,6 +51,13 @@ int pcapng_first_dlt(const struct pcapng *g);
  * end of the stream; -1 when the stream is damaged here (reason in err). */
 int pcapng_next(struct pcapng *g, struct pcapng_pkt *out, char *err, size_t errlen);
 
+/* After pcapng_next found the stream damaged, in a file of size bytes that
+ * f can seek in: search past the start of the block it was reading for the
+ * next place a whole block of a known type (its length given twice) is
+ * followed by another or by the end, and read on from there. 0 with the
+ * bytes skipped in [*from, *to); -1 when there is none (the file stops). */
+int pcapng_resync(struct pcapng *g, uint64_t size, uint64_t *from, uint64_t *to);
+
 void pcapng_close(struct pcapng *g);
 
 #endif

@@ -5,8 +5,8 @@
 
 libpcap stops at a record whose length is past any snapshot; replay then
 searches the bytes after that record's header for the next place where
-three whole records follow one another, reads on from there, says what it
-skipped, and exits 1. A second file header in the stream (captures joined
+two whole records follow one another, reads on from there, says what it
+skipped, and exits 1; a pcapng file likewise from the next two whole blocks. A second file header in the stream (captures joined
 with cat) is read past when it is of the same kind, with a warning and exit
 0. Each case builds a damaged copy of a fixture and compares its
 `events --json` and `alerts --json` with those of an undamaged file holding
@@ -18,6 +18,9 @@ what should have survived:
   a stray record header inserted between two records: the whole file;
 - the last record's length overwritten: the file without it, and the old
   message (nothing after it to read on from);
+- pcapng: a packet block's length overwritten (the file without that
+  block), random bytes of an odd count and zero bytes inserted between two
+  blocks (the whole file);
 - two captures joined with cat, as a file, through a pipe and gzipped: the
   two files replayed one after the other; joined with a capture of another
   link type: stops there (exit 1), the first capture kept.
@@ -38,6 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pcapfile  # noqa: E402
 
 FIXTURES = ["dns_tcp_long.pcap", "web_http.pcap", "demo.pcap", "ip_frag.pcap"]
+NG_FIXTURES = ["link_multi.pcapng", "dns_basic.pcapng"]
 failures = []
 
 
@@ -171,6 +175,43 @@ def main(argv):
                    r"(snaplen of \d+|maximum of \d+) after packet %d; the packets before it are "
                    r"kept$" % (re.escape(d), n - 1)])
             ncase += 1
+
+        # pcapng (read by sensor/pcapng.c): a packet block's length
+        # overwritten (that block is lost), random bytes of an odd count and
+        # zero bytes inserted between two blocks (nothing is lost).
+        for fx in NG_FIXTURES:
+            path = os.path.join(pcaps, fx)
+            with open(path, "rb") as f:
+                data = f.read()
+            if data[8:12] != b"\x4d\x3c\x2b\x1a":
+                sys.exit("damage.py: %s is not a little-endian pcapng file" % fx)
+            blocks, offs, o = [], [], 0
+            while o < len(data):
+                ln = struct.unpack("<I", data[o + 4:o + 8])[0]
+                offs.append(o)
+                blocks.append(data[o:o + ln])
+                o += ln
+            epbs = [i for i, b in enumerate(blocks) if b[:4] == b"\x06\x00\x00\x00"]
+            k = epbs[len(epbs) // 2]
+            npk = sum(1 for i in epbs if i < k)  # packets before block k
+            stem = fx.split(".")[0]
+            bad = blocks[k][:4] + struct.pack("<I", 0xfffffff0) + blocks[k][8:]
+            d = write(tmp, stem + "-len.pcapng", b"".join(blocks[:k]) + bad + b"".join(blocks[k + 1:]))
+            w = write(tmp, stem + "-len-want.pcapng", b"".join(blocks[:k] + blocks[k + 1:]))
+            check(ew, tmp, "%s: a block's length" % fx, d, [w], 1,
+                  [r"^egresswatch replay: %s: block of type 0x00000006 with a bad length \d+ "
+                   r"\(want 12\.\.\d+, a multiple of 4\) after packet %d; skipped %d bytes "
+                   r"\(%d to %d\) to the next whole block$"
+                   % (re.escape(d), npk, len(blocks[k]), offs[k], offs[k + 1])])
+            for kind, junk in (("random", bytes(rng.randrange(256) for _ in range(3001))),
+                               ("zeros", bytes(7000))):
+                d = write(tmp, "%s-%s.pcapng" % (stem, kind),
+                          b"".join(blocks[:k]) + junk + b"".join(blocks[k:]))
+                check(ew, tmp, "%s: %s bytes" % (fx, kind), d, [path], 1,
+                      [r"^egresswatch replay: %s: .* after packet %d; skipped %d bytes "
+                       r"\(%d to %d\) to the next whole block$"
+                       % (re.escape(d), npk, len(junk), offs[k], offs[k] + len(junk))])
+            ncase += 3
 
         # Captures joined with cat: read on, with a warning, exit 0.
         a, b = os.path.join(pcaps, "dns_basic.pcap"), os.path.join(pcaps, "web_http.pcap")
