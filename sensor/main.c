@@ -149,23 +149,25 @@ static void progress_bar(int pct)
 	fprintf(stderr, "[%-20.*s] %3d%%", pct / 5, "####################", pct);
 }
 
-/* The file being processed, its bytes read (by the reader thread, which is
- * up to a ring ahead) and its size (0 when unknown). */
-static void progress_draw(const char *name, uint64_t done, uint64_t total, uint64_t packets,
-			  double t0)
+/* The file being processed (file i of n), its bytes read (by the reader
+ * thread, which is up to a ring ahead) and its size (0 when unknown). */
+static void progress_draw(const char *name, unsigned i, unsigned n, uint64_t done, uint64_t total,
+			  uint64_t packets, double t0)
 {
-	char pk[32], rate[32];
+	char pk[32], rate[32], of[32] = "";
 	double el = sync_now() - t0;
 
 	human_count(pk, sizeof(pk), (double)packets);
 	human_count(rate, sizeof(rate), el > 0 ? (double)packets / el : 0);
+	if (n > 1)
+		snprintf(of, sizeof(of), " (%u of %u)", i + 1, n);
 	if (total > 0) {
 		int pct = (int)((done < total ? done : total) * 100 / total);
-		fprintf(stderr, "\r%s ", name);
+		fprintf(stderr, "\r%s%s ", name, of);
 		progress_bar(pct);
 		fprintf(stderr, " %s packets %s/s ", pk, rate);
 	} else {
-		fprintf(stderr, "\r%s %s packets %s/s ", name, pk, rate);
+		fprintf(stderr, "\r%s%s %s packets %s/s ", name, of, pk, rate);
 	}
 	fflush(stderr);
 }
@@ -366,7 +368,8 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 	};
 	struct reader *rd;
 	const struct reader_rec *cur = NULL, *rec;
-	uint64_t in_file = 0, size = 0; /* frames of this file processed, its size */
+	uint64_t since_draw = 0, size = 0; /* frames processed (for the progress line), the file's size */
+	double last_draw = -1; /* when the progress line was last drawn */
 	unsigned cur_file = 0;
 	int rc = 0, reading = 0; /* between a file's RD_FILE and its end */
 	/* the latest packet time replayed so far, and its file; whether the
@@ -395,9 +398,11 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 			replay_one(core, cur);
 			reader_release(rd, cur);
 			cur = NULL;
-			if (progress && (++in_file & 0xffff) == 0)
-				progress_draw(paths[cur_file], reader_progress(rd, cur_file), size,
-					      core_stats(core)->packets, t0);
+			if (progress && (++since_draw & 0xffff) == 0) {
+				progress_draw(paths[cur_file], cur_file, n, reader_progress(rd, cur_file),
+					      size, core_stats(core)->packets, t0);
+				last_draw = sync_now();
+			}
 		}
 		if (rec->kind == RD_FRAME) {
 			if (first_frame && any_frame && rec->ts_us < max_ts)
@@ -418,9 +423,15 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 		case RD_FILE:
 			reading = 1;
 			first_frame = 1;
-			in_file = 0;
 			cur_file = rec->file;
 			size = rec->size;
+			/* each file as it starts, at most four a second: many small
+			 * files (a ring buffer's) show too */
+			if (progress && sync_now() - last_draw >= 0.25) {
+				progress_draw(paths[cur_file], cur_file, n, 0, size,
+					      core_stats(core)->packets, t0);
+				last_draw = sync_now();
+			}
 			break;
 		case RD_EOF:
 		case RD_DAMAGED:

@@ -358,6 +358,9 @@ if script -qec "'$EW' replay -d '$T/eve2.db' --eve '$T/eve2.json' $*" "$T/typesc
 		grep -a -v '^--$' | grep -a -q -v "$(printf '^\033\[K')" && bad "an --eve progress line was left: $(cat -v "$T/typescript" | tail -c 400)" || ok
 	grep -a -q "eve: *$T/eve2.json, 67270 events and [0-9]* alerts written, 0 lines lost" "$T/typescript" && ok ||
 		bad "no eve line in the summary: $(cat -v "$T/typescript" | tail -c 600)"
+	# the replay's own progress line names the file and which of the 310 it is
+	grep -a -q "$(printf '\r')$PCAPS/demo.pcap (1 of 310) \[" "$T/typescript" && ok ||
+		bad "no progress line for the first of 310 files: $(cat -v "$T/typescript" | head -c 300)"
 else
 	bad "script(1) could not run the replay"
 fi
