@@ -16,7 +16,8 @@
  * A plain regular file is then searched for the next place two whole
  * records start, and read on from there (pcap_resync: only the damage is
  * lost), and a second file header met as a record (files joined with cat)
- * is read past when it is of the same kind (joined_header).
+ * is read past when it is of the same kind (joined_header); a pcapng
+ * section header there hands the rest of the file to pcapng.c (damaged).
  * Live sources are set up with pcap_create/pcap_activate so buffer size and
  * immediate mode can be chosen before activation.
  */
@@ -454,7 +455,29 @@ static int joined_header(struct capture *c, const struct pcap_pkthdr *h)
 static enum capture_rc damaged(struct capture *c, const char *why)
 {
 	uint64_t from, to;
+	FILE *f = pcap_file(c->pcap);
+	long pos = f && c->seekable ? ftell(f) : -1;
+	uint8_t h[16];
 
+	/* A pcapng section header (pcapng joined on with cat): from here on,
+	 * the pcapng reader reads the file, every interface with its link type */
+	if (pos >= 16 && pread(fileno(f), h, 16, pos - 16) == 16 &&
+	    !memcmp(h, "\x0a\x0d\x0d\x0a", 4) &&
+	    (!memcmp(h + 8, "\x4d\x3c\x2b\x1a", 4) || !memcmp(h + 8, "\x1a\x2b\x3c\x4d", 4))) {
+		char perr[256];
+		if (fseek(f, pos - 16, SEEK_SET) == 0 &&
+		    (c->ng = pcapng_open(f, NULL, 0, perr, sizeof(perr))) != NULL) {
+			pcapng_rebase(c->ng, (uint64_t)pos - 16);
+			snprintf(c->err, sizeof(c->err),
+				 "%s: a pcapng section after packet %llu (files joined with cat?): "
+				 "read on as one capture",
+				 c->name, (unsigned long long)c->count);
+			return CAP_JOINED;
+		}
+		snprintf(c->err, sizeof(c->err), "%s: a pcapng section after packet %llu that "
+			 "cannot be read (%s)", c->name, (unsigned long long)c->count, perr);
+		return CAP_ERROR;
+	}
 	if (pcap_resync(c, &from, &to) < 0) {
 		snprintf(c->err, sizeof(c->err), "%s: %s after packet %llu", c->name, why,
 			 (unsigned long long)c->count);

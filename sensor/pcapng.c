@@ -339,6 +339,12 @@ fail:
 	return NULL;
 }
 
+void pcapng_rebase(struct pcapng *g, uint64_t base)
+{
+	g->off += base;
+	g->blk += base;
+}
+
 int pcapng_first_dlt(const struct pcapng *g)
 {
 	return g->first_dlt;

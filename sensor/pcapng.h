@@ -44,6 +44,11 @@ struct pcapng_pkt {
  * pcapng file. f stays the caller's. */
 struct pcapng *pcapng_open(FILE *f, const uint8_t *pre, size_t npre, char *err, size_t errlen);
 
+/* f was at byte base of its file when pcapng_open started reading it (a
+ * pcapng section met inside a classic pcap file): count offsets from the
+ * file's start, as pcapng_resync needs. */
+void pcapng_rebase(struct pcapng *g, uint64_t base);
+
 /* The first interface's link type (DLT_*): what the file "is". */
 int pcapng_first_dlt(const struct pcapng *g);
 

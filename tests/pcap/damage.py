@@ -22,8 +22,10 @@ what should have survived:
   block), random bytes of an odd count and zero bytes inserted between two
   blocks (the whole file);
 - two captures joined with cat, as a file, through a pipe and gzipped: the
-  two files replayed one after the other; joined with a capture of another
-  link type: stops there (exit 1), the first capture kept.
+  two files replayed one after the other; a pcap and a pcapng file joined:
+  the same (the pcapng reader takes over at the section header); joined
+  with a capture of another link type: stops there (exit 1), the first
+  capture kept.
 
 Exit 0 when every case holds, 1 naming those that do not, 2 on a usage
 error.
@@ -228,6 +230,14 @@ def main(argv):
         check(ew, tmp, "cat | replay -", "-", [a, b], 0, [warn % ("-", na)], stdin=joined)
         d = write(tmp, "joined.pcap.gz", gzip.compress(joined))
         check(ew, tmp, "cat | gzip", d, [a, b], 0, [warn % (re.escape(d), na)])
+        # ... with a pcapng capture: the pcapng reader reads on from its
+        # section header, every interface with its own link type.
+        with open(os.path.join(pcaps, "link_multi.pcapng"), "rb") as f:
+            d = write(tmp, "joined-ng.pcap", da + f.read())
+        check(ew, tmp, "cat pcap pcapng", d, [a, os.path.join(pcaps, "link_multi.pcapng")], 0,
+              [r"^egresswatch replay: warning: %s: a pcapng section after packet %d \(files "
+               r"joined with cat\?\): read on as one capture$" % (re.escape(d), na)])
+        ncase += 1
         # ... with a capture of another link type: stop there, keep the first.
         with open(os.path.join(pcaps, "link_sll.pcap"), "rb") as f:
             d = write(tmp, "joined-sll.pcap", da + f.read())
