@@ -271,6 +271,20 @@ fail:
 	return NULL;
 }
 
+/* Damage (why) read past: bytes [from, to) skipped to the next whole
+ * `unit` (record, block), counted and said in c->err. */
+static enum capture_rc skipped(struct capture *c, const char *why, uint64_t from, uint64_t to,
+			       const char *unit)
+{
+	c->skips++;
+	c->skipped += to - from;
+	snprintf(c->err, sizeof(c->err),
+		 "%s: %s after packet %llu; skipped %llu bytes (%llu to %llu) to the next whole %s",
+		 c->name, why, (unsigned long long)c->count, (unsigned long long)(to - from),
+		 (unsigned long long)from, (unsigned long long)to, unit);
+	return CAP_SKIPPED;
+}
+
 static enum capture_rc ng_next(struct capture *c, struct capture_pkt *out)
 {
 	char why[256];
@@ -293,16 +307,10 @@ again:;
 	if (c->in && instream_error(c->in)[0]) /* what the decompressor met */
 		snprintf(why, sizeof(why), "%s", instream_error(c->in));
 	else if (c->seekable && pcapng_resync(c->ng, c->size, &from, &to) == 0) {
-		c->skips++;
-		c->skipped += to - from;
+		enum capture_rc rc = skipped(c, why, from, to, "block");
 		if (c->skips > CAPTURE_SKIPS_TOLD)
 			goto again; /* counted, told at the end */
-		snprintf(c->err, sizeof(c->err),
-			 "%s: %s after packet %llu; skipped %llu bytes (%llu to %llu) to the next "
-			 "whole block",
-			 c->name, why, (unsigned long long)c->count, (unsigned long long)(to - from),
-			 (unsigned long long)from, (unsigned long long)to);
-		return CAP_SKIPPED;
+		return rc;
 	}
 	snprintf(c->err, sizeof(c->err), "%s: %s after packet %llu", c->name, why,
 		 (unsigned long long)c->count);
@@ -483,14 +491,7 @@ static enum capture_rc damaged(struct capture *c, const char *why)
 			 (unsigned long long)c->count);
 		return CAP_ERROR;
 	}
-	c->skips++;
-	c->skipped += to - from;
-	snprintf(c->err, sizeof(c->err),
-		 "%s: %s after packet %llu; skipped %llu bytes (%llu to %llu) to the next "
-		 "whole record",
-		 c->name, why, (unsigned long long)c->count, (unsigned long long)(to - from),
-		 (unsigned long long)from, (unsigned long long)to);
-	return CAP_SKIPPED;
+	return skipped(c, why, from, to, "record");
 }
 
 enum capture_rc capture_next(struct capture *c, struct capture_pkt *out)

@@ -12,14 +12,14 @@
  * Built with tests/fuzz/driver.c (main() replays tests/fuzz/corpus-capture/
  * as an ordinary test) or with -fsanitize=fuzzer.
  */
-#define _GNU_SOURCE /* memfd_create */
+#define _GNU_SOURCE /* memfd_create (memfile.h) */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "memfile.h"
 #include "sensor/capture.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,18 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char path[64], err[512];
 	struct capture_pkt p;
 	enum capture_rc rc;
-	size_t n = 0, w = 0;
-	int fd = memfd_create("fuzz-capture", MFD_CLOEXEC);
+	size_t n = 0;
+	int fd = memfile(data, size, "fuzz-capture", path);
 
-	if (fd < 0)
-		abort();
-	while (w < size) {
-		ssize_t k = write(fd, data + w, size - w);
-		if (k <= 0)
-			abort();
-		w += (size_t)k;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	struct capture *c = capture_open_file(path, err, sizeof(err));
 	if (c) {
 		while ((rc = capture_next(c, &p)) == CAP_PACKET || rc == CAP_SKIPPED ||

@@ -9,15 +9,15 @@
  * seeded with the YAML files of rules/ and tests/rules/) or with
  * -fsanitize=fuzzer.
  */
-#define _GNU_SOURCE /* memfd_create */
+#define _GNU_SOURCE /* memfd_create (memfile.h) */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "memfile.h"
 #include "sensor/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -26,18 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64], err[1024];
 	struct rules *r = NULL;
-	size_t w = 0;
-	int fd = memfd_create("fuzz-rules", MFD_CLOEXEC);
+	int fd = memfile(data, size, "fuzz-rules", path);
 
-	if (fd < 0)
-		abort();
-	while (w < size) {
-		ssize_t k = write(fd, data + w, size - w);
-		if (k <= 0)
-			abort();
-		w += (size_t)k;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	err[0] = '\0';
 	if (rules_load(path, &r, err, sizeof(err)) < 0) {
 		/* one line that names the file */
