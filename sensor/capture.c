@@ -426,6 +426,39 @@ static int pcap_resync(struct capture *c, uint64_t *from, uint64_t *to)
  * header's last 8 bytes: 1. Another kind cannot be read by this reader:
  * -1, c->err says why. 0: not a header.
  */
+/* Read the file on from byte off, where a classic pcap header of another
+ * kind starts, with a pcap reader of its own (the one before goes). 0, or
+ * -1 with the one before left as it was. */
+static int reopen_at(struct capture *c, uint64_t off)
+{
+	char pe[PCAP_ERRBUF_SIZE];
+	FILE *f = fopen(c->name, "rb");
+	char *buf = malloc(FILE_IOBUF);
+	pcap_t *p = NULL;
+
+	if (!f || !buf || setvbuf(f, buf, _IOFBF, FILE_IOBUF) != 0 ||
+	    fseek(f, (long)off, SEEK_SET) != 0 ||
+	    pread(fileno(f), c->fhdr, sizeof(c->fhdr), (off_t)off) != (ssize_t)sizeof(c->fhdr) ||
+	    !(p = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_MICRO, pe))) {
+		if (f)
+			fclose(f);
+		free(buf);
+		/* fhdr: the old header again, for what follows */
+		if (pread(fileno(pcap_file(c->pcap)), c->fhdr, sizeof(c->fhdr), 0) !=
+		    (ssize_t)sizeof(c->fhdr))
+			c->have_fhdr = 0;
+		return -1;
+	}
+	__fsetlocking(f, FSETLOCKING_BYCALLER);
+	pcap_close(c->pcap); /* its FILE with it, then its buffer */
+	free(c->iobuf);
+	c->pcap = p;
+	c->iobuf = buf;
+	c->file = f;
+	c->dlt = pcap_datalink(p);
+	return 0;
+}
+
 static int joined_header(struct capture *c, const struct pcap_pkthdr *h)
 {
 	static const uint32_t magics[] = {0xa1b2c3d4u, 0xd4c3b2a1u, 0xa1b23c4du, 0x4d3cb2a1u};
@@ -447,6 +480,11 @@ static int joined_header(struct capture *c, const struct pcap_pkthdr *h)
 	 * this file's byte order) */
 	if (sec != (pcap_is_swapped(c->pcap) ? __builtin_bswap32(m) : m) ||
 	    memcmp(rest + 4, c->fhdr + 20, 4) != 0) {
+		/* another kind: a file that can be searched is opened again at
+		 * that header, for libpcap to read on with its own */
+		long pos = c->seekable ? ftell(f) : -1;
+		if (pos >= 24 && reopen_at(c, (uint64_t)pos - 24) == 0)
+			return 2;
 		snprintf(c->err, sizeof(c->err),
 			 "%s: a second pcap file header after packet %llu, of another byte "
 			 "order, time unit or link type (files joined with cat?): replay the "
@@ -513,8 +551,9 @@ again:;
 			if (j > 0) {
 				snprintf(c->err, sizeof(c->err),
 					 "%s: a second pcap file header after packet %llu (files "
-					 "joined with cat?): read on as one capture",
-					 c->name, (unsigned long long)c->count);
+					 "joined with cat?)%s: read on as one capture",
+					 c->name, (unsigned long long)c->count,
+					 j == 2 ? ", of another kind" : "");
 				return CAP_JOINED;
 			}
 			/* a record of nothing at the time 0: a zeroed stretch */

@@ -24,8 +24,9 @@ what should have survived:
 - two captures joined with cat, as a file, through a pipe and gzipped: the
   two files replayed one after the other; a pcap and a pcapng file joined:
   the same (the pcapng reader takes over at the section header); joined
-  with a capture of another link type: stops there (exit 1), the first
-  capture kept.
+  with captures of another link type and byte order: the same (each header
+  opens the file again), but through a pipe it stops there (exit 1), the
+  first capture kept.
 
 Exit 0 when every case holds, 1 naming those that do not, 2 on a usage
 error.
@@ -100,6 +101,16 @@ def skip_line(path, after, start, end):
     return (r"^egresswatch replay: %s: invalid packet capture length \d+, bigger than "
             r"(snaplen of \d+|maximum of \d+) after packet %d; skipped %d bytes \(%d to %d\) to "
             r"the next whole record$" % (re.escape(path), after, end - start, start, end))
+
+
+def big_endian(data):
+    """A little-endian microsecond pcap file written big-endian."""
+    cap = pcapfile.read(data)
+    magic, vmaj, vmin, zone, sig, snap, link = struct.unpack("<IHHiIII", cap.head)
+    out = [struct.pack(">IHHiIII", magic, vmaj, vmin, zone, sig, snap, link)]
+    for ts, caplen, wirelen, frame in cap.packets:
+        out.append(struct.pack(">IIII", ts // 1000000, ts % 1000000, caplen, wirelen) + frame)
+    return b"".join(out)
 
 
 def offsets(cap):
@@ -238,15 +249,27 @@ def main(argv):
               [r"^egresswatch replay: warning: %s: a pcapng section after packet %d \(files "
                r"joined with cat\?\): read on as one capture$" % (re.escape(d), na)])
         ncase += 1
-        # ... with a capture of another link type: stop there, keep the first.
-        with open(os.path.join(pcaps, "link_sll.pcap"), "rb") as f:
-            d = write(tmp, "joined-sll.pcap", da + f.read())
-        check(ew, tmp, "cat of another link type", d, [a], 1,
-              [r"^egresswatch replay: %s: a second pcap file header after packet %d, of another "
+        # ... with captures of another kind: a file that can be searched is
+        # opened again at each header (Linux cooked, then big-endian
+        # Ethernet, then the first again); a pipe stops there, the first
+        # capture kept.
+        sll = os.path.join(pcaps, "link_sll.pcap")
+        with open(sll, "rb") as f:
+            dsll = f.read()
+        big = write(tmp, "big-endian.pcap", big_endian(db_))
+        d = write(tmp, "joined-kinds.pcap", da + dsll + big_endian(db_) + da)
+        nsll = len(pcapfile.read(dsll).raw)
+        nb = len(pcapfile.read(db_).raw)
+        other = (r"^egresswatch replay: warning: %s: a second pcap file header after packet %d "
+                 r"\(files joined with cat\?\), of another kind: read on as one capture$")
+        check(ew, tmp, "cat of other kinds", d, [a, sll, big, a], 0,
+              [other % (re.escape(d), n) for n in (na, na + nsll, na + nsll + nb)])
+        check(ew, tmp, "cat of another link type | replay -", "-", [a], 1,
+              [r"^egresswatch replay: -: a second pcap file header after packet %d, of another "
                r"byte order, time unit or link type \(files joined with cat\?\): replay the "
-               r"pieces as files of their own; the packets before it are kept$"
-               % (re.escape(d), na)])
-        ncase += 4
+               r"pieces as files of their own; the packets before it are kept$" % na],
+              stdin=da + dsll)
+        ncase += 5
     if failures:
         print("damage.py: %d of %d cases failed" % (len(failures), ncase))
         return 1
