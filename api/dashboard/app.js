@@ -3,7 +3,8 @@
  *
  * Data: GET /api/v1/alerts (paged by since_seq, the order alerts are
  * written in, with the class and severity filters in the query),
- * /api/v1/stats, /api/v1/alerts/{id} for the detail panel, and
+ * /api/v1/stats, /api/v1/alerts/{id} for the detail panel with
+ * /api/v1/events?host=&from=&to= for what its source did around it, and
  * /api/v1/stream (server-sent events) as a hint to poll sooner. Every 5 s
  * it polls the alerts written since the last poll, new ones and ones that
  * grew (count, last seen, outcome settled), and the stats: an alert's row
@@ -46,6 +47,8 @@
 	var MAX_ROWS = 5000;     // table rows kept in the page (all alerts still count)
 	var TOP_N = 8;           // entries in the top sources / subjects lists
 	var BUCKETS = 60;        // timeline buckets across the data's time range
+	var CONTEXT_S = 5;       // the detail's events: this many seconds either side
+	var CONTEXT_MAX = 50;    // ... and at most this many
 
 	var classColor = {};
 	var classOrder = [];
@@ -311,7 +314,7 @@
 	}
 
 	function readHash() {
-		var f = { cls: '', severity: '' };
+		var f = { cls: '', severity: '', alert: null };
 		var h = location.hash.replace(/^#/, '');
 		h.split('&').forEach(function (kv) {
 			var i = kv.indexOf('=');
@@ -319,6 +322,7 @@
 			var k = decodeURIComponent(kv.slice(0, i)), v = decodeURIComponent(kv.slice(i + 1));
 			if (k === 'class' && /^[a-z0-9_]{1,64}$/.test(v)) f.cls = v;
 			if (k === 'severity' && SEVERITIES.indexOf(v) >= 0) f.severity = v;
+			if (k === 'alert' && /^[1-9][0-9]{0,15}$/.test(v)) f.alert = Number(v);
 		});
 		return f;
 	}
@@ -327,6 +331,7 @@
 		var parts = [];
 		if (state.filter.cls) parts.push('class=' + encodeURIComponent(state.filter.cls));
 		if (state.filter.severity) parts.push('severity=' + encodeURIComponent(state.filter.severity));
+		if (state.selected) parts.push('alert=' + state.selected);
 		var h = parts.length ? '#' + parts.join('&') : location.pathname + location.search;
 		history.replaceState(null, '', h);
 	}
@@ -426,9 +431,72 @@
 
 	// ---------------------------------------------------------------- detail
 
+	// An RFC 3339 time as the API writes it (2026-11-29T10:00:09.000650Z),
+	// moved by `shift` whole seconds, as seconds since 1970 for from=/to=:
+	// whole seconds and microseconds kept apart, so nothing is rounded.
+	function epochParam(ts, shift) {
+		var m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?Z$/.exec(ts || '');
+		if (!m) return null;
+		var sec = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]) / 1000 + shift;
+		return String(sec) + '.' + ((m[7] || '') + '000000').slice(0, 6);
+	}
+
+	// What the alert's source sent and received from CONTEXT_S seconds
+	// before its first hit to CONTEXT_S after its last.
+	function showContext(a, body) {
+		var from = epochParam(a.first_ts, -CONTEXT_S), to = epochParam(a.last_ts, CONTEXT_S);
+		if (!from || !to || !a.src_ip) return;
+		var h = el('h3', null, 'Around it: ' + a.src_ip + ', ' + CONTEXT_S + ' s either side');
+		var box = el('div', 'context');
+		box.setAttribute('data-from', from);
+		box.setAttribute('data-to', to);
+		body.appendChild(h);
+		body.appendChild(box);
+		var id = a.id;
+		api('/api/v1/events?host=' + encodeURIComponent(a.src_ip) + '&from=' + from + '&to=' + to +
+		    '&limit=' + CONTEXT_MAX).then(function (page) {
+			if (state.selected !== id) return;
+			var evs = page.events || [];
+			h.textContent = 'Around it: ' + a.src_ip + ', ' + CONTEXT_S + ' s either side (' +
+				(evs.length >= CONTEXT_MAX ? 'the first ' : '') + evs.length + ' events)';
+			if (!evs.length) {
+				box.appendChild(el('p', 'muted', 'no events'));
+				return;
+			}
+			var table = el('table', 'context-events mono');
+			var tb = el('tbody');
+			evs.forEach(function (e) {
+				var tr = el('tr');
+				tr.setAttribute('data-id', String(e.id));
+				var out = e.src_ip === a.src_ip;
+				var peer = out ? endpoint(e.dst_ip, e.dst_port) : endpoint(e.src_ip, e.src_port);
+				var t = el('td', null, fmtTs(e.ts).slice(6)); /* the time; the date is the alert's */
+				t.title = e.ts;
+				tr.appendChild(t);
+				tr.appendChild(el('td', null, e.kind));
+				tr.appendChild(el('td', null, (out ? '\u2192 ' : '\u2190 ') + peer));
+				var n = el('td', null, contextName(e));
+				n.title = n.textContent;
+				tr.appendChild(n);
+				tb.appendChild(tr);
+			});
+			table.appendChild(tb);
+			box.appendChild(table);
+		}).catch(function (e) {
+			if (state.selected === id) box.appendChild(el('p', 'muted', String(e.message || e)));
+		});
+	}
+
+	// The name an event is about: qname, Host, SNI, or the ICMP type.
+	function contextName(e) {
+		var d = e[e.kind] || {};
+		return String(d.qname || d.host || d.sni || d.name || '');
+	}
+
 	function showDetail(id) {
 		var panel = $('detail');
 		state.selected = id;
+		writeHash();
 		var rows = $('alerts').tBodies[0].rows;
 		for (var i = 0; i < rows.length; i++)
 			rows[i].classList.toggle('selected', rows[i].getAttribute('data-id') === String(id));
@@ -467,12 +535,14 @@
 			} else {
 				body.appendChild(el('p', 'muted', 'none recorded'));
 			}
+			showContext(a, body);
 			panel.hidden = false;
 		}).catch(function (e) { reportError(String(e.message || e)); });
 	}
 
 	function hideDetail() {
 		state.selected = null;
+		writeHash();
 		$('detail').hidden = true;
 		var sel = $('alerts').querySelectorAll('tr.selected');
 		for (var i = 0; i < sel.length; i++) sel[i].classList.remove('selected');
@@ -771,6 +841,8 @@
 		window.addEventListener('hashchange', function () {
 			var f = readHash();
 			if (f.cls !== state.filter.cls || f.severity !== state.filter.severity) applyFilter(f);
+			if (f.alert && f.alert !== state.selected) showDetail(f.alert);
+			else if (!f.alert && state.selected) hideDetail();
 		});
 
 		var tbody = $('alerts').tBodies[0];
@@ -793,7 +865,9 @@
 		});
 
 		refreshStats().catch(markFail);
-		applyFilter(readHash());
+		var first = readHash();
+		applyFilter(first);
+		if (first.alert) showDetail(first.alert); /* a link to one alert: #alert=ID */
 		// Open the stream once the first load is done; poll every 5 s anyway.
 		var wait = setInterval(function () {
 			if (state.loading) return;

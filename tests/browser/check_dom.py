@@ -12,6 +12,9 @@ MODE is one of
   filtered  a page loaded with a filter in its URL: rows = ALERTS_JSONL
             (the CLI's answer to the same filter), all of them of that class
   empty     a database without alerts: no rows, the empty states shown
+  detail    check_dom.py detail DOM ALERTS_JSONL ID EVENTS_JSONL FROM TO: a page
+            loaded with #alert=ID shows that alert's panel, and in it the
+            events of EVENTS_JSONL (the CLI's --host SRC --from FROM --to TO)
 
 Prints one "ok: ..." or "FAIL: ..." line per check; the exit status is the
 number of failures (capped at 100).
@@ -97,7 +100,7 @@ def check(cond, what, detail=''):
 
 def main():
     mode, dom_path, alerts_path = sys.argv[1:4]
-    packets = int(sys.argv[4]) if len(sys.argv) > 4 else None
+    packets = int(sys.argv[4]) if len(sys.argv) > 4 and mode == 'full' else None
     t = Tree()
     t.feed(open(dom_path, encoding='utf-8', errors='replace').read())
     root = t.root
@@ -207,6 +210,25 @@ def main():
             texts = [c.content() for c in cells]
             check(a['subject'] in texts and a['summary'] in texts,
                   'alert %d shows its HTML subject and summary as text' % a['id'], repr(texts))
+
+    if mode == 'detail':
+        aid, events_path, want_from, want_to = sys.argv[4:8]
+        events = [json.loads(line) for line in open(events_path, encoding='utf-8') if line.strip()]
+        panel = by_id('detail')
+        title = by_id('detail-title')
+        check(panel is not None and 'hidden' not in panel.attrs, 'the URL\'s #alert opens the detail panel')
+        check(title is not None and title.content() == 'Alert #' + aid, 'the panel shows alert #' + aid,
+              repr(title.content() if title else None))
+        box = root.find(lambda n: 'context' in classes(n))
+        box = box[0] if box else None
+        check(box is not None and box.attrs.get('data-from') == want_from and
+              box.attrs.get('data-to') == want_to,
+              'the events asked for run from 5 s before the first hit to 5 s after the last (%s, %s)'
+              % (want_from, want_to), repr(box.attrs if box else None))
+        got = [n.attrs.get('data-id') for n in (box.all() if box else []) if n.tag == 'tr']
+        check(got == [str(e['id']) for e in events] and len(events) > 0,
+              'the panel lists the events the CLI gives for that source and range (%d)' % len(events),
+              'got %s' % got)
 
     return min(failed, 100)
 

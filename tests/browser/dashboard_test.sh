@@ -6,7 +6,8 @@
 # sandbox rules file, runs `egresswatch serve --api 127.0.0.1:0`, loads the
 # page in chromium (--dump-dom) and checks the DOM against
 # `egresswatch alerts --json` (check_dom.py): the unfiltered page, the page
-# filtered by class and by severity from its URL, and a database without
+# filtered by class and by severity from its URL, the detail panel of a
+# link to one alert with the events around it, and a database without
 # alerts (the empty states). Then saves a 1400x1000 screenshot as
 # OUT_DIR/dashboard.png (OUT_DIR: the argument, else $MESON_BUILD_ROOT, else .).
 # Skips (77) when /usr/bin/chromium is missing (./dev deps installs it).
@@ -136,6 +137,20 @@ for l in sys.stdin:
     if json.loads(l)["severity"] in ("high", "critical"): sys.stdout.write(l)' < "$T/alerts.jsonl" > "$T/alerts-high.jsonl"
 browse "$BASE/#severity=high" --dump-dom > "$T/dom-high.html"
 check_dom filtered "$T/dom-high.html" "$T/alerts-high.jsonl"
+
+# A link to one alert (#alert=ID) opens its panel, with what its source did
+# from 5 s before its first hit to 5 s after its last: the events the CLI
+# gives for --host SRC --from --to (at most 50).
+"$PY" -c 'import json,sys,calendar,time
+a = [json.loads(l) for l in sys.stdin if json.loads(l)["class"] == "metadata_probe"][0]
+def p(ts, shift):
+    s, us = ts[:19], (ts[20:26] + "000000")[:6]
+    return "%d.%s" % (calendar.timegm(time.strptime(s, "%Y-%m-%dT%H:%M:%S")) + shift, us)
+print(a["id"], a["src_ip"], p(a["first_ts"], -5), p(a["last_ts"], 5))' < "$T/alerts.jsonl" > "$T/pick"
+read -r AID ASRC AFROM ATO < "$T/pick"
+"$EW" events -d "$T/ew.db" --json --host "$ASRC" --from "$AFROM" --to "$ATO" --limit 50 > "$T/context.jsonl"
+browse "$BASE/#alert=$AID" --dump-dom > "$T/dom-detail.html"
+check_dom detail "$T/dom-detail.html" "$T/alerts.jsonl" "$AID" "$T/context.jsonl" "$AFROM" "$ATO"
 
 # The screenshot, for a human to look at.
 mkdir -p "$OUT"
