@@ -86,7 +86,7 @@ static void usage_main(FILE *f)
 	      "  serve  [-d DB] [--api ADDR:PORT] [--token-file FILE]\n"
 	      "                                  HTTP API and dashboard over a database (docs/api.md)\n"
 	      "  events [-d DB] [--json] [--kind K] [--host ADDR] [--from TIME] [--to TIME]\n"
-	      "         [--since-id N] [--limit N]\n"
+	      "         [--alert ID] [--since-id N] [--limit N]\n"
 	      "                                  list stored events (dns, http, tls, icmp)\n"
 	      "  alerts [-d DB] [--json] [--class C] [--severity S] [--src ADDR] [--from TIME]\n"
 	      "         [--to TIME] [--since-id N] [--limit N]\n"
@@ -1152,7 +1152,7 @@ static int parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo
 static void usage_events(FILE *f)
 {
 	fputs("usage: egresswatch events [-d DB] [--json] [--kind K] [--host ADDR] [--from TIME]\n"
-	      "                          [--to TIME] [--since-id N] [--limit N]\n"
+	      "                          [--to TIME] [--alert ID] [--since-id N] [--limit N]\n"
 	      "\n"
 	      "List stored events in id order: a table, or with --json one JSON object per\n"
 	      "line, each field as docs/events.md describes it.\n"
@@ -1167,6 +1167,9 @@ static void usage_events(FILE *f)
 	      "                    Z or +01:00), a date (its midnight UTC) or seconds\n"
 	      "                    since 1970 (1795945208.5)\n"
 	      "      --to TIME     only events before TIME\n"
+	      "      --alert ID    what alert ID's source sent and received from 5 s before\n"
+	      "                    its first hit to 5 s after its last (--host, --from and\n"
+	      "                    --to from the alert)\n"
 	      "      --since-id N  only events with id > N\n"
 	      "  -n, --limit N     at most N events (default: all)\n"
 	      "  -h, --help        this text\n"
@@ -1185,8 +1188,55 @@ struct list_opts {
 	int64_t since_id, limit;
 	int timed;                   /* --from or --to: [from_us, to_us) */
 	int64_t from_us, to_us;
+	int64_t alert;               /* events: --alert ID, 0 for none */
 	int json;
 };
+
+/* events --alert ID: what the alert's source sent and received from
+ * AROUND_ALERT_S before its first hit to AROUND_ALERT_S after its last, as
+ * the dashboard's alert panel shows it: o's host and time range. 0, or the
+ * exit status after a message. */
+#define AROUND_ALERT_S 5
+static int around_alert(struct list_opts *o)
+{
+	struct query *q = NULL;
+	json_t *a = NULL;
+	char err[512];
+	int rc = 0;
+
+	if (query_open(&q, o->db, err, sizeof(err)) < 0) {
+		fprintf(stderr, "egresswatch events: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	int r = query_alert_get(q, o->alert, &a, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "egresswatch events: %s\n", err);
+		rc = EXIT_RUNTIME;
+	} else if (r > 0) {
+		fprintf(stderr, "egresswatch events: --alert %lld: %s has no such alert\n",
+			(long long)o->alert, o->db);
+		rc = EXIT_USAGE;
+	} else {
+		const char *src = json_string_value(json_object_get(a, "src_ip"));
+		const char *first = json_string_value(json_object_get(a, "first_ts"));
+		const char *last = json_string_value(json_object_get(a, "last_ts"));
+		if (!src || !first || !last || text_parse_time(first, &o->from_us) < 0 ||
+		    text_parse_time(last, &o->to_us) < 0 ||
+		    query_canon_addr(src, o->src_buf, sizeof(o->src_buf)) < 0) {
+			fprintf(stderr, "egresswatch events: --alert %lld: the alert has no source "
+					"or times to look around\n", (long long)o->alert);
+			rc = EXIT_RUNTIME;
+		} else {
+			o->src = o->src_buf;
+			o->timed = 1;
+			o->from_us -= AROUND_ALERT_S * 1000000ll;
+			o->to_us += AROUND_ALERT_S * 1000000ll;
+		}
+	}
+	json_decref(a);
+	query_close(q);
+	return rc;
+}
 
 struct list_cmd {
 	const char *name;            /* "events" or "alerts" */
@@ -1250,6 +1300,7 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 		{"src", required_argument, NULL, 'R'},
 		/* events only */
 		{"host", required_argument, NULL, 'H'},
+		{"alert", required_argument, NULL, 'A'},
 		{NULL, 0, NULL, 0},
 	};
 	struct option used[sizeof(opts) / sizeof(opts[0])];
@@ -1261,7 +1312,7 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 
 	for (size_t i = 0; opts[i].name; i++) {
 		int alerts_only = opts[i].val == 'V' || opts[i].val == 'R';
-		int events_only = opts[i].val == 'H';
+		int events_only = opts[i].val == 'H' || opts[i].val == 'A';
 		if ((alerts_only && !lc->alert_filters) || (events_only && lc->alert_filters))
 			continue;
 		used[nused++] = opts[i];
@@ -1309,6 +1360,10 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 			if (parse_i64(lc->name, "since-id", optarg, 0, INT64_MAX, &o.since_id) < 0)
 				return EXIT_USAGE;
 			break;
+		case 'A':
+			if (parse_i64(lc->name, "alert", optarg, 1, INT64_MAX, &o.alert) < 0)
+				return EXIT_USAGE;
+			break;
 		case 'n':
 			if (parse_i64(lc->name, "limit", optarg, 0, INT64_MAX, &o.limit) < 0)
 				return EXIT_USAGE;
@@ -1335,6 +1390,16 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 	if (optind != argc) {
 		fprintf(stderr, "egresswatch %s: unexpected argument %s\n", lc->name, argv[optind]);
 		return EXIT_USAGE;
+	}
+	if (o.alert) {
+		if (o.src || o.timed) {
+			fprintf(stderr, "egresswatch %s: --alert sets the address and the time range: "
+					"not with --host, --from or --to\n", lc->name);
+			return EXIT_USAGE;
+		}
+		int r = around_alert(&o);
+		if (r)
+			return r;
 	}
 	if (o.timed && o.from_us >= o.to_us) {
 		fprintf(stderr, "egresswatch %s: --from is not before --to: nothing lies between\n",

@@ -227,6 +227,27 @@ diff "$T/want" "$T/range" > "$T/diff" && ok || bad "events --from $fs --to $tz: 
 expect 2 "^egresswatch events: --from 10:00: want a time as 2026-11-29T10:00:08Z (RFC 3339), 2026-11-29 or seconds since 1970\$" -- "$EW" events -d "$T/tbl.db" --from 10:00
 expect 2 "^egresswatch alerts: --to 2026-11-31: want a time" -- "$EW" alerts -d "$T/tbl.db" --to 2026-11-31
 expect 2 "^egresswatch events: --from is not before --to: nothing lies between\$" -- "$EW" events -d "$T/tbl.db" --from "$to" --to "$from"
+# --alert ID: what the alert's source did from 5 s before its first hit to
+# 5 s after its last, for every alert of the demo: the same as --host with
+# --from and --to worked out here from `alerts --json`.
+rm -f "$T/al.db"
+"$EW" replay -q -c "$PCAPS/../rules/demo.yaml" -d "$T/al.db" "$PCAPS/demo.pcap"
+"$EW" alerts -d "$T/al.db" --json | python3 -c 'import json,sys,calendar,time
+def p(ts, shift):
+    return "%d.%s" % (calendar.timegm(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")) + shift,
+                      (ts[20:26] + "000000")[:6])
+for l in sys.stdin:
+    a = json.loads(l)
+    print(a["id"], a["src_ip"], p(a["first_ts"], -5), p(a["last_ts"], 5))' > "$T/around"
+[ "$(wc -l < "$T/around")" -ge 3 ] && ok || bad "the demo raised $(wc -l < "$T/around") alerts"
+while read -r aid asrc afrom ato; do
+	"$EW" events -d "$T/al.db" --json --alert "$aid" > "$T/got"
+	"$EW" events -d "$T/al.db" --json --host "$asrc" --from "$afrom" --to "$ato" > "$T/want"
+	[ -s "$T/want" ] && cmp -s "$T/got" "$T/want" && ok || bad "events --alert $aid is not --host $asrc --from $afrom --to $ato"
+done < "$T/around"
+expect 2 "^egresswatch events: --alert 999: $T/al.db has no such alert\$" -- "$EW" events -d "$T/al.db" --alert 999
+expect 2 "^egresswatch events: --alert sets the address and the time range: not with --host, --from or --to\$" -- \
+	"$EW" events -d "$T/al.db" --alert 1 --from 2026-11-29
 
 # Compressed captures (gzip, zstd), from a file and from a pipe, give the
 # plain file's events; one cut short keeps what came before and says why.
