@@ -76,8 +76,8 @@ static void usage_main(FILE *f)
 	      "Network egress monitoring for AI-agent sandboxes.\n"
 	      "\n"
 	      "commands:\n"
-	      "  replay [-c RULES] [-d DB] [-f BPF] [--eve FILE] [-q] [--no-progress] [--no-store]\n"
-	      "         PCAP...\n"
+	      "  replay [-c RULES] [-d DB] [-f BPF] [--from TIME] [--to TIME] [--eve FILE] [-q]\n"
+	      "         [--no-progress] [--no-store] PCAP...\n"
 	      "                                  replay capture files into the database; prints a summary\n"
 	      "  watch  [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
 	      "         [--retain DURATION] [--eve FILE] [--api ADDR:PORT [--token-file FILE]]\n"
@@ -103,8 +103,8 @@ static void usage_main(FILE *f)
 
 static void usage_replay(FILE *f)
 {
-	fputs("usage: egresswatch replay [-c RULES] [-d DB] [-f BPF] [--eve FILE] [-q] [--no-progress]\n"
-	      "                          [--no-store] PCAP...\n"
+	fputs("usage: egresswatch replay [-c RULES] [-d DB] [-f BPF] [--from TIME] [--to TIME]\n"
+	      "                          [--eve FILE] [-q] [--no-progress] [--no-store] PCAP...\n"
 	      "\n"
 	      "Replay pcap or pcapng files, plain, gzip or zstd (in the order given; '-'\n"
 	      "reads stdin) through the decoders and analyzers, store every event in DB,\n"
@@ -118,6 +118,9 @@ static void usage_replay(FILE *f)
 	      "  -d, --db DB         SQLite database (default ./" DEFAULT_DB ")\n"
 	      "  -f, --filter BPF    only packets matching this pcap-filter(7) expression\n"
 	      "                      (e.g. \"host 10.99.0.10\"); the summary counts the others\n"
+	      "      --from TIME     only packets at or after TIME (RFC 3339, e.g.\n"
+	      "                      2026-11-29T10:00:08Z, a date, or seconds since 1970)\n"
+	      "      --to TIME       only packets before TIME; the summary counts the others\n"
 	      "      --eve FILE      also append the run's events and then its alerts to FILE,\n"
 	      "                      one JSON object a line (docs/eve.md); '-' is stdout,\n"
 	      "                      and the summary then goes to stderr\n"
@@ -261,8 +264,8 @@ static void print_modules(FILE *f, const struct core_stats *s, int detectors)
 }
 
 static void print_summary(FILE *f, struct core *core, const char *db, unsigned nfiles,
-			  double elapsed, const char *bpf, uint64_t filtered,
-			  const struct eve *eve, const char *eve_path)
+			  double elapsed, const char *bpf, uint64_t filtered, int timed,
+			  uint64_t outside, const struct eve *eve, const char *eve_path)
 {
 	const struct core_stats *s = core_stats(core);
 	const struct decode_stats *ds = core_decode_stats(core);
@@ -276,9 +279,14 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 		malf += ds->malformed[l];
 	}
 	human_count(rate, sizeof(rate), elapsed > 0 ? (double)s->packets / elapsed : 0);
-	char left[64] = "";
-	if (bpf)
+	char left[128] = "";
+	if (bpf && timed)
+		snprintf(left, sizeof(left), " (%" PRIu64 " left out by the filter, %" PRIu64
+			 " outside --from/--to)", filtered, outside);
+	else if (bpf)
 		snprintf(left, sizeof(left), " (%" PRIu64 " left out by the filter)", filtered);
+	else if (timed)
+		snprintf(left, sizeof(left), " (%" PRIu64 " outside --from/--to)", outside);
 	fprintf(f, "egresswatch replay: %u file%s, %" PRIu64 " packets%s, %" PRIu64
 		   " bytes in %.2f s (%s packets/s)\n",
 		nfiles, nfiles == 1 ? "" : "s", s->packets, left, s->bytes, elapsed, rate);
@@ -360,11 +368,19 @@ static void replay_one(struct core *core, const struct reader_rec *f)
  * there is nothing to copy. On SIGINT/SIGTERM the frame in hand is
  * processed and the rest of the ring dropped. Returns the exit status.
  */
+/* replay --from/--to: only the packets of [from_us, to_us) */
+struct replay_window {
+	int timed;
+	uint64_t from_us, to_us;
+};
+
 static int replay_files(struct core *core, char *const *paths, unsigned n, int progress,
-			double t0, const char *bpf, uint64_t *filtered)
+			double t0, const char *bpf, const struct replay_window *win, uint64_t *filtered,
+			uint64_t *outside)
 {
 	const struct reader_config rcfg = {
 		.paths = paths, .npaths = n, .accept_dlt = decode_linktype_supported, .bpf = bpf,
+		.timed = win->timed, .from_us = win->from_us, .to_us = win->to_us,
 	};
 	struct reader *rd;
 	const struct reader_rec *cur = NULL, *rec;
@@ -472,6 +488,7 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 		fputs("\r\033[K", stderr);
 done:
 	*filtered = reader_filtered(rd);
+	*outside = reader_outside(rd);
 	reader_close(rd);
 	return rc;
 }
@@ -561,6 +578,8 @@ static int cmd_replay(int argc, char **argv)
 		{"no-store", no_argument, NULL, 'S'},
 		{"filter", required_argument, NULL, 'f'},
 		{"eve", required_argument, NULL, 'E'},
+		{"from", required_argument, NULL, 'F'},
+		{"to", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -569,7 +588,9 @@ static int cmd_replay(int argc, char **argv)
 	struct rules *rules = NULL;
 	struct eve *eve = NULL;
 	const char *db = DEFAULT_DB, *rules_path = NULL, *bpf = NULL, *eve_path = NULL;
-	uint64_t filtered = 0;
+	uint64_t filtered = 0, outside = 0;
+	struct replay_window win = {.from_us = 0, .to_us = UINT64_MAX};
+	int64_t from = INT64_MIN, to = INT64_MAX;
 	int quiet = 0, progress, no_store = 0, opt, rc = 0;
 	char err[512];
 	struct inputs in = {0};
@@ -599,6 +620,16 @@ static int cmd_replay(int argc, char **argv)
 		case 'E':
 			eve_path = optarg;
 			break;
+		case 'F':
+		case 'T':
+			if (text_parse_time(optarg, opt == 'F' ? &from : &to) < 0) {
+				fprintf(stderr, "egresswatch replay: --%s %s: want a time as "
+						"2026-11-29T10:00:08Z (RFC 3339), 2026-11-29 or seconds "
+						"since 1970\n", opt == 'F' ? "from" : "to", optarg);
+				return EXIT_USAGE;
+			}
+			win.timed = 1;
+			break;
 		case 'h':
 			usage_replay(stdout);
 			return 0;
@@ -610,6 +641,16 @@ static int cmd_replay(int argc, char **argv)
 	if (optind >= argc) {
 		fprintf(stderr, "egresswatch replay: no capture file given (see --help)\n");
 		return EXIT_USAGE;
+	}
+	if (win.timed) {
+		if (from >= to) {
+			fprintf(stderr, "egresswatch replay: --from is not before --to: nothing lies "
+					"between\n");
+			return EXIT_USAGE;
+		}
+		/* packet times are never before 1970 */
+		win.from_us = from < 0 ? 0 : (uint64_t)from;
+		win.to_us = to < 0 ? 0 : (uint64_t)to;
 	}
 	if (eve_path && no_store) {
 		fprintf(stderr, "egresswatch replay: --eve is written from the database; it cannot "
@@ -660,7 +701,7 @@ static int cmd_replay(int argc, char **argv)
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
 	t0 = sync_now();
-	rc = replay_files(core, in.paths, in.n, progress, t0, bpf, &filtered);
+	rc = replay_files(core, in.paths, in.n, progress, t0, bpf, &win, &filtered, &outside);
 	if (stop_requested) {
 		fprintf(stderr, "egresswatch replay: interrupted; what was read is stored\n");
 		rc = EXIT_RUNTIME;
@@ -683,7 +724,7 @@ static int cmd_replay(int argc, char **argv)
 		quiet = 1;
 	if (!quiet)
 		print_summary(eve_path && !strcmp(eve_path, "-") ? stderr : stdout, core, db,
-			      in.n, elapsed, bpf, filtered, eve, eve_path);
+			      in.n, elapsed, bpf, filtered, win.timed, outside, eve, eve_path);
 	eve_close(eve);
 	if (core_close(core) < 0) {
 		fprintf(stderr, "egresswatch replay: %s: not every row could be written (see "

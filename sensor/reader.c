@@ -72,6 +72,7 @@ struct reader {
 	} progs[MAX_PROGS];
 	unsigned nprogs, next_prog;
 	_Atomic uint64_t filtered;
+	_Atomic uint64_t outside;
 	/* progress, written by the reader at each publish */
 	alignas(64) _Atomic unsigned prog_file;
 	_Atomic uint64_t prog_done;
@@ -252,6 +253,10 @@ static int read_file(struct reader *r, unsigned i)
 		}
 		if (rc != CAP_PACKET)
 			break;
+		if (r->cfg.timed && (p.ts_us < r->cfg.from_us || p.ts_us >= r->cfg.to_us)) {
+			atomic_fetch_add_explicit(&r->outside, 1, memory_order_relaxed);
+			continue;
+		}
 		int pass = r->cfg.bpf ? filter_pass(r, i, &p) : 1;
 		if (pass < 0) {
 			prod_publish(r);
@@ -390,6 +395,11 @@ void reader_close(struct reader *r)
 		pcap_freecode(&r->progs[k].prog);
 	ring_destroy(&r->ring);
 	free(r);
+}
+
+uint64_t reader_outside(struct reader *r)
+{
+	return atomic_load_explicit(&r->outside, memory_order_relaxed);
 }
 
 uint64_t reader_filtered(struct reader *r)

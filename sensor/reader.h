@@ -74,6 +74,8 @@ struct reader_config {
 	const char *bpf;            /* a pcap-filter(7) expression frames must match,
 				     * or NULL; compiled for each link type met
 				     * (reader_check_filter tells a bad one first) */
+	int timed;                  /* only frames with from_us <= time < to_us */
+	uint64_t from_us, to_us;
 };
 
 struct reader;
@@ -95,6 +97,10 @@ uint64_t reader_progress(struct reader *r, unsigned file);
 
 /* Frames the filter left out so far (read after RD_DONE for the total). */
 uint64_t reader_filtered(struct reader *r);
+
+/* Frames left out as outside the time range so far (read after RD_DONE for
+ * the total). */
+uint64_t reader_outside(struct reader *r);
 
 /* Does expression bpf compile (for Ethernet)? 0, or -1 with libpcap's reason
  * in err. A filter that compiles there may still not for another link type

@@ -227,6 +227,35 @@ diff "$T/want" "$T/range" > "$T/diff" && ok || bad "events --from $fs --to $tz: 
 expect 2 "^egresswatch events: --from 10:00: want a time as 2026-11-29T10:00:08Z (RFC 3339), 2026-11-29 or seconds since 1970\$" -- "$EW" events -d "$T/tbl.db" --from 10:00
 expect 2 "^egresswatch alerts: --to 2026-11-31: want a time" -- "$EW" alerts -d "$T/tbl.db" --to 2026-11-31
 expect 2 "^egresswatch events: --from is not before --to: nothing lies between\$" -- "$EW" events -d "$T/tbl.db" --from "$to" --to "$from"
+# replay --from/--to: only the packets of the range, as if the capture had
+# been cut to it first (the cut made here with pcapfile.py); the summary
+# counts the others, and after the filter's when there is one.
+python3 - "$(dirname "$0")/../pcap" "$PCAPS/demo.pcap" "$T/cut.pcap" 1795946408000000 1795946413000000 > "$T/ncut" <<'PYEOF2'
+import sys
+sys.path.insert(0, sys.argv[1])
+import pcapfile
+p = pcapfile.read(open(sys.argv[2], "rb").read())
+lo, hi = int(sys.argv[4]), int(sys.argv[5])
+keep = [r for r, pk in zip(p.raw, p.packets) if lo <= pk[0] < hi]
+open(sys.argv[3], "wb").write(p.head + b"".join(keep))
+print(len(keep), len(p.raw) - len(keep))
+PYEOF2
+read -r nin nout < "$T/ncut"
+rm -f "$T/win.db" "$T/cut.db"
+expect 0 "" -- "$EW" replay -d "$T/win.db" --from 2026-11-29T10:00:08Z --to 1795946413 "$PCAPS/demo.pcap"
+grep -q "^egresswatch replay: 1 file, $nin packets ($nout outside --from/--to), " "$T/out" && [ "$nin" -gt 10 ] && ok ||
+	bad "replay --from/--to summary: $(head -1 "$T/out"), want $nin in, $nout out"
+"$EW" replay -q -d "$T/cut.db" "$T/cut.pcap"
+[ "$("$EW" events -d "$T/win.db" --json)" = "$("$EW" events -d "$T/cut.db" --json)" ] &&
+	[ "$("$EW" alerts -d "$T/win.db" --json)" = "$("$EW" alerts -d "$T/cut.db" --json)" ] && ok ||
+	bad "replay --from/--to differs from a replay of the capture cut to the range"
+expect 0 "" -- "$EW" replay --no-store -f udp --to 2026-11-29T10:00:13Z "$PCAPS/demo.pcap"
+grep -q "^egresswatch replay: 1 file, [0-9]* packets ([0-9]* left out by the filter, [0-9]* outside --from/--to), " "$T/out" && ok ||
+	bad "replay -f --to summary: $(head -1 "$T/out")"
+expect 2 "^egresswatch replay: --to soon: want a time as" -- "$EW" replay --no-store --to soon "$PCAPS/demo.pcap"
+expect 2 "^egresswatch replay: --from is not before --to: nothing lies between\$" -- \
+	"$EW" replay --no-store --from 2026-11-30 --to 2026-11-29 "$PCAPS/demo.pcap"
+
 # --alert ID: what the alert's source did from 5 s before its first hit to
 # 5 s after its last, for every alert of the demo: the same as --host with
 # --from and --to worked out here from `alerts --json`.
