@@ -26,9 +26,9 @@
 #define VOL_NONE UINT16_MAX
 #define VOL_BUCKETS (2 * ICMP_TUNNEL_SOURCES)
 
-/* A source's volume window; a slot is free when used is 0. */
+/* A source's volume window (slots 0..nused-1 are taken). */
 struct vol {
-	uint8_t used, ipv, alerted;
+	uint8_t ipv, alerted;
 	uint8_t a[16];
 	uint16_t hnext;        /* bucket chain */
 	uint16_t newer, older; /* activity list */
@@ -148,7 +148,6 @@ static struct vol *vol_slot(struct tunnel_state *st, int ipv, const uint8_t *a, 
 	}
 	v = &st->vol[i];
 	memset(v, 0, sizeof(*v));
-	v->used = 1;
 	v->ipv = (uint8_t)ipv;
 	memcpy(v->a, a, ipv == 6 ? 16 : 4);
 	v->start_us = now_us;

@@ -191,7 +191,7 @@ static uint64_t window_end(const struct alerts *t, const struct row *r)
 static uint32_t row_hash(int cls, uint8_t ipv, const uint8_t *src, const char *subject)
 {
 	uint8_t k[2 + 16 + SUBJECT_MAX];
-	size_t a = ipv == 6 ? 16 : 4, n = strlen(subject);
+	size_t a = ipv == 6 ? 16 : 4, n = strnlen(subject, SUBJECT_MAX - 1);
 
 	k[0] = (uint8_t)cls;
 	k[1] = ipv;

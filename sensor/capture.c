@@ -432,9 +432,12 @@ static int pcap_resync(struct capture *c, uint64_t *from, uint64_t *to)
 static int reopen_at(struct capture *c, uint64_t off)
 {
 	char pe[PCAP_ERRBUF_SIZE];
+	uint8_t was[sizeof(c->fhdr)];
 	FILE *f = fopen(c->name, "rb");
 	char *buf = malloc(FILE_IOBUF);
 	pcap_t *p = NULL;
+
+	memcpy(was, c->fhdr, sizeof(was));
 
 	if (!f || !buf || setvbuf(f, buf, _IOFBF, FILE_IOBUF) != 0 ||
 	    fseek(f, (long)off, SEEK_SET) != 0 ||
@@ -443,10 +446,7 @@ static int reopen_at(struct capture *c, uint64_t off)
 		if (f)
 			fclose(f);
 		free(buf);
-		/* fhdr: the old header again, for what follows */
-		if (pread(fileno(pcap_file(c->pcap)), c->fhdr, sizeof(c->fhdr), 0) !=
-		    (ssize_t)sizeof(c->fhdr))
-			c->have_fhdr = 0;
+		memcpy(c->fhdr, was, sizeof(was)); /* the header still in force */
 		return -1;
 	}
 	__fsetlocking(f, FSETLOCKING_BYCALLER);
