@@ -1021,6 +1021,10 @@ static enum MHD_Result h_metrics(struct req *r)
 		prom_one(m, name, "counter", "--eve follower counter (stats table).",
 			 json_integer_value(v));
 	}
+	prom_one(m, "egresswatch_time_restarts_total", "counter",
+		 "Times packet time went back more than a minute and flows, detector windows "
+		 "and alert rows started over.",
+		 json_integer_value(json_object_get(st, "time_restarts")));
 	prom_family(m, "egresswatch_last_packet_timestamp_seconds", "gauge",
 		    "Time of the newest packet seen (packet time, Unix seconds).");
 	fprintf(m, "egresswatch_last_packet_timestamp_seconds %.6f\n",

@@ -614,6 +614,19 @@ void alerts_tick(struct alerts *t, uint64_t now_us)
 	}
 }
 
+void alerts_close_all(struct alerts *t)
+{
+	if (!t)
+		return;
+	FOR_EACH_OPEN(t, i)
+		row_close(t, i);
+	/* The flows they waited on have all ended (flow_table_end_all), or
+	 * their references were lost to a full set: none is settled later. */
+	memset(t->refs, 0, FLOWREF_SETS * FLOWREF_WAYS * sizeof(*t->refs));
+	memset(t->ref_sets, 0, sizeof(t->ref_sets));
+	t->n_refs = 0;
+}
+
 void alerts_set_window(struct alerts *t, uint64_t suppress_us)
 {
 	if (!t)

@@ -78,6 +78,11 @@ void alerts_tick(struct alerts *t, uint64_t now_us);
  * every changed row. */
 void alerts_refresh(struct alerts *t);
 
+/* Write and close every open row, so that the next alert of any class,
+ * source and subject opens a new one (packet time stepped back: see
+ * core_packet; call it after the flows have ended). */
+void alerts_close_all(struct alerts *t);
+
 /* Change the suppression window (rules reload). */
 void alerts_set_window(struct alerts *t, uint64_t suppress_us);
 

@@ -16,6 +16,7 @@
 #include "core.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +25,10 @@
 #include "alerts.h"
 #include "log.h"
 #include "rules.h"
+#include "text.h"
 
 #define TICK_US 1000000u /* detectors' on_tick period, packet time */
+#define RESTARTS_TOLD 10 /* restarts said in the log; the rest are counted */
 
 /* Packet classes for dispatch (pkt_class): the inputs of core_selected. */
 enum {
@@ -60,6 +63,9 @@ struct core {
 	struct mod_list by_kind[OBS_KIND_MAX]; /* detectors per observation kind */
 	struct emit emit;
 	uint64_t next_tick_us;
+	uint64_t clock_us;       /* the newest packet time since the last restart */
+	uint64_t restart_pkts;   /* packets since then */
+	int input_start;         /* core_input_start(): the next packet starts an input */
 	struct core_stats stats;
 	int finished;              /* core_finish() has run */
 	struct flow_stats final_fs; /* the flow table's counters at core_finish() */
@@ -158,6 +164,7 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	store_put_stat(c->store, "bytes", (int64_t)c->stats.bytes);
 	store_put_stat(c->store, "first_ts_us", (int64_t)c->stats.first_ts_us);
 	store_put_stat(c->store, "last_ts_us", (int64_t)c->stats.last_ts_us);
+	store_put_stat(c->store, "time_restarts", (int64_t)c->stats.time_restarts);
 	store_put_stat(c->store, "decode.not_ip", (int64_t)ds->not_ip);
 	for (int l = 0; l < L_COUNT; l++) {
 		const char *ln = decode_layer_name((enum decode_layer)l);
@@ -432,6 +439,47 @@ static void core_lost_frags(struct core *c, uint64_t ts_us, uint32_t iface)
 	}
 }
 
+/*
+ * Packet time went back from c->clock_us to ts_us, by more than
+ * CORE_CLOCK_BACK_US (core_packet): end what was open and start the
+ * detectors, the alert rows and the tick afresh, as core_finish and
+ * core_open would, keeping the store, the counters and the analyzers (whose
+ * state is all in the flows).
+ */
+static void core_restart(struct core *c, uint64_t ts_us)
+{
+	char from[40], to[40], err[256];
+
+	if (!c->input_start && c->stats.time_restarts >= CORE_RESTARTS_FREE &&
+	    c->restart_pkts < CORE_RESTART_MIN_PACKETS) {
+		c->stats.time_steps_folded++;
+		return;
+	}
+	c->stats.time_restarts++;
+	if (c->stats.time_restarts <= RESTARTS_TOLD) {
+		text_time(from, sizeof(from), c->clock_us);
+		text_time(to, sizeof(to), ts_us);
+		log_warn("core", "packet time went back %" PRIu64 " s, from %s to %s: flows, "
+				 "detector windows and alert rows start over%s",
+			 (c->clock_us - ts_us) / 1000000u, from, to,
+			 c->stats.time_restarts == RESTARTS_TOLD ? " (said no more; counted)" : "");
+	}
+	core_end_input(c);
+	flow_table_end_all(c->flows);
+	alerts_close_all(c->alerts);
+	if (core_set_rules(c, c->rules, err, sizeof(err)) < 0)
+		log_err("core", "detectors kept their state: %s", err);
+	c->next_tick_us = 0;
+	c->clock_us = ts_us;
+	c->restart_pkts = 0;
+}
+
+void core_input_start(struct core *c)
+{
+	if (c)
+		c->input_start = 1;
+}
+
 void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 		 uint32_t caplen, uint32_t wirelen, uint32_t iface)
 {
@@ -444,6 +492,12 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 		c->stats.first_ts_us = ts_us;
 	if (ts_us > c->stats.last_ts_us)
 		c->stats.last_ts_us = ts_us;
+	if (ts_us >= c->clock_us)
+		c->clock_us = ts_us;
+	else if (c->clock_us - ts_us > CORE_CLOCK_BACK_US)
+		core_restart(c, ts_us);
+	c->input_start = 0;
+	c->restart_pkts++;
 
 	dr = decode_packet(c->dec, dlt, data, caplen, wirelen, ts_us, &p);
 	core_lost_frags(c, ts_us, iface);

@@ -19,6 +19,18 @@
 
 #define CORE_MAX_MODULES 32
 
+/* A step back of packet time longer than this (a capture replayed after a
+ * later one, sections of two captures joined, the capturing host's clock
+ * set back) starts flows, detector windows and alert rows over: see
+ * core_packet. */
+#define CORE_CLOCK_BACK_US (60ull * 1000000u)
+/* ... and, after the first CORE_RESTARTS_FREE of them, at most once in
+ * CORE_RESTART_MIN_PACKETS packets, but for the first packet of an input
+ * (core_input_start): a capture whose times jump back and forth costs a
+ * restart per that many packets, not one per packet */
+#define CORE_RESTARTS_FREE 16u
+#define CORE_RESTART_MIN_PACKETS 10000u
+
 /* What each module's callbacks returned. */
 struct mod_counts {
 	uint64_t ok, not_mine, truncated, malformed, failed;
@@ -33,6 +45,10 @@ struct core_stats {
 	uint64_t alerts_by_class[14]; /* rows per class, AC_* order (sensor/alerts.h) */
 	uint64_t store_errors;
 	uint64_t first_ts_us, last_ts_us;
+	/* packet time went back more than CORE_CLOCK_BACK_US: the times flows,
+	 * detector windows and alert rows started over (restarts), and the
+	 * times they did not because one had just done so (steps_folded) */
+	uint64_t time_restarts, time_steps_folded;
 	struct mod_counts mod[CORE_MAX_MODULES];
 };
 
@@ -66,7 +82,22 @@ int core_finish(struct core *c);
  * -1 when the store could not be closed cleanly. NULL is fine. */
 int core_close(struct core *c);
 
-/* Process one captured frame (bytes borrowed for the call). */
+/*
+ * Process one captured frame (bytes borrowed for the call).
+ *
+ * Packet time drives every window and expiry, and is expected to go
+ * forward. When a frame is more than CORE_CLOCK_BACK_US older than the
+ * newest so far, what was open belongs to another stretch of time: the
+ * datagrams waiting for fragments are judged, every flow ends (settling the
+ * outcome of its alerts), every alert row is written and closed, the
+ * detectors start afresh (as on a rules reload) and so does the once-a-second
+ * tick, all before the frame is decoded; the frame's time is then the clock.
+ * So a capture replayed after a later one gives the alerts it gives alone,
+ * where it would otherwise fold into rows and windows of the future and wait
+ * for the tick of a time that has not come back. Smaller steps (packets of
+ * several interfaces interleaved) change nothing. Said in the log (the first
+ * ten times) and counted (core_stats: time_restarts, time_steps_folded).
+ */
 void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 		 uint32_t caplen, uint32_t wirelen, uint32_t iface);
 
@@ -79,6 +110,11 @@ void core_prefetch(struct core *c, int dlt, const uint8_t *data, uint32_t caplen
  * will, and are judged now (decode_frag_give_up). core_close does it too;
  * replay calls it first so that its summary counts them. */
 void core_end_input(struct core *c);
+
+/* The next frame starts an input (a capture file, a section joined on):
+ * if its time steps back, the restart of core_packet happens however
+ * recently the last one did. */
+void core_input_start(struct core *c);
 
 /* Commit what is batched (watch mode calls this when the wire is quiet). */
 int core_flush(struct core *c);

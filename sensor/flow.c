@@ -1186,6 +1186,20 @@ void flow_table_free(struct flow_table *ft)
 	free(ft);
 }
 
+void flow_table_end_all(struct flow_table *ft)
+{
+	if (!ft)
+		return;
+	for (;;) {
+		int cls = oldest_class(ft, 0, 0);
+		if (cls < 0)
+			break;
+		flow_end(ft, lru_tail(ft, cls));
+		ft->stats.expired++;
+	}
+	ft->expire_at = UINT64_MAX;
+}
+
 void flow_table_expire(struct flow_table *ft, uint64_t now_us)
 {
 	if (!ft || now_us < ft->expire_at)

@@ -226,6 +226,11 @@ struct flow *flow_table_find(struct flow_table *ft, uint8_t ipv, uint8_t proto,
 			     const uint8_t *src, uint16_t sport, const uint8_t *dst,
 			     uint16_t dport, int *dir);
 
+/* End every flow, oldest first, calling on_end (counted as expired); the
+ * table stays, empty, with its counters (packet time stepped back: see
+ * core_packet). */
+void flow_table_end_all(struct flow_table *ft);
+
 /* Expire flows idle at now_us (packet time), oldest first, calling on_end. */
 void flow_table_expire(struct flow_table *ft, uint64_t now_us);
 

@@ -304,8 +304,13 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 	}
 	if (!any)
 		fputs(" none", f);
-	fprintf(f, "\n  flows:     %" PRIu64 " created, %" PRIu64 " evicted\n", fs->created,
+	fprintf(f, "\n  flows:     %" PRIu64 " created, %" PRIu64 " evicted", fs->created,
 		fs->evicted);
+	if (s->time_restarts || s->time_steps_folded)
+		fprintf(f, "; packet time went back: %" PRIu64 " restarts (flows, windows and "
+			   "alert rows began afresh), %" PRIu64 " steps folded",
+			s->time_restarts, s->time_steps_folded);
+	fputc('\n', f);
 	fprintf(f, "  events:    dns %" PRIu64 " (%" PRIu64 " queries, %" PRIu64
 		   " responses), http %" PRIu64 ", tls %" PRIu64 ", icmp %" PRIu64
 		   "; %" PRIu64 " malformed\n",
@@ -334,16 +339,28 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 /*
  * A file whose first packet is older than a packet of a file before it: the
  * files are replayed in the order given, never merged by time, so flows,
- * windows and expiry see time step back. Said once per such file, on
- * stderr, and the run goes on (a rotated capture given as `cap*`, where the
+ * windows and expiry see time step back (and more than CORE_CLOCK_BACK_US
+ * starts them over: core_packet). Said once per such file, for the first
+ * FILE_ORDER_TOLD of them, on stderr, and the run goes on (a rotated capture given as `cap*`, where the
  * shell sorts cap10 before cap2; two interfaces' captures given side by
  * side).
  */
+#define FILE_ORDER_TOLD 10 /* files out of order named; the rest are not */
+
 static void warn_file_order(const char *file, const char *earlier, uint64_t back_us,
 			    int progress)
 {
+	static unsigned told;
+
+	if (told > FILE_ORDER_TOLD)
+		return;
 	if (progress)
 		fputs("\r\033[K", stderr);
+	if (told++ == FILE_ORDER_TOLD) {
+		fputs("egresswatch replay: warning: more files start before the latest packet "
+		      "of an earlier one; they are not named\n", stderr);
+		return;
+	}
 	fprintf(stderr,
 		"egresswatch replay: warning: %s starts %" PRIu64 ".%06" PRIu64
 		" s before the latest packet of %s: files are replayed in the order given, "
@@ -437,6 +454,7 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 			break; /* interrupted: said below */
 		switch (rec->kind) {
 		case RD_FILE:
+			core_input_start(core);
 			reading = 1;
 			first_frame = 1;
 			cur_file = rec->file;
@@ -463,6 +481,8 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 			break;
 		case RD_SKIPPED: /* damage read past: said, and counted as damage */
 		case RD_JOINED:  /* a capture joined on: said */
+			if (rec->kind == RD_JOINED)
+				core_input_start(core);
 			if (progress)
 				fputs("\r\033[K", stderr);
 			fprintf(stderr, "egresswatch replay: %s%s\n", rec->kind == RD_JOINED ?
