@@ -6,7 +6,9 @@
  * 2-byte big-endian length and that many frame bytes (a short final frame
  * takes what is left). Several frames per input let the fuzzer reach TCP
  * reassembly and IP fragment reassembly. Each frame is stamped 1 ms after
- * the previous one.
+ * the previous one, but for a selector of 0xff (an IPv6 frame, as 0xff % 8
+ * selects): stamped 2 minutes before it, so that packet time goes back and
+ * flows, detector windows and alert rows start over (core_packet).
  *
  * The rules have a sandbox section (fuzz_rules: agents in 10.0.0.0/8,
  * 192.168.0.0/16 and fd00::/8, one proxy, one resolver), so the egress
@@ -65,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct core *core = NULL;
 	char err[256];
 	uint64_t ts = 1796032800000000ull; /* 2026-11-30T10:00:00Z, any fixed time */
+	const uint64_t back = 120000000ull; /* a step back longer than CORE_CLOCK_BACK_US */
 	size_t off = 0;
 
 	cfg.rules = fuzz_rules();
@@ -74,6 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	while (size - off >= 3) {
 		int dlt = fuzz_dlts[data[off] % (sizeof(fuzz_dlts) / sizeof(fuzz_dlts[0]))];
+		if (data[off] == 0xff && ts > back)
+			ts -= back;
 		size_t len = (size_t)data[off + 1] << 8 | data[off + 2];
 		off += 3;
 		if (len > size - off)
