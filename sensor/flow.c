@@ -1163,12 +1163,7 @@ void flow_table_free(struct flow_table *ft)
 {
 	if (!ft)
 		return;
-	for (;;) {
-		int cls = oldest_class(ft, 0, 0);
-		if (cls < 0)
-			break;
-		flow_end(ft, lru_tail(ft, cls));
-	}
+	flow_table_end_all(ft);
 	for (uint32_t i = 0; i < ft->n_chunks; i++) /* all full but the last */
 		mem_table_free(ft->chunks[i], (size_t)chunk_flows(ft, i) * sizeof(struct flow));
 	free(ft->chunks);
