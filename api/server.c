@@ -192,7 +192,9 @@ static int parse_addr(const char *text, struct bind_addr *b, char *err, size_t e
 	} else {
 		goto bad;
 	}
-	snprintf(b->host, sizeof(b->host), "%s", host);
+	/* an address inet_pton read fits (INET6_ADDRSTRLEN) */
+	if ((size_t)snprintf(b->host, sizeof(b->host), "%s", host) >= sizeof(b->host))
+		goto bad;
 	return 0;
 bad:
 	snprintf(err, errlen,

@@ -1149,7 +1149,7 @@ static void run_icmp_tunnel(struct rules *r)
 	mod_open(&md, &detect_icmp_tunnel_module, r);
 	reset();
 	{
-		char forged[8][16], text[16];
+		char forged[8][16], text[24];
 		uint8_t a[4] = {10, 99, 0, 12};
 		uint32_t h0 = 0;
 		int nf = 0;
