@@ -316,7 +316,7 @@ static int stream_dnscat2(struct run *r, uint64_t t0, const char *zone, int n)
 		if (zone) {
 			labelize(name, sizeof(name), data, 63, zone);
 		} else {
-			char tmp[600];
+			char tmp[sizeof(name) - 7]; /* "dnscat." before it */
 			labelize(tmp, sizeof(tmp), data, 63, "x");
 			tmp[strlen(tmp) - 2] = '\0';
 			snprintf(name, sizeof(name), "dnscat.%s", tmp);
