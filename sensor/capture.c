@@ -83,7 +83,7 @@ static size_t read_head(FILE *f, uint8_t *dst, size_t n)
 		ssize_t r = read(fileno(f), dst + got, n - got);
 		if (r > 0)
 			got += (size_t)r;
-		else if (r == 0 || errno != EINTR)
+		else if (r == 0 || errno != EINTR || instream_woken())
 			break;
 	}
 	return got;

@@ -9,6 +9,8 @@
 #include "instream.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -83,6 +85,8 @@ static ssize_t raw_read(struct instream *s, uint8_t *buf, size_t n)
 			s->consumed += (uint64_t)r;
 			return r;
 		}
+		if (errno == EINTR && instream_woken())
+			return fail(s, "interrupted");
 		if (errno != EINTR) {
 			char why[128];
 			snprintf(why, sizeof(why), "read: %s", strerror(errno));
@@ -306,4 +310,48 @@ uint64_t instream_consumed(const struct instream *s)
 const char *instream_error(const struct instream *s)
 {
 	return s->err;
+}
+
+/* ---- waking a reader ---------------------------------------------------- */
+
+static _Thread_local volatile sig_atomic_t woken;
+
+/* Only a signal queued by this process (instream_wake) wakes: a SIGURG
+ * sent from outside interrupts a read, which is then made again. */
+static void on_wake(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)ctx;
+	if (si && si->si_code == SI_QUEUE && si->si_pid == getpid())
+		woken = 1;
+}
+
+static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
+
+static void wake_setup(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_wake;
+	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: the read returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGURG, &sa, NULL);
+}
+
+void instream_wake_init(void)
+{
+	pthread_once(&wake_once, wake_setup);
+}
+
+int instream_wake(pthread_t t)
+{
+	union sigval v = {.sival_int = 0};
+
+	return pthread_sigqueue(t, SIGURG, v);
+}
+
+int instream_woken(void)
+{
+	return woken;
 }

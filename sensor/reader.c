@@ -39,8 +39,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "capture.h"
+#include "instream.h"
 #include "ring.h"
 #include "sync.h"
 
@@ -63,6 +65,7 @@ struct reader {
 	struct reader_config cfg;
 	pthread_t thread;
 	int started;
+	_Atomic int finished; /* reader_main has returned */
 	/* the reader thread's own */
 	struct capture *cur; /* the file being read, for progress */
 	int eager;           /* publish every record (size unknown) */
@@ -299,6 +302,7 @@ static void *reader_main(void *arg)
 		i++;
 	if (!ring_stopping(&r->ring) && put_msg(r, RD_DONE, i, 0, "", 0) == 0)
 		prod_publish(r);
+	atomic_store_explicit(&r->finished, 1, memory_order_release);
 	return NULL;
 }
 
@@ -361,6 +365,7 @@ int reader_open(struct reader **out, const struct reader_config *cfg, char *err,
 	}
 	if (e < 0)
 		goto fail_sync;
+	instream_wake_init();
 	/* The command line's signals go to the packet thread. */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
@@ -389,6 +394,15 @@ void reader_close(struct reader *r)
 		return;
 	if (r->started) {
 		ring_stop(&r->ring);
+		/* A read waiting on a quiet pipe would hold the join until the
+		 * writer wrote or closed: woken out of it (and again, should the
+		 * signal come between two reads) until the thread is done. */
+		while (!atomic_load_explicit(&r->finished, memory_order_acquire)) {
+			struct timespec ts = {0, 10 * 1000 * 1000};
+			if (instream_wake(r->thread) != 0)
+				break;
+			nanosleep(&ts, NULL);
+		}
 		pthread_join(r->thread, NULL);
 	}
 	for (unsigned k = 0; k < r->nprogs; k++)

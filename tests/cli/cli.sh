@@ -205,6 +205,33 @@ for f in dns_basic.pcap link_multi.pcapng; do
 		[ -n "$("$EW" events -d "$T/pfile.db" --json)" ] && ok || bad "$f from a pipe differs from the file"
 done
 
+# SIGINT while the pipe is quiet (its writer has more to say, later): the
+# replay stops at once, stores what it read and exits 1, instead of waiting
+# for the writer to write or close (the reader thread is woken out of its
+# read, sensor/instream.h). The writer sleeps 20 s; the replay must be gone
+# within 5 s of the signal.
+rm -f "$T/quiet.db" "$T/fifo"
+mkfifo "$T/fifo"
+(cat "$PCAPS/demo.pcap"; exec sleep 20) > "$T/fifo" &
+writer=$!
+"$EW" replay -q -d "$T/quiet.db" - < "$T/fifo" 2> "$T/err" &
+ew=$!
+sleep 1
+kill -INT "$ew"
+i=0
+while kill -0 "$ew" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+if kill -0 "$ew" 2>/dev/null; then
+	bad "replay of a quiet pipe still runs 5 s after SIGINT"
+	kill -KILL "$ew"
+fi
+wait "$ew"
+rc=$?
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+n=$("$EW" events -d "$T/quiet.db" --json | wc -l)
+[ "$rc" -eq 1 ] && [ "$n" -eq 217 ] && grep -q "^egresswatch replay: interrupted; what was read is stored$" "$T/err" &&
+	ok || bad "SIGINT on a quiet pipe: exit $rc, $n events (want 1, 217): $(cat "$T/err")"
+
 # A capture cut part-way: keeps what came before, says where, exits 1.
 size=$(wc -c < "$PCAPS/dns_basic.pcap")
 head -c $((size - 40)) "$PCAPS/dns_basic.pcap" > "$T/cut.pcap"
