@@ -65,6 +65,7 @@ struct core {
 	uint64_t next_tick_us;
 	uint64_t clock_us;       /* the newest packet time since the last restart */
 	uint64_t restart_pkts;   /* packets since then */
+	unsigned back_run;       /* packets in a row more than CORE_CLOCK_BACK_US back */
 	int input_start;         /* core_input_start(): the next packet starts an input */
 	struct core_stats stats;
 	int finished;              /* core_finish() has run */
@@ -441,7 +442,9 @@ static void core_lost_frags(struct core *c, uint64_t ts_us, uint32_t iface)
 
 /*
  * Packet time went back from c->clock_us to ts_us, by more than
- * CORE_CLOCK_BACK_US (core_packet): end what was open and start the
+ * CORE_CLOCK_BACK_US (core_packet): unless it is folded in (a lone packet,
+ * the start of a run not yet CORE_CLOCK_BACK_RUN long, the rate limit of
+ * core.h), end what was open and start the
  * detectors, the alert rows and the tick afresh, as core_finish and
  * core_open would, keeping the store, the counters and the analyzers (whose
  * state is all in the flows).
@@ -450,9 +453,10 @@ static void core_restart(struct core *c, uint64_t ts_us)
 {
 	char from[40], to[40], err[256];
 
-	if (!c->input_start && c->stats.time_restarts >= CORE_RESTARTS_FREE &&
-	    c->restart_pkts < CORE_RESTART_MIN_PACKETS) {
-		c->stats.time_steps_folded++;
+	if (!c->input_start && (c->back_run < CORE_CLOCK_BACK_RUN ||
+				(c->stats.time_restarts >= CORE_RESTARTS_FREE &&
+				 c->restart_pkts < CORE_RESTART_MIN_PACKETS))) {
+		c->stats.time_folded++;
 		return;
 	}
 	c->stats.time_restarts++;
@@ -472,6 +476,7 @@ static void core_restart(struct core *c, uint64_t ts_us)
 	c->next_tick_us = 0;
 	c->clock_us = ts_us;
 	c->restart_pkts = 0;
+	c->back_run = 0;
 }
 
 void core_input_start(struct core *c)
@@ -492,10 +497,15 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 		c->stats.first_ts_us = ts_us;
 	if (ts_us > c->stats.last_ts_us)
 		c->stats.last_ts_us = ts_us;
-	if (ts_us >= c->clock_us)
+	if (ts_us >= c->clock_us) {
 		c->clock_us = ts_us;
-	else if (c->clock_us - ts_us > CORE_CLOCK_BACK_US)
+		c->back_run = 0;
+	} else if (c->clock_us - ts_us > CORE_CLOCK_BACK_US) {
+		c->back_run++;
 		core_restart(c, ts_us);
+	} else {
+		c->back_run = 0;
+	}
 	c->input_start = 0;
 	c->restart_pkts++;
 

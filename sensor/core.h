@@ -24,10 +24,14 @@
  * set back) starts flows, detector windows and alert rows over: see
  * core_packet. */
 #define CORE_CLOCK_BACK_US (60ull * 1000000u)
-/* ... and, after the first CORE_RESTARTS_FREE of them, at most once in
- * CORE_RESTART_MIN_PACKETS packets, but for the first packet of an input
- * (core_input_start): a capture whose times jump back and forth costs a
- * restart per that many packets, not one per packet */
+/* ... once this many packets in a row are that far back (at once for the
+ * first packet of an input, core_input_start): a lone packet with a wrong
+ * time is not a step */
+#define CORE_CLOCK_BACK_RUN 8u
+/* ... and, after the first CORE_RESTARTS_FREE restarts, at most once in
+ * CORE_RESTART_MIN_PACKETS packets, but for the first packet of an input:
+ * a capture whose times jump back and forth costs a restart per that many
+ * packets, not one per jump */
 #define CORE_RESTARTS_FREE 16u
 #define CORE_RESTART_MIN_PACKETS 10000u
 
@@ -47,8 +51,11 @@ struct core_stats {
 	uint64_t first_ts_us, last_ts_us;
 	/* packet time went back more than CORE_CLOCK_BACK_US: the times flows,
 	 * detector windows and alert rows started over (restarts), and the
-	 * times they did not because one had just done so (steps_folded) */
-	uint64_t time_restarts, time_steps_folded;
+	 * packets that far back that were processed in the state of the newest
+	 * time instead (folded: a lone packet with a wrong time, the first of
+	 * a step back until CORE_CLOCK_BACK_RUN of them confirm it, those too
+	 * soon after a restart) */
+	uint64_t time_restarts, time_folded;
 	struct mod_counts mod[CORE_MAX_MODULES];
 };
 
@@ -86,8 +93,9 @@ int core_close(struct core *c);
  * Process one captured frame (bytes borrowed for the call).
  *
  * Packet time drives every window and expiry, and is expected to go
- * forward. When a frame is more than CORE_CLOCK_BACK_US older than the
- * newest so far, what was open belongs to another stretch of time: the
+ * forward. When CORE_CLOCK_BACK_RUN frames in a row (or the first frame of
+ * an input) are more than CORE_CLOCK_BACK_US older than the newest so far,
+ * what was open belongs to another stretch of time: the
  * datagrams waiting for fragments are judged, every flow ends (settling the
  * outcome of its alerts), every alert row is written and closed, the
  * detectors start afresh (as on a rules reload) and so does the once-a-second
@@ -95,8 +103,9 @@ int core_close(struct core *c);
  * So a capture replayed after a later one gives the alerts it gives alone,
  * where it would otherwise fold into rows and windows of the future and wait
  * for the tick of a time that has not come back. Smaller steps (packets of
- * several interfaces interleaved) change nothing. Said in the log (the first
- * ten times) and counted (core_stats: time_restarts, time_steps_folded).
+ * several interfaces interleaved) and a few frames with a wrong time change
+ * nothing. Said in the log (the first ten times) and counted (core_stats:
+ * time_restarts, time_folded).
  */
 void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 		 uint32_t caplen, uint32_t wirelen, uint32_t iface);

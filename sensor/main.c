@@ -306,10 +306,10 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 		fputs(" none", f);
 	fprintf(f, "\n  flows:     %" PRIu64 " created, %" PRIu64 " evicted", fs->created,
 		fs->evicted);
-	if (s->time_restarts || s->time_steps_folded)
+	if (s->time_restarts || s->time_folded)
 		fprintf(f, "; packet time went back: %" PRIu64 " restarts (flows, windows and "
-			   "alert rows began afresh), %" PRIu64 " steps folded",
-			s->time_restarts, s->time_steps_folded);
+			   "alert rows began afresh), %" PRIu64 " packets folded",
+			s->time_restarts, s->time_folded);
 	fputc('\n', f);
 	fprintf(f, "  events:    dns %" PRIu64 " (%" PRIu64 " queries, %" PRIu64
 		   " responses), http %" PRIu64 ", tls %" PRIu64 ", icmp %" PRIu64
