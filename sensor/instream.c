@@ -341,7 +341,21 @@ static void wake_setup(void)
 
 void instream_wake_init(void)
 {
+	sigset_t urg;
+
 	pthread_once(&wake_once, wake_setup);
+	sigemptyset(&urg);
+	sigaddset(&urg, SIGURG);
+	pthread_sigmask(SIG_BLOCK, &urg, NULL);
+}
+
+void instream_wake_me(void)
+{
+	sigset_t urg;
+
+	sigemptyset(&urg);
+	sigaddset(&urg, SIGURG);
+	pthread_sigmask(SIG_UNBLOCK, &urg, NULL);
 }
 
 int instream_wake(pthread_t t)

@@ -55,17 +55,20 @@ const char *instream_error(const struct instream *s);
 
 /*
  * Waking a thread out of a read that waits on a pipe (a replay of stdin
- * stopped by SIGINT while the writer is quiet): instream_wake_init() (once,
- * from any thread) installs a handler for SIGURG without SA_RESTART;
+ * stopped by SIGINT while the writer is quiet): instream_wake_init()
+ * installs (once) a handler for SIGURG without SA_RESTART and blocks SIGURG
+ * in the calling thread, and so in the threads it creates after (main()
+ * calls it first); the thread that reads unblocks it (instream_wake_me).
  * instream_wake(t) queues SIGURG to thread t, whose read(2) then fails with
  * EINTR, and from then on every read of that thread that meets EINTR fails:
  * instream's with "interrupted", capture.c's first bytes short. A SIGURG
- * from outside the process (its default action is to be ignored) only
- * interrupts a read, which is made again. Returns pthread_sigqueue's
- * result.
+ * from outside the process (its default action is to be ignored) can only
+ * reach the reading thread, and only interrupts a read, which is made
+ * again. instream_wake returns pthread_sigqueue's result.
  */
 #include <pthread.h>
 void instream_wake_init(void);
+void instream_wake_me(void);
 int instream_wake(pthread_t t);
 /* The calling thread was woken by instream_wake. */
 int instream_woken(void);

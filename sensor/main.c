@@ -46,6 +46,7 @@
 #include "sensor/rules.h"
 #include "sensor/store.h"
 #include "sensor/sync.h"
+#include "sensor/instream.h"
 #include "sensor/text.h"
 
 #define EXIT_RUNTIME 1
@@ -1584,6 +1585,8 @@ int main(int argc, char **argv)
 		{"rules", cmd_rules},
 	};
 
+	/* before any thread: SIGURG wakes replay's reader thread alone */
+	instream_wake_init();
 	if (argc < 2) {
 		usage_main(stderr);
 		return EXIT_USAGE;

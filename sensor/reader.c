@@ -298,6 +298,7 @@ static void *reader_main(void *arg)
 	unsigned i = 0;
 
 	sync_name_self("ew-reader");
+	instream_wake_me();
 	while (i < r->cfg.npaths && read_file(r, i) == 0)
 		i++;
 	if (!ring_stopping(&r->ring) && put_msg(r, RD_DONE, i, 0, "", 0) == 0)

@@ -248,6 +248,23 @@ n=$("$EW" events -d "$T/quiet.db" --json | wc -l)
 [ "$rc" -eq 1 ] && [ "$n" -eq 217 ] && grep -q "^egresswatch replay: interrupted; what was read is stored$" "$T/err" &&
 	ok || bad "SIGINT on a quiet pipe: exit $rc, $n events (want 1, 217): $(cat "$T/err")"
 
+# A SIGURG from outside while the reader waits on the pipe is not a stop:
+# the read is made again and the whole capture replays (exit 0).
+rm -f "$T/urg.db" "$T/fifo"
+mkfifo "$T/fifo"
+(sleep 1; cat "$PCAPS/demo.pcap") > "$T/fifo" &
+writer=$!
+"$EW" replay -q -d "$T/urg.db" - < "$T/fifo" 2> "$T/err" &
+ew=$!
+sleep 0.5
+kill -URG "$ew"
+wait "$ew"
+rc=$?
+wait "$writer" 2>/dev/null
+n=$("$EW" events -d "$T/urg.db" --json | wc -l)
+[ "$rc" -eq 0 ] && [ "$n" -eq 217 ] && ok ||
+	bad "SIGURG from outside during a pipe replay: exit $rc, $n events (want 0, 217): $(cat "$T/err")"
+
 # A capture cut part-way: keeps what came before, says where, exits 1.
 size=$(wc -c < "$PCAPS/dns_basic.pcap")
 head -c $((size - 40)) "$PCAPS/dns_basic.pcap" > "$T/cut.pcap"
