@@ -78,7 +78,7 @@ static void usage_main(FILE *f)
 	      "\n"
 	      "commands:\n"
 	      "  replay [-c RULES] [-d DB] [-f BPF] [--from TIME] [--to TIME] [--eve FILE] [-q]\n"
-	      "         [--no-progress] [--no-store] PCAP...\n"
+	      "         [--merge] [--no-progress] [--no-store] PCAP...\n"
 	      "                                  replay capture files into the database; prints a summary\n"
 	      "  watch  [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
 	      "         [--retain DURATION] [--eve FILE] [--api ADDR:PORT [--token-file FILE]]\n"
@@ -105,13 +105,14 @@ static void usage_main(FILE *f)
 static void usage_replay(FILE *f)
 {
 	fputs("usage: egresswatch replay [-c RULES] [-d DB] [-f BPF] [--from TIME] [--to TIME]\n"
-	      "                          [--eve FILE] [-q] [--no-progress] [--no-store] PCAP...\n"
+	      "                          [--eve FILE] [-q] [--merge] [--no-progress] [--no-store]\n"
+	      "                          PCAP...\n"
 	      "\n"
-	      "Replay pcap or pcapng files, plain, gzip or zstd (in the order given; '-'\n"
-	      "reads stdin) through the decoders and analyzers, store every event in DB,\n"
-	      "and print a summary. A directory stands for the capture files in it, in\n"
-	      "name order as `ls -v` sorts (ring_9 before ring_10); what else it holds is\n"
-	      "named and skipped.\n"
+	      "Replay pcap or pcapng files, plain, gzip or zstd (one after the other, in the\n"
+	      "order given, or with --merge side by side; '-' reads stdin) through the\n"
+	      "decoders and analyzers, store every event in DB, and print a summary.\n"
+	      "A directory stands for the capture files in it, in name order as `ls -v`\n"
+	      "sorts (ring_9 before ring_10); what else it holds is named and skipped.\n"
 	      "Time comes from the packets, so a replay is deterministic.\n"
 	      "\n"
 	      "  -c, --rules RULES   rules file (default: the built-in rules, the same as\n"
@@ -126,6 +127,9 @@ static void usage_replay(FILE *f)
 	      "                      one JSON object a line (docs/eve.md); '-' is stdout,\n"
 	      "                      and the summary then goes to stderr\n"
 	      "  -q, --quiet         no summary\n"
+	      "      --merge         read the files side by side, their packets in time order\n"
+	      "                      (captures of several interfaces, as mergecap merges\n"
+	      "                      them); at most 64 files\n"
 	      "      --no-progress   no progress bar (it is shown only when stderr is a TTY)\n"
 	      "      --no-store      decode and analyze, but store nothing\n"
 	      "  -h, --help          this text\n"
@@ -386,10 +390,11 @@ static void replay_one(struct core *core, const struct reader_rec *f)
  * there is nothing to copy. On SIGINT/SIGTERM the frame in hand is
  * processed and the rest of the ring dropped. Returns the exit status.
  */
-/* replay --from/--to: only the packets of [from_us, to_us) */
+/* replay --from/--to: only the packets of [from_us, to_us); --merge */
 struct replay_window {
 	int timed;
 	uint64_t from_us, to_us;
+	int merge;
 };
 
 static int replay_files(struct core *core, char *const *paths, unsigned n, int progress,
@@ -399,6 +404,7 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 	const struct reader_config rcfg = {
 		.paths = paths, .npaths = n, .accept_dlt = decode_linktype_supported, .bpf = bpf,
 		.timed = win->timed, .from_us = win->from_us, .to_us = win->to_us,
+		.merge = win->merge,
 	};
 	struct reader *rd;
 	const struct reader_rec *cur = NULL, *rec;
@@ -411,7 +417,9 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 	uint64_t max_ts = 0;
 	unsigned max_file = 0;
 	int first_frame = 0, any_frame = 0;
-	char err[256];
+	char err[256], merged[48];
+
+	snprintf(merged, sizeof(merged), "%u files merged", n);
 
 	if (reader_open(&rd, &rcfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "egresswatch replay: %s\n", err);
@@ -433,13 +441,17 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 			reader_release(rd, cur);
 			cur = NULL;
 			if (progress && (++since_draw & 0xffff) == 0) {
-				progress_draw(paths[cur_file], cur_file, n, reader_progress(rd, cur_file),
-					      size, core_stats(core)->packets, t0);
+				if (win->merge) /* several files at once: no position */
+					progress_draw(merged, 0, 1, 0, 0, core_stats(core)->packets, t0);
+				else
+					progress_draw(paths[cur_file], cur_file, n,
+						      reader_progress(rd, cur_file), size,
+						      core_stats(core)->packets, t0);
 				last_draw = sync_now();
 			}
 		}
 		if (rec->kind == RD_FRAME) {
-			if (first_frame && any_frame && rec->ts_us < max_ts)
+			if (first_frame && any_frame && rec->ts_us < max_ts && !win->merge)
 				warn_file_order(paths[rec->file], paths[max_file], max_ts - rec->ts_us,
 						progress);
 			first_frame = 0;
@@ -462,7 +474,7 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 			size = rec->size;
 			/* each file as it starts, at most four a second: many small
 			 * files (a ring buffer's) show too */
-			if (progress && sync_now() - last_draw >= 0.25) {
+			if (progress && !win->merge && sync_now() - last_draw >= 0.25) {
 				progress_draw(paths[cur_file], cur_file, n, 0, size,
 					      core_stats(core)->packets, t0);
 				last_draw = sync_now();
@@ -601,6 +613,7 @@ static int cmd_replay(int argc, char **argv)
 		{"eve", required_argument, NULL, 'E'},
 		{"from", required_argument, NULL, 'F'},
 		{"to", required_argument, NULL, 'T'},
+		{"merge", no_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -640,6 +653,9 @@ static int cmd_replay(int argc, char **argv)
 			break;
 		case 'E':
 			eve_path = optarg;
+			break;
+		case 'M':
+			win.merge = 1;
 			break;
 		case 'F':
 		case 'T':
@@ -688,6 +704,13 @@ static int cmd_replay(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (check_inputs(in.paths, in.n) < 0) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (win.merge && in.n > READER_MERGE_MAX) {
+		fprintf(stderr, "egresswatch replay: --merge reads at most %d files at once, not %u "
+				"(merge them in groups with mergecap, or replay them in order)\n",
+			READER_MERGE_MAX, in.n);
 		rc = EXIT_USAGE;
 		goto out;
 	}

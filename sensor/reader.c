@@ -218,77 +218,169 @@ static int filter_pass(struct reader *r, unsigned i, const struct capture_pkt *p
 	return 0;
 }
 
-/* Read file i into the ring. 0: go on with the next file; -1: stop (asked
- * to, or the stream ended with an error record). */
-static int read_file(struct reader *r, unsigned i)
+/* Open file i and say so (RD_FILE): 0 with *cap and *dlt, or -1 after the
+ * record that ends the stream (RD_OPEN_ERROR, RD_BAD_LINK) or when asked to
+ * stop. */
+static int open_file(struct reader *r, unsigned i, struct capture **cap, int *dlt)
 {
 	char err[MSG_MAX];
-	struct capture *cap = capture_open_file(r->cfg.paths[i], err, sizeof(err));
-	struct capture_pkt p;
-	enum capture_rc rc = CAP_EOF;
 	uint64_t done, total;
-	int dlt, ret = -1;
 
-	if (!cap) {
+	*cap = capture_open_file(r->cfg.paths[i], err, sizeof(err));
+	if (!*cap) {
 		put_msg(r, RD_OPEN_ERROR, i, 0, err, 0);
 		return -1;
 	}
-	dlt = capture_datalink(cap);
-	if (r->cfg.accept_dlt && !r->cfg.accept_dlt(dlt)) {
-		put_msg(r, RD_BAD_LINK, i, dlt, capture_datalink_name(cap), 0);
-		capture_close(cap);
+	*dlt = capture_datalink(*cap);
+	if (r->cfg.accept_dlt && !r->cfg.accept_dlt(*dlt)) {
+		put_msg(r, RD_BAD_LINK, i, *dlt, capture_datalink_name(*cap), 0);
 		return -1;
 	}
-	capture_progress(cap, &done, &total);
-	atomic_store_explicit(&r->prog_file, i, memory_order_release);
-	atomic_store_explicit(&r->prog_done, done, memory_order_release);
-	r->cur = cap;
-	r->eager = total == 0; /* a pipe or stdin */
-	if (put_msg(r, RD_FILE, i, dlt, capture_datalink_name(cap), total) < 0)
-		goto out;
+	capture_progress(*cap, &done, &total);
+	if (!total)
+		r->eager = 1; /* a pipe or stdin: publish every record */
+	return put_msg(r, RD_FILE, i, *dlt, capture_datalink_name(*cap), total);
+}
+
+/* The next frame of file i that lies within --from/--to and passes the
+ * filter, into *p: 1; 0 at the file's end (*rc: how it ended); -1 to stop
+ * (asked to, or the stream ended with an error record). Damage read past
+ * and captures joined on are said on the way. */
+static int next_frame(struct reader *r, unsigned i, struct capture *cap, int dlt,
+		      struct capture_pkt *p, enum capture_rc *rc)
+{
 	while (!ring_stopping(&r->ring)) {
-		rc = capture_next(cap, &p);
-		if (rc == CAP_SKIPPED || rc == CAP_JOINED) { /* said, and read on */
-			if (put_msg(r, rc == CAP_SKIPPED ? RD_SKIPPED : RD_JOINED, i, dlt,
+		*rc = capture_next(cap, p);
+		if (*rc == CAP_SKIPPED || *rc == CAP_JOINED) { /* said, and read on */
+			if (put_msg(r, *rc == CAP_SKIPPED ? RD_SKIPPED : RD_JOINED, i, dlt,
 				    capture_error(cap), 0) < 0)
-				goto out;
+				return -1;
 			continue;
 		}
-		if (rc != CAP_PACKET)
-			break;
-		if (r->cfg.timed && (p.ts_us < r->cfg.from_us || p.ts_us >= r->cfg.to_us)) {
+		if (*rc != CAP_PACKET)
+			return 0;
+		if (r->cfg.timed && (p->ts_us < r->cfg.from_us || p->ts_us >= r->cfg.to_us)) {
 			atomic_fetch_add_explicit(&r->outside, 1, memory_order_relaxed);
 			continue;
 		}
-		int pass = r->cfg.bpf ? filter_pass(r, i, &p) : 1;
+		int pass = r->cfg.bpf ? filter_pass(r, i, p) : 1;
 		if (pass < 0) {
 			prod_publish(r);
-			goto out;
+			return -1;
 		}
-		if (pass && put_frame(r, i, p.dlt, &p) < 0)
-			goto out;
+		if (pass)
+			return 1;
 	}
-	if (ring_stopping(&r->ring))
-		goto out;
+	return -1;
+}
+
+/* File i ended (rc): the count of the damage read past beyond the places
+ * told one by one, then its end record (RD_EOF, or RD_DAMAGED with where
+ * and why). 0, or -1 to stop. */
+static int file_end(struct reader *r, unsigned i, struct capture *cap, int dlt,
+		    enum capture_rc rc)
+{
 	unsigned places;
 	uint64_t bytes;
+
 	capture_skips(cap, &places, &bytes);
 	if (places > CAPTURE_SKIPS_TOLD) { /* the first ones were told one by one */
 		char msg[MSG_MAX];
 		snprintf(msg, sizeof(msg), "%s: %u places damaged in all, %llu bytes skipped",
 			 r->cfg.paths[i], places, (unsigned long long)bytes);
 		if (put_msg(r, RD_SKIPPED, i, dlt, msg, 0) < 0)
-			goto out;
+			return -1;
 	}
 	/* CAP_TIMEOUT is for live sources only; taken as the end */
 	if (put_msg(r, rc == CAP_ERROR ? RD_DAMAGED : RD_EOF, i, dlt,
 		    rc == CAP_ERROR ? capture_error(cap) : "", 0) < 0)
-		goto out;
+		return -1;
 	prod_publish(r); /* the file's end */
-	ret = 0;
+	return 0;
+}
+
+/* Read file i into the ring. 0: go on with the next file; -1: stop (asked
+ * to, or the stream ended with an error record). */
+static int read_file(struct reader *r, unsigned i)
+{
+	struct capture *cap = NULL;
+	struct capture_pkt p;
+	enum capture_rc rc = CAP_EOF;
+	uint64_t done, total;
+	int dlt, k, ret = -1;
+
+	r->eager = 0;
+	if (open_file(r, i, &cap, &dlt) < 0)
+		goto out;
+	capture_progress(cap, &done, &total);
+	atomic_store_explicit(&r->prog_file, i, memory_order_release);
+	atomic_store_explicit(&r->prog_done, done, memory_order_release);
+	r->cur = cap;
+	while ((k = next_frame(r, i, cap, dlt, &p, &rc)) > 0)
+		if (put_frame(r, i, p.dlt, &p) < 0)
+			goto out;
+	if (k == 0 && file_end(r, i, cap, dlt, rc) == 0)
+		ret = 0;
 out:
 	r->cur = NULL;
 	capture_close(cap);
+	return ret;
+}
+
+/*
+ * replay --merge: every file open at once, and their frames into the ring
+ * in time order (the earliest next frame of all; on a tie, the file given
+ * first), as mergecap merges captures of two interfaces taken side by
+ * side. Each file's records come as in read_file: RD_FILE for all of them
+ * first, its damage where it is met, its end when its last frame is taken.
+ * No progress position (several files at once). 0, or -1: stop.
+ */
+static int read_merged(struct reader *r)
+{
+	unsigned n = r->cfg.npaths, i;
+	struct msrc {
+		struct capture *cap;
+		struct capture_pkt p; /* the file's next frame, when have */
+		int dlt, have;
+	} *src = calloc(n, sizeof(*src));
+	enum capture_rc rc;
+	int ret = -1;
+
+	if (!src) {
+		put_msg(r, RD_OPEN_ERROR, 0, 0, "reader: out of memory", 0);
+		return -1;
+	}
+	atomic_store_explicit(&r->prog_file, n, memory_order_release);
+	r->eager = 0;
+	for (i = 0; i < n; i++)
+		if (open_file(r, i, &src[i].cap, &src[i].dlt) < 0)
+			goto out;
+	for (i = 0; i < n; i++) {
+		int k = next_frame(r, i, src[i].cap, src[i].dlt, &src[i].p, &rc);
+		if (k < 0 || (k == 0 && file_end(r, i, src[i].cap, src[i].dlt, rc) < 0))
+			goto out;
+		src[i].have = k;
+	}
+	for (;;) {
+		unsigned best = n;
+		for (i = 0; i < n; i++)
+			if (src[i].have && (best == n || src[i].p.ts_us < src[best].p.ts_us))
+				best = i;
+		if (best == n)
+			break;
+		struct msrc *b = &src[best];
+		if (put_frame(r, best, b->p.dlt, &b->p) < 0)
+			goto out;
+		int k = next_frame(r, best, b->cap, b->dlt, &b->p, &rc);
+		if (k < 0 || (k == 0 && file_end(r, best, b->cap, b->dlt, rc) < 0))
+			goto out;
+		b->have = k;
+	}
+	ret = 0;
+out:
+	for (i = 0; i < n; i++)
+		capture_close(src[i].cap);
+	free(src);
 	return ret;
 }
 
@@ -299,8 +391,11 @@ static void *reader_main(void *arg)
 
 	sync_name_self("ew-reader");
 	instream_wake_me();
-	while (i < r->cfg.npaths && read_file(r, i) == 0)
-		i++;
+	if (r->cfg.merge)
+		i = read_merged(r) == 0 ? r->cfg.npaths : 0;
+	else
+		while (i < r->cfg.npaths && read_file(r, i) == 0)
+			i++;
 	if (!ring_stopping(&r->ring) && put_msg(r, RD_DONE, i, 0, "", 0) == 0)
 		prod_publish(r);
 	atomic_store_explicit(&r->finished, 1, memory_order_release);

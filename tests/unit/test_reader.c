@@ -12,7 +12,8 @@
  * than the data, with a consumer that holds still (the reader must wait and
  * its position stay within a ring of the consumer's); a FIFO (what was read
  * arrives before the writer sends more); stopping the reader mid-way, asleep
- * on a full ring or at once. Run under ASan (leaks) and TSan (./dev test).
+ * on a full ring or at once; two files merged by time (--merge). Run under
+ * ASan (leaks) and TSan (./dev test).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -700,6 +701,107 @@ static void test_filter(void)
 	unlink(ng);
 }
 
+/* Write a pcap whose frame k is at ts[k] microseconds and carries k and
+ * the file's tag in its first two bytes. */
+static void write_timed(const char *path, const uint64_t *ts, unsigned n, uint8_t tag)
+{
+	pcap_t *p = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
+							 PCAP_TSTAMP_PRECISION_MICRO);
+	pcap_dumper_t *d = p ? pcap_dump_open(p, path) : NULL;
+	uint8_t frame[60] = {0};
+
+	CHECK(d != NULL);
+	if (!d)
+		exit(1);
+	for (unsigned k = 0; k < n; k++) {
+		struct pcap_pkthdr h = {.caplen = sizeof(frame), .len = sizeof(frame)};
+		h.ts.tv_sec = (time_t)(ts[k] / 1000000u);
+		h.ts.tv_usec = (suseconds_t)(ts[k] % 1000000u);
+		frame[0] = tag;
+		frame[1] = (uint8_t)k;
+		pcap_dump((u_char *)d, &h, frame);
+	}
+	pcap_dump_close(d);
+	pcap_close(p);
+}
+
+/* --merge: two files side by side come as one stream in time order (a tie
+ * to the file given first), each file's start first, its end right after
+ * its last frame; the same with the smallest ring and a filter-free
+ * --from/--to that leaves out the first frame of each. */
+static void test_merge(void)
+{
+	char a[512], b[512];
+	path_in(a, sizeof(a), "ma.pcap");
+	path_in(b, sizeof(b), "mb.pcap");
+	const uint64_t base = 1700000000000000ull;
+	const uint64_t ta[] = {base + 0, base + 20, base + 40, base + 60};
+	const uint64_t tb[] = {base + 10, base + 20, base + 30, base + 50, base + 70, base + 90};
+	write_timed(a, ta, 4, 'a');
+	write_timed(b, tb, 6, 'b');
+	/* the merged order: (file, frame) */
+	static const uint8_t want[][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {1, 2}, {0, 2},
+					  {1, 3}, {0, 3}, {1, 4}, {1, 5}};
+	char *paths[] = {a, b};
+	for (int pass = 0; pass < 3; pass++) {
+		struct reader_config cfg = {.paths = paths, .npaths = 2, .merge = 1};
+		struct reader *r = NULL;
+		char err[256];
+		unsigned skip = 0, frames = 0, eof = 0;
+		if (pass == 1)
+			cfg.ring_bytes = 1;
+		if (pass == 2) { /* leaves out (0, 0) and (1, 0) */
+			cfg.timed = 1;
+			cfg.from_us = base + 11;
+			cfg.to_us = UINT64_MAX;
+			skip = 2;
+		}
+		CHECK(reader_open(&r, &cfg, err, sizeof(err)) == 0);
+		if (!r)
+			return;
+		for (unsigned f = 0; f < 2; f++) {
+			const struct reader_rec *rec = next_rec(r);
+			CHECK(rec && rec->kind == RD_FILE && rec->file == f);
+			if (rec)
+				reader_release(r, rec);
+		}
+		uint64_t last = 0;
+		for (;;) {
+			const struct reader_rec *rec = next_rec(r);
+			if (!rec) {
+				CHECK(!"a record came within 30 s");
+				break;
+			}
+			if (rec->kind == RD_DONE) {
+				CHECK_EQ(rec->file, 2);
+				break;
+			}
+			if (rec->kind == RD_EOF) {
+				/* right after the file's last frame */
+				CHECK(frames > 0 && want[skip + frames - 1][0] == rec->file);
+				eof++;
+			} else {
+				CHECK_EQ(rec->kind, RD_FRAME);
+				CHECK(skip + frames < sizeof(want) / sizeof(want[0]));
+				if (skip + frames < sizeof(want) / sizeof(want[0])) {
+					const uint8_t *w = want[skip + frames];
+					CHECK(rec->file == w[0] && rec->data[0] == (w[0] ? 'b' : 'a') &&
+					      rec->data[1] == w[1]);
+					CHECK(rec->ts_us >= last);
+					last = rec->ts_us;
+				}
+				frames++;
+			}
+			reader_release(r, rec);
+		}
+		CHECK_EQ(frames, 10 - skip);
+		CHECK_EQ(eof, 2);
+		reader_close(r);
+	}
+	unlink(a);
+	unlink(b);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -716,6 +818,7 @@ int main(void)
 	test_stop();
 	test_fifo();
 	test_filter();
+	test_merge();
 	rmdir(dir);
 	return check_done();
 }
