@@ -532,14 +532,23 @@ done:
  * and be readable, so a mistyped name exits 2
  * with one line, leaving no database behind. Only stat(2) and access(2):
  * a named pipe is not opened here, which would take its writer's data. What
- * a file holds is the reader's to judge.
+ * a file holds is the reader's to judge. "-" may come once.
  */
 static int check_inputs(char *const *paths, unsigned n)
 {
+	int stdin_seen = 0;
+
 	for (unsigned i = 0; i < n; i++) {
 		struct stat st;
-		if (!strcmp(paths[i], "-"))
+		if (!strcmp(paths[i], "-")) {
+			/* one stream: a second '-' would read it again, or share it */
+			if (stdin_seen++) {
+				fprintf(stderr, "egresswatch replay: '-' (standard input) is given "
+						"more than once\n");
+				return -1;
+			}
 			continue;
+		}
 		if (stat(paths[i], &st) < 0 || access(paths[i], R_OK) < 0) {
 			fprintf(stderr, "egresswatch replay: %s: %s\n", paths[i], strerror(errno));
 			return -1;

@@ -212,6 +212,12 @@ expect 0 "" -- sh -c "\"$EW\" replay -q -d \"$T/stdin.db\" - < \"$PCAPS/dns_basi
 "$EW" replay -q -d "$T/file.db" "$PCAPS/dns_basic.pcap"
 [ "$("$EW" events -d "$T/stdin.db" --json)" = "$("$EW" events -d "$T/file.db" --json)" ] && ok ||
 	bad "stdin replay differs from file replay"
+# Standard input is one stream: '-' twice is a usage error, with or without --merge.
+for m in "" --merge; do
+	expect 2 "^egresswatch replay: '-' (standard input) is given more than once\$" -- \
+		sh -c "\"$EW\" replay -q $m -d \"$T/twice.db\" - - < \"$PCAPS/demo.pcap\""
+done
+[ ! -e "$T/twice.db" ] && ok || bad "'-' twice made a database"
 # From a pipe (no seeking back over the first bytes): pcap and pcapng.
 for f in dns_basic.pcap link_multi.pcapng; do
 	rm -f "$T/pipe.db" "$T/pfile.db"
