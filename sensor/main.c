@@ -369,7 +369,7 @@ static void warn_file_order(const char *file, const char *earlier, uint64_t back
 	fprintf(stderr,
 		"egresswatch replay: warning: %s starts %" PRIu64 ".%06" PRIu64
 		" s before the latest packet of %s: files are replayed in the order given, "
-		"not merged by time\n",
+		"not merged by time (--merge merges them)\n",
 		file, back_us / 1000000, back_us % 1000000, earlier);
 }
 

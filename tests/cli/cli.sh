@@ -143,7 +143,7 @@ expect 0 "" -- "$EW" replay -q -d "$T/two.db" "$PCAPS/dns_basic.pcap" "$PCAPS/dn
 "$EW" events -d "$T/b1.db" --json > "$T/b1.json"
 cmp -s "$T/two.json" "$T/b1.json" && ok || bad "two files in one run differ from two runs in order"
 # Files out of time order are replayed as given, with a warning naming both.
-expect 0 "dns_tcp.pcap starts 3.271000 s before the latest packet of .*/dns_basic.pcap: files are replayed in the order given, not merged by time" -- \
+expect 0 "dns_tcp.pcap starts 3.271000 s before the latest packet of .*/dns_basic.pcap: files are replayed in the order given, not merged by time (--merge merges them)\$" -- \
 	"$EW" replay -q -d "$T/two.db" "$PCAPS/dns_basic.pcap" "$PCAPS/dns_tcp.pcap"
 [ "$(wc -l <"$T/err")" -eq 1 ] && ok || bad "out-of-order warning: $(cat "$T/err")"
 expect 0 "" -- "$EW" replay -q --no-store "$PCAPS/dns_tcp.pcap" "$PCAPS/dns_tcp.pcap"
