@@ -444,10 +444,9 @@ static void core_lost_frags(struct core *c, uint64_t ts_us, uint32_t iface)
  * Packet time went back from c->clock_us to ts_us, by more than
  * CORE_CLOCK_BACK_US (core_packet): unless it is folded in (a lone packet,
  * the start of a run not yet CORE_CLOCK_BACK_RUN long, the rate limit of
- * core.h), end what was open and start the
- * detectors, the alert rows and the tick afresh, as core_finish and
- * core_open would, keeping the store, the counters and the analyzers (whose
- * state is all in the flows).
+ * core.h), end what was open and start the detectors, the alert rows and
+ * the tick afresh, as core_finish and core_open would, keeping the store,
+ * the counters and the analyzers (whose state is all in the flows).
  */
 static void core_restart(struct core *c, uint64_t ts_us)
 {
