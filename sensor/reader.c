@@ -239,6 +239,11 @@ static int open_file(struct reader *r, unsigned i, struct capture **cap, int *dl
 	capture_progress(*cap, &done, &total);
 	if (!total)
 		r->eager = 1; /* a pipe or stdin: publish every record */
+	if (!r->cfg.merge) { /* the position, before the packet thread hears of the file */
+		atomic_store_explicit(&r->prog_file, i, memory_order_release);
+		atomic_store_explicit(&r->prog_done, done, memory_order_release);
+		r->cur = *cap;
+	}
 	return put_msg(r, RD_FILE, i, *dlt, capture_datalink_name(*cap), total);
 }
 
@@ -306,16 +311,11 @@ static int read_file(struct reader *r, unsigned i)
 	struct capture *cap = NULL;
 	struct capture_pkt p;
 	enum capture_rc rc = CAP_EOF;
-	uint64_t done, total;
 	int dlt, k, ret = -1;
 
 	r->eager = 0;
 	if (open_file(r, i, &cap, &dlt) < 0)
 		goto out;
-	capture_progress(cap, &done, &total);
-	atomic_store_explicit(&r->prog_file, i, memory_order_release);
-	atomic_store_explicit(&r->prog_done, done, memory_order_release);
-	r->cur = cap;
 	while ((k = next_frame(r, i, cap, dlt, &p, &rc)) > 0)
 		if (put_frame(r, i, p.dlt, &p) < 0)
 			goto out;
