@@ -129,7 +129,7 @@ static void usage_replay(FILE *f)
 	      "  -q, --quiet         no summary\n"
 	      "      --merge         read the files side by side, their packets in time order\n"
 	      "                      (captures of several interfaces, as mergecap merges\n"
-	      "                      them); at most 64 files\n"
+	      "                      them); at most 64 of them overlapping in time\n"
 	      "      --no-progress   no progress bar (it is shown only when stderr is a TTY)\n"
 	      "      --no-store      decode and analyze, but store nothing\n"
 	      "  -h, --help          this text\n"
@@ -467,7 +467,8 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 			break; /* interrupted: said below */
 		switch (rec->kind) {
 		case RD_FILE:
-			core_input_start(core);
+			if (!win->merge) /* merged files start amid the others' packets */
+				core_input_start(core);
 			reading = 1;
 			first_frame = 1;
 			cur_file = rec->file;
@@ -713,13 +714,6 @@ static int cmd_replay(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (check_inputs(in.paths, in.n) < 0) {
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	if (win.merge && in.n > READER_MERGE_MAX) {
-		fprintf(stderr, "egresswatch replay: --merge reads at most %d files at once, not %u "
-				"(merge them in groups with mergecap, or replay them in order)\n",
-			READER_MERGE_MAX, in.n);
 		rc = EXIT_USAGE;
 		goto out;
 	}

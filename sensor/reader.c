@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "capture.h"
@@ -328,44 +329,119 @@ out:
 }
 
 /*
- * replay --merge: every file open at once, and their frames into the ring
- * in time order (the earliest next frame of all; on a tie, the file given
- * first), as mergecap merges captures of two interfaces taken side by
- * side. Each file's records come as in read_file: RD_FILE for all of them
- * first, its damage where it is met, its end when its last frame is taken.
- * No progress position (several files at once). 0, or -1: stop.
+ * replay --merge: the files side by side, their frames into the ring in
+ * time order (the earliest next frame of the open files; on a tie, the
+ * file given first), as mergecap merges captures of two interfaces taken
+ * side by side. A file is opened when the merge reaches the time of its
+ * first frame (looked at once, before anything is handed on) and closed
+ * at its end, so two interfaces' rings of rotated files keep two or three
+ * open, whatever their number; more than READER_MERGE_MAX open at once (as
+ * many files overlapping in time) ends the stream with RD_OPEN_ERROR. Each
+ * file's records come as in read_file: RD_FILE when it opens, its damage
+ * where it is met, its end after its last frame. Standard input and named
+ * pipes, which cannot be read twice, open first. No progress position. 0,
+ * or -1: stop.
  */
+struct msrc {
+	struct capture *cap;
+	struct capture_pkt p; /* the file's next frame, when have */
+	uint64_t first_ts;    /* its first frame's time (0: none, or stdin) */
+	int dlt, have;
+};
+
+/* The time of file i's first frame into s->first_ts (0 when it has none, or
+ * is stdin). 0, or -1 after the record that ends the stream. */
+static int merge_look(struct reader *r, unsigned i, struct msrc *s)
+{
+	char err[MSG_MAX];
+	struct capture_pkt p;
+	enum capture_rc rc;
+	struct capture *cap;
+	struct stat st;
+
+	s->first_ts = 0;
+	/* stdin and named pipes cannot be read twice: they open first */
+	if (!strcmp(r->cfg.paths[i], "-") || stat(r->cfg.paths[i], &st) != 0 ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	if (!(cap = capture_open_file(r->cfg.paths[i], err, sizeof(err)))) {
+		put_msg(r, RD_OPEN_ERROR, i, 0, err, 0);
+		return -1;
+	}
+	while ((rc = capture_next(cap, &p)) == CAP_SKIPPED || rc == CAP_JOINED)
+		; /* said when the file is read */
+	if (rc == CAP_PACKET)
+		s->first_ts = p.ts_us;
+	capture_close(cap);
+	return 0;
+}
+
+/* Open file i for the merge, and take its first frame. 0, or -1: stop. */
+static int merge_open(struct reader *r, unsigned i, struct msrc *s)
+{
+	enum capture_rc rc;
+
+	if (open_file(r, i, &s->cap, &s->dlt) < 0)
+		return -1;
+	int k = next_frame(r, i, s->cap, s->dlt, &s->p, &rc);
+	if (k < 0 || (k == 0 && file_end(r, i, s->cap, s->dlt, rc) < 0))
+		return -1;
+	s->have = k;
+	if (!k) {
+		capture_close(s->cap);
+		s->cap = NULL;
+	}
+	return 0;
+}
+
 static int read_merged(struct reader *r)
 {
-	unsigned n = r->cfg.npaths, i;
-	struct msrc {
-		struct capture *cap;
-		struct capture_pkt p; /* the file's next frame, when have */
-		int dlt, have;
-	} *src = calloc(n, sizeof(*src));
+	unsigned n = r->cfg.npaths, i, next = 0, open = 0;
+	struct msrc *src = calloc(n, sizeof(*src));
+	unsigned *order = calloc(n, sizeof(*order)); /* by first frame's time */
 	enum capture_rc rc;
 	int ret = -1;
 
-	if (!src) {
+	if (!src || !order) {
 		put_msg(r, RD_OPEN_ERROR, 0, 0, "reader: out of memory", 0);
-		return -1;
+		goto out;
 	}
 	atomic_store_explicit(&r->prog_file, n, memory_order_release);
 	r->eager = 0;
-	for (i = 0; i < n; i++)
-		if (open_file(r, i, &src[i].cap, &src[i].dlt) < 0)
-			goto out;
 	for (i = 0; i < n; i++) {
-		int k = next_frame(r, i, src[i].cap, src[i].dlt, &src[i].p, &rc);
-		if (k < 0 || (k == 0 && file_end(r, i, src[i].cap, src[i].dlt, rc) < 0))
+		if (merge_look(r, i, &src[i]) < 0)
 			goto out;
-		src[i].have = k;
+		/* insertion by (first_ts, i): files given in time order cost n */
+		unsigned j = i;
+		while (j > 0 && src[order[j - 1]].first_ts > src[i].first_ts) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
 	}
 	for (;;) {
 		unsigned best = n;
 		for (i = 0; i < n; i++)
 			if (src[i].have && (best == n || src[i].p.ts_us < src[best].p.ts_us))
 				best = i;
+		/* a file whose first frame is due opens first, and may hold an
+		 * earlier frame than the best so far */
+		if (next < n && (best == n || src[order[next]].first_ts <= src[best].p.ts_us)) {
+			unsigned f = order[next++];
+			if (open == READER_MERGE_MAX) {
+				char msg[MSG_MAX];
+				snprintf(msg, sizeof(msg), "%s: --merge keeps at most %d files open "
+					 "at once, and more than that overlap in time here (merge "
+					 "them in groups with mergecap)",
+					 r->cfg.paths[f], READER_MERGE_MAX);
+				put_msg(r, RD_OPEN_ERROR, f, 0, msg, 0);
+				goto out;
+			}
+			if (merge_open(r, f, &src[f]) < 0)
+				goto out;
+			open += src[f].have;
+			continue;
+		}
 		if (best == n)
 			break;
 		struct msrc *b = &src[best];
@@ -374,13 +450,18 @@ static int read_merged(struct reader *r)
 		int k = next_frame(r, best, b->cap, b->dlt, &b->p, &rc);
 		if (k < 0 || (k == 0 && file_end(r, best, b->cap, b->dlt, rc) < 0))
 			goto out;
-		b->have = k;
+		if (!(b->have = k)) {
+			capture_close(b->cap);
+			b->cap = NULL;
+			open--;
+		}
 	}
 	ret = 0;
 out:
-	for (i = 0; i < n; i++)
+	for (i = 0; src && i < n; i++)
 		capture_close(src[i].cap);
 	free(src);
+	free(order);
 	return ret;
 }
 

@@ -76,9 +76,9 @@ struct reader_config {
 				     * (reader_check_filter tells a bad one first) */
 	int timed;                  /* only frames with from_us <= time < to_us */
 	uint64_t from_us, to_us;
-	int merge;                  /* every file at once, frames in time order
-				     * (at most READER_MERGE_MAX files; no
-				     * progress position) */
+	int merge;                  /* the files side by side, frames in time
+				     * order (at most READER_MERGE_MAX open at
+				     * once; no progress position) */
 };
 
 #define READER_MERGE_MAX 64

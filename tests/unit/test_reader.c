@@ -726,9 +726,11 @@ static void write_timed(const char *path, const uint64_t *ts, unsigned n, uint8_
 }
 
 /* --merge: two files side by side come as one stream in time order (a tie
- * to the file given first), each file's start first, its end right after
- * its last frame; the same with the smallest ring and a filter-free
- * --from/--to that leaves out the first frame of each. */
+ * to the file given first), each file's start before its first frame (a
+ * file opens when the merge reaches its first frame's time), its end right
+ * after its last frame; the same with the smallest ring and with a --from
+ * that leaves out the first frame of each. Then 70 files, every one a
+ * stretch of its own: never more than one open, all merged. */
 static void test_merge(void)
 {
 	char a[512], b[512];
@@ -747,7 +749,7 @@ static void test_merge(void)
 		struct reader_config cfg = {.paths = paths, .npaths = 2, .merge = 1};
 		struct reader *r = NULL;
 		char err[256];
-		unsigned skip = 0, frames = 0, eof = 0;
+		unsigned skip = 0, frames = 0, eof = 0, started = 0;
 		if (pass == 1)
 			cfg.ring_bytes = 1;
 		if (pass == 2) { /* leaves out (0, 0) and (1, 0) */
@@ -759,12 +761,6 @@ static void test_merge(void)
 		CHECK(reader_open(&r, &cfg, err, sizeof(err)) == 0);
 		if (!r)
 			return;
-		for (unsigned f = 0; f < 2; f++) {
-			const struct reader_rec *rec = next_rec(r);
-			CHECK(rec && rec->kind == RD_FILE && rec->file == f);
-			if (rec)
-				reader_release(r, rec);
-		}
 		uint64_t last = 0;
 		for (;;) {
 			const struct reader_rec *rec = next_rec(r);
@@ -776,13 +772,17 @@ static void test_merge(void)
 				CHECK_EQ(rec->file, 2);
 				break;
 			}
-			if (rec->kind == RD_EOF) {
+			if (rec->kind == RD_FILE) {
+				CHECK(rec->file < 2 && !(started & 1u << rec->file));
+				started |= 1u << rec->file;
+			} else if (rec->kind == RD_EOF) {
 				/* right after the file's last frame */
 				CHECK(frames > 0 && want[skip + frames - 1][0] == rec->file);
 				eof++;
 			} else {
 				CHECK_EQ(rec->kind, RD_FRAME);
 				CHECK(skip + frames < sizeof(want) / sizeof(want[0]));
+				CHECK(started & 1u << rec->file);
 				if (skip + frames < sizeof(want) / sizeof(want[0])) {
 					const uint8_t *w = want[skip + frames];
 					CHECK(rec->file == w[0] && rec->data[0] == (w[0] ? 'b' : 'a') &&
@@ -796,10 +796,51 @@ static void test_merge(void)
 		}
 		CHECK_EQ(frames, 10 - skip);
 		CHECK_EQ(eof, 2);
+		CHECK_EQ(started, 3);
 		reader_close(r);
 	}
 	unlink(a);
 	unlink(b);
+
+	/* 70 files of three frames each, given in reverse time order: more
+	 * than READER_MERGE_MAX, but one at a time in time */
+	enum { NF = 70 };
+	char names[NF][512], *many[NF];
+	for (unsigned f = 0; f < NF; f++) {
+		char leaf[32];
+		const uint64_t t[3] = {base + (NF - 1 - f) * 100, base + (NF - 1 - f) * 100 + 1,
+				       base + (NF - 1 - f) * 100 + 2};
+		snprintf(leaf, sizeof(leaf), "m%02u.pcap", f);
+		path_in(names[f], sizeof(names[f]), leaf);
+		write_timed(names[f], t, 3, (uint8_t)f);
+		many[f] = names[f];
+	}
+	struct reader_config cfg = {.paths = many, .npaths = NF, .merge = 1};
+	struct reader *r = NULL;
+	char err[256];
+	unsigned frames = 0, bad = 0;
+	int open_now = 0, most = 0;
+	uint64_t last = 0;
+	CHECK(reader_open(&r, &cfg, err, sizeof(err)) == 0);
+	for (const struct reader_rec *rec; r && (rec = next_rec(r)) && rec->kind != RD_DONE;
+	     reader_release(r, rec)) {
+		if (rec->kind == RD_FILE && ++open_now > most)
+			most = open_now;
+		if (rec->kind == RD_EOF)
+			open_now--;
+		if (rec->kind == RD_FRAME) {
+			/* file NF-1 first, its three frames, then NF-2, ... */
+			bad += rec->file != NF - 1 - frames / 3 || rec->ts_us < last;
+			last = rec->ts_us;
+			frames++;
+		}
+	}
+	CHECK_EQ(frames, 3 * NF);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(most, 1);
+	reader_close(r);
+	for (unsigned f = 0; f < NF; f++)
+		unlink(names[f]);
 }
 
 int main(void)
