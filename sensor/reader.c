@@ -337,6 +337,7 @@ out:
  * at its end, so two interfaces' rings of rotated files keep two or three
  * open, whatever their number; more than READER_MERGE_MAX open at once (as
  * many files overlapping in time) ends the stream with RD_OPEN_ERROR. Each
+ * frame costs a scan of the open files' heads, not of every file. Each
  * file's records come as in read_file: RD_FILE when it opens, its damage
  * where it is met, its end after its last frame. Standard input and named
  * pipes, which cannot be read twice, open first. No progress position. 0,
@@ -397,6 +398,7 @@ static int merge_open(struct reader *r, unsigned i, struct msrc *s)
 static int read_merged(struct reader *r)
 {
 	unsigned n = r->cfg.npaths, i, next = 0, open = 0;
+	unsigned act[READER_MERGE_MAX]; /* the open files with a frame in hand */
 	struct msrc *src = calloc(n, sizeof(*src));
 	unsigned *order = calloc(n, sizeof(*order)); /* by first frame's time */
 	enum capture_rc rc;
@@ -420,10 +422,13 @@ static int read_merged(struct reader *r)
 		order[j] = i;
 	}
 	for (;;) {
-		unsigned best = n;
-		for (i = 0; i < n; i++)
-			if (src[i].have && (best == n || src[i].p.ts_us < src[best].p.ts_us))
-				best = i;
+		unsigned best = n, at = 0;
+		for (unsigned k = 0; k < open; k++) {
+			unsigned f = act[k];
+			if (best == n || src[f].p.ts_us < src[best].p.ts_us ||
+			    (src[f].p.ts_us == src[best].p.ts_us && f < best))
+				best = f, at = k;
+		}
 		/* a file whose first frame is due opens first, and may hold an
 		 * earlier frame than the best so far */
 		if (next < n && (best == n || src[order[next]].first_ts <= src[best].p.ts_us)) {
@@ -439,7 +444,8 @@ static int read_merged(struct reader *r)
 			}
 			if (merge_open(r, f, &src[f]) < 0)
 				goto out;
-			open += src[f].have;
+			if (src[f].have)
+				act[open++] = f;
 			continue;
 		}
 		if (best == n)
@@ -453,7 +459,7 @@ static int read_merged(struct reader *r)
 		if (!(b->have = k)) {
 			capture_close(b->cap);
 			b->cap = NULL;
-			open--;
+			act[at] = act[--open];
 		}
 	}
 	ret = 0;
