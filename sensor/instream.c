@@ -339,23 +339,25 @@ static void wake_setup(void)
 	sigaction(SIGURG, &sa, NULL);
 }
 
-void instream_wake_init(void)
+/* Block or unblock SIGURG in the calling thread. */
+static void urg_mask(int how)
 {
 	sigset_t urg;
 
-	pthread_once(&wake_once, wake_setup);
 	sigemptyset(&urg);
 	sigaddset(&urg, SIGURG);
-	pthread_sigmask(SIG_BLOCK, &urg, NULL);
+	pthread_sigmask(how, &urg, NULL);
+}
+
+void instream_wake_init(void)
+{
+	pthread_once(&wake_once, wake_setup);
+	urg_mask(SIG_BLOCK);
 }
 
 void instream_wake_me(void)
 {
-	sigset_t urg;
-
-	sigemptyset(&urg);
-	sigaddset(&urg, SIGURG);
-	pthread_sigmask(SIG_UNBLOCK, &urg, NULL);
+	urg_mask(SIG_UNBLOCK);
 }
 
 int instream_wake(pthread_t t)

@@ -495,7 +495,7 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 			break;
 		case RD_SKIPPED: /* damage read past: said, and counted as damage */
 		case RD_JOINED:  /* a capture joined on: said */
-			if (rec->kind == RD_JOINED)
+			if (rec->kind == RD_JOINED && !win->merge)
 				core_input_start(core);
 			if (progress)
 				fputs("\r\033[K", stderr);

@@ -395,12 +395,27 @@ static int merge_open(struct reader *r, unsigned i, struct msrc *s)
 	return 0;
 }
 
+/* Files by their first frame's time, then as given. */
+struct morder {
+	uint64_t first_ts;
+	unsigned i;
+};
+
+static int morder_cmp(const void *a, const void *b)
+{
+	const struct morder *x = a, *y = b;
+
+	if (x->first_ts != y->first_ts)
+		return x->first_ts < y->first_ts ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
 static int read_merged(struct reader *r)
 {
 	unsigned n = r->cfg.npaths, i, next = 0, open = 0;
 	unsigned act[READER_MERGE_MAX]; /* the open files with a frame in hand */
 	struct msrc *src = calloc(n, sizeof(*src));
-	unsigned *order = calloc(n, sizeof(*order)); /* by first frame's time */
+	struct morder *order = calloc(n, sizeof(*order)); /* by first frame's time */
 	enum capture_rc rc;
 	int ret = -1;
 
@@ -413,14 +428,9 @@ static int read_merged(struct reader *r)
 	for (i = 0; i < n; i++) {
 		if (merge_look(r, i, &src[i]) < 0)
 			goto out;
-		/* insertion by (first_ts, i): files given in time order cost n */
-		unsigned j = i;
-		while (j > 0 && src[order[j - 1]].first_ts > src[i].first_ts) {
-			order[j] = order[j - 1];
-			j--;
-		}
-		order[j] = i;
+		order[i] = (struct morder){src[i].first_ts, i};
 	}
+	qsort(order, n, sizeof(*order), morder_cmp);
 	for (;;) {
 		unsigned best = n, at = 0;
 		for (unsigned k = 0; k < open; k++) {
@@ -431,8 +441,8 @@ static int read_merged(struct reader *r)
 		}
 		/* a file whose first frame is due opens first, and may hold an
 		 * earlier frame than the best so far */
-		if (next < n && (best == n || src[order[next]].first_ts <= src[best].p.ts_us)) {
-			unsigned f = order[next++];
+		if (next < n && (best == n || order[next].first_ts <= src[best].p.ts_us)) {
+			unsigned f = order[next++].i;
 			if (open == READER_MERGE_MAX) {
 				char msg[MSG_MAX];
 				snprintf(msg, sizeof(msg), "%s: --merge keeps at most %d files open "
