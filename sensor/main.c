@@ -441,9 +441,11 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 			reader_release(rd, cur);
 			cur = NULL;
 			if (progress && (++since_draw & 0xffff) == 0) {
-				if (win->merge) /* several files at once: no position */
-					progress_draw(merged, 0, 1, 0, 0, core_stats(core)->packets, t0);
-				else
+				if (win->merge) { /* the files' bytes together */
+					uint64_t all, done = reader_merge_progress(rd, &all);
+					progress_draw(merged, 0, 1, done, all,
+						      core_stats(core)->packets, t0);
+				} else
 					progress_draw(paths[cur_file], cur_file, n,
 						      reader_progress(rd, cur_file), size,
 						      core_stats(core)->packets, t0);

@@ -77,13 +77,19 @@ struct reader {
 	unsigned nprogs, next_prog;
 	_Atomic uint64_t filtered;
 	_Atomic uint64_t outside;
+	/* --merge: the files being merged, for progress (the reader's own) */
+	struct msrc *msrc;
+	uint64_t merge_closed; /* the sizes of the files the merge has finished */
 	/* progress, written by the reader at each publish */
 	alignas(64) _Atomic unsigned prog_file;
 	_Atomic uint64_t prog_done;
+	_Atomic uint64_t prog_total; /* --merge: the files' sizes (0: one is a pipe) */
 	alignas(64) char end_; /* nothing after the shared lines shares them */
 };
 
 /* ---- the reader thread (producer) -------------------------------------- */
+
+static uint64_t merge_done(const struct reader *r);
 
 /* Make every record written so far visible to the packet thread. */
 static void prod_publish(struct reader *r)
@@ -92,6 +98,8 @@ static void prod_publish(struct reader *r)
 		uint64_t done, total;
 		capture_progress(r->cur, &done, &total);
 		atomic_store_explicit(&r->prog_done, done, memory_order_release);
+	} else if (r->msrc && !r->eager) {
+		atomic_store_explicit(&r->prog_done, merge_done(r), memory_order_release);
 	}
 	if (ring_publish(&r->ring))
 		ring_wake_consumer(&r->ring, 0);
@@ -340,15 +348,39 @@ out:
  * frame costs a scan of the open files' heads, not of every file. Each
  * file's records come as in read_file: RD_FILE when it opens, its damage
  * where it is met, its end after its last frame. Standard input and named
- * pipes, which cannot be read twice, open first. No progress position. 0,
+ * pipes, which cannot be read twice, open first. The position is the bytes
+ * read of all the files together: the sizes of those finished, and how far
+ * into each open one (none when one is a pipe: its size is not known). 0,
  * or -1: stop.
  */
 struct msrc {
 	struct capture *cap;
 	struct capture_pkt p; /* the file's next frame, when have */
 	uint64_t first_ts;    /* its first frame's time (0: none, or stdin) */
+	uint64_t size;        /* its size (0: a pipe, or stdin) */
 	int dlt, have;
 };
+
+/* Bytes of the merged files read so far. */
+static uint64_t merge_done(const struct reader *r)
+{
+	uint64_t sum = r->merge_closed, done, total;
+
+	for (unsigned i = 0; i < r->cfg.npaths; i++)
+		if (r->msrc[i].cap) {
+			capture_progress(r->msrc[i].cap, &done, &total);
+			sum += done;
+		}
+	return sum;
+}
+
+/* File s of the merge is finished: its bytes count whole. */
+static void merge_close(struct reader *r, struct msrc *s)
+{
+	capture_close(s->cap);
+	s->cap = NULL;
+	r->merge_closed += s->size;
+}
 
 /* The time of file i's first frame into s->first_ts (0 when it has none, or
  * is stdin). 0, or -1 after the record that ends the stream. */
@@ -361,10 +393,12 @@ static int merge_look(struct reader *r, unsigned i, struct msrc *s)
 	struct stat st;
 
 	s->first_ts = 0;
+	s->size = 0;
 	/* stdin and named pipes cannot be read twice: they open first */
 	if (!strcmp(r->cfg.paths[i], "-") || stat(r->cfg.paths[i], &st) != 0 ||
 	    !S_ISREG(st.st_mode))
 		return 0;
+	s->size = (uint64_t)st.st_size;
 	if (!(cap = capture_open_file(r->cfg.paths[i], err, sizeof(err)))) {
 		put_msg(r, RD_OPEN_ERROR, i, 0, err, 0);
 		return -1;
@@ -388,10 +422,8 @@ static int merge_open(struct reader *r, unsigned i, struct msrc *s)
 	if (k < 0 || (k == 0 && file_end(r, i, s->cap, s->dlt, rc) < 0))
 		return -1;
 	s->have = k;
-	if (!k) {
-		capture_close(s->cap);
-		s->cap = NULL;
-	}
+	if (!k)
+		merge_close(r, s);
 	return 0;
 }
 
@@ -425,11 +457,16 @@ static int read_merged(struct reader *r)
 	}
 	atomic_store_explicit(&r->prog_file, n, memory_order_release);
 	r->eager = 0;
+	r->msrc = src;
+	uint64_t total = 0;
 	for (i = 0; i < n; i++) {
 		if (merge_look(r, i, &src[i]) < 0)
 			goto out;
 		order[i] = (struct morder){src[i].first_ts, i};
+		total = src[i].size && total != UINT64_MAX ? total + src[i].size : UINT64_MAX;
 	}
+	atomic_store_explicit(&r->prog_total, total == UINT64_MAX ? 0 : total,
+			      memory_order_release);
 	qsort(order, n, sizeof(*order), morder_cmp);
 	for (;;) {
 		unsigned best = n, at = 0;
@@ -467,13 +504,14 @@ static int read_merged(struct reader *r)
 		if (k < 0 || (k == 0 && file_end(r, best, b->cap, b->dlt, rc) < 0))
 			goto out;
 		if (!(b->have = k)) {
-			capture_close(b->cap);
-			b->cap = NULL;
+			merge_close(r, b);
 			act[at] = act[--open];
 		}
 	}
 	ret = 0;
 out:
+	atomic_store_explicit(&r->prog_done, merge_done(r), memory_order_release);
+	r->msrc = NULL;
 	for (i = 0; src && i < n; i++)
 		capture_close(src[i].cap);
 	free(src);
@@ -528,6 +566,12 @@ uint64_t reader_progress(struct reader *r, unsigned file)
 	if (at != file || atomic_load_explicit(&r->prog_file, memory_order_acquire) != file)
 		return UINT64_MAX;
 	return done;
+}
+
+uint64_t reader_merge_progress(struct reader *r, uint64_t *total)
+{
+	*total = atomic_load_explicit(&r->prog_total, memory_order_acquire);
+	return *total ? atomic_load_explicit(&r->prog_done, memory_order_acquire) : 0;
 }
 
 /* ---- open and close ---------------------------------------------------- */

@@ -100,6 +100,11 @@ void reader_release(struct reader *r, const struct reader_rec *rec);
  * a file of unknown size), or UINT64_MAX once it has gone past that file. */
 uint64_t reader_progress(struct reader *r, unsigned file);
 
+/* --merge: bytes of all the files read so far, and their sizes together
+ * into *total (0 until the reader has looked at them all, and when one is
+ * a pipe or stdin, whose size is not known). */
+uint64_t reader_merge_progress(struct reader *r, uint64_t *total);
+
 /* Frames the filter left out so far (read after RD_DONE for the total). */
 uint64_t reader_filtered(struct reader *r);
 

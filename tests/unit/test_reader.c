@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -838,9 +839,96 @@ static void test_merge(void)
 	CHECK_EQ(frames, 3 * NF);
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(most, 1);
+	/* the position at the end: every file's bytes */
+	uint64_t all = 0, sizes = 0, done = r ? reader_merge_progress(r, &all) : 0;
+	for (unsigned f = 0; f < NF; f++) {
+		struct stat st;
+		if (stat(names[f], &st) == 0)
+			sizes += (uint64_t)st.st_size;
+	}
+	CHECK(sizes > 0);
+	CHECK_EQ(all, sizes);
+	CHECK_EQ(done, sizes);
 	reader_close(r);
 	for (unsigned f = 0; f < NF; f++)
 		unlink(names[f]);
+}
+
+/* --merge's position: the bytes of all the files together, as far as the
+ * reader has read (a ring ahead of what is taken), and none when one of
+ * them is a pipe, whose size is not known. */
+static void test_merge_progress(void)
+{
+	char a[512], b[512];
+	path_in(a, sizeof(a), "mp_a.pcap");
+	path_in(b, sizeof(b), "mp_b.pcap");
+	long size_a = write_pcap(a, DLT_EN10MB, 21, 900, SZ_WIDE);
+	long size_b = write_pcap(b, DLT_EN10MB, 22, 900, SZ_WIDE);
+	char *paths[] = {a, b};
+	struct reader_config cfg = {.paths = paths, .npaths = 2, .merge = 1, .ring_bytes = 4096};
+	struct reader *r = NULL;
+	char err[256];
+	uint64_t all = 1, done;
+
+	CHECK(reader_open(&r, &cfg, err, sizeof(err)) == 0);
+	if (!r)
+		return;
+	sleep_ms(300); /* nothing taken: the reader stops a ring ahead */
+	done = reader_merge_progress(r, &all);
+	CHECK_EQ(all, (uint64_t)(size_a + size_b));
+	CHECK(done > 1024 * 1024);
+	/* the ring, and each open file's stdio buffer */
+	CHECK(done <= (2u << 20) + 2 * (1u << 20) + (512u << 10));
+	uint64_t last = done, back = 0;
+	unsigned frames = 0;
+	const struct reader_rec *rec;
+	while ((rec = next_rec(r)) && rec->kind != RD_DONE) {
+		frames += rec->kind == RD_FRAME;
+		uint64_t now = reader_merge_progress(r, &all);
+		back += now < last; /* it never goes back */
+		last = now;
+		reader_release(r, rec);
+	}
+	CHECK(rec != NULL);
+	CHECK_EQ(frames, 1800);
+	CHECK_EQ(back, 0);
+	CHECK_EQ(reader_merge_progress(r, &all), (uint64_t)(size_a + size_b));
+	reader_close(r);
+
+	/* a pipe among the files: no position */
+	char fifo[512];
+	path_in(fifo, sizeof(fifo), "mp_fifo");
+	CHECK(mkfifo(fifo, 0600) == 0);
+	pid_t pid = fork();
+	if (pid == 0) { /* the writer: file b into the FIFO */
+		char buf[65536];
+		FILE *in = fopen(b, "rb"), *out = fopen(fifo, "wb");
+		size_t n;
+		while (in && out && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+			if (fwrite(buf, 1, n, out) != n)
+				break;
+		if (out)
+			fclose(out); /* _exit flushes nothing */
+		_exit(0);
+	}
+	char *mixed[] = {a, fifo};
+	struct reader_config pcfg = {.paths = mixed, .npaths = 2, .merge = 1};
+	CHECK(reader_open(&r, &pcfg, err, sizeof(err)) == 0);
+	frames = 0;
+	uint64_t shown = 0;
+	while (r && (rec = next_rec(r)) && rec->kind != RD_DONE) {
+		frames += rec->kind == RD_FRAME;
+		shown |= reader_merge_progress(r, &all) | all;
+		reader_release(r, rec);
+	}
+	CHECK_EQ(frames, 1800);
+	CHECK_EQ(shown, 0);
+	reader_close(r);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	unlink(fifo);
+	unlink(a);
+	unlink(b);
 }
 
 int main(void)
@@ -860,6 +948,7 @@ int main(void)
 	test_fifo();
 	test_filter();
 	test_merge();
+	test_merge_progress();
 	rmdir(dir);
 	return check_done();
 }
