@@ -46,20 +46,28 @@ struct query {
 /* and with a host: the events to or from it (a scan; the tables are keyed by
  * id alone) */
 #define HOST_COND " AND (src_ip = :host OR dst_ip = :host)"
+/* and with a name: the name itself or one under it, each with or without a
+ * port after it (an HTTP Host header's), ASCII case ignored (LIKE's); the
+ * patterns are made by name_patterns() */
+#define NAME_COND                                                                        \
+	" AND (name LIKE :n1 ESCAPE '\\' OR name LIKE :n2 ESCAPE '\\' OR name LIKE :n3 " \
+	"ESCAPE '\\' OR name LIKE :n4 ESCAPE '\\')"
 #define EVENTS_OF_H(table) EVENTS_OF(table) HOST_COND
+#define EVENTS_OF_N(table) EVENTS_OF(table) NAME_COND
+#define EVENTS_OF_HN(table) EVENTS_OF(table) HOST_COND NAME_COND
 #define ALL_OF(OF)                                                                       \
 	OF("events_dns") " UNION ALL " OF("events_http") " UNION ALL " OF("events_tls")    \
 		" UNION ALL " OF("events_icmp") " ORDER BY id LIMIT :limit"
-/* [host][0]: every kind; by enum store_family + 1; :k1 and :k2 are the
- * family's kinds (a row of another kind, which no build writes, is only
- * listed with every kind) */
+/* [host + 2 * name][0]: every kind; by enum store_family + 1; :k1 and :k2
+ * are the family's kinds (a row of another kind, which no build writes, is
+ * only listed with every kind) */
 #define FAMILY_OF(OF, table) OF(table) " AND kind IN (:k1, :k2) ORDER BY id LIMIT :limit"
-static const char *const SQL_EVENTS[2][1 + STORE_FAM_COUNT] = {
-	{ALL_OF(EVENTS_OF), FAMILY_OF(EVENTS_OF, "events_dns"), FAMILY_OF(EVENTS_OF, "events_http"),
-	 FAMILY_OF(EVENTS_OF, "events_tls"), FAMILY_OF(EVENTS_OF, "events_icmp")},
-	{ALL_OF(EVENTS_OF_H), FAMILY_OF(EVENTS_OF_H, "events_dns"),
-	 FAMILY_OF(EVENTS_OF_H, "events_http"), FAMILY_OF(EVENTS_OF_H, "events_tls"),
-	 FAMILY_OF(EVENTS_OF_H, "events_icmp")},
+#define EVENTS_ROW(OF)                                                                   \
+	{ALL_OF(OF), FAMILY_OF(OF, "events_dns"), FAMILY_OF(OF, "events_http"),              \
+	 FAMILY_OF(OF, "events_tls"), FAMILY_OF(OF, "events_icmp")}
+static const char *const SQL_EVENTS[4][1 + STORE_FAM_COUNT] = {
+	EVENTS_ROW(EVENTS_OF), EVENTS_ROW(EVENTS_OF_H), EVENTS_ROW(EVENTS_OF_N),
+	EVENTS_ROW(EVENTS_OF_HN),
 };
 /* Schema 1 (one events table, its events_kind index), which a read-only
  * connection cannot migrate: read until a writer opens the database. They
@@ -74,9 +82,11 @@ static const char *const SQL_EVENTS[2][1 + STORE_FAM_COUNT] = {
 	" UNION ALL "                                                                      \
 	"SELECT " EVENT_COLS " FROM events WHERE kind = :k2 AND id > :since" TIME_COND COND \
 	" ORDER BY id LIMIT :limit"
-static const char *const SQL_EVENTS_V1[2][2] = {
+static const char *const SQL_EVENTS_V1[4][2] = {
 	{V1_ALL(""), V1_KIND("")},
 	{V1_ALL(HOST_COND), V1_KIND(HOST_COND)},
+	{V1_ALL(NAME_COND), V1_KIND(NAME_COND)},
+	{V1_ALL(HOST_COND NAME_COND), V1_KIND(HOST_COND NAME_COND)},
 };
 
 #define ALERT_COLS                                                               \
@@ -313,15 +323,59 @@ static int step_event(sqlite3_stmt *st, void *cb, int64_t *id)
 	return c->fn(c->arg, &r);
 }
 
-const char *query_events_sql(const char *kind, int host)
+const char *query_events_sql(const char *kind, int host, int name)
 {
-	int lo = 0, hi = 0, fam;
+	int lo = 0, hi = 0, fam, by = (host != 0) + 2 * (name != 0);
 
 	if (!kind)
-		return SQL_EVENTS[host != 0][0];
+		return SQL_EVENTS[by][0];
 	if (query_kind_range(kind, &lo, &hi) < 0 || (fam = store_kind_family(lo)) < 0)
 		return NULL;
-	return SQL_EVENTS[host != 0][1 + fam];
+	return SQL_EVENTS[by][1 + fam];
+}
+
+int query_canon_name(const char *text, char *buf, size_t len)
+{
+	size_t n;
+
+	if (!strncmp(text, "*.", 2))
+		text += 2;
+	n = strlen(text);
+	if (n && text[n - 1] == '.')
+		n--; /* the root's dot: names are stored without it */
+	if (n == 0 || n > QUERY_NAME_MAX || n >= len || memchr(text, '.', n) == text)
+		return -1;
+	for (size_t i = 0; i < n; i++) /* a control byte is shown as \xNN, never itself */
+		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+			return -1;
+	memcpy(buf, text, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+/* The four LIKE patterns of NAME_COND for name (query_canon_name's): the
+ * name, one under it, and each with a port; LIKE's % and _, and the escape
+ * itself, taken literally. */
+static int name_patterns(sqlite3_stmt *st, const char *name)
+{
+	char lit[2 * QUERY_NAME_MAX + 1], pat[2 * QUERY_NAME_MAX + 8];
+	size_t k = 0;
+	int brc = SQLITE_OK;
+
+	for (const char *c = name; *c && k + 2 < sizeof(lit); c++) {
+		if (*c == '%' || *c == '_' || *c == '\\')
+			lit[k++] = '\\';
+		lit[k++] = *c;
+	}
+	lit[k] = '\0';
+	static const char *const form[4][3] = {
+		{":n1", "", ""}, {":n2", "%.", ""}, {":n3", "", ":%"}, {":n4", "%.", ":%"},
+	};
+	for (int i = 0; i < 4; i++) {
+		snprintf(pat, sizeof(pat), "%s%s%s", form[i][1], lit, form[i][2]);
+		brc |= bind_text(st, form[i][0], pat);
+	}
+	return brc;
 }
 
 int query_canon_addr(const char *text, char *buf, size_t len)
@@ -354,9 +408,9 @@ static int64_t iter_events(struct query *q, const struct event_filter *f, event_
 		snprintf(err, errlen, "%s: events: %s", q->path, sqlite3_errmsg(q->db));
 		return -1;
 	}
-	const char *host = f ? f->host : NULL;
-	const char *sql = version >= 2 ? query_events_sql(kind, host != NULL)
-				       : SQL_EVENTS_V1[host != NULL][kind != NULL];
+	const char *host = f ? f->host : NULL, *name = f ? f->name : NULL;
+	const char *sql = version >= 2 ? query_events_sql(kind, host != NULL, name != NULL)
+				       : SQL_EVENTS_V1[(host != NULL) + 2 * (name != NULL)][kind != NULL];
 	if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: events: %s", q->path, sqlite3_errmsg(q->db));
 		goto out;
@@ -369,6 +423,8 @@ static int64_t iter_events(struct query *q, const struct event_filter *f, event_
 	}
 	if (host)
 		brc |= bind_text(st, ":host", host);
+	if (name)
+		brc |= name_patterns(st, name);
 	brc |= bind_i64(st, ":from", f && f->timed ? f->from_us : INT64_MIN);
 	brc |= bind_i64(st, ":to", f && f->timed ? f->to_us : INT64_MAX);
 	if (brc != SQLITE_OK) {

@@ -20,6 +20,9 @@ struct event_filter {
 	const char *kind;   /* "dns", "http", "tls", "icmp" or NULL for all */
 	const char *host;   /* NULL for all, else events to or from this address,
 			     * in inet_ntop's form (query_canon_addr) */
+	const char *name;   /* NULL for all, else events whose name (qname, Host,
+			     * SNI) is this one or under it, ASCII case ignored
+			     * (query_canon_name) */
 	int64_t since_id;   /* only rows with id > since_id */
 	int64_t limit;      /* < 0: no limit */
 	int timed;          /* only events with from_us <= ts < to_us (packet time, us) */
@@ -92,7 +95,13 @@ int query_kind_range(const char *kind, int *lo, int *hi);
 
 /* The statement query_events() runs for a family name (NULL: every kind),
  * for EXPLAIN QUERY PLAN in tests; NULL for an unknown name. */
-const char *query_events_sql(const char *kind, int host);
+const char *query_events_sql(const char *kind, int host, int name);
+
+/* A name filter (event_filter.name) as given, in the form the filter wants:
+ * without a trailing dot or a leading "*.". 0, or -1 when it is empty,
+ * longer than QUERY_NAME_MAX, starts with a dot or holds a control byte. */
+#define QUERY_NAME_MAX 1024
+int query_canon_name(const char *text, char *buf, size_t len);
 
 /* text, an IPv4 or IPv6 address in any form inet_pton takes, in the form
  * the database stores (inet_ntop's) into buf. Returns 0, or -1 when it is

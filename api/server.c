@@ -648,6 +648,8 @@ static enum MHD_Result h_alert_one(struct req *r)
 	return send_json(r, MHD_HTTP_OK, o);
 }
 
+_Static_assert(QUERY_NAME_MAX == 1024, "h_events's message gives the bound");
+
 static enum MHD_Result h_events(struct req *r)
 {
 	struct event_filter f = {0};
@@ -656,7 +658,7 @@ static enum MHD_Result h_events(struct req *r)
 	char err[512];
 	enum MHD_Result ret = MHD_NO;
 	const char *kind, *v;
-	char host[INET6_ADDRSTRLEN];
+	char host[INET6_ADDRSTRLEN], name[QUERY_NAME_MAX + 1];
 	int lo, hi;
 
 	if (get_since_limit(r, &f.since_id, &f.limit, &ret) < 0)
@@ -670,6 +672,13 @@ static enum MHD_Result h_events(struct req *r)
 		if (query_canon_addr(v, host, sizeof(host)) < 0)
 			return bad_param(r, "host", "not an IPv4 or IPv6 address");
 		f.host = host;
+	}
+	if ((v = param(r, "name"))) {
+		if (query_canon_name(v, name, sizeof(name)) < 0)
+			return bad_param(r, "name", "want a name such as example.com (not empty, "
+						    "no leading dot, no control character, at most "
+						    "1024 characters)");
+		f.name = name;
 	}
 	if (get_time_range(r, &f.timed, &f.from_us, &f.to_us, &ret) < 0)
 		return ret;
@@ -1410,7 +1419,8 @@ typedef enum MHD_Result route_fn(struct req *r);
 static const char *const P_NONE[] = {NULL};
 static const char *const P_ALERTS[] = {"class", "severity", "src", "from", "to", "since_id",
 					 "since_seq", "limit", NULL};
-static const char *const P_EVENTS[] = {"kind", "host", "from", "to", "since_id", "limit", NULL};
+static const char *const P_EVENTS[] = {"kind", "host", "name", "from", "to", "since_id", "limit",
+				       NULL};
 static const char *const P_STREAM[] = {"class", "severity", "src", "from", "to", "since_id",
 					"since_seq", NULL};
 

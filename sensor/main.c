@@ -86,7 +86,7 @@ static void usage_main(FILE *f)
 	      "                                  capture live from interfaces until SIGINT/SIGTERM\n"
 	      "  serve  [-d DB] [--api ADDR:PORT] [--token-file FILE]\n"
 	      "                                  HTTP API and dashboard over a database (docs/api.md)\n"
-	      "  events [-d DB] [--json] [--kind K] [--host ADDR] [--from TIME] [--to TIME]\n"
+	      "  events [-d DB] [--json] [--kind K] [--host ADDR] [--name NAME] [--from TIME] [--to TIME]\n"
 	      "         [--alert ID] [--since-id N] [--limit N]\n"
 	      "                                  list stored events (dns, http, tls, icmp)\n"
 	      "  alerts [-d DB] [--json] [--class C] [--severity S] [--src ADDR] [--from TIME]\n"
@@ -1241,8 +1241,9 @@ static int parse_i64(const char *cmd, const char *opt, const char *s, int64_t lo
 
 static void usage_events(FILE *f)
 {
-	fputs("usage: egresswatch events [-d DB] [--json] [--kind K] [--host ADDR] [--from TIME]\n"
-	      "                          [--to TIME] [--alert ID] [--since-id N] [--limit N]\n"
+	fputs("usage: egresswatch events [-d DB] [--json] [--kind K] [--host ADDR] [--name NAME]\n"
+	      "                          [--from TIME] [--to TIME] [--alert ID] [--since-id N]\n"
+	      "                          [--limit N]\n"
 	      "\n"
 	      "List stored events in id order: a table, or with --json one JSON object per\n"
 	      "line, each field as docs/events.md describes it.\n"
@@ -1252,6 +1253,11 @@ static void usage_events(FILE *f)
 	      "  -k, --kind K      only events of kind K: dns, http, tls or icmp\n"
 	      "      --host ADDR   only events to or from address ADDR (read through all\n"
 	      "                    the events: seconds for millions)\n"
+	      "      --name NAME   only events whose name (DNS qname, HTTP Host, TLS SNI)\n"
+	      "                    is NAME or a name under it, with or without a port,\n"
+	      "                    case ignored: --name example.com gives a.example.com\n"
+	      "                    and example.com:8080, not badexample.com (read through\n"
+	      "                    all the events too)\n"
 	      "      --from TIME   only events at or after TIME (packet time): RFC 3339 as\n"
 	      "                    the events show it (2026-11-29T10:00:08Z, any fraction,\n"
 	      "                    Z or +01:00), a date (its midnight UTC) or seconds\n"
@@ -1275,6 +1281,8 @@ struct list_opts {
 	const char *severity, *src;  /* alerts only: a minimum level, a source address;
 				      * events: src is the --host address */
 	char src_buf[64];            /* src in inet_ntop's spelling */
+	const char *name;            /* events: --name, as query_canon_name gives it */
+	char name_buf[QUERY_NAME_MAX + 1];
 	int64_t since_id, limit;
 	int timed;                   /* --from or --to: [from_us, to_us) */
 	int64_t from_us, to_us;
@@ -1358,7 +1366,8 @@ static void stdout_bulk(void)
 
 static int print_events(const struct list_opts *o)
 {
-	struct event_filter f = {.kind = o->filter, .host = o->src, .since_id = o->since_id,
+	struct event_filter f = {.kind = o->filter, .host = o->src, .name = o->name,
+				 .since_id = o->since_id,
 				 .limit = o->limit, .timed = o->timed, .from_us = o->from_us,
 				 .to_us = o->to_us};
 	stdout_bulk();
@@ -1391,6 +1400,7 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 		/* events only */
 		{"host", required_argument, NULL, 'H'},
 		{"alert", required_argument, NULL, 'A'},
+		{"name", required_argument, NULL, 'N'},
 		{NULL, 0, NULL, 0},
 	};
 	struct option used[sizeof(opts) / sizeof(opts[0])];
@@ -1402,7 +1412,7 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 
 	for (size_t i = 0; opts[i].name; i++) {
 		int alerts_only = opts[i].val == 'V' || opts[i].val == 'R';
-		int events_only = opts[i].val == 'H' || opts[i].val == 'A';
+		int events_only = opts[i].val == 'H' || opts[i].val == 'A' || opts[i].val == 'N';
 		if ((alerts_only && !lc->alert_filters) || (events_only && lc->alert_filters))
 			continue;
 		used[nused++] = opts[i];
@@ -1445,6 +1455,16 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			o.src = o.src_buf;
+			break;
+		case 'N':
+			if (query_canon_name(optarg, o.name_buf, sizeof(o.name_buf)) < 0) {
+				fprintf(stderr, "egresswatch %s: --name %s: want a name such as "
+						"example.com (not empty, no leading dot, no control "
+						"character, at most %d characters)\n", lc->name, optarg,
+					QUERY_NAME_MAX);
+				return EXIT_USAGE;
+			}
+			o.name = o.name_buf;
 			break;
 		case 'S':
 			if (parse_i64(lc->name, "since-id", optarg, 0, INT64_MAX, &o.since_id) < 0)

@@ -226,6 +226,29 @@ def test_shapes(port, db):
           "%d vs %d" % (len(seen), len(want)))
     st, hd, body = get_json(port, "/api/v1/events?host=0:0::1")
     check("host IPv6 in another spelling", st == 200 and body["events"] == [], str(body))
+    # name: the events whose name is the one asked for or one under it,
+    # case ignored, with or without a port; the CLI's --name lists the same
+    names = {}
+    for e in events:
+        n = event_name(e)
+        if n:
+            labels = n.split(":")[0].split(".")
+            for k in range(len(labels)):
+                names.setdefault(".".join(labels[k:]), set())
+    check("names to filter by", len(names) > 5, str(sorted(names)))
+    for name in sorted(names):
+        for asked in (name, name.upper() + ".", "*." + name):
+            want = [e["id"] for e in events if name_under(event_name(e), name)]
+            st, hd, body = get_json(port, "/api/v1/events?name=%s&limit=1000"
+                                    % urllib.parse.quote(asked))
+            got = [e["id"] for e in body["events"]] if st == 200 else None
+            check("events name=%s" % asked, got == want and len(want) > 0,
+                  "%s: %s vs %s" % (st, got, want))
+            if asked != name:
+                continue
+            cli = run(["events", "-d", db, "--json", "--name", asked])
+            check("events --name %s equals name=" % asked,
+                  [json.loads(l)["id"] for l in cli.stdout.splitlines() if l.strip()] == want)
     test_time_range(port, db, events, alerts)
     return alerts
 
@@ -297,6 +320,30 @@ def test_time_range(port, db, events, alerts):
 
 def host_of(e, h):
     return h in (e["src_ip"], e["dst_ip"])
+
+
+def event_name(e):
+    """The name an event carries (its row's name): the qname, the Host (a
+    response's: its request's), the SNI, an ICMP error's quoted destination."""
+    if e["kind"] == "dns":
+        return e["dns"].get("qname")
+    if e["kind"] == "http":
+        h = e["http"]
+        return h.get("host") if "method" in h else h.get("request", {}).get("host")
+    if e["kind"] == "tls":
+        return e["tls"].get("sni")
+    return e["icmp"].get("quoted", {}).get("dst_ip")
+
+
+def name_under(n, name):
+    """n is name or under it, with or without a port, ASCII case ignored."""
+    if not n:
+        return False
+    n, name = n.lower(), name.lower()
+    for m in (n, n.split(":", 1)[0] if ":" in n else None):
+        if m is not None and (m == name or m.endswith("." + name)):
+            return True
+    return False
 
 
 def test_filters(port, alerts):
@@ -372,6 +419,10 @@ def test_errors(port):
         ("/api/v1/alerts?src=10.0.0.0/8", "src"),
         ("/api/v1/events?host=10.0.0.0/8", "host"),
         ("/api/v1/events?host=abc", "host"),
+        ("/api/v1/events?name=", "name"),
+        ("/api/v1/events?name=.example.com", "name"),
+        ("/api/v1/events?name=a%09b", "name"),
+        ("/api/v1/events?name=" + "a" * 1025, "name"),
         ("/api/v1/events?from=yesterday", "from"),
         ("/api/v1/events?to=2026-11-29T10:00:08", "to"),
         ("/api/v1/events?from=2026-11-30&to=2026-11-29", "from"),

@@ -325,15 +325,17 @@ static void test_query_plans(void)
 	remove_db(db);
 	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), 0);
 	CHECK_EQ(store_close(s), 0);
-	CHECK(query_events_sql("nosuch", 0) == NULL);
+	CHECK(query_events_sql("nosuch", 0, 0) == NULL);
 	CHECK_EQ(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	/* with a host too: a range of ids, the address a filter on it */
-	for (size_t k = 0; k < 2 * sizeof(kinds) / sizeof(kinds[0]); k++) {
+	/* with a host or a name too: a range of ids, the address and the name
+	 * filters on it */
+	const size_t nk = sizeof(kinds) / sizeof(kinds[0]);
+	for (size_t k = 0; k < 4 * nk; k++) {
 		sqlite3_stmt *st = NULL;
-		int ranges = 0, bad = 0, host = k >= sizeof(kinds) / sizeof(kinds[0]);
-		const char *kind = kinds[k % (sizeof(kinds) / sizeof(kinds[0]))];
-		CHECK(query_events_sql(kind, host) != NULL);
-		snprintf(sql, sizeof(sql), "EXPLAIN QUERY PLAN %s", query_events_sql(kind, host));
+		int ranges = 0, bad = 0, host = (k / nk) & 1, name = (int)(k / nk) >> 1;
+		const char *kind = kinds[k % nk];
+		CHECK(query_events_sql(kind, host, name) != NULL);
+		snprintf(sql, sizeof(sql), "EXPLAIN QUERY PLAN %s", query_events_sql(kind, host, name));
 		CHECK_EQ(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
 		while (st && sqlite3_step(st) == SQLITE_ROW) {
 			const char *d = (const char *)sqlite3_column_text(st, 3);
@@ -351,6 +353,119 @@ static void test_query_plans(void)
 		CHECK_EQ(bad, 0);
 	}
 	sqlite3_close(h);
+	remove_db(db);
+}
+
+/*
+ * events --name / ?name=: the name itself or one under it (at a dot), with
+ * or without a port after it, ASCII case ignored; LIKE's % and _ and its
+ * escape are literal, and a name that merely ends the same is not one under
+ * it. Through both schemas' statements (2: the family tables; 1: the one
+ * table, which a read-only connection still reads).
+ */
+static void test_name_filter(void)
+{
+	static const struct {
+		const char *name;
+		enum obs_kind kind;
+	} rows[] = {
+		{"example.com", OBS_DNS_QUERY},           /* 1 */
+		{"a.b.EXAMPLE.com", OBS_DNS_ANSWER},      /* 2 */
+		{"xexample.com", OBS_DNS_QUERY},          /* 3: not under it */
+		{"example.com:8080", OBS_HTTP_REQUEST},   /* 4 */
+		{"www.example.com:443", OBS_HTTP_REQUEST},/* 5 */
+		{"example.com.evil.test", OBS_TLS_CLIENT_HELLO}, /* 6 */
+		{"ex%mple.com", OBS_DNS_QUERY},           /* 7 */
+		{"exa_ple.com", OBS_DNS_QUERY},           /* 8 */
+		{"b\\x41.test", OBS_DNS_QUERY},           /* 9: b\x41.test as shown */
+		{"bA.test", OBS_DNS_QUERY},               /* 10 */
+		{"", OBS_TLS_CLIENT_HELLO},                      /* 11 */
+	};
+	static const struct {
+		const char *filter;
+		const char *want; /* the ids, as a list */
+	} cases[] = {
+		{"example.com", "1 2 4 5"},
+		{"EXAMPLE.COM.", "1 2 4 5"},
+		{"*.example.com", "1 2 4 5"},
+		{"b.example.com", "2"},
+		{"com", "1 2 3 4 5 7 8"},
+		{"ex%mple.com", "7"},
+		{"exa_ple.com", "8"},
+		{"b\\x41.test", "9"},
+		{"test", "6 9 10"},
+		{"evil.test", "6"},
+		{"example", ""},
+	};
+	char db[512], err[512], got[256];
+	struct store *s = NULL;
+	struct query *q = NULL;
+	const size_t nrows = sizeof(rows) / sizeof(rows[0]);
+
+	path_in(db, sizeof(db), "names.db");
+	remove_db(db);
+	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), 0);
+	for (size_t i = 0; s && i < nrows; i++) {
+		struct fake f;
+		fake_make(&f, i, rows[i].kind);
+		snprintf(f.name, sizeof(f.name), "%s", rows[i].name);
+		f.o.name_len = strlen(f.name);
+		CHECK_EQ(store_event(s, &f.o, i + 1), 0);
+	}
+	CHECK_EQ(store_close(s), 0);
+	for (int schema = 2; schema >= 1; schema--) {
+		if (schema == 1) { /* the same rows in schema 1's one table */
+			sqlite3 *h = NULL;
+			CHECK_EQ(sqlite3_open(db, &h), SQLITE_OK);
+			CHECK_EQ(exec_ok(h, "CREATE TABLE e1 AS SELECT * FROM events; "
+					 "DROP VIEW events; DROP TABLE events_dns; "
+					 "DROP TABLE events_http; DROP TABLE events_tls; "
+					 "DROP TABLE events_icmp; ALTER TABLE e1 RENAME TO events; "
+					 "PRAGMA user_version = 1"), SQLITE_OK);
+			sqlite3_close(h);
+		}
+		CHECK_EQ(query_open(&q, db, err, sizeof(err)), 0);
+		for (size_t k = 0; q && k < sizeof(cases) / sizeof(cases[0]); k++) {
+			char canon[QUERY_NAME_MAX + 1];
+			static struct ids c;
+			memset(&c, 0, sizeof(c));
+			CHECK_EQ(query_canon_name(cases[k].filter, canon, sizeof(canon)), 0);
+			struct event_filter f = {.name = canon, .limit = -1};
+			CHECK(query_events(q, &f, collect, &c, NULL, err, sizeof(err)) >= 0);
+			got[0] = '\0';
+			for (int j = 0; j < c.n; j++)
+				snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%lld",
+					 j ? " " : "", (long long)c.v[j]);
+			if (strcmp(got, cases[k].want) != 0)
+				fprintf(stderr, "schema %d, name %s: got \"%s\"\n", schema,
+					cases[k].filter, got);
+			CHECK_STR(got, cases[k].want);
+		}
+		/* with a kind and a host as well */
+		{
+			static struct ids c;
+			memset(&c, 0, sizeof(c));
+			struct event_filter f = {.kind = "http", .host = "10.99.0.53",
+						 .name = "example.com", .limit = -1};
+			CHECK_EQ(query_events(q, &f, collect, &c, NULL, err, sizeof(err)), 2);
+			f.host = "10.99.0.54";
+			CHECK_EQ(query_events(q, &f, collect, &c, NULL, err, sizeof(err)), 0);
+		}
+		query_close(q);
+		q = NULL;
+	}
+	/* what the filter refuses */
+	char canon[QUERY_NAME_MAX + 1], longer[QUERY_NAME_MAX + 2];
+	memset(longer, 'a', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	CHECK_EQ(query_canon_name("", canon, sizeof(canon)), -1);
+	CHECK_EQ(query_canon_name(".", canon, sizeof(canon)), -1);
+	CHECK_EQ(query_canon_name("*.", canon, sizeof(canon)), -1);
+	CHECK_EQ(query_canon_name(".example.com", canon, sizeof(canon)), -1);
+	CHECK_EQ(query_canon_name("a\tb", canon, sizeof(canon)), -1);
+	CHECK_EQ(query_canon_name(longer, canon, sizeof(canon)), -1);
+	longer[QUERY_NAME_MAX] = '\0';
+	CHECK_EQ(query_canon_name(longer, canon, sizeof(canon)), 0);
 	remove_db(db);
 }
 
@@ -1530,6 +1645,7 @@ int main(void)
 	test_refused();
 	test_migrate_v1();
 	test_query_plans();
+	test_name_filter();
 	test_event_ids(STORE_WRITER_INLINE);
 	test_event_ids(STORE_WRITER_THREAD);
 	test_events(STORE_WRITER_INLINE);
