@@ -876,6 +876,48 @@ static void table_detail(const struct event_row *r, char *buf, size_t len)
 	json_decref(o);
 }
 
+/* A DNS response's answers after its type/rcode (n bytes of buf), as
+ * tshark's summary line gives them: " A 192.0.2.10 A 192.0.2.11", a
+ * CNAME's target before the address, TXT strings one after another. Each
+ * datum is cut at TABLE_DATA_MAX characters with "...", and the answers
+ * that do not fit in TABLE_ANSWERS_MAX are counted: " (+3)". */
+#define TABLE_DATA_MAX 40
+#define TABLE_ANSWERS_MAX 100
+static void table_answers(const struct event_row *r, char *buf, size_t len, int n)
+{
+	if (n < 0 || (size_t)n >= len || !r->info || !*r->info)
+		return;
+	json_t *o = event_json_new(r);
+	const json_t *ans = json_object_get(json_object_get(o, "dns"), "answers");
+	size_t used = (size_t)n, count = json_array_size(ans), k;
+	size_t cap = len < (size_t)n + TABLE_ANSWERS_MAX ? len : (size_t)n + TABLE_ANSWERS_MAX;
+
+	for (k = 0; k < count; k++) {
+		const json_t *a = json_array_get(ans, k), *d = json_object_get(a, "data");
+		char datum[TABLE_DATA_MAX + 8] = "", one[TABLE_DATA_MAX + 40];
+		size_t dl = 0;
+		if (json_is_array(d)) { /* TXT: its strings, one after another */
+			for (size_t j = 0; j < json_array_size(d) && dl < sizeof(datum); j++)
+				dl += (size_t)snprintf(datum + dl, sizeof(datum) - dl, "%s%s",
+						       j ? " " : "", json_string_value(json_array_get(d, j)) ?
+						       json_string_value(json_array_get(d, j)) : "");
+		} else {
+			dl = (size_t)snprintf(datum, sizeof(datum), "%s",
+					      json_string_value(d) ? json_string_value(d) : "");
+		}
+		if (dl > TABLE_DATA_MAX)
+			memcpy(datum + TABLE_DATA_MAX - 3, "...", 4);
+		int w = snprintf(one, sizeof(one), " %s %s", jstr(a, "type"), datum);
+		if (w < 0 || used + (size_t)w + 8 > cap)
+			break;
+		memcpy(buf + used, one, (size_t)w + 1);
+		used += (size_t)w;
+	}
+	if (k < count)
+		snprintf(buf + used, len - used, " (+%zu)", count - k);
+	json_decref(o);
+}
+
 static int print_event(void *arg, const struct event_row *r)
 {
 	struct printer *p = arg;
@@ -897,7 +939,8 @@ static int print_event(void *arg, const struct event_row *r)
 		if (r->kind == OBS_DNS_QUERY)
 			snprintf(tc, sizeof(tc), "%s", t);
 		else
-			snprintf(tc, sizeof(tc), "%s/%s", t, c);
+			table_answers(r, tc, sizeof(tc),
+				      snprintf(tc, sizeof(tc), "%s/%s", t, c));
 	} else {
 		table_detail(r, tc, sizeof(tc));
 	}

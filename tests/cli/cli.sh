@@ -365,7 +365,8 @@ expect 0 "" -- sh -c "head -c 24 \"$PCAPS/demo.pcap\" | \"$EW\" replay --no-stor
 grep -q "^  layers:    none$" "$T/out" && ok || bad "empty capture's layers line: $(cat "$T/out")"
 
 # The events table, whole (tests/cli/events_table.expected): each kind's
-# last column in words (a DNS type and rcode; an HTTP request line or
+# last column in words (a DNS type and rcode, a response's answers after
+# them, a long one cut with "..."; an HTTP request line or
 # status; a TLS hello's side, version and ALPN, over TCP and QUIC; an ICMP
 # message's name, code, echo id and sequence, the flow an error quotes, the
 # payload), "-" for no name, and malformed DNS marked. After a deliberate
@@ -373,7 +374,8 @@ grep -q "^  layers:    none$" "$T/out" && ok || bad "empty capture's layers line
 # write `events` over the file, then read the diff.
 rm -f "$T/tbl.db"
 "$EW" replay -q -d "$T/tbl.db" "$PCAPS/web_http.pcap" "$PCAPS/web_tls.pcap" "$PCAPS/web_icmp.pcap" \
-	"$PCAPS/egress_paths.pcap" "$PCAPS/quic_initial.pcap" "$PCAPS/dns_malformed.pcap" 2>/dev/null
+	"$PCAPS/egress_paths.pcap" "$PCAPS/quic_initial.pcap" "$PCAPS/dns_malformed.pcap" \
+	"$PCAPS/dns_basic.pcap" "$PCAPS/dns_tcp.pcap" 2>/dev/null
 "$EW" events -d "$T/tbl.db" > "$T/tbl"
 diff "$(dirname "$0")/events_table.expected" "$T/tbl" > "$T/diff" && ok || bad "events table differs: $(head -20 "$T/diff")"
 # --host: the events to or from one address, in any spelling (the API's

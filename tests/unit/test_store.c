@@ -357,6 +357,84 @@ static void test_query_plans(void)
 }
 
 /*
+ * The events table's last column for a DNS response: its type/rcode, then
+ * its answers as tshark's summary gives them, those that do not fit in
+ * the column counted ("(+5)"), and nothing after the rcode for a response
+ * without answers.
+ */
+static void test_table_answers(void)
+{
+	char db[512], err[512], out[512], line[1024];
+	struct store *s = NULL;
+	struct fake f;
+	char info[2048];
+	size_t k;
+
+	path_in(db, sizeof(db), "table.db");
+	path_in(out, sizeof(out), "table.txt");
+	remove_db(db);
+	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), 0);
+	/* 12 answers: A 192.0.2.1 .. A 192.0.2.12 */
+	k = (size_t)snprintf(info, sizeof(info),
+			     "4660\x1fresponse\x1f" "0\x1f" "0\x1frd,ra\x1f" "1\x1f" "12\x1f"
+			     "0\x1f" "0\x1f\x1f\x1f\x1fudp\x1f\x1eQ\x1fmany.example.test\x1f"
+			     "1\x1f" "1\x1e");
+	for (int i = 1; i <= 12; i++)
+		k += (size_t)snprintf(info + k, sizeof(info) - k,
+				      "AN\x1fmany.example.test\x1f" "1\x1f" "1\x1f" "300\x1f"
+				      "192.0.2.%d\x1e", i);
+	fake_make(&f, 1, OBS_DNS_ANSWER);
+	f.o.info = info;
+	f.o.info_len = k;
+	CHECK_EQ(store_event(s, &f.o, 1), 0);
+	/* an NXDOMAIN: no answers */
+	fake_make(&f, 2, OBS_DNS_ANSWER);
+	snprintf(f.info, sizeof(f.info), "4661\x1fresponse\x1f" "0\x1f" "3\x1frd,ra\x1f" "1\x1f"
+		 "0\x1f" "0\x1f" "0\x1f\x1f\x1f\x1fudp\x1f\x1eQ\x1fnope.example.test\x1f"
+		 "1\x1f" "1\x1e");
+	f.o.info_len = strlen(f.info);
+	f.o.code = 3;
+	CHECK_EQ(store_event(s, &f.o, 2), 0);
+	CHECK_EQ(store_close(s), 0);
+
+	FILE *o = fopen(out, "w");
+	CHECK(o != NULL);
+	if (!o)
+		return;
+	struct event_filter flt = {.limit = -1};
+	CHECK_EQ(query_print_events(db, &flt, o, 0), 0);
+	fclose(o);
+	o = fopen(out, "r");
+	CHECK(o && fgets(line, sizeof(line), o));
+	line[strcspn(line, "\n")] = '\0';
+	const char *col = strstr(line, "A/NOERROR");
+	CHECK(col != NULL);
+	if (col) {
+		int shown = 0, more = -1;
+		const char *p = col + strlen("A/NOERROR");
+		char want[32];
+		while (snprintf(want, sizeof(want), " A 192.0.2.%d", shown + 1) > 0 &&
+		       !strncmp(p, want, strlen(want))) {
+			p += strlen(want);
+			shown++;
+		}
+		CHECK(sscanf(p, " (+%d)", &more) == 1);
+		CHECK(shown >= 4);
+		CHECK_EQ(shown + more, 12);
+		CHECK(strlen(col) <= strlen("A/NOERROR") + 100);
+		if (shown + more != 12)
+			fprintf(stderr, "table line: %s\n", line);
+	}
+	CHECK(o && fgets(line, sizeof(line), o));
+	line[strcspn(line, "\n")] = '\0';
+	CHECK(strlen(line) > 11 && !strcmp(line + strlen(line) - 11, " A/NXDOMAIN"));
+	if (o)
+		fclose(o);
+	unlink(out);
+	remove_db(db);
+}
+
+/*
  * events --name / ?name=: the name itself or one under it (at a dot), with
  * or without a port after it, ASCII case ignored; LIKE's % and _ and its
  * escape are literal, and a name that merely ends the same is not one under
@@ -1646,6 +1724,7 @@ int main(void)
 	test_migrate_v1();
 	test_query_plans();
 	test_name_filter();
+	test_table_answers();
 	test_event_ids(STORE_WRITER_INLINE);
 	test_event_ids(STORE_WRITER_THREAD);
 	test_events(STORE_WRITER_INLINE);
