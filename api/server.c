@@ -182,13 +182,25 @@ static int parse_addr(const char *text, struct bind_addr *b, char *err, size_t e
 		s4->sin_port = htons((uint16_t)port);
 		b->len = sizeof(*s4);
 		b->loopback = (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
+	} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 &&
+		   IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+		/* ::ffff:a.b.c.d is the IPv4 address (the IPv6 socket is
+		 * IPv6-only, so it could not be bound as it is) */
+		struct in_addr a;
+		memcpy(&a, s6->sin6_addr.s6_addr + 12, sizeof(a));
+		memset(&b->ss, 0, sizeof(b->ss));
+		s4->sin_family = AF_INET;
+		s4->sin_addr = a;
+		s4->sin_port = htons((uint16_t)port);
+		b->len = sizeof(*s4);
+		b->loopback = (ntohl(a.s_addr) >> 24) == 127;
+		if (!inet_ntop(AF_INET, &a, host, sizeof(host)))
+			goto bad;
 	} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
-		static const uint8_t mapped_lo[13] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127};
 		s6->sin6_family = AF_INET6;
 		s6->sin6_port = htons((uint16_t)port);
 		b->len = sizeof(*s6);
-		b->loopback = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
-			      !memcmp(s6->sin6_addr.s6_addr, mapped_lo, sizeof(mapped_lo));
+		b->loopback = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
 	} else {
 		goto bad;
 	}

@@ -1261,7 +1261,7 @@ static void usage_events(FILE *f)
 	      "      --from TIME   only events at or after TIME (packet time): RFC 3339 as\n"
 	      "                    the events show it (2026-11-29T10:00:08Z, any fraction,\n"
 	      "                    Z or +01:00), a date (its midnight UTC) or seconds\n"
-	      "                    since 1970 (1795945208.5)\n"
+	      "                    since 1970 (1795946408.5)\n"
 	      "      --to TIME     only events before TIME\n"
 	      "      --alert ID    what alert ID's source sent and received from 5 s before\n"
 	      "                    its first hit to 5 s after its last (--host, --from and\n"

@@ -949,6 +949,18 @@ def test_auth(tmp, db):
           "--token-file" in r.stderr, "%s %s" % (r.returncode, r.stderr))
     r = run(["serve", "-d", db, "--api", "[::]:0"], timeout=10)
     check("[::] without --token-file: exit 2", r.returncode == 2)
+    r = run(["serve", "-d", db, "--api", "[::ffff:10.1.2.3]:0"], timeout=10)
+    check("IPv4-mapped non-loopback without --token-file: exit 2", r.returncode == 2 and
+          "--token-file" in r.stderr, "%s %s" % (r.returncode, r.stderr))
+    # an IPv4-mapped loopback address and localhost serve on 127.0.0.1
+    for addr in ("[::ffff:127.0.0.1]:0", "localhost:0"):
+        srv = Server(db, addr)
+        try:
+            st, hd, body = get_json(srv.port, "/healthz")
+            check("--api %s serves on 127.0.0.1" % addr, st == 200 and
+                  any("http://127.0.0.1:" in l for l in srv.log), "".join(srv.log))
+        finally:
+            srv.stop()
     r = run(["serve", "-d", db, "--api", "0.0.0.0:0", "--token-file",
              os.path.join(tmp, "missing.tok")], timeout=10)
     check("missing token file: exit 2 naming it", r.returncode == 2 and "missing.tok" in r.stderr,
