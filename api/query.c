@@ -831,7 +831,11 @@ static void table_detail(const struct event_row *r, char *buf, size_t len)
 		json_decref(o);
 		return;
 	}
-	if (r->kind == OBS_HTTP_REQUEST) {
+	if (r->kind >= OBS_HTTP_REQUEST && r->kind <= OBS_HTTP_RESPONSE &&
+	    !json_object_get(k, r->kind == OBS_HTTP_REQUEST ? "method" : "status")) {
+		/* a head too damaged to read its first line: "malformed" follows */
+		n = snprintf(buf, len, "%s", r->kind == OBS_HTTP_REQUEST ? "request" : "response");
+	} else if (r->kind == OBS_HTTP_REQUEST) {
 		n = snprintf(buf, len, "%s %s %s", jstr(k, "method"), jstr(k, "uri"),
 			     jstr(k, "version"));
 		if (n >= 0 && (size_t)n >= len && len > 4) /* the target was cut */
@@ -876,9 +880,10 @@ static void table_detail(const struct event_row *r, char *buf, size_t len)
 	json_decref(o);
 }
 
-/* A DNS response's answers after its type/rcode (n bytes of buf), as
- * tshark's summary line gives them: " A 192.0.2.10 A 192.0.2.11", a
- * CNAME's target before the address, TXT strings one after another. Each
+/* A DNS response's answers after its type/rcode (n bytes of buf), type and
+ * data as tshark's summary line gives them: " A 192.0.2.10 A 192.0.2.11",
+ * a CNAME's target before the address; TXT strings quoted as dig shows them
+ * (tshark gives none). Each
  * datum is cut at TABLE_DATA_MAX characters with "...", and the answers
  * that do not fit in TABLE_ANSWERS_MAX are counted: " (+3)". */
 #define TABLE_DATA_MAX 40
@@ -896,11 +901,21 @@ static void table_answers(const struct event_row *r, char *buf, size_t len, int 
 		const json_t *a = json_array_get(ans, k), *d = json_object_get(a, "data");
 		char datum[TABLE_DATA_MAX + 8] = "", one[TABLE_DATA_MAX + 40];
 		size_t dl = 0;
-		if (json_is_array(d)) { /* TXT: its strings, one after another */
-			for (size_t j = 0; j < json_array_size(d) && dl < sizeof(datum); j++)
-				dl += (size_t)snprintf(datum + dl, sizeof(datum) - dl, "%s%s",
-						       j ? " " : "", json_string_value(json_array_get(d, j)) ?
-						       json_string_value(json_array_get(d, j)) : "");
+		if (json_is_array(d)) { /* TXT: its strings, quoted as dig shows them */
+			for (size_t j = 0; j < json_array_size(d) && dl + 2 < sizeof(datum); j++) {
+				const char *t = json_string_value(json_array_get(d, j));
+				if (j)
+					datum[dl++] = ' ';
+				datum[dl++] = '"';
+				for (; t && *t && dl + 2 < sizeof(datum); t++) {
+					if (*t == '"')
+						datum[dl++] = '\\';
+					datum[dl++] = *t;
+				}
+				if (dl + 1 < sizeof(datum))
+					datum[dl++] = '"';
+			}
+			datum[dl < sizeof(datum) ? dl : sizeof(datum) - 1] = '\0';
 		} else {
 			dl = (size_t)snprintf(datum, sizeof(datum), "%s",
 					      json_string_value(d) ? json_string_value(d) : "");

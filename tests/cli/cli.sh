@@ -378,6 +378,39 @@ rm -f "$T/tbl.db"
 	"$PCAPS/dns_basic.pcap" "$PCAPS/dns_tcp.pcap" 2>/dev/null
 "$EW" events -d "$T/tbl.db" > "$T/tbl"
 diff "$(dirname "$0")/events_table.expected" "$T/tbl" > "$T/diff" && ok || bad "events table differs: $(head -20 "$T/diff")"
+# A response whose status line holds a control byte is stored malformed,
+# without a status: its row says "response", not "0" and empty fields.
+python3 - "$T/badresp.pcap" <<'PYEOF3'
+import struct, sys
+def ck(b):
+    b += b"\0" * (len(b) % 2)
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+def seg(src, dst, sp, dp, seq, ack, fl, data=b""):
+    a, b = bytes(src), bytes(dst)
+    th = struct.pack("!HHIIBBHHH", sp, dp, seq, ack, 0x50, fl, 65535, 0, 0)
+    th = th[:16] + struct.pack("!H", ck(a + b + struct.pack("!BBH", 0, 6, 20 + len(data)) + th + data)) + th[18:]
+    ih = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40 + len(data), 7, 0x4000, 64, 6, 0, a, b)
+    ih = ih[:10] + struct.pack("!H", ck(ih)) + ih[12:]
+    return b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + ih + th + data
+C, S = [10, 99, 0, 10], [10, 99, 0, 80]
+req = b"GET / HTTP/1.1\r\nHost: ok.example.test\r\n\r\n"
+resp = b"HTTP/1.1 404 \x1b[2JNot Found\r\nContent-Length: 0\r\n\r\n"
+frames = [seg(C, S, 40000, 80, 1, 0, 0x02), seg(S, C, 80, 40000, 9, 2, 0x12),
+          seg(C, S, 40000, 80, 2, 10, 0x10), seg(C, S, 40000, 80, 2, 10, 0x18, req),
+          seg(S, C, 80, 40000, 10, 2 + len(req), 0x18, resp)]
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for i, fr in enumerate(frames):
+        f.write(struct.pack("<IIII", 1795946400, 1000 * i, len(fr), len(fr)) + fr)
+PYEOF3
+rm -f "$T/badresp.db"
+"$EW" replay -q -d "$T/badresp.db" "$T/badresp.pcap"
+"$EW" events -d "$T/badresp.db" --kind http > "$T/badresp"
+tail -1 "$T/badresp" | grep -q "10.99.0.80:80 -> 10.99.0.10:40000  ok.example.test  response malformed\$" && ok ||
+	bad "a malformed response's row: $(cat "$T/badresp")"
 # --host: the events to or from one address, in any spelling (the API's
 # host= is checked against it in `api`)
 "$EW" events -d "$T/tbl.db" --host 10.99.0.2 > "$T/host"
