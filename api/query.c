@@ -48,10 +48,12 @@ struct query {
 #define HOST_COND " AND (src_ip = :host OR dst_ip = :host)"
 /* and with a name: the name itself or one under it, each with or without a
  * port after it (an HTTP Host header's), ASCII case ignored (LIKE's); the
- * patterns are made by name_patterns() */
+ * patterns are made by name_patterns(). An IPv4 address (digits, dots and
+ * a port) is under nothing: 10.99.0.80 is not a name under 0.80. */
 #define NAME_COND                                                                        \
-	" AND (name LIKE :n1 ESCAPE '\\' OR name LIKE :n2 ESCAPE '\\' OR name LIKE :n3 " \
-	"ESCAPE '\\' OR name LIKE :n4 ESCAPE '\\')"
+	" AND (name LIKE :n1 ESCAPE '\\' OR name LIKE :n3 ESCAPE '\\' OR "                  \
+	"((name LIKE :n2 ESCAPE '\\' OR name LIKE :n4 ESCAPE '\\') AND "                     \
+	"name GLOB '*[^0-9.:]*'))"
 #define EVENTS_OF_H(table) EVENTS_OF(table) HOST_COND
 #define EVENTS_OF_N(table) EVENTS_OF(table) NAME_COND
 #define EVENTS_OF_HN(table) EVENTS_OF(table) HOST_COND NAME_COND
@@ -355,12 +357,15 @@ int query_canon_name(const char *text, char *buf, size_t len)
 
 /* The four LIKE patterns of NAME_COND for name (query_canon_name's): the
  * name, one under it, and each with a port; LIKE's % and _, and the escape
- * itself, taken literally. */
+ * itself, taken literally. An address has nothing under it (0.80 is not a
+ * parent of 10.99.0.80): the name itself, with or without a port. */
 static int name_patterns(sqlite3_stmt *st, const char *name)
 {
 	char lit[2 * QUERY_NAME_MAX + 1], pat[2 * QUERY_NAME_MAX + 8];
+	unsigned char addr[16];
 	size_t k = 0;
 	int brc = SQLITE_OK;
+	int literal = inet_pton(AF_INET, name, addr) == 1 || inet_pton(AF_INET6, name, addr) == 1;
 
 	for (const char *c = name; *c && k + 2 < sizeof(lit); c++) {
 		if (*c == '%' || *c == '_' || *c == '\\')
@@ -372,7 +377,7 @@ static int name_patterns(sqlite3_stmt *st, const char *name)
 		{":n1", "", ""}, {":n2", "%.", ""}, {":n3", "", ":%"}, {":n4", "%.", ":%"},
 	};
 	for (int i = 0; i < 4; i++) {
-		snprintf(pat, sizeof(pat), "%s%s%s", form[i][1], lit, form[i][2]);
+		snprintf(pat, sizeof(pat), "%s%s%s", literal ? "" : form[i][1], lit, form[i][2]);
 		brc |= bind_text(st, form[i][0], pat);
 	}
 	return brc;

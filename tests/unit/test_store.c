@@ -458,6 +458,8 @@ static void test_name_filter(void)
 		{"b\\x41.test", OBS_DNS_QUERY},           /* 9: b\x41.test as shown */
 		{"bA.test", OBS_DNS_QUERY},               /* 10 */
 		{"", OBS_TLS_CLIENT_HELLO},                      /* 11 */
+		{"10.99.0.80", OBS_HTTP_REQUEST},         /* 12 */
+		{"10.99.0.80:8080", OBS_HTTP_REQUEST},    /* 13 */
 	};
 	static const struct {
 		const char *filter;
@@ -474,6 +476,9 @@ static void test_name_filter(void)
 		{"test", "6 9 10"},
 		{"evil.test", "6"},
 		{"example", ""},
+		{"10.99.0.80", "12 13"},
+		{"0.80", ""},      /* an address is under nothing */
+		{"99.0.80", ""},
 	};
 	char db[512], err[512], got[256];
 	struct store *s = NULL;
