@@ -38,7 +38,7 @@ struct eve_config {
 };
 
 struct eve_stats {
-	uint64_t events, alerts; /* lines written */
+	uint64_t events, alerts; /* lines rendered (written, but for the lost) */
 	uint64_t missed;         /* events deleted (watch --retain) before a pass reached them */
 	uint64_t errors;         /* lines that could not be written (the file's errors) */
 	uint64_t reopens;        /* times the file was reopened (eve_reopen) */

@@ -238,11 +238,16 @@ static void alert_classes(struct core *core, char *buf, size_t len)
 		snprintf(buf + n, len - n, ")");
 }
 
-/* " (T truncated, M malformed)" after a count, when either is not zero */
+/* " (T truncated, M malformed)" after a count, each part only when it is
+ * not zero */
 static void print_bad(FILE *f, uint64_t truncated, uint64_t malformed)
 {
-	if (truncated || malformed)
+	if (truncated && malformed)
 		fprintf(f, " (%" PRIu64 " truncated, %" PRIu64 " malformed)", truncated, malformed);
+	else if (truncated)
+		fprintf(f, " (%" PRIu64 " truncated)", truncated);
+	else if (malformed)
+		fprintf(f, " (%" PRIu64 " malformed)", malformed);
 }
 
 /*
@@ -335,9 +340,10 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 	if (eve) {
 		struct eve_stats es;
 		eve_get_stats(eve, &es);
-		fprintf(f, "  eve:       %s, %" PRIu64 " events and %" PRIu64 " alerts written, %" PRIu64
+		/* es counts the lines rendered, the lost among them */
+		fprintf(f, "  eve:       %s, %" PRIu64 " events and %" PRIu64 " alerts %s, %" PRIu64
 			   " lines lost\n", strcmp(eve_path, "-") ? eve_path : "stdout", es.events,
-			es.alerts, es.errors);
+			es.alerts, es.errors ? "rendered" : "written", es.errors);
 	}
 }
 
@@ -1130,9 +1136,10 @@ static int cmd_watch(int argc, char **argv)
 		if (eve_finish(eve) < 0)
 			rc = EXIT_RUNTIME;
 		eve_get_stats(eve, &es);
-		log_info("eve", "%" PRIu64 " events and %" PRIu64 " alert lines written to %s, %"
+		log_info("eve", "%" PRIu64 " events and %" PRIu64 " alert lines %s to %s, %"
 			 PRIu64 " lines lost, %" PRIu64 " events deleted before they were written",
-			 es.events, es.alerts, eve_path, es.errors, es.missed);
+			 es.events, es.alerts, es.errors ? "rendered" : "written", eve_path,
+			 es.errors, es.missed);
 		put_eve_stats(core, eve);
 		core_flush(core);
 	}

@@ -601,6 +601,13 @@ else
 	bad "script(1) could not run the export"
 fi
 
+# --eve to a file that takes nothing: exit 1, and the summary does not call
+# the lost lines written.
+expect 1 "/dev/full: not every event or alert could be written" -- \
+	"$EW" replay -d "$T/full.db" --eve /dev/full "$PCAPS/demo.pcap"
+grep -q "^  eve:       /dev/full, 217 events and 2 alerts rendered, 219 lines lost\$" "$T/out" && ok ||
+	bad "--eve /dev/full summary: $(grep eve: "$T/out")"
+
 # replay --eve with stderr on a terminal: while the --eve thread catches up
 # after the last packet, a progress line that is erased before the summary;
 # the file is the same as without a terminal.
