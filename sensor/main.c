@@ -405,7 +405,7 @@ struct replay_window {
 
 static int replay_files(struct core *core, char *const *paths, unsigned n, int progress,
 			double t0, const char *bpf, const struct replay_window *win, uint64_t *filtered,
-			uint64_t *outside)
+			uint64_t *outside, unsigned *replayed)
 {
 	const struct reader_config rcfg = {
 		.paths = paths, .npaths = n, .accept_dlt = decode_linktype_supported, .bpf = bpf,
@@ -424,11 +424,20 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 	unsigned max_file = 0;
 	int first_frame = 0, any_frame = 0;
 	char err[256], merged[48];
+	/* the files opened (RD_FILE), for the summary's count; a filter that
+	 * does not apply to one stops the run at it, before a packet */
+	uint8_t *started = calloc((n + 7) / 8, 1);
 
+	*replayed = 0;
+	if (!started) {
+		fprintf(stderr, "egresswatch replay: out of memory\n");
+		return EXIT_RUNTIME;
+	}
 	snprintf(merged, sizeof(merged), "%u files merged", n);
 
 	if (reader_open(&rd, &rcfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "egresswatch replay: %s\n", err);
+		free(started);
 		return EXIT_RUNTIME;
 	}
 	for (;;) {
@@ -475,6 +484,10 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 			break; /* interrupted: said below */
 		switch (rec->kind) {
 		case RD_FILE:
+			if (rec->file < n && !(started[rec->file / 8] & 1u << rec->file % 8)) {
+				started[rec->file / 8] |= (uint8_t)(1u << rec->file % 8);
+				++*replayed;
+			}
 			if (!win->merge) /* merged files start amid the others' packets */
 				core_input_start(core);
 			reading = 1;
@@ -515,6 +528,10 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 		case RD_OPEN_ERROR:
 			fprintf(stderr, "egresswatch replay: %s\n", (const char *)rec->data);
 			rc = EXIT_USAGE;
+			if (rec->file < n && (started[rec->file / 8] & 1u << rec->file % 8)) {
+				started[rec->file / 8] &= (uint8_t)~(1u << rec->file % 8);
+				--*replayed; /* opened, but not read: the filter */
+			}
 			break;
 		case RD_BAD_LINK:
 			fprintf(stderr, "egresswatch replay: %s: unsupported link type %s (%d)\n",
@@ -532,6 +549,7 @@ done:
 	*filtered = reader_filtered(rd);
 	*outside = reader_outside(rd);
 	reader_close(rd);
+	free(started);
 	return rc;
 }
 
@@ -756,7 +774,9 @@ static int cmd_replay(int argc, char **argv)
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
 	t0 = sync_now();
-	rc = replay_files(core, in.paths, in.n, progress, t0, bpf, &win, &filtered, &outside);
+	unsigned replayed = 0;
+	rc = replay_files(core, in.paths, in.n, progress, t0, bpf, &win, &filtered, &outside,
+			  &replayed);
 	if (stop_requested) {
 		fprintf(stderr, "egresswatch replay: interrupted; what was read is stored\n");
 		rc = EXIT_RUNTIME;
@@ -779,7 +799,7 @@ static int cmd_replay(int argc, char **argv)
 		quiet = 1;
 	if (!quiet)
 		print_summary(eve_path && !strcmp(eve_path, "-") ? stderr : stdout, core, db,
-			      in.n, elapsed, bpf, filtered, win.timed, outside, eve, eve_path);
+			      replayed, elapsed, bpf, filtered, win.timed, outside, eve, eve_path);
 	eve_close(eve);
 	if (core_close(core) < 0) {
 		fprintf(stderr, "egresswatch replay: %s: not every row could be written (see "
@@ -979,9 +999,13 @@ static int cmd_watch(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (n == 0 || optind != argc) {
-		fprintf(stderr, "egresswatch watch: %s (see --help)\n",
-			n == 0 ? "no interface given (-i IFACE)" : "unexpected argument");
+	if (n == 0) {
+		fprintf(stderr, "egresswatch watch: no interface given (-i IFACE) (see --help)\n");
+		return EXIT_USAGE;
+	}
+	if (optind != argc) {
+		fprintf(stderr, "egresswatch watch: unexpected argument %s (see --help)\n",
+			argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (acfg.token_file && !want_api) {
@@ -1466,9 +1490,12 @@ static int cmd_list(const struct list_cmd *lc, int argc, char **argv)
 			break;
 		case 'N':
 			if (query_canon_name(optarg, o.name_buf, sizeof(o.name_buf)) < 0) {
+				char shown[256]; /* a control byte shown as \xNN, not sent */
+				text_escape(shown, sizeof(shown), (const uint8_t *)optarg,
+					    strlen(optarg), NULL);
 				fprintf(stderr, "egresswatch %s: --name %s: want a name such as "
 						"example.com (not empty, no leading dot, no control "
-						"character, at most %d characters)\n", lc->name, optarg,
+						"character, at most %d characters)\n", lc->name, shown,
 					QUERY_NAME_MAX);
 				return EXIT_USAGE;
 			}
@@ -1607,11 +1634,22 @@ static int cmd_rules(int argc, char **argv)
 				argv[1]);
 		return EXIT_USAGE;
 	}
-	if (argc < 3) {
+	int first = 2;
+	if (first < argc && !strcmp(argv[first], "--"))
+		first++; /* the end of the options: what follows are files */
+	else
+		for (int i = first; i < argc; i++)
+			if (argv[i][0] == '-' && argv[i][1]) {
+				fprintf(stderr, "egresswatch rules check: unknown option '%s'\n",
+					argv[i]);
+				usage_rules(stderr);
+				return EXIT_USAGE;
+			}
+	if (argc <= first) {
 		fprintf(stderr, "egresswatch rules check: no rules file given (see --help)\n");
 		return EXIT_USAGE;
 	}
-	for (int i = 2; i < argc; i++) {
+	for (int i = first; i < argc; i++) {
 		struct rules *r = NULL;
 		char err[1024], sum[512];
 
@@ -1663,12 +1701,23 @@ int main(int argc, char **argv)
 			      stdout);
 			return 0;
 		}
+		if (argc > 2) {
+			fprintf(stderr, "egresswatch version: unexpected argument %s (see --help)\n",
+				argv[2]);
+			return EXIT_USAGE;
+		}
 		print_version();
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
+		if (!strcmp(argv[1], cmds[i].name)) {
+			/* getopt names argv[0] in its messages: "egresswatch replay:
+			 * unrecognized option '--x'", as every other message */
+			char prog[32];
+			snprintf(prog, sizeof(prog), "egresswatch %s", cmds[i].name);
+			argv[1] = prog;
 			return cmds[i].fn(argc - 1, argv + 1);
+		}
 	fprintf(stderr, "egresswatch: unknown command '%s' (see egresswatch --help)\n", argv[1]);
 	return EXIT_USAGE;
 }

@@ -516,6 +516,14 @@ grep -q "4 packets (7 left out by the filter)" "$T/out" && ok || bad "filter sum
 expect 2 'bad filter "hots 1": can.t parse filter expression' -- "$EW" replay -d "$T/flt2.db" -f "hots 1" "$PCAPS/dns_basic.pcap"
 expect 2 "link_multi.pcapng: filter \"ether src 2:0:0:99:0:a\" does not apply to link type RAW" -- \
 	"$EW" replay -d "$T/flt3.db" -f "ether src 2:0:0:99:0:a" "$PCAPS/link_multi.pcapng"
+# The summary counts the files replayed, not those given: a file the
+# filter does not apply to, or that is not a capture, stops the run at it.
+expect 2 "link_raw.pcap: filter .* does not apply to link type RAW" -- \
+	"$EW" replay -d "$T/flt4.db" -f "not ether host 2:0:0:0:0:1" "$PCAPS/demo.pcap" "$PCAPS/link_raw.pcap"
+grep -q "^egresswatch replay: 1 file, 232 packets" "$T/out" && ok || bad "files counted: $(head -1 "$T/out")"
+printf 'not a capture at all\n' > "$T/notcap.pcap"
+expect 2 "notcap.pcap: unknown file format" -- "$EW" replay -d "$T/flt5.db" "$PCAPS/demo.pcap" "$T/notcap.pcap"
+grep -q "^egresswatch replay: 1 file, 232 packets" "$T/out" && ok || bad "files counted: $(head -1 "$T/out")"
 
 # alerts --severity (a minimum) and --src (any spelling inet_pton takes).
 "$EW" replay -q -d "$T/al.db" -c "$PCAPS/../tests/detect/sandbox.yaml" "$PCAPS/demo.pcap"
@@ -530,6 +538,15 @@ high=$("$EW" alerts -d "$T/al.db" --json | grep -c '"severity":"\(high\|critical
 expect 2 "--severity loud: want info, low, medium, high or critical, or 1..5\$" -- "$EW" alerts -d "$T/al.db" --severity loud
 expect 2 "--src 10.99.0.010: not an IPv4 or IPv6 address" -- "$EW" alerts -d "$T/al.db" --src 10.99.0.010
 expect 2 "unrecognized option '--severity'" -- "$EW" events -d "$T/al.db" --severity high
+# Every message starts with the command, getopt's too; what is not an
+# option or an argument is named; a control byte is shown escaped.
+expect 2 "^egresswatch replay: unrecognized option '--bogus'" -- "$EW" replay --bogus x.pcap
+expect 2 "^egresswatch events: option '--kind' requires an argument" -- "$EW" events --kind
+expect 2 "^egresswatch rules check: unknown option '--bogus'" -- "$EW" rules check --bogus
+expect 0 "" -- "$EW" rules check -- "$(dirname "$0")/../../rules/default.yaml"
+expect 2 "^egresswatch version: unexpected argument extra" -- "$EW" version extra
+expect 2 "^egresswatch watch: unexpected argument extra" -- "$EW" watch -i lo extra
+expect 2 '^egresswatch events: --name a\\x01b: want a name' -- "$EW" events -d "$T/al.db" --name "$(printf 'a\001b')"
 
 # A pcapng cut inside a block: the same, in pcapng.c's words.
 size=$(wc -c < "$PCAPS/link_multi.pcapng")
