@@ -956,11 +956,14 @@ static int print_event(void *arg, const struct event_row *r)
 		char tn[DNS_MNEMONIC_MAX], cn[DNS_MNEMONIC_MAX];
 		const char *t = dns_type_str((unsigned)r->type, tn, sizeof(tn));
 		const char *c = dns_rcode_str((unsigned)r->code, cn, sizeof(cn));
+		/* no question (a zone transfer's later messages): no type */
+		int noq = r->type == 0 && (!r->name || !*r->name);
 		if (r->kind == OBS_DNS_QUERY)
-			snprintf(tc, sizeof(tc), "%s", t);
+			snprintf(tc, sizeof(tc), "%s", noq ? "-" : t);
 		else
 			table_answers(r, tc, sizeof(tc),
-				      snprintf(tc, sizeof(tc), "%s/%s", t, c));
+				      noq ? snprintf(tc, sizeof(tc), "%s", c)
+					  : snprintf(tc, sizeof(tc), "%s/%s", t, c));
 	} else {
 		table_detail(r, tc, sizeof(tc));
 	}

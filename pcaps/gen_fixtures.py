@@ -27,6 +27,9 @@ Files (all Ethernet unless stated):
                      split over 3 segments (the first carries 1 byte of the length
                      prefix), a response whose 2 segments arrive out of order, a
                      retransmitted segment, FIN exchange.
+  dns_axfr.pcap      a zone transfer over TCP: three response messages, the first two
+                     far past the 16 KiB reassembly window (~55 KB and ~24 KB) in
+                     1448-byte segments, then another query on the connection.
   dns_malformed.pcap compression loops (self and mutual), a forward pointer, a 64-byte
                      label (and a legal 63-byte one), a name over 255 bytes, counts that
                      lie, an A record with rdlength 5, a message cut mid-record, a
@@ -564,6 +567,42 @@ def gen_dns_tcp_long(out):
         prev, plabel = name, label
     recs += c.close()
     write_pcap(os.path.join(out, "dns_tcp_long.pcap"), LINKTYPE_ETHERNET, recs)
+
+
+def gen_dns_axfr(out):
+    """A zone transfer over TCP whose messages are far longer than the 16 KiB
+    reassembly window: an AXFR query, then three response messages: the SOA
+    and 200 TXT records (~55 KB), 1500 A records (~24 KB), the SOA again;
+    in segments of 1448 bytes (the client acking every ten), then a second
+    query on the same connection and its answer."""
+    clk = Clock(BASE_US + 7200 * 1000000)
+    Z = "zone.tcp.example.test"
+    soa = rr(Z, "SOA", 3600, rd_soa("ns1." + Z, "hostmaster." + Z, 2026113001, 7200, 900,
+                                        1209600, 300))
+    txt = [rr("t%03d.%s" % (i, Z), "TXT", 300, rd_txt(["%03d " % i + "z" * 240]))
+           for i in range(200)]
+    addrs = [rr("h%04d.%s" % (i, Z), "A", 300, rd_a("10.%d.%d.%d" % (i >> 16, (i >> 8) & 255,
+                                                                   i & 255)))
+             for i in range(1500)]
+    q = dns_msg(0x4001, qd=[(Z, 252)])
+    msgs = [dns_msg(0x4001, qr=True, aa=True, qd=[(Z, 252)], an=[soa] + txt),
+            dns_msg(0x4001, qr=True, aa=True, an=addrs),
+            dns_msg(0x4001, qr=True, aa=True, an=[soa])]
+    q2, r2 = exchange(0x4002, "after." + Z, "A", an=[rr("after." + Z, "A", 60,
+                                                         rd_a("192.0.2.42"))])
+    c = TcpConn(clk, CLIENT4, DNS4, 40003, 53, 110000, 130000)
+    recs = c.handshake()
+    recs.append(c.c_send(lp(q), step=300))
+    data = b"".join(lp(m) for m in msgs)
+    for k, i in enumerate(range(0, len(data), 1448)):
+        recs.append(c.s_send(data[i:i + 1448], step=120))
+        if k % 10 == 9:
+            recs.append(c.c_ack())
+    recs.append(c.c_ack())
+    recs.append(c.c_send(lp(q2), step=2000))
+    recs.append(c.s_send(lp(r2), step=400))
+    recs += c.close()
+    write_pcap(os.path.join(out, "dns_axfr.pcap"), LINKTYPE_ETHERNET, recs)
 
 
 def gen_http_keepalive(out):
@@ -1165,6 +1204,7 @@ def main():
     gen_dns_basic(out)
     gen_dns_tcp(out)
     gen_dns_tcp_long(out)
+    gen_dns_axfr(out)
     gen_http_keepalive(out)
     gen_dns_malformed(out)
     gen_links(out)

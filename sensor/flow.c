@@ -553,9 +553,17 @@ static uint64_t stream_room(const struct flow_table *ft)
 	return ft->cfg.stream_total_max - ft->stats.stream_bytes;
 }
 
+/* The bytes a direction may hold: stream_max, or FLOW_STREAM_WIDE once
+ * its analyzer has widened it (flow_stream_widen). */
+static uint32_t stream_limit(const struct flow_table *ft, const struct flow_stream *st)
+{
+	return st->wide && ft->cfg.stream_max < FLOW_STREAM_WIDE ? FLOW_STREAM_WIDE
+								  : ft->cfg.stream_max;
+}
+
 /*
- * Make st->buf hold at least need (<= stream_max) bytes: doubling, capped at
- * stream_max, or exactly need when the doubled size does not fit under
+ * Make st->buf hold at least need (<= stream_limit) bytes: doubling, capped
+ * at the limit, or exactly need when the doubled size does not fit under
  * stream_total_max. Returns 0, or -1 (buffer unchanged) when it cannot.
  */
 static int stream_reserve(struct flow_table *ft, struct flow_stream *st, uint32_t need)
@@ -566,8 +574,8 @@ static int stream_reserve(struct flow_table *ft, struct flow_stream *st, uint32_
 	uint64_t cap = st->cap ? st->cap : STREAM_INIT_CAP;
 	while (cap < need)
 		cap *= 2;
-	if (cap > ft->cfg.stream_max)
-		cap = ft->cfg.stream_max;
+	if (cap > stream_limit(ft, st))
+		cap = stream_limit(ft, st);
 	if (cap - st->cap > room)
 		cap = need;
 	if (cap - st->cap > room)
@@ -691,7 +699,7 @@ static int stream_skip(struct flow_table *ft, struct flow_stream *st, uint32_t t
 	ft->stats.stream_holes++;
 	st->len = to;
 	ooo_absorb(st);
-	if (st->len >= ft->cfg.stream_max) {
+	if (st->len >= stream_limit(ft, st)) {
 		st->overflow = 1;
 		ft->stats.stream_truncated++;
 		ooo_free(ft, st);
@@ -764,7 +772,7 @@ static void stream_flush(struct flow_table *ft, struct flow_stream *st)
 static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t seq,
 		       const uint8_t *data, size_t n)
 {
-	const uint32_t max = ft->cfg.stream_max;
+	const uint32_t max = stream_limit(ft, st);
 
 	if (st->done || st->overflow || st->gap || n == 0 || !data)
 		return;

@@ -123,6 +123,7 @@ struct flow_stream {
 	 * this direction), valid when acked_set */
 	uint32_t acked;
 	uint8_t acked_set;
+	uint8_t wide;      /* window FLOW_STREAM_WIDE, not stream_max (flow_stream_widen) */
 };
 
 /*
@@ -251,6 +252,21 @@ void flow_stream_done(struct flow_table *ft, struct flow *f, int dir);
  * were lost past the window), or has nothing consumed is left as it is.
  */
 void flow_stream_slide(struct flow_stream *st);
+
+/*
+ * A length-framed analyzer whose next message is longer than the window
+ * (DNS over TCP: up to 65535 bytes after its 2-byte length, where
+ * stream_max is 16 KiB) widens this direction's window to
+ * FLOW_STREAM_WIDE bytes, or stream_max when that is larger: room for
+ * the rest of one whole message and the segment that brings more (at most
+ * 64 KiB), so the message comes whole instead of cut at stream_max. The
+ * global cap (stream_total_max) still bounds what all streams hold.
+ */
+#define FLOW_STREAM_WIDE (128u * 1024u + 4096u)
+static inline void flow_stream_widen(struct flow_stream *st)
+{
+	st->wide = 1;
+}
 
 /*
  * How far an analyzer whose cursor is at `from` (normally st->consumed) may

@@ -375,7 +375,7 @@ grep -q "^  layers:    none$" "$T/out" && ok || bad "empty capture's layers line
 rm -f "$T/tbl.db"
 "$EW" replay -q -d "$T/tbl.db" "$PCAPS/web_http.pcap" "$PCAPS/web_tls.pcap" "$PCAPS/web_icmp.pcap" \
 	"$PCAPS/egress_paths.pcap" "$PCAPS/quic_initial.pcap" "$PCAPS/dns_malformed.pcap" \
-	"$PCAPS/dns_basic.pcap" "$PCAPS/dns_tcp.pcap" 2>/dev/null
+	"$PCAPS/dns_basic.pcap" "$PCAPS/dns_tcp.pcap" "$PCAPS/dns_axfr.pcap" 2>/dev/null
 "$EW" events -d "$T/tbl.db" > "$T/tbl"
 diff "$(dirname "$0")/events_table.expected" "$T/tbl" > "$T/diff" && ok || bad "events table differs: $(head -20 "$T/diff")"
 # A response whose status line holds a control byte is stored malformed,

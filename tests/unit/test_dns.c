@@ -1547,6 +1547,110 @@ static void test_module_tcp_long(void)
 }
 
 /*
+ * DNS over TCP past stream_max in one message: a response of ~60 KB (240
+ * TXT records, as a zone transfer or a tunnel's downstream sends), in
+ * segments of 1400 bytes, then a small one, then one of the largest size
+ * (65535 bytes) sent in one 64 KiB segment after a partial one. The
+ * analyzer widens the direction's window (flow_stream_widen) when it reads
+ * the length, so each message comes whole, not cut at 16 KiB as before, and
+ * the connection goes on after it; the buffer never exceeds
+ * FLOW_STREAM_WIDE. A query of the usual size leaves the window as it is.
+ */
+static void test_module_tcp_wide(void)
+{
+	static uint8_t cs[3 * 70000];
+	size_t len = 0, m1, m2;
+	void *state = NULL;
+	const uint32_t isn = 9000; /* server byte 0 */
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct test_emit te = {.e = {.obs = test_obs}};
+	uint32_t cap_max = 0;
+	char txt[250];
+
+	CHECK(ft != NULL);
+	CHECK_EQ(dns_module.init(NULL, &state), 0);
+	memset(txt, 'x', sizeof(txt));
+	/* message 1: 240 TXT answers of 250 bytes */
+	mb_hdr(&M, 0x77, RESP, 1, 240, 0, 0);
+	mb_q(&M, "big.example", 16, 1);
+	for (int i = 0; i < 240; i++) {
+		mb_u16(&M, 0xc00c);
+		size_t at = mb_rr(&M, 16, 1, 60);
+		mb_u8(&M, sizeof(txt) - 1);
+		mb_bytes(&M, txt, sizeof(txt) - 1);
+		mb_rr_end(&M, at);
+	}
+	CHECK(M.n > 60000 && M.n < 65536);
+	cs[len++] = (uint8_t)(M.n >> 8);
+	cs[len++] = (uint8_t)M.n;
+	memcpy(cs + len, M.b, M.n);
+	len += M.n;
+	m1 = len;
+	/* message 2: a small answer */
+	mb_hdr(&M, 0x78, RESP, 1, 1, 0, 0);
+	mb_q(&M, "small.example", 1, 1);
+	mb_u16(&M, 0xc00c);
+	size_t at = mb_rr(&M, 1, 1, 60);
+	mb_bytes(&M, "\xc0\x00\x02\x01", 4);
+	mb_rr_end(&M, at);
+	cs[len++] = (uint8_t)(M.n >> 8);
+	cs[len++] = (uint8_t)M.n;
+	memcpy(cs + len, M.b, M.n);
+	len += M.n;
+	m2 = len;
+	/* message 3: 65535 bytes, a NULL record filling it */
+	mb_hdr(&M, 0x79, RESP, 1, 1, 0, 0);
+	mb_q(&M, "max.example", 10, 1);
+	mb_u16(&M, 0xc00c);
+	at = mb_rr(&M, 10, 1, 60);
+	while (M.n < 65535)
+		mb_u8(&M, 0xab);
+	mb_rr_end(&M, at);
+	cs[len++] = (uint8_t)(M.n >> 8);
+	cs[len++] = (uint8_t)M.n;
+	memcpy(cs + len, M.b, M.n);
+	len += M.n;
+
+	seg(ft, state, &te, 1, TH_SYN, 700, 0, NULL, 0);
+	seg(ft, state, &te, 0, TH_SYN | TH_ACK, isn - 1, 701, NULL, 0);
+	struct flow *f = flow_table_find(ft, 4, IPPROTO_TCP, (const uint8_t[]){10, 0, 0, 1}, 40000,
+					 (const uint8_t[]){10, 0, 0, 53}, 53, NULL);
+	CHECK(f != NULL);
+	/* messages 1 and 2 in 1400-byte segments, then 100 bytes of message 3 */
+	for (size_t a = 0; a < m2 + 100 && f; a += 1400) {
+		size_t b = a + 1400 < m2 + 100 ? a + 1400 : m2 + 100;
+		seg(ft, state, &te, 0, TH_ACK | TH_PUSH, isn + (uint32_t)a, 701, cs + a, b - a);
+		if (f->st[1].cap > cap_max)
+			cap_max = f->st[1].cap;
+	}
+	CHECK_EQ(te.n, 2);
+	/* the rest of message 3 in one segment of 64 KiB, as a capture with
+	 * segmentation offload shows */
+	seg(ft, state, &te, 0, TH_ACK | TH_PUSH, isn + (uint32_t)(m2 + 100), 701, cs + m2 + 100,
+	    len - m2 - 100);
+	if (f && f->st[1].cap > cap_max)
+		cap_max = f->st[1].cap;
+	CHECK_EQ(te.n, 3);
+	CHECK_STR(te.names[0], "big.example");
+	CHECK_STR(te.names[1], "small.example");
+	CHECK_STR(te.names[2], "max.example");
+	for (int i = 0; i < 3 && i < te.n; i++)
+		CHECK_EQ(te.flags[i] & (OBS_F_TRUNCATED | OBS_F_MALFORMED), 0);
+	CHECK_EQ(te.sizes[0], m1 - 2);
+	CHECK_EQ(te.sizes[2], 65535);
+	CHECK(cap_max > 16384 && cap_max <= FLOW_STREAM_WIDE);
+	CHECK_EQ(flow_table_stats(ft)->stream_truncated, 0);
+	if (f) {
+		CHECK_EQ(f->st[1].overflow, 0);
+		CHECK_EQ(f->st[1].wide, 1);
+		CHECK_EQ(f->st[0].wide, 0); /* the client sent nothing long */
+	}
+	flow_table_free(ft);
+	dns_module.fini(state);
+	(void)m1;
+}
+
+/*
  * Capture loss on DNS over TCP: the flow table skips a hole the server has
  * acknowledged, and the analyzer drops the message cut by it and resumes at
  * the first byte after it.
@@ -1812,6 +1916,7 @@ int main(void)
 	test_module_tcp();
 	test_module_tcp_hole();
 	test_module_tcp_long();
+	test_module_tcp_wide();
 	test_random();
 	CHECK_EQ(ok_diff, 0);
 	return check_done();
