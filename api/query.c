@@ -47,13 +47,17 @@ struct query {
  * id alone) */
 #define HOST_COND " AND (src_ip = :host OR dst_ip = :host)"
 /* and with a name: the name itself or one under it, each with or without a
- * port after it (an HTTP Host header's), ASCII case ignored (LIKE's); the
- * patterns are made by name_patterns(). An IPv4 address (digits, dots and
- * a port) is under nothing: 10.99.0.80 is not a name under 0.80. */
+ * port after it (an HTTP Host header's), ASCII case ignored (LIKE's), a
+ * trailing dot on the name (a Host or SNI sent so) ignored; the patterns
+ * are made by name_patterns(). An address is under nothing and has no port
+ * of that form: an IPv6 one (two colons or more: an ICMPv6 error's quoted
+ * destination) matches itself alone, an IPv4 one (digits, dots, a port)
+ * itself with or without a port, so 10.99.0.80 is not a name under 0.80. */
+#define NAME_X "rtrim(replace(name, '.:', ':'), '.')"
 #define NAME_COND                                                                        \
-	" AND (name LIKE :n1 ESCAPE '\\' OR name LIKE :n3 ESCAPE '\\' OR "                  \
-	"((name LIKE :n2 ESCAPE '\\' OR name LIKE :n4 ESCAPE '\\') AND "                     \
-	"name GLOB '*[^0-9.:]*'))"
+	" AND (" NAME_X " LIKE :n1 ESCAPE '\\' OR (name NOT GLOB '*:*:*' AND ("             \
+	NAME_X " LIKE :n3 ESCAPE '\\' OR ((" NAME_X " LIKE :n2 ESCAPE '\\' OR " NAME_X      \
+	" LIKE :n4 ESCAPE '\\') AND name GLOB '*[^0-9.:]*'))))"
 #define EVENTS_OF_H(table) EVENTS_OF(table) HOST_COND
 #define EVENTS_OF_N(table) EVENTS_OF(table) NAME_COND
 #define EVENTS_OF_HN(table) EVENTS_OF(table) HOST_COND NAME_COND
@@ -895,12 +899,15 @@ static void table_detail(const struct event_row *r, char *buf, size_t len)
 #define TABLE_ANSWERS_MAX 100
 static void table_answers(const struct event_row *r, char *buf, size_t len, int n)
 {
-	if (n < 0 || (size_t)n >= len || !r->info || !*r->info)
+	if (n < 0 || (size_t)n + 32 >= len || !r->info || !*r->info)
 		return;
 	json_t *o = event_json_new(r);
 	const json_t *ans = json_object_get(json_object_get(o, "dns"), "answers");
 	size_t used = (size_t)n, count = json_array_size(ans), k;
-	size_t cap = len < (size_t)n + TABLE_ANSWERS_MAX ? len : (size_t)n + TABLE_ANSWERS_MAX;
+	/* room for the answers, and the count of those left out after them */
+	size_t cap = (size_t)n + TABLE_ANSWERS_MAX;
+	if (cap > len - 16)
+		cap = len - 16;
 
 	for (k = 0; k < count; k++) {
 		const json_t *a = json_array_get(ans, k), *d = json_object_get(a, "data");
@@ -928,7 +935,7 @@ static void table_answers(const struct event_row *r, char *buf, size_t len, int 
 		if (dl > TABLE_DATA_MAX)
 			memcpy(datum + TABLE_DATA_MAX - 3, "...", 4);
 		int w = snprintf(one, sizeof(one), " %s %s", jstr(a, "type"), datum);
-		if (w < 0 || used + (size_t)w + 8 > cap)
+		if (w < 0 || used + (size_t)w > cap)
 			break;
 		memcpy(buf + used, one, (size_t)w + 1);
 		used += (size_t)w;

@@ -424,9 +424,11 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 	unsigned max_file = 0;
 	int first_frame = 0, any_frame = 0;
 	char err[256], merged[48];
-	/* the files opened (RD_FILE), for the summary's count; a filter that
-	 * does not apply to one stops the run at it, before a packet */
-	uint8_t *started = calloc((n + 7) / 8, 1);
+	/* per file, 2 bits: opened (RD_FILE), and a packet of it replayed; for
+	 * the summary's count, which leaves out a file that a filter that does
+	 * not apply to it stopped before its first packet */
+	uint8_t *started = calloc((n + 3) / 4, 1);
+#define FILE_BIT(f, b) ((uint8_t)(1u << ((f) % 4 * 2 + (b))))
 
 	*replayed = 0;
 	if (!started) {
@@ -468,6 +470,8 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 			}
 		}
 		if (rec->kind == RD_FRAME) {
+			if (rec->file < n)
+				started[rec->file / 4] |= FILE_BIT(rec->file, 1);
 			if (first_frame && any_frame && rec->ts_us < max_ts && !win->merge)
 				warn_file_order(paths[rec->file], paths[max_file], max_ts - rec->ts_us,
 						progress);
@@ -484,8 +488,8 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 			break; /* interrupted: said below */
 		switch (rec->kind) {
 		case RD_FILE:
-			if (rec->file < n && !(started[rec->file / 8] & 1u << rec->file % 8)) {
-				started[rec->file / 8] |= (uint8_t)(1u << rec->file % 8);
+			if (rec->file < n && !(started[rec->file / 4] & FILE_BIT(rec->file, 0))) {
+				started[rec->file / 4] |= FILE_BIT(rec->file, 0);
 				++*replayed;
 			}
 			if (!win->merge) /* merged files start amid the others' packets */
@@ -528,9 +532,10 @@ static int replay_files(struct core *core, char *const *paths, unsigned n, int p
 		case RD_OPEN_ERROR:
 			fprintf(stderr, "egresswatch replay: %s\n", (const char *)rec->data);
 			rc = EXIT_USAGE;
-			if (rec->file < n && (started[rec->file / 8] & 1u << rec->file % 8)) {
-				started[rec->file / 8] &= (uint8_t)~(1u << rec->file % 8);
-				--*replayed; /* opened, but not read: the filter */
+			if (rec->file < n && (started[rec->file / 4] & FILE_BIT(rec->file, 0)) &&
+			    !(started[rec->file / 4] & FILE_BIT(rec->file, 1))) {
+				started[rec->file / 4] &= (uint8_t)~FILE_BIT(rec->file, 0);
+				--*replayed; /* opened, but no packet read: the filter */
 			}
 			break;
 		case RD_BAD_LINK:
@@ -552,6 +557,7 @@ done:
 	free(started);
 	return rc;
 }
+#undef FILE_BIT
 
 /*
  * Before anything is opened or created: every capture named (not "-";
@@ -1004,8 +1010,10 @@ static int cmd_watch(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (optind != argc) {
-		fprintf(stderr, "egresswatch watch: unexpected argument %s (see --help)\n",
-			argv[optind]);
+		char shown[256];
+		text_escape(shown, sizeof(shown), (const uint8_t *)argv[optind],
+			    strlen(argv[optind]), NULL);
+		fprintf(stderr, "egresswatch watch: unexpected argument %s (see --help)\n", shown);
 		return EXIT_USAGE;
 	}
 	if (acfg.token_file && !want_api) {
@@ -1620,7 +1628,7 @@ static int cmd_rules(int argc, char **argv)
 {
 	int rc = 0;
 
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage_rules(stdout);
 			return 0;
@@ -1634,32 +1642,41 @@ static int cmd_rules(int argc, char **argv)
 				argv[1]);
 		return EXIT_USAGE;
 	}
-	int first = 2;
-	if (first < argc && !strcmp(argv[first], "--"))
-		first++; /* the end of the options: what follows are files */
-	else
-		for (int i = first; i < argc; i++)
-			if (argv[i][0] == '-' && argv[i][1]) {
-				fprintf(stderr, "egresswatch rules check: unknown option '%s'\n",
-					argv[i]);
-				usage_rules(stderr);
-				return EXIT_USAGE;
-			}
-	if (argc <= first) {
+	/* files, and options before "--" (none but --help): what follows
+	 * "--" is a file whatever its name; the files are gathered in place,
+	 * argv[2 .. 2 + nf) */
+	char **files = argv + 2;
+	int nf = 0, opts = 1;
+	for (int i = 2; i < argc; i++) {
+		if (opts && !strcmp(argv[i], "--")) {
+			opts = 0;
+		} else if (opts && argv[i][0] == '-' && argv[i][1]) {
+			char shown[256];
+			text_escape(shown, sizeof(shown), (const uint8_t *)argv[i], strlen(argv[i]),
+				    NULL);
+			fprintf(stderr, "egresswatch rules check: unknown option '%s'\n", shown);
+			usage_rules(stderr);
+			return EXIT_USAGE;
+		} else {
+			files[nf++] = argv[i];
+		}
+	}
+	if (nf == 0) {
 		fprintf(stderr, "egresswatch rules check: no rules file given (see --help)\n");
 		return EXIT_USAGE;
 	}
-	for (int i = first; i < argc; i++) {
+	for (int k = 0; k < nf; k++) {
+		const char *file = files[k];
 		struct rules *r = NULL;
 		char err[1024], sum[512];
 
-		if (rules_load(argv[i], &r, err, sizeof(err)) < 0) {
+		if (rules_load(file, &r, err, sizeof(err)) < 0) {
 			fprintf(stderr, "%s\n", err);
 			rc = EXIT_USAGE;
 			continue;
 		}
 		rules_summary(r, sum, sizeof(sum));
-		printf("%s: ok (%s)\n", argv[i], sum);
+		printf("%s: ok (%s)\n", file, sum);
 		rules_free(r);
 	}
 	return rc;
@@ -1702,8 +1719,11 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (argc > 2) {
+			char shown[256];
+			text_escape(shown, sizeof(shown), (const uint8_t *)argv[2], strlen(argv[2]),
+				    NULL);
 			fprintf(stderr, "egresswatch version: unexpected argument %s (see --help)\n",
-				argv[2]);
+				shown);
 			return EXIT_USAGE;
 		}
 		print_version();

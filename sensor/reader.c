@@ -366,7 +366,7 @@ static uint64_t merge_done(const struct reader *r)
 {
 	uint64_t sum = r->merge_closed, done, total;
 
-	for (unsigned i = 0; i < r->cfg.npaths; i++)
+	for (unsigned i = 0; r->msrc && i < r->cfg.npaths; i++)
 		if (r->msrc[i].cap) {
 			capture_progress(r->msrc[i].cap, &done, &total);
 			sum += done;
@@ -374,12 +374,17 @@ static uint64_t merge_done(const struct reader *r)
 	return sum;
 }
 
-/* File s of the merge is finished: its bytes count whole. */
+/* File s of the merge is finished: its bytes count whole (its size, or
+ * how far it was read when it grew while it was read). */
 static void merge_close(struct reader *r, struct msrc *s)
 {
+	uint64_t done = 0, total;
+
+	if (s->cap)
+		capture_progress(s->cap, &done, &total);
 	capture_close(s->cap);
 	s->cap = NULL;
-	r->merge_closed += s->size;
+	r->merge_closed += done > s->size ? done : s->size;
 }
 
 /* The time of file i's first frame into s->first_ts (0 when it has none, or

@@ -342,8 +342,13 @@ def name_under(n, name):
     """n is name or under it, with or without a port, ASCII case ignored."""
     if not n:
         return False
-    n, name = n.lower(), name.lower()
-    address = re.fullmatch(r"[0-9.:]*", n) is not None  # under nothing
+    raw, name = n.lower(), name.lower()
+    n = raw.replace(".:", ":").rstrip(".")  # a trailing dot as sent is no matter
+    if n == name:
+        return True
+    if raw.count(":") >= 2:  # an IPv6 address: itself alone
+        return False
+    address = re.fullmatch(r"[0-9.:]*", raw) is not None  # under nothing
     for m in (n, n.split(":", 1)[0] if ":" in n else None):
         if m is not None and (m == name or (m.endswith("." + name) and not address)):
             return True

@@ -516,6 +516,9 @@ grep -q "4 packets (7 left out by the filter)" "$T/out" && ok || bad "filter sum
 expect 2 'bad filter "hots 1": can.t parse filter expression' -- "$EW" replay -d "$T/flt2.db" -f "hots 1" "$PCAPS/dns_basic.pcap"
 expect 2 "link_multi.pcapng: filter \"ether src 2:0:0:99:0:a\" does not apply to link type RAW" -- \
 	"$EW" replay -d "$T/flt3.db" -f "ether src 2:0:0:99:0:a" "$PCAPS/link_multi.pcapng"
+# (a packet of it was replayed before the filter met the link type: the
+# file counts)
+grep -q "^egresswatch replay: 1 file, 1 packets" "$T/out" && ok || bad "files counted: $(head -1 "$T/out")"
 # The summary counts the files replayed, not those given: a file the
 # filter does not apply to, or that is not a capture, stops the run at it.
 expect 2 "link_raw.pcap: filter .* does not apply to link type RAW" -- \
@@ -544,6 +547,7 @@ expect 2 "^egresswatch replay: unrecognized option '--bogus'" -- "$EW" replay --
 expect 2 "^egresswatch events: option '--kind' requires an argument" -- "$EW" events --kind
 expect 2 "^egresswatch rules check: unknown option '--bogus'" -- "$EW" rules check --bogus
 expect 0 "" -- "$EW" rules check -- "$(dirname "$0")/../../rules/default.yaml"
+expect 2 "^--help: " -- "$EW" rules check -- --help
 expect 2 "^egresswatch version: unexpected argument extra" -- "$EW" version extra
 expect 2 "^egresswatch watch: unexpected argument extra" -- "$EW" watch -i lo extra
 expect 2 '^egresswatch events: --name a\\x01b: want a name' -- "$EW" events -d "$T/al.db" --name "$(printf 'a\001b')"

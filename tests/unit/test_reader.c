@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pcap/pcap.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -873,8 +874,16 @@ static void test_merge_progress(void)
 	CHECK(reader_open(&r, &cfg, err, sizeof(err)) == 0);
 	if (!r)
 		return;
-	sleep_ms(300); /* nothing taken: the reader stops a ring ahead */
-	done = reader_merge_progress(r, &all);
+	/* nothing taken: the reader stops a ring ahead (waited for until the
+	 * position stays put for 300 ms, 20 s at most) */
+	uint64_t was = UINT64_MAX;
+	for (int w = 0; w < 66; w++) {
+		done = reader_merge_progress(r, &all);
+		if (done == was && done > 0)
+			break;
+		was = done;
+		sleep_ms(300);
+	}
 	CHECK_EQ(all, (uint64_t)(size_a + size_b));
 	CHECK(done > 1024 * 1024);
 	/* the ring, and each open file's stdio buffer */
@@ -913,7 +922,10 @@ static void test_merge_progress(void)
 	}
 	char *mixed[] = {a, fifo};
 	struct reader_config pcfg = {.paths = mixed, .npaths = 2, .merge = 1};
+	r = NULL;
 	CHECK(reader_open(&r, &pcfg, err, sizeof(err)) == 0);
+	if (!r && pid > 0) /* the writer waits for a reader of the FIFO: none comes */
+		kill(pid, SIGKILL);
 	frames = 0;
 	uint64_t shown = 0;
 	while (r && (rec = next_rec(r)) && rec->kind != RD_DONE) {
