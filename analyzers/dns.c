@@ -1377,11 +1377,11 @@ static int worse(int a, int b)
 }
 
 /* Parse one message and emit its observation (none without a header). */
-static int dns_message(struct dns_out *o, const struct pkt *p, struct emit *out,
-		       const uint8_t *msg, size_t len, unsigned flags)
+/* The observation of a message dns_parse_message() read into o (len bytes,
+ * its result ret). */
+static int dns_emit(struct dns_out *o, const struct pkt *p, struct emit *out, size_t len,
+		    int ret)
 {
-	int ret = dns_parse_message(msg, len, flags, o);
-
 	if (ret < 0 || o->info_len == 0)
 		return ret;
 	struct obs ob = {
@@ -1404,6 +1404,12 @@ static int dns_message(struct dns_out *o, const struct pkt *p, struct emit *out,
 	return e < 0 ? e : ret;
 }
 
+static int dns_message(struct dns_out *o, const struct pkt *p, struct emit *out,
+		       const uint8_t *msg, size_t len, unsigned flags)
+{
+	return dns_emit(o, p, out, len, dns_parse_message(msg, len, flags, o));
+}
+
 /*
  * DNS over TCP: every complete length-prefixed message in the stream after
  * what was consumed. A message still missing bytes waits for the next
@@ -1415,8 +1421,15 @@ static int dns_message(struct dns_out *o, const struct pkt *p, struct emit *out,
  * into the hole is dropped, unparsed and unemitted, and parsing resumes at
  * s->resync, the first byte after the hole, on the guess that a message
  * starts there (a segment usually begins with one). If the guess is wrong,
- * the message read there is garbage: when it comes out malformed, the
- * direction is abandoned (done) rather than parsed into more garbage.
+ * the message read there is garbage: when it comes out malformed, it is
+ * not reported, and the direction is abandoned (done) rather than parsed
+ * into more garbage. The guess is made only after holes the peer has
+ * acknowledged (real capture loss: the receiver has those bytes); after a
+ * hole skipped otherwise (more out-of-order ranges than the table holds, a
+ * FIN or RST behind it: s->unsure), what follows may sit anywhere in the
+ * receiver's stream, and a sender could place a message there for the
+ * sensor alone, so the direction is abandoned at the hole, counted as
+ * truncated.
  */
 static int dns_tcp(struct dns_out *o, const struct pkt *p, struct emit *out)
 {
@@ -1435,6 +1448,11 @@ static int dns_tcp(struct dns_out *o, const struct pkt *p, struct emit *out)
 		int resynced = s->holes && s->consumed == s->resync;
 		int r;
 
+		if (resynced && s->unsure) {
+			s->done = 1;
+			ret = worse(ret, MOD_TRUNCATED);
+			break;
+		}
 		if (!m && avail < s->len) {
 			/* the message runs into a skipped hole: drop it */
 			s->consumed = s->resync;
@@ -1460,11 +1478,15 @@ static int dns_tcp(struct dns_out *o, const struct pkt *p, struct emit *out)
 			break;
 		}
 		s->consumed += 2u + mlen;
-		r = dns_message(o, p, out, m, mlen, OBS_F_TCP);
+		r = dns_parse_message(m, mlen, OBS_F_TCP, o);
+		if (r == MOD_MALFORMED && resynced) {
+			s->done = 1; /* the boundary guess was wrong: stop here */
+			ret = worse(ret, r);
+			break;
+		}
+		r = dns_emit(o, p, out, mlen, r);
 		if (r < 0)
 			return r;
-		if (r == MOD_MALFORMED && resynced)
-			s->done = 1; /* the boundary guess was wrong: stop here */
 		ret = worse(ret, r);
 	}
 	/* what was parsed is not needed again: the window moves on, so a

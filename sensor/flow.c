@@ -157,6 +157,9 @@ static void config_fill(struct flow_config *c, const struct flow_config *in)
 	static const struct flow_config defaults = {
 		.max_flows = 262144,
 		.stream_max = 16384,
+		/* the DNS analyzer's ports (analyzers/dns.c): its messages
+		 * may be longer than stream_max */
+		.wide_ports = {53, 5353, 5355, 0},
 		.ooo_max = 16,
 		.stream_total_max = 64ull << 20,
 		.tcp_idle_us = 300ull * 1000000,
@@ -183,6 +186,8 @@ static void config_fill(struct flow_config *c, const struct flow_config *in)
 	if (in->closed_idle_us)
 		c->closed_idle_us = in->closed_idle_us;
 	c->hash_seed = in->hash_seed;
+	if (in->wide_ports[0])
+		memcpy(c->wide_ports, in->wide_ports, sizeof(c->wide_ports));
 	if (c->max_flows > MAX_FLOWS_LIMIT)
 		c->max_flows = MAX_FLOWS_LIMIT;
 	if (c->stream_max > STREAM_MAX_LIMIT)
@@ -683,7 +688,7 @@ static void ooo_absorb(struct flow_stream *st)
  * extends it. Returns 0, or -1 when the buffer cannot grow (the direction
  * then stops, as overflow).
  */
-static int stream_skip(struct flow_table *ft, struct flow_stream *st, uint32_t to)
+static int stream_skip(struct flow_table *ft, struct flow_stream *st, uint32_t to, int acked)
 {
 	if (stream_reserve(ft, st, to) < 0) {
 		st->overflow = 1;
@@ -692,8 +697,12 @@ static int stream_skip(struct flow_table *ft, struct flow_stream *st, uint32_t t
 		return -1;
 	}
 	memset(st->buf + st->len, 0, to - st->len);
-	if (!st->holes || st->consumed >= st->resync)
+	if (!st->holes || st->consumed >= st->resync) {
 		st->hole_start = st->len;
+		st->unsure = 0; /* a new range */
+	}
+	if (!acked)
+		st->unsure = 1;
 	st->resync = to;
 	st->holes++;
 	ft->stats.stream_holes++;
@@ -733,7 +742,7 @@ static void stream_skip_acked(struct flow_table *ft, struct flow_stream *st, uin
 				break;
 			to = st->ooo[0].start;
 		}
-		if ((int64_t)to > ack || stream_skip(ft, st, to) < 0)
+		if ((int64_t)to > ack || stream_skip(ft, st, to, 1) < 0)
 			break;
 	}
 }
@@ -764,7 +773,7 @@ void flow_stream_slide(struct flow_stream *st)
 static void stream_flush(struct flow_table *ft, struct flow_stream *st)
 {
 	while (!st->done && !st->overflow && st->ooo_n)
-		if (stream_skip(ft, st, st->ooo[0].start) < 0)
+		if (stream_skip(ft, st, st->ooo[0].start, 0) < 0)
 			break;
 }
 
@@ -810,7 +819,7 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 		uint32_t to = st->ooo[0].start; /* ooo_n >= ooo_max >= 1 here */
 		if ((int64_t)to > s)
 			to = (uint32_t)s;
-		if (stream_skip(ft, st, to) < 0)
+		if (stream_skip(ft, st, to, 0) < 0)
 			return;
 	}
 
@@ -974,6 +983,9 @@ static struct flow *flow_create(struct flow_table *ft, const struct flow_key *k,
 	}
 	memset(f, 0, sizeof(*f));
 	f->st = st;
+	for (unsigned i = 0; st && i < 4 && ft->cfg.wide_ports[i]; i++)
+		if (k->sport == ft->cfg.wide_ports[i] || k->dport == ft->cfg.wide_ports[i])
+			st[0].wide = st[1].wide = 1;
 	f->id = ++ft->next_id;
 	f->ipv = k->ipv;
 	f->proto = k->proto;

@@ -31,6 +31,12 @@
  * shows after the ACK for it (the two directions reordered) still lands.
  * Bytes of a skipped hole that arrive later are dropped like retransmissions.
  *
+ * A hole skipped on the peer's ACK (1) is capture loss: the receiver has
+ * the bytes. One skipped for (2) or (3) sets unsure for the recorded range:
+ * the receiver may not have had those bytes, or may get them yet, so where
+ * the data after it sits in the stream is not known (an analyzer of a
+ * length-framed protocol stops there rather than guess).
+ *
  * Each direction counts its skipped holes (holes) and records [hole_start,
  * resync): every byte of buf in there may be a zero standing for lost data,
  * and resync is where the data after the latest hole starts. The range
@@ -124,6 +130,10 @@ struct flow_stream {
 	uint32_t acked;
 	uint8_t acked_set;
 	uint8_t wide;      /* window FLOW_STREAM_WIDE, not stream_max (flow_stream_widen) */
+	uint8_t unsure;    /* a hole in [hole_start, resync) was skipped without the
+			    * peer's ACK for it (ooo_max, FIN, RST): the receiver may
+			    * not have had those bytes, or may have them yet, so where
+			    * the data after it sits in the stream is a guess */
 };
 
 /*
@@ -161,6 +171,11 @@ struct flow_config {
 	uint64_t udp_idle_us;   /* default 60 s */
 	uint64_t closed_idle_us;/* after RST/FIN both ways, default 10 s */
 	uint64_t hash_seed;     /* 0: a random seed per table (getentropy) */
+	/* TCP flows with either port here get the wide window
+	 * (flow_stream_widen) from their first byte: DNS, whose messages may
+	 * be 64 KiB and arrive in one segment (offloaded captures); 0 ends;
+	 * all zero: the default, 53, 5353 and 5355 */
+	uint16_t wide_ports[4];
 };
 
 struct flow_stats {
