@@ -1495,6 +1495,37 @@ static int dns_tcp(struct dns_out *o, const struct pkt *p, struct emit *out)
 	return ret;
 }
 
+/*
+ * Does a client stream on a DNS port start as TLS or HTTP rather than DNS?
+ * Its first bytes decide, so a DNS message must not be able to pass for
+ * either by its length and id alone (a query padded to 0x1603 bytes starts
+ * 16 03, like a TLS record; one of 0x4745 bytes with id 0x5420 starts
+ * "GET "): a TLS ClientHello record has a version, a length and, once 11
+ * bytes are in, handshake type 1 and a client version 3.x at offsets 5
+ * and 9, which a DNS query holds only with flags and counts no server
+ * accepts (rcode 1, 768 answers or more); an HTTP request has no control
+ * byte in its first 12, where a DNS header has its flags and counts.
+ */
+static int tls_client_start(const uint8_t *b, size_t n)
+{
+	if (n < 5 || b[0] != 0x16 || b[1] != 0x03 || b[2] > 0x04)
+		return 0;
+	unsigned rec = (unsigned)b[3] << 8 | b[4];
+	if (rec < 4 || rec > 18432)
+		return 0;
+	return n < 11 || (b[5] == 0x01 && b[9] == 0x03);
+}
+
+static int http_client_start(const uint8_t *b, size_t n)
+{
+	if (http_sniff(b, n) == 0)
+		return 0;
+	for (size_t i = 0; i < n && i < 12; i++)
+		if (b[i] < 0x20 || b[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
 static int dns_on_packet(void *state, const struct pkt *p, struct emit *out)
 {
 	struct dns_state *st = state;
@@ -1516,11 +1547,8 @@ static int dns_on_packet(void *state, const struct pkt *p, struct emit *out)
 			 * on the DNS port (a tunnel past a port filter): those
 			 * belong to their own analyzers. */
 			const struct flow_stream *c = &p->flow->st[0];
-			struct cur h = cur_init(c->buf, c->buf ? c->len : 0);
-			uint8_t type = cur_u8(&h), major = cur_u8(&h);
-			if (!h.err && type == 0x16 && major == 0x03)
-				return MOD_NOT_MINE;
-			if (c->buf && http_sniff(c->buf, c->len) != 0)
+			if (c->buf && (tls_client_start(c->buf, c->len) ||
+				       http_client_start(c->buf, c->len)))
 				return MOD_NOT_MINE;
 			p->flow->app = APP_DNS;
 		} else if (p->flow->app != APP_DNS) {

@@ -1667,6 +1667,77 @@ static void test_module_tcp_wide(void)
 }
 
 /*
+ * Who owns a TCP connection on a DNS port: a client that speaks TLS or HTTP
+ * there belongs to those analyzers, but a DNS query cannot pass for either
+ * by its length and id: padded to 0x1603 bytes (16 03, a TLS record's
+ * start) or 0x4745 bytes with id 0x5420 ("GET "), it is still DNS.
+ */
+static void test_module_tcp_claim(void)
+{
+	static uint8_t cs[20000];
+	void *state = NULL;
+	const uint32_t isn = 3000;
+	static const uint8_t hello[] = {0x16, 0x03, 0x01, 0x00, 0xc8, 0x01, 0x00, 0x00,
+					0xc4, 0x03, 0x03, 0x11, 0x22, 0x33};
+	static const char get[] = "GET / HTTP/1.1\r\nHost: x.example\r\n\r\n";
+
+	CHECK_EQ(dns_module.init(NULL, &state), 0);
+	for (int how = 0; how < 4; how++) {
+		struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+		struct test_emit te = {.e = {.obs = test_obs}};
+		size_t len = 0;
+		int want_dns = how >= 2;
+
+		if (how == 0) {
+			memcpy(cs, hello, sizeof(hello));
+			len = sizeof(hello);
+		} else if (how == 1) {
+			memcpy(cs, get, strlen(get));
+			len = strlen(get);
+		} else {
+			/* a query padded (EDNS padding) to 0x1603 or 0x4745 bytes */
+			unsigned size = how == 2 ? 0x1603 : 0x4745, id = how == 2 ? 0x0101 : 0x5420;
+			mb_hdr(&M, id, QUERY, 1, 0, 0, 1);
+			mb_q(&M, "padded.example", 1, 1);
+			size_t pad = size - M.n - 15;
+			mb_u8(&M, 0);
+			mb_u16(&M, 41);
+			mb_u16(&M, 4096);
+			mb_u32(&M, 0);
+			mb_u16(&M, (unsigned)(4 + pad));
+			mb_u16(&M, 12);
+			mb_u16(&M, (unsigned)pad);
+			for (size_t i = 0; i < pad; i++)
+				mb_u8(&M, 0);
+			CHECK_EQ(M.n, size);
+			cs[0] = (uint8_t)(M.n >> 8);
+			cs[1] = (uint8_t)M.n;
+			memcpy(cs + 2, M.b, M.n);
+			len = 2 + M.n;
+			CHECK(how == 2 ? cs[0] == 0x16 && cs[1] == 0x03 : !memcmp(cs, "GET ", 4));
+		}
+		seg(ft, state, &te, 1, TH_SYN, isn - 1, 0, NULL, 0);
+		seg(ft, state, &te, 0, TH_SYN | TH_ACK, 700, isn, NULL, 0);
+		int r = seg(ft, state, &te, 1, TH_ACK | TH_PUSH, isn, 701, cs, len);
+		struct flow *f = flow_table_find(ft, 4, IPPROTO_TCP, (const uint8_t[]){10, 0, 0, 1},
+						 40000, (const uint8_t[]){10, 0, 0, 53}, 53, NULL);
+		CHECK(f != NULL);
+		if (want_dns) {
+			CHECK(f && f->app == APP_DNS);
+			CHECK_EQ(te.n, 1);
+			CHECK_STR(te.names[0], "padded.example");
+			CHECK_EQ(te.flags[0] & OBS_F_MALFORMED, 0);
+		} else {
+			CHECK_EQ(r, MOD_NOT_MINE);
+			CHECK(f && f->app == APP_NONE);
+			CHECK_EQ(te.n, 0);
+		}
+		flow_table_free(ft);
+	}
+	dns_module.fini(state);
+}
+
+/*
  * A hole skipped without the peer's ACK (more out-of-order ranges than the
  * table holds, or a FIN behind it) gives no guess at where a message
  * starts after it: a sender could place a whole message there that the
@@ -1998,6 +2069,7 @@ int main(void)
 	test_module_tcp_long();
 	test_module_tcp_wide();
 	test_module_tcp_unsure();
+	test_module_tcp_claim();
 	test_random();
 	CHECK_EQ(ok_diff, 0);
 	return check_done();
