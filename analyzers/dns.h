@@ -74,7 +74,9 @@
 #define DNS_DATA_MAX 4096     /* one rendered rdata field */
 #define DNS_REASON_MAX 96
 #define DNS_SCRATCH_MAX 65536 /* uncompressed rdata of one RR from ldns */
-#define DNS_MAX_JUMPS 64      /* compression pointers followed per name */
+#define DNS_MAX_JUMPS 128     /* compression pointers followed per name: a name
+			       * has at most 127 labels, and a legal one may put a
+			       * pointer after each */
 #define DNS_RR_SEEN 64        /* RRs whose wire place the walk remembers */
 
 /* Extra input flags for dns_parse_message (beside OBS_F_*): skip ldns and

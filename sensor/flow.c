@@ -1047,6 +1047,21 @@ static void flow_turn(struct flow *f)
 		f->state |= FLOW_REPLY;
 }
 
+/* Nothing of this direction reassembled or held yet. */
+static int stream_unused(const struct flow_stream *st)
+{
+	return st->len == 0 && st->ooo_n == 0 && st->slid == 0 && !st->done && !st->overflow;
+}
+
+/* Number the direction from isn (byte 0); what its peer acknowledged was
+ * of the old numbering. */
+static void stream_rebase(struct flow_stream *st, uint32_t isn)
+{
+	st->isn = isn;
+	st->isn_set = 1;
+	st->acked_set = 0;
+}
+
 static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *p, int dir)
 {
 	const uint8_t fl = p->tcp_flags;
@@ -1059,15 +1074,16 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
 				f->state |= FLOW_SYN;
 		} else if (dir == 1) {
 			f->state |= FLOW_SYNACK;
-			if (!f->st[0].isn_set) {
-				f->st[0].isn = p->ack;
-				f->st[0].isn_set = 1;
-			}
+			/* the server's ACK names the client's ISN; it decides
+			 * between SYNs of other ISNs (a retry, a decoy) while
+			 * the client has sent nothing */
+			if (!f->st[0].isn_set || stream_unused(&f->st[0]))
+				stream_rebase(&f->st[0], p->ack);
 		}
-		if (!st->isn_set) {
-			st->isn = seq + 1;
-			st->isn_set = 1;
-		}
+		/* a SYN again with another ISN, before any data: the latest
+		 * (a retry with a new ISN; the SYN-ACK settles the client's) */
+		if (!st->isn_set || (st->isn != seq + 1 && stream_unused(st)))
+			stream_rebase(st, seq + 1);
 		seq++; /* the SYN takes one sequence number before any data */
 	}
 	if (fl & TH_RST)

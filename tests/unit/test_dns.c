@@ -571,6 +571,46 @@ static void test_compression(void)
 	keep();
 }
 
+/* A legal name reached through 100 pointers, each after one label (a name
+ * has at most 127 labels, so a legal one needs at most 127): read whole; a
+ * chain of 129 pointers that point at pointers is refused. */
+static void test_pointer_chain(void)
+{
+	for (int n = 100; n <= 129; n += 29) {
+		/* answer 1: NULL, whose rdata holds the pieces: "\1a" then a
+		 * pointer to the piece before (the first to the qname); answer
+		 * 2: CNAME, its target the last piece */
+		mb_hdr(&M, 3, RESP, 1, 2, 0, 0);
+		mb_q(&M, "q.example", 1, 1);
+		mb_u16(&M, 0xc00c);
+		size_t at = mb_rr(&M, 10, 1, 60), prev = 12;
+		for (int k = 0; k < n; k++) {
+			size_t here = M.n;
+			if (n == 100) {
+				mb_u8(&M, 1);
+				mb_u8(&M, 'a');
+			}
+			mb_u16(&M, 0xc000 | (unsigned)prev);
+			prev = here;
+		}
+		mb_rr_end(&M, at);
+		mb_u16(&M, 0xc00c);
+		at = mb_rr(&M, 5, 1, 60);
+		mb_u16(&M, 0xc000 | (unsigned)prev);
+		mb_rr_end(&M, at);
+		int r = parse();
+		if (n == 100) {
+			CHECK_EQ(r, MOD_OK);
+			const char *t = field(&OUT, "AN", 1, 5);
+			CHECK(strlen(t) == 200 + strlen("q.example") &&
+			      !strcmp(t + 200, "q.example") && !strncmp(t, "a.a.a.", 6));
+		} else {
+			CHECK_EQ(r, MOD_MALFORMED);
+			CHECK_STR(OUT.reason, "answer 2: too many compression pointers");
+		}
+	}
+}
+
 static void test_pointer_loop(void)
 {
 	/* answer owner points at itself */
@@ -1667,6 +1707,55 @@ static void test_module_tcp_wide(void)
 }
 
 /*
+ * A SYN again with another ISN before any data (a retry, or a decoy sent
+ * to hide the connection's bytes): the SYN-ACK's acknowledgment names the
+ * client's ISN, and the latest SYN-ACK the server's, so the query and the
+ * response are read whichever order the SYNs came in.
+ */
+static void test_module_tcp_new_isn(void)
+{
+	static uint8_t q[256], r[256];
+	size_t qlen = 0, rlen = 0;
+	void *state = NULL;
+
+	CHECK_EQ(dns_module.init(NULL, &state), 0);
+	tcp_query(q, &qlen, 7, "isn.example");
+	mb_hdr(&M, 7, RESP, 1, 0, 0, 0);
+	mb_q(&M, "isn.example", 1, 1);
+	r[0] = (uint8_t)(M.n >> 8);
+	r[1] = (uint8_t)M.n;
+	memcpy(r + 2, M.b, M.n);
+	rlen = 2 + M.n;
+	for (int how = 0; how < 3; how++) {
+		struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+		struct test_emit te = {.e = {.obs = test_obs}};
+		const uint32_t real = 900000, decoy = 1000, srv = 7000000, srv_decoy = 5000;
+
+		if (how == 0) { /* the decoy SYN first */
+			seg(ft, state, &te, 1, TH_SYN, decoy, 0, NULL, 0);
+			seg(ft, state, &te, 1, TH_SYN, real, 0, NULL, 0);
+		} else if (how == 1) { /* the decoy SYN after the real one */
+			seg(ft, state, &te, 1, TH_SYN, real, 0, NULL, 0);
+			seg(ft, state, &te, 1, TH_SYN, decoy, 0, NULL, 0);
+		} else {
+			seg(ft, state, &te, 1, TH_SYN, real, 0, NULL, 0);
+			/* a SYN-ACK of another ISN first */
+			seg(ft, state, &te, 0, TH_SYN | TH_ACK, srv_decoy, real + 1, NULL, 0);
+		}
+		seg(ft, state, &te, 0, TH_SYN | TH_ACK, srv, real + 1, NULL, 0);
+		seg(ft, state, &te, 1, TH_ACK | TH_PUSH, real + 1, srv + 1, q, qlen);
+		seg(ft, state, &te, 0, TH_ACK | TH_PUSH, srv + 1, real + 1 + (uint32_t)qlen, r, rlen);
+		CHECK_EQ(te.n, 2);
+		CHECK_EQ(te.kinds[0], OBS_DNS_QUERY);
+		CHECK_EQ(te.kinds[1], OBS_DNS_ANSWER);
+		CHECK_STR(te.names[0], "isn.example");
+		CHECK_STR(te.names[1], "isn.example");
+		flow_table_free(ft);
+	}
+	dns_module.fini(state);
+}
+
+/*
  * Who owns a TCP connection on a DNS port: a client that speaks TLS or HTTP
  * there belongs to those analyzers, but a DNS query cannot pass for either
  * by its length and id: padded to 0x1603 bytes (16 03, a TLS record's
@@ -2050,6 +2139,7 @@ int main(void)
 	test_svcb();
 	test_caa_unknown();
 	test_compression();
+	test_pointer_chain();
 	test_pointer_loop();
 	test_forward_pointer();
 	test_header_pointer();
@@ -2070,6 +2160,7 @@ int main(void)
 	test_module_tcp_wide();
 	test_module_tcp_unsure();
 	test_module_tcp_claim();
+	test_module_tcp_new_isn();
 	test_random();
 	CHECK_EQ(ok_diff, 0);
 	return check_done();
