@@ -1485,14 +1485,28 @@ static int seg(struct flow_table *ft, void *state, struct test_emit *te, int fro
 }
 
 /* A query for name, length-prefixed, appended to buf at *len. */
-static void tcp_query(uint8_t *buf, size_t *len, unsigned id, const char *name)
+/* The client's SYN (its byte 0 at isn) and the server's SYN-ACK (its byte 0
+ * at 701). */
+static void handshake(struct flow_table *ft, void *state, struct test_emit *te, uint32_t isn)
 {
-	mb_hdr(&M, id, QUERY, 1, 0, 0, 0);
-	mb_q(&M, name, 1, 1);
+	seg(ft, state, te, 1, TH_SYN, isn - 1, 0, NULL, 0);
+	seg(ft, state, te, 0, TH_SYN | TH_ACK, 700, isn, NULL, 0);
+}
+
+/* Append the message M to buf[*len..] behind its 2-byte length (TCP). */
+static void lp_append(uint8_t *buf, size_t *len)
+{
 	buf[(*len)++] = (uint8_t)(M.n >> 8);
 	buf[(*len)++] = (uint8_t)M.n;
 	memcpy(buf + *len, M.b, M.n);
 	*len += M.n;
+}
+
+static void tcp_query(uint8_t *buf, size_t *len, unsigned id, const char *name)
+{
+	mb_hdr(&M, id, QUERY, 1, 0, 0, 0);
+	mb_q(&M, name, 1, 1);
+	lp_append(buf, len);
 }
 
 /* Names "m0000.example" ... seen in order: *next is the number expected */
@@ -1621,10 +1635,7 @@ static void test_module_tcp_wide(void)
 		mb_rr_end(&M, at);
 	}
 	CHECK(M.n > 60000 && M.n < 65536);
-	cs[len++] = (uint8_t)(M.n >> 8);
-	cs[len++] = (uint8_t)M.n;
-	memcpy(cs + len, M.b, M.n);
-	len += M.n;
+	lp_append(cs, &len);
 	m1 = len;
 	/* message 2: a small answer */
 	mb_hdr(&M, 0x78, RESP, 1, 1, 0, 0);
@@ -1633,10 +1644,7 @@ static void test_module_tcp_wide(void)
 	size_t at = mb_rr(&M, 1, 1, 60);
 	mb_bytes(&M, "\xc0\x00\x02\x01", 4);
 	mb_rr_end(&M, at);
-	cs[len++] = (uint8_t)(M.n >> 8);
-	cs[len++] = (uint8_t)M.n;
-	memcpy(cs + len, M.b, M.n);
-	len += M.n;
+	lp_append(cs, &len);
 	m2 = len;
 	/* message 3: 65535 bytes, a NULL record filling it */
 	mb_hdr(&M, 0x79, RESP, 1, 1, 0, 0);
@@ -1646,10 +1654,7 @@ static void test_module_tcp_wide(void)
 	while (M.n < 65535)
 		mb_u8(&M, 0xab);
 	mb_rr_end(&M, at);
-	cs[len++] = (uint8_t)(M.n >> 8);
-	cs[len++] = (uint8_t)M.n;
-	memcpy(cs + len, M.b, M.n);
-	len += M.n;
+	lp_append(cs, &len);
 
 	seg(ft, state, &te, 1, TH_SYN, 700, 0, NULL, 0);
 	seg(ft, state, &te, 0, TH_SYN | TH_ACK, isn - 1, 701, NULL, 0);
@@ -1722,10 +1727,7 @@ static void test_module_tcp_new_isn(void)
 	tcp_query(q, &qlen, 7, "isn.example");
 	mb_hdr(&M, 7, RESP, 1, 0, 0, 0);
 	mb_q(&M, "isn.example", 1, 1);
-	r[0] = (uint8_t)(M.n >> 8);
-	r[1] = (uint8_t)M.n;
-	memcpy(r + 2, M.b, M.n);
-	rlen = 2 + M.n;
+	lp_append(r, &rlen);
 	for (int how = 0; how < 3; how++) {
 		struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
 		struct test_emit te = {.e = {.obs = test_obs}};
@@ -1799,14 +1801,10 @@ static void test_module_tcp_claim(void)
 			for (size_t i = 0; i < pad; i++)
 				mb_u8(&M, 0);
 			CHECK_EQ(M.n, size);
-			cs[0] = (uint8_t)(M.n >> 8);
-			cs[1] = (uint8_t)M.n;
-			memcpy(cs + 2, M.b, M.n);
-			len = 2 + M.n;
+			lp_append(cs, &len);
 			CHECK(how == 2 ? cs[0] == 0x16 && cs[1] == 0x03 : !memcmp(cs, "GET ", 4));
 		}
-		seg(ft, state, &te, 1, TH_SYN, isn - 1, 0, NULL, 0);
-		seg(ft, state, &te, 0, TH_SYN | TH_ACK, 700, isn, NULL, 0);
+		handshake(ft, state, &te, isn);
 		int r = seg(ft, state, &te, 1, TH_ACK | TH_PUSH, isn, 701, cs, len);
 		struct flow *f = flow_table_find(ft, 4, IPPROTO_TCP, (const uint8_t[]){10, 0, 0, 1},
 						 40000, (const uint8_t[]){10, 0, 0, 53}, 53, NULL);
@@ -1854,8 +1852,7 @@ static void test_module_tcp_unsure(void)
 		struct flow *f;
 
 		CHECK(ft != NULL);
-		seg(ft, state, &te, 1, TH_SYN, isn - 1, 0, NULL, 0);
-		seg(ft, state, &te, 0, TH_SYN | TH_ACK, 700, isn, NULL, 0);
+		handshake(ft, state, &te, isn);
 		seg(ft, state, &te, 1, TH_ACK | TH_PUSH, isn, 701, cs, 10); /* m1's head */
 		if (how == 0) {
 			/* 17 ranges held ahead, the first a whole (fake) message:
