@@ -609,9 +609,10 @@ static int stream_reserve(struct flow_table *ft, struct flow_stream *st, uint32_
 }
 
 /*
- * Copy stream bytes [lo, hi) from data (whose byte 0 is at stream offset s0
- * <= lo), skipping every byte that a held range already covers: the first
- * copy of a byte wins. Bytes below len are never passed in.
+ * Copy stream bytes [lo, hi) of an out-of-order segment from data (whose
+ * byte 0 is at stream offset s0 <= lo), skipping every byte that a held
+ * range already covers: among held bytes the first copy wins (an in-order
+ * segment overwrites them: stream_add). Bytes below len are never passed in.
  */
 static void stream_write(struct flow_stream *st, int64_t s0, const uint8_t *data,
 			 uint32_t lo, uint32_t hi)
@@ -831,7 +832,11 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 			ooo_free(ft, st);
 			return;
 		}
-		stream_write(st, s0, data, (uint32_t)s, (uint32_t)e);
+		/* in order: every byte is the receiver's (as Linux and the
+		 * BSDs take it: held out-of-order bytes it overlaps give way,
+		 * so a decoy sent ahead cannot stand in for what arrives in
+		 * order) */
+		memcpy(st->buf + s, data + (s - s0), (size_t)(e - s));
 		st->len = (uint32_t)e;
 		ooo_absorb(st);
 		if (st->len >= max) {

@@ -212,8 +212,11 @@ void flow_table_free(struct flow_table *ft);
  * Find or create the flow of p (IP packets with TCP, UDP, ICMP echo or other
  * protocols), set p->flow and p->dir, update counters and TCP state, and for
  * TCP append the payload to the direction's stream (in order, holding
- * out-of-order segments, dropping retransmitted and overlapping bytes: the
- * bytes that arrived first win; skipping holes that will not be filled, see
+ * out-of-order segments, dropping retransmitted bytes (what is in order
+ * stays as it first came); among held out-of-order bytes the first copy
+ * wins, and a segment arriving in order wins over the held bytes it
+ * overlaps, as the receiver (Linux, the BSDs) takes it; skipping holes that
+ * will not be filled, see
  * "Holes"). Also expires idle flows by p->ts_us.
  * Streams take TCP payload only (not from RST segments); bytes[] counts L4
  * payload bytes. Returns the flow (owned by the table, valid until a later
