@@ -1376,9 +1376,8 @@ static int worse(int a, int b)
 	return MOD_OK;
 }
 
-/* Parse one message and emit its observation (none without a header). */
 /* The observation of a message dns_parse_message() read into o (len bytes,
- * its result ret). */
+ * its result ret); none without a header. */
 static int dns_emit(struct dns_out *o, const struct pkt *p, struct emit *out, size_t len,
 		    int ret)
 {
@@ -1404,6 +1403,7 @@ static int dns_emit(struct dns_out *o, const struct pkt *p, struct emit *out, si
 	return e < 0 ? e : ret;
 }
 
+/* Parse one message and emit its observation. */
 static int dns_message(struct dns_out *o, const struct pkt *p, struct emit *out,
 		       const uint8_t *msg, size_t len, unsigned flags)
 {
