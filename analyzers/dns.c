@@ -1460,13 +1460,10 @@ static int dns_tcp(struct dns_out *o, const struct pkt *p, struct emit *out)
 		}
 		if (!m) {
 			size_t left = cur_left(&body);
-			if (!s->overflow && !s->gap) {
-				/* the rest of the message is to come: room for
-				 * all of it, past stream_max (up to 64 KiB) */
-				if (!body.err && 2u + (size_t)mlen > 4096u)
-					flow_stream_widen(s);
+			/* the rest is to come: a DNS port's window holds a
+			 * whole message (flow.h, FLOW_STREAM_WIDE) */
+			if (!s->overflow && !s->gap)
 				break;
-			}
 			/* will never complete: keep what could be read */
 			s->done = 1;
 			r = body.err ? MOD_TRUNCATED

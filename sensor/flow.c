@@ -559,7 +559,7 @@ static uint64_t stream_room(const struct flow_table *ft)
 }
 
 /* The bytes a direction may hold: stream_max, or FLOW_STREAM_WIDE once
- * its analyzer has widened it (flow_stream_widen). */
+ * it is a flow on one of cfg.wide_ports. */
 static uint32_t stream_limit(const struct flow_table *ft, const struct flow_stream *st)
 {
 	return st->wide && ft->cfg.stream_max < FLOW_STREAM_WIDE ? FLOW_STREAM_WIDE

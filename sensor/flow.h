@@ -129,7 +129,7 @@ struct flow_stream {
 	 * this direction), valid when acked_set */
 	uint32_t acked;
 	uint8_t acked_set;
-	uint8_t wide;      /* window FLOW_STREAM_WIDE, not stream_max (flow_stream_widen) */
+	uint8_t wide;      /* window FLOW_STREAM_WIDE, not stream_max (wide_ports) */
 	uint8_t unsure;    /* a hole in [hole_start, resync) was skipped without the
 			    * peer's ACK for it (ooo_max, FIN, RST): the receiver may
 			    * not have had those bytes, or may have them yet, so where
@@ -172,7 +172,7 @@ struct flow_config {
 	uint64_t closed_idle_us;/* after RST/FIN both ways, default 10 s */
 	uint64_t hash_seed;     /* 0: a random seed per table (getentropy) */
 	/* TCP flows with either port here get the wide window
-	 * (flow_stream_widen) from their first byte: DNS, whose messages may
+	 * (FLOW_STREAM_WIDE) from their first byte: DNS, whose messages may
 	 * be 64 KiB and arrive in one segment (offloaded captures); 0 ends;
 	 * all zero: the default, 53, 5353 and 5355 */
 	uint16_t wide_ports[4];
@@ -272,19 +272,14 @@ void flow_stream_done(struct flow_table *ft, struct flow *f, int dir);
 void flow_stream_slide(struct flow_stream *st);
 
 /*
- * A length-framed analyzer whose next message is longer than the window
- * (DNS over TCP: up to 65535 bytes after its 2-byte length, where
- * stream_max is 16 KiB) widens this direction's window to
- * FLOW_STREAM_WIDE bytes, or stream_max when that is larger: room for
- * the rest of one whole message and the segment that brings more (at most
- * 64 KiB), so the message comes whole instead of cut at stream_max. The
- * global cap (stream_total_max) still bounds what all streams hold.
+ * The window of a TCP flow on one of cfg.wide_ports (DNS over TCP: up to
+ * 65535 bytes after a 2-byte length, where stream_max is 16 KiB), or
+ * stream_max when that is larger: room for the rest of one whole message
+ * and the segment that brings more (at most 64 KiB), so the message comes
+ * whole instead of cut at stream_max. The global cap (stream_total_max)
+ * still bounds what all streams hold.
  */
 #define FLOW_STREAM_WIDE (128u * 1024u + 4096u)
-static inline void flow_stream_widen(struct flow_stream *st)
-{
-	st->wide = 1;
-}
 
 /*
  * How far an analyzer whose cursor is at `from` (normally st->consumed) may

@@ -1604,11 +1604,10 @@ static void test_module_tcp_long(void)
  * DNS over TCP past stream_max in one message: a response of ~60 KB (240
  * TXT records, as a zone transfer or a tunnel's downstream sends), in
  * segments of 1400 bytes, then a small one, then one of the largest size
- * (65535 bytes) sent in one 64 KiB segment after a partial one. The
- * analyzer widens the direction's window (flow_stream_widen) when it reads
- * the length, so each message comes whole, not cut at 16 KiB as before, and
- * the connection goes on after it; the buffer never exceeds
- * FLOW_STREAM_WIDE. A query of the usual size leaves the window as it is.
+ * (65535 bytes) sent in one 64 KiB segment after a partial one. A DNS
+ * port's window is wide (FLOW_STREAM_WIDE) from the first byte, so each
+ * message comes whole, not cut at 16 KiB as before, and the connection
+ * goes on after it; the buffer never exceeds FLOW_STREAM_WIDE.
  */
 static void test_module_tcp_wide(void)
 {
