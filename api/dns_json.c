@@ -101,64 +101,6 @@ const char *dns_opcode_str(unsigned opcode, char *buf, size_t cap)
 	return lookup(opcodes, NELEM(opcodes), opcode, "OPCODE", buf, cap);
 }
 
-/* ---- record fields -------------------------------------------------------- */
-
-#define MAX_FIELDS 16
-
-struct fields {
-	const char *s[MAX_FIELDS];
-	size_t n[MAX_FIELDS];
-	int count;
-};
-
-static void split_fields(const char *rec, size_t len, struct fields *f)
-{
-	const char *piece;
-	size_t plen;
-
-	f->count = 0;
-	while (f->count < MAX_FIELDS && rec_split(&rec, &len, REC_US, &piece, &plen)) {
-		f->s[f->count] = piece;
-		f->n[f->count] = plen;
-		f->count++;
-	}
-}
-
-/* Field i, or "" when the record is shorter. */
-static const char *fstr(const struct fields *f, int i, size_t *n)
-{
-	if (i >= f->count) {
-		*n = 0;
-		return "";
-	}
-	*n = f->n[i];
-	return f->s[i];
-}
-
-static int feq(const struct fields *f, int i, const char *lit)
-{
-	size_t n;
-	const char *s = fstr(f, i, &n);
-	return n == strlen(lit) && memcmp(s, lit, n) == 0;
-}
-
-/* Field i as a decimal number; -1 when empty or not a number. */
-static long long fnum(const struct fields *f, int i)
-{
-	size_t n;
-	const char *s = fstr(f, i, &n);
-	long long v = 0;
-
-	if (n == 0 || n > 10)
-		return -1;
-	for (size_t k = 0; k < n; k++) {
-		if (s[k] < '0' || s[k] > '9')
-			return -1;
-		v = v * 10 + (s[k] - '0');
-	}
-	return v;
-}
-
 /* ---- jansson helpers: each returns -1 on failure, 0 on success ------------ */
 
 static int set(json_t *o, const char *key, json_t *v)
@@ -166,10 +108,10 @@ static int set(json_t *o, const char *key, json_t *v)
 	return json_object_set_new(o, key, v) ? -1 : 0; /* steals v, NULL fails */
 }
 
-static int set_field(json_t *o, const char *key, const struct fields *f, int i)
+static int set_field(json_t *o, const char *key, const struct rec_fields *f, int i)
 {
 	size_t n;
-	const char *s = fstr(f, i, &n);
+	const char *s = rec_fields_str(f, i, &n);
 	return set(o, key, json_stringn(s, n));
 }
 
@@ -218,12 +160,12 @@ static int set_mnemonic(json_t *o, const char *key, const char *(*fn)(unsigned, 
 }
 
 /* One RR record: "AN"|"NS"|"AR", name, type, class, ttl, data. */
-static json_t *rr_json(const struct fields *f)
+static json_t *rr_json(const struct rec_fields *f)
 {
 	json_t *rr = json_object();
-	long long type = fnum(f, 2), cls = fnum(f, 3);
+	long long type = rec_fields_num(f, 2), cls = rec_fields_num(f, 3);
 	size_t n;
-	const char *data = fstr(f, 5, &n);
+	const char *data = rec_fields_str(f, 5, &n);
 	int err = 0;
 
 	if (!rr)
@@ -232,7 +174,7 @@ static json_t *rr_json(const struct fields *f)
 	err |= set_mnemonic(rr, "type", dns_type_str, type);
 	if (cls != 1)
 		err |= set_mnemonic(rr, "class", dns_class_str, cls);
-	err |= set_num(rr, "ttl", fnum(f, 4));
+	err |= set_num(rr, "ttl", rec_fields_num(f, 4));
 	/* TXT/SPF: a list; unless it did not parse and came out as "\# ..." */
 	if ((type == 16 || type == 99) && !(n >= 2 && data[0] == '\\' && data[1] == '#'))
 		err |= set(rr, "data", list_array(data, n, REC_GS, 1));
@@ -249,7 +191,7 @@ int dns_info_json(json_t *dns, const char *info, size_t len, int obs_kind)
 {
 	const char *rec;
 	size_t rlen;
-	struct fields h, f;
+	struct rec_fields h, f;
 	json_t *flags = NULL, *questions = NULL, *secs[3] = {NULL, NULL, NULL};
 	static const char *const sec_keys[3] = {"answers", "authority", "additional"};
 	static const char *const sec_tags[3] = {"AN", "NS", "AR"};
@@ -259,8 +201,8 @@ int dns_info_json(json_t *dns, const char *info, size_t len, int obs_kind)
 
 	if (!rec_split(&info, &len, REC_RS, &rec, &rlen))
 		return -EINVAL;
-	split_fields(rec, rlen, &h);
-	if (h.count < 9 || fnum(&h, 0) < 0)
+	rec_fields_split(&h, rec, rlen);
+	if (h.count < 9 || rec_fields_num(&h, 0) < 0)
 		return -EINVAL;
 
 	questions = json_array();
@@ -272,15 +214,15 @@ int dns_info_json(json_t *dns, const char *info, size_t len, int obs_kind)
 	}
 
 	/* header */
-	err |= set_num(dns, "id", fnum(&h, 0));
-	if (feq(&h, 1, "query") || feq(&h, 1, "response"))
+	err |= set_num(dns, "id", rec_fields_num(&h, 0));
+	if (rec_fields_is(&h, 1, "query") || rec_fields_is(&h, 1, "response"))
 		err |= set_field(dns, "qr", &h, 1);
 	else
 		err |= set(dns, "qr", json_string(obs_kind == OBS_DNS_ANSWER ? "response"
 									: "query"));
-	err |= set_mnemonic(dns, "opcode", dns_opcode_str, fnum(&h, 2));
-	err |= set_mnemonic(dns, "rcode", dns_rcode_str, fnum(&h, 3));
-	s = fstr(&h, 4, &n);
+	err |= set_mnemonic(dns, "opcode", dns_opcode_str, rec_fields_num(&h, 2));
+	err |= set_mnemonic(dns, "rcode", dns_rcode_str, rec_fields_num(&h, 3));
+	s = rec_fields_str(&h, 4, &n);
 	flags = list_array(s, n, ',', 0);
 	err |= set(dns, "flags", json_incref(flags));
 	{
@@ -292,12 +234,12 @@ int dns_info_json(json_t *dns, const char *info, size_t len, int obs_kind)
 
 	/* questions and RRs */
 	while (rec_split(&info, &len, REC_RS, &rec, &rlen)) {
-		split_fields(rec, rlen, &f);
-		if (feq(&f, 0, "CUT")) {
+		rec_fields_split(&f, rec, rlen);
+		if (rec_fields_is(&f, 0, "CUT")) {
 			cut = 1;
-		} else if (feq(&f, 0, "Q") && f.count >= 2) {
+		} else if (rec_fields_is(&f, 0, "Q") && f.count >= 2) {
 			/* type and class are empty when the message ended there */
-			long long qtype = fnum(&f, 2), qclass = fnum(&f, 3);
+			long long qtype = rec_fields_num(&f, 2), qclass = rec_fields_num(&f, 3);
 			if (nq++ == 0) {
 				err |= set_field(dns, "qname", &f, 1);
 				if (qtype >= 0)
@@ -314,7 +256,7 @@ int dns_info_json(json_t *dns, const char *info, size_t len, int obs_kind)
 			err |= append(questions, q);
 		} else {
 			for (int i = 0; i < 3; i++) {
-				if (feq(&f, 0, sec_tags[i]) && f.count >= 5) {
+				if (rec_fields_is(&f, 0, sec_tags[i]) && f.count >= 5) {
 					err |= append(secs[i], rr_json(&f));
 					break;
 				}
@@ -328,25 +270,25 @@ int dns_info_json(json_t *dns, const char *info, size_t len, int obs_kind)
 			err |= set(dns, sec_keys[i], json_incref(secs[i]));
 
 	/* EDNS */
-	if (fnum(&h, 9) >= 0) {
+	if (rec_fields_num(&h, 9) >= 0) {
 		json_t *e = json_object();
 		if (e) {
-			err |= set_num(e, "udp_size", fnum(&h, 9));
-			err |= set_num(e, "version", fnum(&h, 10));
-			err |= set(e, "do", json_boolean(fnum(&h, 11) == 1));
+			err |= set_num(e, "udp_size", rec_fields_num(&h, 9));
+			err |= set_num(e, "version", rec_fields_num(&h, 10));
+			err |= set(e, "do", json_boolean(rec_fields_num(&h, 11) == 1));
 		}
 		err |= set(dns, "edns", e);
 	}
-	s = fstr(&h, 13, &n);
+	s = rec_fields_str(&h, 13, &n);
 	if (n)
 		err |= set(dns, "malformed", json_stringn(s, n));
 	{
 		json_t *c = json_object();
 		if (c) {
-			err |= set_num(c, "qd", fnum(&h, 5));
-			err |= set_num(c, "an", fnum(&h, 6));
-			err |= set_num(c, "ns", fnum(&h, 7));
-			err |= set_num(c, "ar", fnum(&h, 8));
+			err |= set_num(c, "qd", rec_fields_num(&h, 5));
+			err |= set_num(c, "an", rec_fields_num(&h, 6));
+			err |= set_num(c, "ns", rec_fields_num(&h, 7));
+			err |= set_num(c, "ar", rec_fields_num(&h, 8));
 		}
 		err |= set(dns, "counts", c);
 	}

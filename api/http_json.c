@@ -32,63 +32,6 @@ enum {
 	RS_WHY, RS_CUT, RS_FIELDS
 };
 
-#define MAX_FIELDS 16
-
-struct fields {
-	const char *s[MAX_FIELDS];
-	size_t n[MAX_FIELDS];
-	int count;
-};
-
-/* Split a record at US. Unlike rec_split, an empty last field counts, so
- * the field count says which layout this is. */
-static void split_fields(const char *rec, size_t len, struct fields *f)
-{
-	f->count = 0;
-	for (;;) {
-		const char *us = memchr(rec, REC_US, len);
-		size_t n = us ? (size_t)(us - rec) : len;
-
-		if (f->count == MAX_FIELDS) {
-			f->count++; /* too many: no known layout */
-			return;
-		}
-		f->s[f->count] = rec;
-		f->n[f->count] = n;
-		f->count++;
-		if (!us)
-			return;
-		rec = us + 1;
-		len -= n + 1;
-	}
-}
-
-static int feq(const struct fields *f, int i, const char *lit)
-{
-	return i < f->count && i < MAX_FIELDS && f->n[i] == strlen(lit) &&
-	       memcmp(f->s[i], lit, f->n[i]) == 0;
-}
-
-static int fempty(const struct fields *f, int i)
-{
-	return i >= f->count || i >= MAX_FIELDS || f->n[i] == 0;
-}
-
-/* Field i as a decimal number; -1 when empty or not a number. */
-static long long fnum(const struct fields *f, int i)
-{
-	long long v = 0;
-
-	if (fempty(f, i) || f->n[i] > 18)
-		return -1;
-	for (size_t k = 0; k < f->n[i]; k++) {
-		if (f->s[i][k] < '0' || f->s[i][k] > '9')
-			return -1;
-		v = v * 10 + (f->s[i][k] - '0');
-	}
-	return v;
-}
-
 /* ---- jansson helpers: each returns -1 on failure, 0 on success ------------ */
 
 static int set(json_t *o, const char *key, json_t *v)
@@ -96,24 +39,36 @@ static int set(json_t *o, const char *key, json_t *v)
 	return json_object_set_new(o, key, v) ? -1 : 0; /* steals v; NULL fails */
 }
 
-static int set_field(json_t *o, const char *key, const struct fields *f, int i)
+static int set_field(json_t *o, const char *key, const struct rec_fields *f, int i)
 {
-	return set(o, key, fempty(f, i) ? json_string("") : json_stringn(f->s[i], f->n[i]));
+	return set(o, key, rec_fields_empty(f, i) ? json_string("") : json_stringn(f->s[i], f->n[i]));
 }
 
 /* Only when the field is not empty. */
-static int set_present(json_t *o, const char *key, const struct fields *f, int i)
+static int set_present(json_t *o, const char *key, const struct rec_fields *f, int i)
 {
-	return fempty(f, i) ? 0 : set_field(o, key, f, i);
+	return rec_fields_empty(f, i) ? 0 : set_field(o, key, f, i);
 }
 
-static int set_number(json_t *o, const char *key, const struct fields *f, int i)
+/* A number of up to 18 digits (a Content-Length is 64-bit); left out when
+ * the field is empty or not one. */
+static int set_number(json_t *o, const char *key, const struct rec_fields *f, int i)
 {
-	long long v = fnum(f, i);
-	return v < 0 ? 0 : set(o, key, json_integer(v));
+	size_t n;
+	const char *s = rec_fields_str(f, i, &n);
+	long long v = 0;
+
+	if (n == 0 || n > 18)
+		return 0;
+	for (size_t k = 0; k < n; k++) {
+		if (s[k] < '0' || s[k] > '9')
+			return 0;
+		v = v * 10 + (s[k] - '0');
+	}
+	return set(o, key, json_integer(v));
 }
 
-static int request_json(json_t *http, const struct fields *f)
+static int request_json(json_t *http, const struct rec_fields *f)
 {
 	static const struct {
 		int field;
@@ -131,7 +86,8 @@ static int request_json(json_t *http, const struct fields *f)
 	/* A request without a Host header has "host": null (HTTP/1.0,
 	 * CONNECT without Host), as tshark and Zeek show it; one with an empty
 	 * Host field (RFC 9110 7.2: a target without an authority) has "". */
-	int host_sent = !fempty(f, RQ_HOST) || (f->count == RQ_FIELDS && feq(f, RQ_HOST_SET, "1"));
+	int host_sent = !rec_fields_empty(f, RQ_HOST) ||
+			(f->count == RQ_FIELDS && rec_fields_is(f, RQ_HOST_SET, "1"));
 	err |= set(http, "host", host_sent ? json_stringn(f->s[RQ_HOST], f->n[RQ_HOST]) : json_null());
 	err |= set_field(http, "uri", f, RQ_URI);
 	err |= set_field(http, "version", f, RQ_VERSION);
@@ -140,7 +96,7 @@ static int request_json(json_t *http, const struct fields *f)
 	err |= set_present(http, "connection", f, RQ_CONNECTION);
 	err |= set_number(http, "content_length", f, RQ_CONTENT_LENGTH);
 	for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++) {
-		if (fempty(f, meta[i].field))
+		if (rec_fields_empty(f, meta[i].field))
 			continue;
 		if (!names) {
 			names = json_array();
@@ -154,12 +110,12 @@ static int request_json(json_t *http, const struct fields *f)
 		err |= set(http, "metadata_headers", names);
 	err |= set_present(http, "metadata_token_ttl", f, RQ_AWS_TTL);
 	err |= set_present(http, "malformed", f, RQ_WHY);
-	if (feq(f, RQ_CUT, "1"))
+	if (rec_fields_is(f, RQ_CUT, "1"))
 		err |= set(http, "detail_cut", json_true());
 	return err;
 }
 
-static int response_json(json_t *http, const struct fields *f)
+static int response_json(json_t *http, const struct rec_fields *f)
 {
 	int err = 0;
 
@@ -171,7 +127,7 @@ static int response_json(json_t *http, const struct fields *f)
 	err |= set_present(http, "connection", f, RS_CONNECTION);
 	err |= set_present(http, "server", f, RS_SERVER);
 	err |= set_present(http, "location", f, RS_LOCATION);
-	if (!fempty(f, RS_REQ_METHOD)) {
+	if (!rec_fields_empty(f, RS_REQ_METHOD)) {
 		json_t *rq = json_object();
 		if (!rq)
 			return -1;
@@ -181,7 +137,7 @@ static int response_json(json_t *http, const struct fields *f)
 		err |= set(http, "request", rq);
 	}
 	err |= set_present(http, "malformed", f, RS_WHY);
-	if (feq(f, RS_CUT, "1"))
+	if (rec_fields_is(f, RS_CUT, "1"))
 		err |= set(http, "detail_cut", json_true());
 	return err;
 }
@@ -190,15 +146,15 @@ int http_info_json(json_t *http, const char *info, size_t len, int obs_kind)
 {
 	const char *rec;
 	size_t rlen;
-	struct fields f;
+	struct rec_fields f;
 
 	if (!info || !rec_split(&info, &len, REC_RS, &rec, &rlen))
 		return -EINVAL;
-	split_fields(rec, rlen, &f);
-	if (obs_kind == OBS_HTTP_REQUEST && feq(&f, RQ_TAG, "req") &&
+	rec_fields_split(&f, rec, rlen);
+	if (obs_kind == OBS_HTTP_REQUEST && rec_fields_is(&f, RQ_TAG, "req") &&
 	    (f.count == RQ_FIELDS || f.count == RQ_FIELDS_OLD))
 		return request_json(http, &f) ? -ENOMEM : 0;
-	if (obs_kind == OBS_HTTP_RESPONSE && feq(&f, RS_TAG, "resp") && f.count == RS_FIELDS)
+	if (obs_kind == OBS_HTTP_RESPONSE && rec_fields_is(&f, RS_TAG, "resp") && f.count == RS_FIELDS)
 		return response_json(http, &f) ? -ENOMEM : 0;
 	return -EINVAL;
 }

@@ -16,60 +16,11 @@
 #include "../sensor/record.h"
 #include "event_json.h"
 
-#define MAX_FIELDS 20
-
 /* Record fields (analyzers/icmp.h). */
 enum {
 	F_V, F_TYPE, F_CODE, F_NAME, F_ID, F_SEQ, F_PLEN, F_ENTROPY, F_QPROTO, F_QSRC,
 	F_QSPORT, F_QDST, F_QDPORT, F_MATCHED, F_REASON, F_TRUNC, F_QID, F_MTU
 };
-
-struct fields {
-	const char *s[MAX_FIELDS];
-	size_t n[MAX_FIELDS];
-	int count;
-};
-
-static void split_fields(const char *rec, size_t len, struct fields *f)
-{
-	const char *piece;
-	size_t plen;
-
-	f->count = 0;
-	while (f->count < MAX_FIELDS && rec_split(&rec, &len, REC_US, &piece, &plen)) {
-		f->s[f->count] = piece;
-		f->n[f->count] = plen;
-		f->count++;
-	}
-}
-
-/* Field i, or "" when the record is shorter. */
-static const char *fstr(const struct fields *f, int i, size_t *n)
-{
-	if (i >= f->count) {
-		*n = 0;
-		return "";
-	}
-	*n = f->n[i];
-	return f->s[i];
-}
-
-/* Field i as a decimal number; -1 when empty or not a number. */
-static long long fnum(const struct fields *f, int i)
-{
-	size_t n;
-	const char *s = fstr(f, i, &n);
-	long long v = 0;
-
-	if (n == 0 || n > 10)
-		return -1;
-	for (size_t k = 0; k < n; k++) {
-		if (s[k] < '0' || s[k] > '9')
-			return -1;
-		v = v * 10 + (s[k] - '0');
-	}
-	return v;
-}
 
 /* ---- jansson helpers: each returns -1 on failure, 0 on success ------------ */
 
@@ -79,17 +30,17 @@ static int set(json_t *o, const char *key, json_t *v)
 }
 
 /* Field i as an integer under key, only when it is a number. */
-static int set_opt_num(json_t *o, const char *key, const struct fields *f, int i)
+static int set_opt_num(json_t *o, const char *key, const struct rec_fields *f, int i)
 {
-	long long v = fnum(f, i);
+	long long v = rec_fields_num(f, i);
 	return v < 0 ? 0 : set(o, key, json_integer(v));
 }
 
 /* Field i as a string under key, only when non-empty. */
-static int set_opt_str(json_t *o, const char *key, const struct fields *f, int i)
+static int set_opt_str(json_t *o, const char *key, const struct rec_fields *f, int i)
 {
 	size_t n;
-	const char *s = fstr(f, i, &n);
+	const char *s = rec_fields_str(f, i, &n);
 	return n ? set(o, key, json_stringn(s, n)) : 0;
 }
 
@@ -104,7 +55,7 @@ static json_t *proto_json(long long proto)
 	return json_string(buf);
 }
 
-static json_t *quoted_json(const struct fields *f)
+static json_t *quoted_json(const struct rec_fields *f)
 {
 	json_t *q = json_object();
 	size_t n;
@@ -113,15 +64,15 @@ static json_t *quoted_json(const struct fields *f)
 
 	if (!q)
 		return NULL;
-	err |= set(q, "proto", proto_json(fnum(f, F_QPROTO)));
-	s = fstr(f, F_QSRC, &n);
+	err |= set(q, "proto", proto_json(rec_fields_num(f, F_QPROTO)));
+	s = rec_fields_str(f, F_QSRC, &n);
 	err |= set(q, "src_ip", json_stringn(s, n));
 	err |= set_opt_num(q, "src_port", f, F_QSPORT);
-	s = fstr(f, F_QDST, &n);
+	s = rec_fields_str(f, F_QDST, &n);
 	err |= set(q, "dst_ip", json_stringn(s, n));
 	err |= set_opt_num(q, "dst_port", f, F_QDPORT);
 	err |= set_opt_num(q, "id", f, F_QID);
-	err |= set(q, "flow", json_boolean(fnum(f, F_MATCHED) == 1));
+	err |= set(q, "flow", json_boolean(rec_fields_num(f, F_MATCHED) == 1));
 	if (err) {
 		json_decref(q);
 		return NULL;
@@ -133,15 +84,15 @@ int icmp_info_json(json_t *obj, const char *info, size_t len, int obs_kind)
 {
 	const char *rec;
 	size_t rlen;
-	struct fields f;
+	struct rec_fields f;
 	long long v, entropy;
 	int err = 0;
 
 	if (obs_kind != OBS_ICMP || !rec_split(&info, &len, REC_RS, &rec, &rlen))
 		return -EINVAL;
-	split_fields(rec, rlen, &f);
-	v = fnum(&f, F_V);
-	if ((v != 4 && v != 6) || fnum(&f, F_TYPE) < 0)
+	rec_fields_split(&f, rec, rlen);
+	v = rec_fields_num(&f, F_V);
+	if ((v != 4 && v != 6) || rec_fields_num(&f, F_TYPE) < 0)
 		return -EINVAL;
 
 	err |= set(obj, "v", json_integer(v));
@@ -151,14 +102,14 @@ int icmp_info_json(json_t *obj, const char *info, size_t len, int obs_kind)
 	err |= set_opt_num(obj, "id", &f, F_ID);
 	err |= set_opt_num(obj, "seq", &f, F_SEQ);
 	err |= set_opt_num(obj, "payload_len", &f, F_PLEN);
-	entropy = fnum(&f, F_ENTROPY);
+	entropy = rec_fields_num(&f, F_ENTROPY);
 	if (entropy >= 0)
 		err |= set(obj, "entropy", json_real((double)entropy / 100.0));
 	err |= set_opt_num(obj, "mtu", &f, F_MTU);
-	if (fnum(&f, F_QPROTO) >= 0)
+	if (rec_fields_num(&f, F_QPROTO) >= 0)
 		err |= set(obj, "quoted", quoted_json(&f));
 	err |= set_opt_str(obj, "malformed", &f, F_REASON);
-	if (fnum(&f, F_TRUNC) == 1)
+	if (rec_fields_num(&f, F_TRUNC) == 1)
 		err |= set(obj, "truncated", json_true());
 	return err ? -ENOMEM : 0;
 }

@@ -15,8 +15,6 @@
 #include "../analyzers/module.h"
 #include "../sensor/record.h"
 
-#define MAX_FIELDS 12
-
 /* Client record fields (analyzers/tls.h). */
 enum {
 	C_SNI, C_ALPN, C_LEGACY, C_VERSIONS, C_NCIPHERS, C_NEXTS, C_ECH, C_JA4, C_REASON,
@@ -24,12 +22,6 @@ enum {
 };
 /* Server record fields. */
 enum { S_VERSION, S_CIPHER, S_LEGACY, S_REASON, S_TRUNC, S_MIN = S_CIPHER + 1 };
-
-struct fields {
-	const char *s[MAX_FIELDS];
-	size_t n[MAX_FIELDS];
-	int count;
-};
 
 const char *tls_version_str(unsigned v, char *buf, size_t cap)
 {
@@ -49,37 +41,6 @@ const char *tls_version_str(unsigned v, char *buf, size_t cap)
 			snprintf(buf, cap, "0x%04x", v & 0xffffu);
 		return cap ? buf : "";
 	}
-}
-
-static void split_fields(const char *rec, size_t len, struct fields *f)
-{
-	const char *piece;
-	size_t plen;
-
-	f->count = 0;
-	while (f->count < MAX_FIELDS && rec_split(&rec, &len, REC_US, &piece, &plen)) {
-		f->s[f->count] = piece;
-		f->n[f->count] = plen;
-		f->count++;
-	}
-}
-
-/* Field i, or "" when the record is shorter. */
-static const char *fstr(const struct fields *f, int i, size_t *n)
-{
-	if (i >= f->count) {
-		*n = 0;
-		return "";
-	}
-	*n = f->n[i];
-	return f->s[i];
-}
-
-static int fis(const struct fields *f, int i, const char *lit)
-{
-	size_t n;
-	const char *s = fstr(f, i, &n);
-	return n == strlen(lit) && memcmp(s, lit, n) == 0;
 }
 
 /* "0xNNNN" (four hex digits) as a number; -1 otherwise. */
@@ -102,23 +63,6 @@ static long hex16(const char *s, size_t n)
 	return v;
 }
 
-/* Field i as a decimal number; -1 when empty or not a number. */
-static long long fnum(const struct fields *f, int i)
-{
-	size_t n;
-	const char *s = fstr(f, i, &n);
-	long long v = 0;
-
-	if (n == 0 || n > 10)
-		return -1;
-	for (size_t k = 0; k < n; k++) {
-		if (s[k] < '0' || s[k] > '9')
-			return -1;
-		v = v * 10 + (s[k] - '0');
-	}
-	return v;
-}
-
 /* ---- jansson helpers: each returns -1 on failure, 0 on success ------------ */
 
 static int set(json_t *o, const char *key, json_t *v)
@@ -137,10 +81,10 @@ static json_t *version_json(const char *s, size_t n)
 	return json_string(tls_version_str((unsigned)v, buf, sizeof(buf)));
 }
 
-static int set_version(json_t *o, const char *key, const struct fields *f, int i)
+static int set_version(json_t *o, const char *key, const struct rec_fields *f, int i)
 {
 	size_t n;
-	const char *s = fstr(f, i, &n);
+	const char *s = rec_fields_str(f, i, &n);
 	return set(o, key, version_json(s, n));
 }
 
@@ -168,52 +112,59 @@ static json_t *string_json(const char *s, size_t n)
 }
 
 /* "malformed" and "truncated", only when set. */
-static int set_status(json_t *o, const struct fields *f, int reason, int trunc)
+static int set_status(json_t *o, const struct rec_fields *f, int reason, int trunc)
 {
 	size_t n;
-	const char *s = fstr(f, reason, &n);
+	const char *s = rec_fields_str(f, reason, &n);
 	int err = 0;
 
 	if (n)
 		err |= set(o, "malformed", json_stringn(s, n));
-	if (fis(f, trunc, "1"))
+	if (rec_fields_is(f, trunc, "1"))
 		err |= set(o, "truncated", json_true());
 	return err;
 }
 
-static int client_json(json_t *o, const struct fields *f)
+/* A count field; 0 when it is not a number. */
+static long long count_field(const struct rec_fields *f, int i)
+{
+	long long v = rec_fields_num(f, i);
+	return v < 0 ? 0 : v;
+}
+
+static int client_json(json_t *o, const struct rec_fields *f)
 {
 	size_t n;
 	const char *s;
 	int err = 0;
 
 	err |= set(o, "hello", json_string("client"));
-	s = fstr(f, C_SNI, &n);
+	s = rec_fields_str(f, C_SNI, &n);
 	if (n)
 		err |= set(o, "sni", json_stringn(s, n));
-	s = fstr(f, C_ALPN, &n);
+	s = rec_fields_str(f, C_ALPN, &n);
 	err |= set(o, "alpn", list_array(s, n, string_json));
 	/* records written before the version field: fall back to legacy */
 	err |= set_version(o, "version", f, f->count > C_VERSION ? C_VERSION : C_LEGACY);
 	err |= set_version(o, "legacy_version", f, C_LEGACY);
-	s = fstr(f, C_VERSIONS, &n);
+	s = rec_fields_str(f, C_VERSIONS, &n);
 	if (n)
 		err |= set(o, "supported_versions", list_array(s, n, version_json));
-	err |= set(o, "ciphers", json_integer(fnum(f, C_NCIPHERS) < 0 ? 0 : fnum(f, C_NCIPHERS)));
-	err |= set(o, "extensions", json_integer(fnum(f, C_NEXTS) < 0 ? 0 : fnum(f, C_NEXTS)));
-	err |= set(o, "ech", json_boolean(fis(f, C_ECH, "1")));
-	s = fstr(f, C_JA4, &n);
+	err |= set(o, "ciphers", json_integer(count_field(f, C_NCIPHERS)));
+	err |= set(o, "extensions", json_integer(count_field(f, C_NEXTS)));
+	err |= set(o, "ech", json_boolean(rec_fields_is(f, C_ECH, "1")));
+	s = rec_fields_str(f, C_JA4, &n);
 	if (n)
 		err |= set(o, "ja4", json_stringn(s, n));
 	err |= set_status(o, f, C_REASON, C_TRUNC);
 	/* absent for TLS over TCP; "quic" for a hello from QUIC Initials */
-	s = fstr(f, C_TRANSPORT, &n);
+	s = rec_fields_str(f, C_TRANSPORT, &n);
 	if (n)
 		err |= set(o, "transport", json_stringn(s, n));
 	return err;
 }
 
-static int server_json(json_t *o, const struct fields *f)
+static int server_json(json_t *o, const struct rec_fields *f)
 {
 	size_t n;
 	const char *s;
@@ -221,7 +172,7 @@ static int server_json(json_t *o, const struct fields *f)
 
 	err |= set(o, "hello", json_string("server"));
 	err |= set_version(o, "version", f, S_VERSION);
-	s = fstr(f, S_CIPHER, &n);
+	s = rec_fields_str(f, S_CIPHER, &n);
 	err |= set(o, "cipher", json_stringn(s, n));
 	if (f->count > S_LEGACY)
 		err |= set_version(o, "legacy_version", f, S_LEGACY);
@@ -233,13 +184,13 @@ int tls_info_json(json_t *obj, const char *info, size_t len, int obs_kind)
 {
 	const char *rec;
 	size_t rlen;
-	struct fields f;
+	struct rec_fields f;
 
 	if (obs_kind != OBS_TLS_CLIENT_HELLO && obs_kind != OBS_TLS_SERVER_HELLO)
 		return -EINVAL;
 	if (!rec_split(&info, &len, REC_RS, &rec, &rlen))
 		return -EINVAL;
-	split_fields(rec, rlen, &f);
+	rec_fields_split(&f, rec, rlen);
 	if (obs_kind == OBS_TLS_CLIENT_HELLO) {
 		if (f.count < C_MIN || hex16(f.s[C_LEGACY], f.n[C_LEGACY]) < 0)
 			return -EINVAL;

@@ -53,3 +53,40 @@ int rec_split(const char **s, size_t *n, char sep, const char **out, size_t *out
 	}
 	return 1;
 }
+
+void rec_fields_split(struct rec_fields *f, const char *rec, size_t len)
+{
+	f->count = 0;
+	for (;;) {
+		const char *us = len ? memchr(rec, REC_US, len) : NULL;
+		size_t n = us ? (size_t)(us - rec) : len;
+
+		if (f->count == REC_FIELDS_MAX) {
+			f->count++; /* too many: no known layout */
+			return;
+		}
+		f->s[f->count] = rec;
+		f->n[f->count] = n;
+		f->count++;
+		if (!us)
+			return;
+		rec = us + 1;
+		len -= n + 1;
+	}
+}
+
+long long rec_fields_num(const struct rec_fields *f, int i)
+{
+	size_t n;
+	const char *s = rec_fields_str(f, i, &n);
+	long long v = 0;
+
+	if (n == 0 || n > 10)
+		return -1;
+	for (size_t k = 0; k < n; k++) {
+		if (s[k] < '0' || s[k] > '9')
+			return -1;
+		v = v * 10 + (s[k] - '0');
+	}
+	return v;
+}

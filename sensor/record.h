@@ -113,4 +113,51 @@ static inline void rec_end(struct rec *r)
  */
 int rec_split(const char **s, size_t *n, char sep, const char **out, size_t *out_len);
 
+/*
+ * Reader: one record cut into its fields at US. Every field counts, an empty
+ * last one too, so the count tells one layout from another; a record with
+ * more than REC_FIELDS_MAX fields has count REC_FIELDS_MAX + 1 (no known
+ * layout) and its first REC_FIELDS_MAX fields.
+ */
+#define REC_FIELDS_MAX 20
+
+struct rec_fields {
+	const char *s[REC_FIELDS_MAX];
+	size_t n[REC_FIELDS_MAX];
+	int count;
+};
+
+void rec_fields_split(struct rec_fields *f, const char *rec, size_t len);
+
+/* Field i, or "" (*n = 0) when the record has no field i. */
+static inline const char *rec_fields_str(const struct rec_fields *f, int i, size_t *n)
+{
+	if (i < 0 || i >= f->count || i >= REC_FIELDS_MAX) {
+		*n = 0;
+		return "";
+	}
+	*n = f->n[i];
+	return f->s[i];
+}
+
+/* Field i is empty or missing. */
+static inline int rec_fields_empty(const struct rec_fields *f, int i)
+{
+	size_t n;
+	(void)rec_fields_str(f, i, &n);
+	return n == 0;
+}
+
+/* Field i reads lit (a missing field reads ""). */
+static inline int rec_fields_is(const struct rec_fields *f, int i, const char *lit)
+{
+	size_t n;
+	const char *s = rec_fields_str(f, i, &n);
+	return n == strlen(lit) && memcmp(s, lit, n) == 0;
+}
+
+/* Field i as a decimal number of at most 10 digits (every 32-bit field);
+ * -1 when empty, not a number, or longer. */
+long long rec_fields_num(const struct rec_fields *f, int i);
+
 #endif

@@ -162,6 +162,54 @@ static void test_record(void)
 	CHECK_EQ(r.len, 7);
 }
 
+/* rec_fields_*: every field counts, an empty last one too; past the end a
+ * field reads ""; numbers of up to 10 digits. */
+static void test_record_fields(void)
+{
+	struct rec_fields f;
+	size_t n;
+	const char *s;
+	char many[64];
+
+	rec_fields_split(&f, "a\x1f\x1f" "42\x1f", 6);
+	CHECK_EQ(f.count, 4);
+	s = rec_fields_str(&f, 0, &n);
+	CHECK(n == 1 && s[0] == 'a');
+	CHECK(rec_fields_empty(&f, 1));
+	CHECK_EQ(rec_fields_num(&f, 2), 42);
+	CHECK(rec_fields_empty(&f, 3));
+	CHECK(rec_fields_is(&f, 3, ""));
+	CHECK(rec_fields_empty(&f, 4));
+	CHECK(rec_fields_empty(&f, -1));
+	CHECK(rec_fields_is(&f, 0, "a"));
+	CHECK(!rec_fields_is(&f, 0, "ab"));
+	CHECK(!rec_fields_is(&f, 2, "4"));
+	CHECK_EQ(rec_fields_num(&f, 0), -1);
+	CHECK_EQ(rec_fields_num(&f, 1), -1);
+	CHECK_EQ(rec_fields_num(&f, 9), -1);
+
+	rec_fields_split(&f, "", 0);
+	CHECK_EQ(f.count, 1);
+	CHECK(rec_fields_empty(&f, 0));
+
+	rec_fields_split(&f, "4294967295\x1f" "99999999999\x1f-1\x1f 1", 28);
+	CHECK_EQ(f.count, 4);
+	CHECK_EQ(rec_fields_num(&f, 0), 4294967295LL);
+	CHECK_EQ(rec_fields_num(&f, 1), -1);
+	CHECK_EQ(rec_fields_num(&f, 2), -1);
+	CHECK_EQ(rec_fields_num(&f, 3), -1);
+
+	/* REC_FIELDS_MAX fields are read; one more is no known layout */
+	memset(many, REC_US, sizeof(many));
+	rec_fields_split(&f, many, REC_FIELDS_MAX - 1);
+	CHECK_EQ(f.count, REC_FIELDS_MAX);
+	rec_fields_split(&f, many, REC_FIELDS_MAX);
+	CHECK_EQ(f.count, REC_FIELDS_MAX + 1);
+	CHECK(rec_fields_empty(&f, REC_FIELDS_MAX));
+	rec_fields_split(&f, many, sizeof(many));
+	CHECK_EQ(f.count, REC_FIELDS_MAX + 1);
+}
+
 static void test_duration(void)
 {
 	const uint64_t S = 1000000, MAX = 100ull * 366 * 86400 * S;
@@ -269,6 +317,7 @@ int main(void)
 	test_addr_vs_inet_ntop();
 	test_entropy();
 	test_record();
+	test_record_fields();
 	test_duration();
 	test_parse_time();
 	return check_done();
