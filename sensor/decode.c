@@ -143,6 +143,7 @@ struct frag {
 	int total_known;
 	int have_first;             /* the offset-0 fragment arrived */
 	uint8_t ttl;                /* of the offset-0 fragment */
+	uint8_t hlen;               /* IPv4: the offset-0 fragment's header length */
 	uint8_t nh;                 /* IPv6: next header of the offset-0 fragment */
 	uint8_t proto;              /* IPv4: the protocol; IPv6: the first fragment's next header */
 };
@@ -153,6 +154,7 @@ struct frag_in {
 	size_t off;
 	size_t limit;  /* offset + length may not exceed this */
 	int more;
+	uint8_t hlen;  /* IPv4: this fragment's header length (0 for IPv6) */
 	uint8_t nh;    /* IPv6: next header after the fragment header */
 	uint8_t proto; /* the datagram's protocol as far as this fragment tells */
 };
@@ -1211,10 +1213,21 @@ static void frag_drop(struct decoder *d, struct frag *f)
 	free(f);
 }
 
+/*
+ * Expire, oldest first, what began more than the timeout away from now, in
+ * either direction: a datagram begun by a lone fragment stamped far ahead
+ * (a damaged or hostile time) would otherwise stand at the head of the list
+ * until packet time caught up, and nothing behind it would expire.
+ */
+static int frag_stale(const struct decoder *d, const struct frag *f, uint64_t now)
+{
+	uint64_t age = now > f->first_ts ? now - f->first_ts : f->first_ts - now;
+	return age > d->cfg.frag_timeout_us;
+}
+
 static void frag_expire(struct decoder *d, uint64_t now)
 {
-	while (d->oldest && now > d->oldest->first_ts &&
-	       now - d->oldest->first_ts > d->cfg.frag_timeout_us) {
+	while (d->oldest && frag_stale(d, d->oldest, now)) {
 		frag_lose(d, d->oldest->key, d->oldest->proto, d->oldest);
 		frag_drop(d, d->oldest);
 		d->stats.frag_expired++;
@@ -1308,18 +1321,22 @@ static int frag_grow(struct decoder *d, struct frag *f, size_t end)
 }
 
 /* Copy the bytes of c (placed at off) that f does not have yet: the
- * earliest arrival wins. Counts overlaps. f must already hold off + len. */
+ * earliest arrival wins. Counts overlaps, and those that disagree with the
+ * bytes held (where receivers differ). f must already hold off + len. */
 static void frag_fill(struct decoder *d, struct frag *f, size_t off, struct cur *c)
 {
 	size_t i, len = cur_left(c), fresh = 0;
+	int conflict = 0;
 
 	for (i = 0; i < len; i++) {
 		size_t at = off + i;
 		uint8_t bit = (uint8_t)(1u << (at & 7));
 		uint8_t b = cur_u8(c);
 
-		if (f->have[at >> 3] & bit)
+		if (f->have[at >> 3] & bit) {
+			conflict |= f->data[at] != b;
 			continue;
+		}
 		f->have[at >> 3] |= bit;
 		f->data[at] = b;
 		fresh++;
@@ -1329,6 +1346,8 @@ static void frag_fill(struct decoder *d, struct frag *f, size_t off, struct cur 
 		d->stats.frag_overlap++;
 		if (fresh == 0)
 			d->stats.frag_duplicate++;
+		if (conflict)
+			d->stats.frag_conflict++;
 	}
 }
 
@@ -1355,7 +1374,10 @@ static enum decode_result frag_input(struct decoder *d, struct view *v, const st
 
 	if (v->missing)
 		return frag_refuse(d, fi, DECODE_TRUNCATED);
-	if (end > fi->limit || (fi->more && (n & 7)))
+	/* A fragment of no bytes is refused (Linux drops it too): it adds
+	 * nothing, and taken as the offset-0 fragment it would name the
+	 * datagram's next header or TTL for the fragments that carry it. */
+	if (n == 0 || end > fi->limit || (fi->more && (n & 7)))
 		return frag_refuse(d, fi, DECODE_MALFORMED);
 	f = frag_find(d, fi->key);
 	if (f) {
@@ -1389,11 +1411,20 @@ static enum decode_result frag_input(struct decoder *d, struct view *v, const st
 	if (fi->off == 0 && !f->have_first) {
 		f->have_first = 1;
 		f->ttl = p->ttl;
+		f->hlen = fi->hlen;
 		f->nh = fi->nh;
 	}
 	if (!f->total_known || f->got != f->total || !f->have_first) {
 		d->stats.frag_held++;
 		return DECODE_HELD;
+	}
+	/* An IPv4 datagram is at most 65,535 bytes with its first fragment's
+	 * header, whatever the header lengths of the others (as Linux counts
+	 * it): each fragment alone was only held to the shortest header. */
+	if (f->hlen + f->total > IP_MAX_LEN) {
+		frag_lose(d, f->key, f->proto, f);
+		frag_drop(d, f);
+		return tally(d, L_FRAG, DECODE_MALFORMED);
 	}
 	memcpy(d->rbuf, f->data, f->total);
 	*len = f->total;
@@ -1491,7 +1522,8 @@ static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct 
 	memcpy(fi.key + 6, p->src, 16);
 	memcpy(fi.key + 22, p->dst, 16);
 	fi.off = (size_t)(frag & 0x1fff) * 8;
-	fi.limit = IP_MAX_LEN - ihl;
+	fi.limit = IP_MAX_LEN - 20; /* and with the first one's header: frag_input */
+	fi.hlen = (uint8_t)ihl;
 	fi.more = (frag & 0x2000) != 0;
 	r = frag_input(d, &v, &fi, p, &nh, &len);
 	if (r != DECODE_OK)
@@ -1677,8 +1709,16 @@ static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct 
 	v.missing = 0;
 	v.frame = 0;
 	r = ip6_walk(&v, &nh, NULL, p);
-	if (r != DECODE_OK)
-		return tally(d, L_FRAG, r);
+	if (r != DECODE_OK) {
+		/* The reassembled datagram's extension headers are cut or lie:
+		 * handed on all the same, as the walk over the unfragmentable
+		 * part does above, so the egress policy still judges it. */
+		tally(d, L_FRAG, r);
+		p->proto = nh;
+		p->flags |= PKT_L4_BAD;
+		rest_no_payload(p, &v);
+		return DECODE_OK;
+	}
 	p->proto = nh;
 	return decode_l4(d, &v, p);
 }

@@ -60,6 +60,7 @@ struct decode_stats {
 	uint64_t frag_evicted;   /* dropped because a bound was hit */
 	uint64_t frag_overlap;   /* fragments that overlapped earlier data (dups too) */
 	uint64_t frag_duplicate; /* fragments that brought no new byte at all */
+	uint64_t frag_conflict;  /* fragments whose overlapping bytes differ from those held */
 };
 
 /* Zero in any field means its default. */

@@ -301,8 +301,13 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 		   " bytes in %.2f s (%s packets/s)\n",
 		nfiles, nfiles == 1 ? "" : "s", s->packets, left, s->bytes, elapsed, rate);
 	fprintf(f, "  decode:    %" PRIu64 " truncated, %" PRIu64 " malformed, %" PRIu64
-		   " not IP; fragments %" PRIu64 " reassembled, %" PRIu64 " expired\n",
+		   " not IP; fragments %" PRIu64 " reassembled, %" PRIu64 " expired",
 		trunc, malf, ds->not_ip, ds->frag_done, ds->frag_expired);
+	/* overlaps whose bytes disagree: what receivers reassemble
+	 * differently (docs/architecture.md, "What a bad packet does") */
+	if (ds->frag_conflict)
+		fprintf(f, ", %" PRIu64 " conflicting", ds->frag_conflict);
+	fputc('\n', f);
 	fprintf(f, "  layers:   ");
 	int any = 0;
 	for (int l = 0; l < L_COUNT; l++) {

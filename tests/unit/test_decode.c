@@ -1127,6 +1127,7 @@ static void test_frag4(void)
 	CHECK(h.p.payload[8] == 0xaa && h.p.payload[15] == 0xaa && h.p.payload[16] == 16);
 	CHECK_EQ(st->frag_overlap, 2);
 	CHECK_EQ(st->frag_duplicate, 0);
+	CHECK_EQ(st->frag_conflict, 2);
 
 	/* duplicates */
 	CHECK_EQ(frag4(&h, 6, l4, 0, 24, 1), DECODE_HELD);
@@ -1137,6 +1138,7 @@ static void test_frag4(void)
 	CHECK(is_dgram(&h, l4));
 	CHECK_EQ(st->frag_duplicate, 2);
 	CHECK_EQ(st->frag_overlap, 4);
+	CHECK_EQ(st->frag_conflict, 2); /* copies that agree are no conflict */
 
 	/* interleaved datagrams with different ids */
 	CHECK_EQ(frag4(&h, 7, l4, 0, 24, 1), DECODE_HELD);
@@ -1285,6 +1287,82 @@ static void test_frag4(void)
 	CHECK_EQ(decode_stats(h.d)->frag_evicted, 2);
 	h_fini(&h);
 
+	/* a fragment of no bytes is refused and names nothing: at offset 0
+	 * it would have set the TTL (and for IPv6 the next header) */
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+	{
+		uint8_t ip[256], f[256];
+		size_t n = mk_ip4(ip, 17, 16, 0x2000, 0, l4, 0);
+
+		ip[8] = 3; /* TTL */
+		n = mk_frame(f, DLT_EN10MB, 4, ip, n);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+		CHECK_EQ(st->malformed[L_FRAG], 1);
+		CHECK_EQ(decode_frag_pending(h.d), 0);
+		CHECK_EQ(frag4(&h, 16, l4, 0, 24, 1), DECODE_HELD);
+		CHECK_EQ(frag4_at(&h, 16, l4, 24, 0, 1), DECODE_MALFORMED);
+		CHECK_EQ(frag4(&h, 16, l4, 24, 48, 0), DECODE_OK);
+		CHECK(is_dgram(&h, l4)); /* TTL 64, not 3 */
+	}
+	h_fini(&h);
+
+	/* a lone fragment stamped a day ahead does not stop expiry: what
+	 * began more than the timeout away, either way, expires */
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+	CHECK_EQ(frag4(&h, 17, l4, 0, 24, 1), DECODE_HELD);
+	h.ts += 86400000000ull;
+	CHECK_EQ(frag4(&h, 18, l4, 0, 24, 1), DECODE_HELD);
+	h.ts -= 86400000000ull - 1000000; /* back to 1 s after datagram 17 */
+	CHECK_EQ(frag4(&h, 19, l4, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_expired, 2); /* 17: a day from 18; 18: a day ahead */
+	CHECK_EQ(decode_frag_pending(h.d), 1);
+	h.ts += 31000000;
+	CHECK_EQ(frag4(&h, 17, l4, 24, 48, 0), DECODE_HELD); /* 17 began again */
+	CHECK_EQ(st->frag_expired, 3); /* 19, 31 s old */
+	CHECK_EQ(decode_frag_pending(h.d), 1);
+	h_fini(&h);
+
+	/* 65,535 bytes with the FIRST fragment's header: a last fragment
+	 * with a longer header than the first's does not count its own */
+	{
+		static uint8_t big[65535], ip[2048], f[2048];
+		size_t total = 65535 - 20, off, n;
+
+		memset(big, 0x5a, sizeof(big));
+		mk_udp(big, 1, 2, NULL, 0);
+		put16(big + 4, (unsigned)total);
+		for (int firstopt = 0; firstopt < 2; firstopt++) {
+			h_init(&h, NULL);
+			st = decode_stats(h.d);
+			for (off = 0; off < total; off += 1480) {
+				size_t len = total - off < 1480 ? total - off : 1480;
+				int more = off + len < total;
+				/* options (40 bytes) on the first fragment, or
+				 * on the last */
+				unsigned optw = (off == 0) == (firstopt == 1) ? 10 : 0;
+				enum decode_result r;
+
+				if (!more && firstopt == 0)
+					optw = 10;
+				n = mk_frame(f, DLT_EN10MB, 4, ip,
+					     mk_ip4(ip, 17, 6, (unsigned)(off / 8) | (more ? 0x2000 : 0),
+						    optw, big + off, len));
+				r = run_full(&h, DLT_EN10MB, f, n);
+				if (more)
+					CHECK_EQ(r, DECODE_HELD);
+				else if (firstopt)
+					CHECK_EQ(r, DECODE_MALFORMED); /* 60 + 65,515 */
+				else
+					CHECK_EQ(r, DECODE_OK);
+			}
+			CHECK_EQ(st->malformed[L_FRAG], (unsigned)firstopt);
+			CHECK_EQ(decode_frag_pending(h.d), 0);
+			h_fini(&h);
+		}
+	}
+
 	/* a datagram of the largest size reassembles */
 	{
 		static uint8_t big[65535], ip[2048], f[2048];
@@ -1386,12 +1464,18 @@ static void test_frag6(void)
 	CHECK_EQ(h.p.proto, 17);
 	CHECK(payload_is(&h.p, l4 + 8, 64));
 
-	/* a fragment header inside the reassembled part is refused */
+	/* a fragment header inside the reassembled part is malformed, but the
+	 * datagram is handed on (for the egress policy) like an unfragmented
+	 * one whose extension headers lie */
 	e = mk_frag6(pl, 17, 0, 0, 1);
 	e += dgram_udp(pl + e);
 	CHECK_EQ(frag6(&h, 10, pl, 0, 40, 1, 44), DECODE_HELD);
-	CHECK_EQ(frag6(&h, 10, pl, 40, e - 40, 0, 44), DECODE_MALFORMED);
+	CHECK_EQ(frag6(&h, 10, pl, 40, e - 40, 0, 44), DECODE_OK);
 	CHECK_EQ(st->malformed[L_FRAG], 1);
+	CHECK(h.p.flags & PKT_L4_BAD);
+	CHECK(h.p.flags & PKT_REASSEMBLED);
+	CHECK_EQ(h.p.proto, 44);
+	CHECK(h.p.ipv == 6 && memcmp(h.p.dst, DST6, 16) == 0);
 
 	/* a fragment header after hop-by-hop, no destination options */
 	e = mk_opts6(pl, 44, 0);
@@ -1402,6 +1486,16 @@ static void test_frag6(void)
 	/* the unfragmentable part may differ between fragments: same datagram */
 	CHECK_EQ(frag6(&h, 20, l4, 32, 40, 0, 17), DECODE_OK);
 	CHECK(payload_is(&h.p, l4 + 8, 64));
+
+	/* a fragment of no bytes at offset 0 names no next header: the
+	 * fragments that carry the datagram do (tshark and Linux agree) */
+	e = mk_frag6(pl, 59, 0, 1, 21);
+	n = mk_frame(f, DLT_EN10MB, 6, ip, mk_ip6(ip, 44, pl, e));
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_MALFORMED);
+	CHECK_EQ(frag6(&h, 21, l4, 0, 32, 1, 17), DECODE_HELD);
+	CHECK_EQ(frag6(&h, 21, l4, 32, 40, 0, 17), DECODE_OK);
+	CHECK_EQ(h.p.proto, 17);
+	CHECK_EQ(h.p.sport, 40000);
 
 	/* missing last: expires */
 	CHECK_EQ(frag6(&h, 11, l4, 0, 32, 1, 17), DECODE_HELD);
