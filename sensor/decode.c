@@ -1351,11 +1351,15 @@ static void frag_fill(struct decoder *d, struct frag *f, size_t off, struct cur 
 	}
 }
 
-/* A fragment refused (cut, or lying): counted, and remembered as lost. */
+/* A fragment refused (cut, or lying): counted, and remembered as lost,
+ * unless its datagram is held: that one is judged whole when it completes,
+ * or as lost when it is given up, and one judgement of the same datagram
+ * is enough. */
 static enum decode_result frag_refuse(struct decoder *d, const struct frag_in *fi,
 				      enum decode_result r)
 {
-	frag_lose(d, fi->key, fi->proto, NULL);
+	if (!frag_find(d, fi->key))
+		frag_lose(d, fi->key, fi->proto, NULL);
 	return tally(d, L_FRAG, r);
 }
 

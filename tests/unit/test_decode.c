@@ -1212,6 +1212,8 @@ static void test_frag4(void)
 	CHECK_EQ(frag4(&h, 14, l4, 0, 48, 1), DECODE_OK);
 	CHECK(is_dgram(&h, l4));
 	CHECK_EQ(st->malformed[L_FRAG], 5);
+	/* refused while their datagram was held: judged with it, not lost */
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
 
 	/* a fragment cut by caplen */
 	{
