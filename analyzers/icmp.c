@@ -115,6 +115,9 @@ static int quote_l4(struct icmp_quote *q, struct cur *t)
 		v = cur_be16(t);
 		if (!t->err)
 			q->dport = v;
+		/* (a quote may end at the ports: RFC 792's 8 bytes) */
+		if (q->proto == PR_TCP && !t->err && cur_has(t, 4))
+			q->tcp_seq = cur_be32(t);
 		break;
 	case PR_ICMP:
 	case PR_ICMPV6:
@@ -287,6 +290,7 @@ static void reset(struct icmp_msg *o, int ipv, unsigned flags)
 	o->mtu = -1;
 	memset(&o->q, 0, sizeof(o->q));
 	o->q.sport = o->q.dport = o->q.qtype = o->q.id = -1;
+	o->q.tcp_seq = -1;
 	o->reason = NULL;
 	o->flags = flags & OBS_F_TRUNCATED;
 	o->qdst[0] = '\0';
@@ -393,6 +397,7 @@ struct flow *icmp_tie_flow(struct flow_table *ft, int outer_ipv, const uint8_t *
 	struct icmp_quote *q = &m->q;
 	struct flow *f;
 	uint16_t sp = 0, dp = 0;
+	int dir = 0;
 
 	q->matched = 0;
 	if (!ft || !outer_dst || !m->error || !q->present || outer_ipv != q->ipv)
@@ -416,8 +421,14 @@ struct flow *icmp_tie_flow(struct flow_table *ft, int outer_ipv, const uint8_t *
 	default:
 		break;
 	}
-	f = flow_table_find(ft, q->ipv, q->proto, q->src, sp, q->dst, dp, NULL);
+	f = flow_table_find(ft, q->ipv, q->proto, q->src, sp, q->dst, dp, &dir);
 	if (!f)
+		return NULL;
+	/* A TCP segment its sender never sent (a sequence number outside what
+	 * it sent): an error a stack drops (RFC 5927, as Linux does), which
+	 * would otherwise make an answered connection read as refused. */
+	if (q->proto == PR_TCP && q->tcp_seq >= 0 &&
+	    !flow_seq_sent(f, dir, (uint32_t)q->tcp_seq))
 		return NULL;
 	q->matched = 1;
 	if (blocks(m))

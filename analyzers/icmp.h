@@ -99,6 +99,7 @@ struct icmp_quote {
 	uint8_t ipv, proto;
 	uint8_t src[16], dst[16]; /* IPv4 uses the first 4 bytes, rest zero */
 	int32_t sport, dport;     /* TCP/UDP ports */
+	int64_t tcp_seq;          /* TCP: the quoted segment's sequence number; -1 when cut */
 	int32_t qtype;            /* quoted ICMP/ICMPv6 type */
 	int32_t id;               /* quoted echo identifier */
 	int matched;              /* icmp_tie_flow found the flow */

@@ -989,15 +989,17 @@ static enum MHD_Result h_metrics(struct req *r)
 	prom_one(m, "egresswatch_flows_active", "gauge", "Flows in the flow table.",
 		 json_integer_value(json_object_get(g, "active")));
 	prom_family(m, "egresswatch_flows_total", "counter",
-		    "Flows created, expired and evicted (table full).");
+		    "Flows created, expired and evicted (table full); RSTs ignored (ones "
+		    "the connecting stack would drop).");
 	json_object_foreach(g, key, v)
 		if (strcmp(key, "active") && json_is_integer(v))
 			prom_sample(m, "egresswatch_flows_total", "result", key, NULL, NULL,
 				    json_integer_value(v));
 	g = json_object_get(st, "fragments");
 	prom_family(m, "egresswatch_fragments_total", "counter",
-		    "IP fragments held, overlapping or duplicate; datagrams reassembled, "
-		    "expired or evicted (a bound was hit).");
+		    "IP fragments held, overlapping, duplicate or conflicting (overlapping "
+		    "with other bytes); datagrams reassembled, expired or evicted (a bound "
+		    "was hit).");
 	json_object_foreach(g, key, v)
 		if (json_is_integer(v))
 			prom_sample(m, "egresswatch_fragments_total", "result", key, NULL, NULL,

@@ -366,7 +366,8 @@ static int flow_outcome(const struct flow *f, int ended)
 		return OUT_BLOCKED;
 	if (f->state & FLOW_REPLY)
 		return OUT_ANSWERED;
-	return ended ? OUT_BLOCKED : OUT_UNKNOWN;
+	/* evicted for room: it may have been answered after */
+	return ended && !(f->state & FLOW_EVICTED) ? OUT_BLOCKED : OUT_UNKNOWN;
 }
 
 static void row_count_flow(struct row *r, int outcome, int delta)
@@ -395,7 +396,9 @@ static void flow_remember(struct alerts *t, uint32_t slot, const struct flow *f)
 	for (unsigned i = 0; i < FLOWREF_WAYS; i++)
 		if (w[i].flow_id == f->id && w[i].row_id == r->id)
 			return; /* already counted */
-	if (out != OUT_UNKNOWN) {
+	/* Only an answer is final while the flow lives: a RST or an ICMP error
+	 * may be followed by the SYN-ACK (alerts_refresh) */
+	if (out == OUT_ANSWERED) {
 		row_count_flow(r, out, 1);
 		return;
 	}
@@ -555,8 +558,11 @@ void alerts_refresh(struct alerts *t)
 {
 	if (!t)
 		return;
-	/* Settle the open flows whose state now tells (a SYN-ACK, a reply, a
-	 * RST, an ICMP error), without waiting for them to end. */
+	/* Settle the open flows that were answered (a SYN-ACK, data or any
+	 * packet back), without waiting for them to end. A refusal (a RST, an
+	 * ICMP error) waits for the flow's end, as in a replay: the answer
+	 * may still come after it (a RST or an error from a third party, or
+	 * from the initiator spoofing its peer), and an answer wins. */
 	for (uint32_t w64 = 0; t->n_refs && w64 < FLOWREF_SETS / 64; w64++) {
 		uint64_t bits = t->ref_sets[w64];
 		while (bits) {
@@ -568,7 +574,7 @@ void alerts_refresh(struct alerts *t)
 				if (!w[i].flow_id)
 					continue;
 				int out = flow_outcome(w[i].flow, 0);
-				if (out == OUT_UNKNOWN) {
+				if (out != OUT_ANSWERED) {
 					left = 1;
 					continue;
 				}

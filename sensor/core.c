@@ -187,6 +187,7 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	store_put_stat(c->store, "flows.active", (int64_t)fs->active);
 	store_put_stat(c->store, "flows.expired", (int64_t)fs->expired);
 	store_put_stat(c->store, "flows.evicted", (int64_t)fs->evicted);
+	store_put_stat(c->store, "flows.rst_ignored", (int64_t)fs->rst_ignored);
 	for (int k = 0; k < AC_COUNT; k++) {
 		snprintf(name, sizeof(name), "alerts.%s", alerts_class_name(k));
 		store_put_stat(c->store, name, (int64_t)c->stats.alerts_by_class[k]);

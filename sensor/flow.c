@@ -973,7 +973,9 @@ static struct flow *flow_create(struct flow_table *ft, const struct flow_key *k,
 	if (ft->stats.active >= ft->cfg.max_flows) {
 		int cls = oldest_class(ft, 0, 0);
 		if (cls >= 0) {
-			flow_end(ft, lru_tail(ft, cls));
+			struct flow *victim = lru_tail(ft, cls);
+			victim->state |= FLOW_EVICTED;
+			flow_end(ft, victim);
 			ft->stats.evicted++;
 		}
 	}
@@ -1065,6 +1067,28 @@ static void stream_rebase(struct flow_stream *st, uint32_t isn)
 	st->isn = isn;
 	st->isn_set = 1;
 	st->acked_set = 0;
+}
+
+/*
+ * A RST from the responder that the connecting stack would drop (RFC 9293
+ * 3.10.7.3, as Linux does): before any SYN-ACK, to a SYN the initiator sent,
+ * one without an ACK, or whose ACK is not the SYN's (ISN + 1, or past data
+ * the SYN carried). A sender that is neither end (or the initiator itself,
+ * spoofing its peer) could otherwise make an answered connection read as
+ * refused.
+ */
+static int rst_unacceptable(const struct flow *f, const struct pkt *p)
+{
+	const struct flow_stream *c = f->st;
+
+	if (!c || !(p->tcp_flags & TH_RST) || (p->tcp_flags & TH_SYN) ||
+	    (f->state & (FLOW_SYNACK | FLOW_MIDSTREAM)) || !(f->state & FLOW_SYN) || !c->isn_set)
+		return 0;
+	if (!(p->tcp_flags & TH_ACK))
+		return 1;
+	/* c->isn - c->slid is ISN + 1; the SYN's own data (Fast Open) may be
+	 * acknowledged too */
+	return (uint32_t)(p->ack - (c->isn - c->slid)) > (uint32_t)f->bytes[0];
 }
 
 static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *p, int dir)
@@ -1324,12 +1348,19 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 	size_t plen = p->payload ? p->payload_len : 0;
 	f->pkts[dir]++;
 	f->bytes[dir] += plen;
-	if (dir)
-		f->state |= FLOW_REPLY;
-	if (plen)
-		f->state |= dir ? FLOW_DATA1 : FLOW_DATA0;
-	if (p->proto == PROTO_TCP)
-		tcp_update(ft, f, p, dir);
+	if (p->proto == PROTO_TCP && dir && rst_unacceptable(f, p)) {
+		/* not an answer, nor a refusal: the connecting stack drops it */
+		ft->stats.rst_ignored++;
+	} else {
+		if (dir)
+			f->state |= FLOW_REPLY;
+		/* data on a RST is a diagnostic no stack delivers (RFC 9293
+		 * 3.5.3): not an answer */
+		if (plen && !(p->proto == PROTO_TCP && (p->tcp_flags & TH_RST)))
+			f->state |= dir ? FLOW_DATA1 : FLOW_DATA0;
+		if (p->proto == PROTO_TCP)
+			tcp_update(ft, f, p, dir);
+	}
 
 	uint8_t cls = flow_class(f);
 	if (ft->lru[cls].head != ref || f->lru_class != cls) {
@@ -1356,6 +1387,17 @@ void flow_table_prefetch(struct flow_table *ft, const struct tuple_hint *t)
 		ft->ahead_h = tuple_hash(ft, t->ipv, t->proto, t->src, t->sport, t->dst, t->dport);
 		__builtin_prefetch(&ft->slots[ft->ahead_h & ft->mask]);
 	}
+}
+
+int flow_seq_sent(const struct flow *f, int dir, uint32_t seq)
+{
+	const struct flow_stream *st = f->proto == PROTO_TCP && f->st ? &f->st[dir & 1] : NULL;
+
+	if (!st || !st->isn_set)
+		return 1;
+	/* st->isn - st->slid is ISN + 1: the SYN, then the bytes sent (all
+	 * the payload counted, retransmissions too: never too few) */
+	return (uint32_t)(seq - (st->isn - st->slid - 1)) <= 1 + (uint32_t)f->bytes[dir & 1];
 }
 
 struct flow *flow_table_find(struct flow_table *ft, uint8_t ipv, uint8_t proto,

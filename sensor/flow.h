@@ -93,6 +93,7 @@ enum flow_state_bits {
 	FLOW_DATA1 = 1u << 7,     /* payload seen from the responder */
 	FLOW_REPLY = 1u << 8,     /* any packet from the responder */
 	FLOW_MIDSTREAM = 1u << 9, /* TCP flow first seen without a SYN */
+	FLOW_EVICTED = 1u << 10,  /* ended to make room, not by its own packets or time */
 };
 
 /* Which application analyzer owns the flow's streams. */
@@ -188,6 +189,7 @@ struct flow_stats {
 	uint64_t stream_cap_bytes; /* payload bytes not kept because of stream_total_max */
 	uint64_t stream_gaps;      /* always 0: holes are skipped now (kept for old readers) */
 	uint64_t stream_holes;     /* holes skipped (capture loss), see "Holes" */
+	uint64_t rst_ignored;      /* RSTs the connecting stack would drop (no answer) */
 };
 
 struct flow_table;
@@ -297,5 +299,10 @@ static inline uint32_t flow_stream_avail(const struct flow_stream *st, uint32_t 
 
 /* Counters (borrowed; live as long as the table). */
 const struct flow_stats *flow_table_stats(const struct flow_table *ft);
+
+/* Could direction dir's sender of TCP flow f have sent a segment with
+ * sequence number seq (its SYN, or a byte it sent)? 1 when not known (no
+ * SYN seen, not TCP). */
+int flow_seq_sent(const struct flow *f, int dir, uint32_t seq);
 
 #endif

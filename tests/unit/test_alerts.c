@@ -206,6 +206,7 @@ static void test_outcome(void)
 	struct pkt r2 = r1;
 	memcpy(r2.src, s2.dst, 16);
 	r2.sport = 443, r2.dport = 40002, r2.tcp_flags = TH_RST | TH_ACK;
+	r2.ack = s2.seq + 1;
 	flow_table_update(e.ft, &r2);
 	/* never answered: blocked when the flow ends (table freed) */
 	struct pkt s3 = mkpkt(IPPROTO_TCP, 10, 3, 40003, 25, TH_SYN, T0 + 3000);
@@ -240,6 +241,39 @@ static void test_outcome(void)
 	flow_table_update(e.ft, &r6);
 	r6.tcp_flags = TH_RST | TH_ACK, r6.seq = 8, r6.payload = NULL, r6.payload_len = 0;
 	flow_table_update(e.ft, &r6);
+	/* RSTs the client's stack drops (no ACK; an ACK that is not its
+	 * SYN's), then the SYN-ACK: answered. An ICMP error is tested in
+	 * unit.icmp. */
+	struct pkt s7 = mkpkt(IPPROTO_TCP, 10, 7, 40007, 443, TH_SYN, T0 + 8000);
+	s7.seq = 1000;
+	flow_table_update(e.ft, &s7);
+	struct alert i7 = mkalert("proxy_bypass", 4, 90, &s7, "192.0.2.7:443", NULL);
+	alerts_raise(e.al, &i7, T0 + 8000);
+	struct pkt r7 = r1;
+	memcpy(r7.src, s7.dst, 16);
+	r7.sport = 443, r7.dport = 40007, r7.tcp_flags = TH_RST, r7.seq = 77;
+	flow_table_update(e.ft, &r7);
+	r7.tcp_flags = TH_RST | TH_ACK, r7.ack = 999;
+	flow_table_update(e.ft, &r7);
+	CHECK_EQ(flow_table_stats(e.ft)->rst_ignored, 2);
+	CHECK(!(s7.flow->state & (FLOW_RST | FLOW_REPLY)));
+	alerts_refresh(e.al);
+	r7.tcp_flags = TH_SYN | TH_ACK, r7.ack = 1001, r7.seq = 5000;
+	flow_table_update(e.ft, &r7);
+	/* a RST with the SYN's ACK and text in it: refused all the same
+	 * (the text is a diagnostic no stack delivers) */
+	struct pkt s8 = mkpkt(IPPROTO_TCP, 10, 8, 40008, 443, TH_SYN, T0 + 9000);
+	flow_table_update(e.ft, &s8);
+	struct alert i8 = mkalert("proxy_bypass", 4, 90, &s8, "192.0.2.8:443", NULL);
+	alerts_raise(e.al, &i8, T0 + 9000);
+	struct pkt r8 = r1;
+	static const uint8_t why[] = "connection refused by policy";
+	memcpy(r8.src, s8.dst, 16);
+	r8.sport = 443, r8.dport = 40008, r8.tcp_flags = TH_RST | TH_ACK, r8.ack = 1;
+	r8.payload = why, r8.payload_len = sizeof(why) - 1;
+	flow_table_update(e.ft, &r8);
+	CHECK(s8.flow->state & FLOW_RST);
+	CHECK(!(s8.flow->state & FLOW_DATA1));
 	/* stated by the detector: a 403 from the proxy */
 	struct pkt h = mkpkt(IPPROTO_TCP, 10, 5, 40005, 8080, TH_ACK, T0 + 5000);
 	struct alert f = mkalert("proxy_denied", 3, 80, &h, "http://x.example/", NULL);
@@ -254,12 +288,15 @@ static void test_outcome(void)
 		       "proxy_bypass|192.0.2.4:80|1|4|answered|;"
 		       "ipv6_egress|192.0.2.4:80|1|4|answered|;"
 		       "doh|192.0.2.6:853|1|3|answered|;"
+		       "proxy_bypass|192.0.2.7:443|1|4|answered|;"
+		       "proxy_bypass|192.0.2.8:443|1|4|blocked|;"
 		       "proxy_denied|http://x.example/|1|3|blocked|");
 	env_rm(&e);
 }
 
-/* Live: the outcome is settled once a second from the flows' state, before
- * they end and while packet time stands still. */
+/* Live: an answer is settled once a second from the flows' state, before
+ * they end and while packet time stands still; a refusal waits for the
+ * flow's end (an answer may follow it, and wins), as in a replay. */
 static void test_refresh(void)
 {
 	struct env e;
@@ -286,14 +323,43 @@ static void test_refresh(void)
 	memcpy(r2.src, s2.dst, 16);
 	memcpy(r2.dst, s2.src, 16);
 	r2.dport = 40002, r2.tcp_flags = TH_RST | TH_ACK;
+	r2.ack = s2.seq + 1; /* the SYN's: a RST the client takes */
 	flow_table_update(e.ft, &r2);
 	alerts_refresh(e.al);
 	store_flush(e.store);
 	rows(&e, out, sizeof(out));
-	CHECK_STR(out, "proxy_bypass|192.0.2.1:443|1|4|answered|;proxy_bypass|192.0.2.2:443|1|4|blocked|");
+	CHECK_STR(out, "proxy_bypass|192.0.2.1:443|1|4|answered|;proxy_bypass|192.0.2.2:443|1|4|unknown|");
 	env_close(&e);
 	rows(&e, out, sizeof(out));
 	CHECK_STR(out, "proxy_bypass|192.0.2.1:443|1|4|answered|;proxy_bypass|192.0.2.2:443|1|4|blocked|");
+	env_rm(&e);
+}
+
+/* A flow evicted for room (a flood of others) was not refused: its row
+ * stays "unknown", where one whose flow ended unanswered is "blocked". */
+static void test_evicted(void)
+{
+	struct env e;
+	char out[512];
+	struct flow_config cfg = {.max_flows = 2};
+
+	env_open(&e, 300, 0);
+	flow_table_free(e.ft);
+	e.ft = flow_table_new(&cfg, env_end, e.al);
+	if (!e.ft)
+		abort();
+	struct pkt s1 = mkpkt(IPPROTO_TCP, 10, 1, 40001, 443, TH_SYN, T0);
+	flow_table_update(e.ft, &s1);
+	struct alert a = mkalert("proxy_bypass", 4, 90, &s1, "192.0.2.1:443", NULL);
+	alerts_raise(e.al, &a, T0);
+	for (uint16_t port = 50000; port < 50004; port++) {
+		struct pkt x = mkpkt(IPPROTO_TCP, 10, 9, port, 8080, TH_SYN, T0 + port);
+		flow_table_update(e.ft, &x);
+	}
+	CHECK(flow_table_stats(e.ft)->evicted >= 1);
+	env_close(&e);
+	rows(&e, out, sizeof(out));
+	CHECK_STR(out, "proxy_bypass|192.0.2.1:443|1|4|unknown|");
 	env_rm(&e);
 }
 
@@ -507,6 +573,7 @@ int main(void)
 	test_evidence_cap();
 	test_outcome();
 	test_refresh();
+	test_evicted();
 	test_bound();
 	test_tick_schedule();
 	test_endless_window();

@@ -176,8 +176,10 @@ static struct flow *rig_flow(struct rig *r, int ipv, unsigned proto, const uint8
 	pkt_fill(&p, r->ts++, ipv, proto, src, dst);
 	p.sport = (uint16_t)sport;
 	p.dport = (uint16_t)dport;
-	if (proto == IPPROTO_TCP)
+	if (proto == IPPROTO_TCP) {
 		p.tcp_flags = TH_SYN;
+		p.seq = 1000; /* what the quotes below quote */
+	}
 	return flow_table_update(r->ft, &p);
 }
 
@@ -564,6 +566,20 @@ static void test_v6_errors(void)
 	rig_open(&r, 1);
 	f = rig_flow(&r, 6, IPPROTO_TCP, A6_SBX, 40001, A6_DST, 443);
 	CHECK(f != NULL);
+
+	/* quoting a sequence number the client never sent (its SYN was
+	 * 1000): an error its stack drops, so not tied to the flow */
+	v6_quote_tcp(&b, 1, 40001);
+	b.b[8 + 40 + 8 + 4] = 0x7f; /* seq 0x7f0003e8 */
+	CHECK_EQ(rig_icmp(&r, 6, A6_DST, A6_SBX, &b, 0), MOD_OK);
+	CHECK_EQ(f->state & FLOW_UNREACH, 0);
+	/* ... while a quote cut before the sequence number still ties */
+	b.n = 8 + 40 + 8 + 4;
+	CHECK_EQ(rig_icmp(&r, 6, A6_DST, A6_SBX, &b, 0), MOD_OK);
+	CHECK(f->state & FLOW_UNREACH);
+	rig_close(&r);
+	rig_open(&r, 1);
+	f = rig_flow(&r, 6, IPPROTO_TCP, A6_SBX, 40001, A6_DST, 443);
 
 	v6_quote_tcp(&b, 2, 40001);
 	CHECK_EQ(rig_icmp(&r, 6, A6_RTR, A6_SBX, &b, 0), MOD_OK);
