@@ -78,7 +78,8 @@ struct flowref {
 				  * the reference before the table frees it */
 	uint32_t slot;
 	int64_t row_id;
-	uint8_t counted;         /* counted as open in the row */
+	uint8_t as;              /* what the row counts it as: OUT_UNKNOWN (open) or
+				  * OUT_BLOCKED (refused, but an answer may follow) */
 };
 
 struct alerts {
@@ -396,8 +397,8 @@ static void flow_remember(struct alerts *t, uint32_t slot, const struct flow *f)
 	for (unsigned i = 0; i < FLOWREF_WAYS; i++)
 		if (w[i].flow_id == f->id && w[i].row_id == r->id)
 			return; /* already counted */
-	/* Only an answer is final while the flow lives: a RST or an ICMP error
-	 * may be followed by the SYN-ACK (alerts_refresh) */
+	/* An answer is final; a refusal is counted now but the flow is
+	 * still followed, since an answer after it wins (alerts_refresh) */
 	if (out == OUT_ANSWERED) {
 		row_count_flow(r, out, 1);
 		return;
@@ -419,8 +420,8 @@ static void flow_remember(struct alerts *t, uint32_t slot, const struct flow *f)
 	dst->flow = f;
 	dst->slot = slot;
 	dst->row_id = r->id;
-	dst->counted = 1;
-	row_count_flow(r, OUT_UNKNOWN, 1);
+	dst->as = (uint8_t)out;
+	row_count_flow(r, out, 1);
 }
 
 void alerts_flow_end(struct alerts *t, const struct flow *f)
@@ -440,7 +441,7 @@ void alerts_flow_end(struct alerts *t, const struct flow *f)
 		struct row *r = &t->rows[w[i].slot];
 		if (r->id == w[i].row_id) {
 			int before = row_outcome(r);
-			row_count_flow(r, OUT_UNKNOWN, -1);
+			row_count_flow(r, w[i].as, -1);
 			row_count_flow(r, flow_outcome(f, 1), 1);
 			t->due[w[i].slot] = 0; /* may close now */
 			if (row_outcome(r) != before)
@@ -558,11 +559,11 @@ void alerts_refresh(struct alerts *t)
 {
 	if (!t)
 		return;
-	/* Settle the open flows that were answered (a SYN-ACK, data or any
-	 * packet back), without waiting for them to end. A refusal (a RST, an
-	 * ICMP error) waits for the flow's end, as in a replay: the answer
-	 * may still come after it (a RST or an error from a third party, or
-	 * from the initiator spoofing its peer), and an answer wins. */
+	/* Settle the open flows whose state now tells (a SYN-ACK, a reply, a
+	 * RST, an ICMP error), without waiting for them to end. An answer is
+	 * final; a refusal is shown but the flow is still followed, since an
+	 * answer after it wins (a refusal spoofed with the right numbers by
+	 * the initiator itself), as it does in a replay. */
 	for (uint32_t w64 = 0; t->n_refs && w64 < FLOWREF_SETS / 64; w64++) {
 		uint64_t bits = t->ref_sets[w64];
 		while (bits) {
@@ -574,15 +575,16 @@ void alerts_refresh(struct alerts *t)
 				if (!w[i].flow_id)
 					continue;
 				int out = flow_outcome(w[i].flow, 0);
+				struct row *r = &t->rows[w[i].slot];
+				if (out != w[i].as && r->id == w[i].row_id) {
+					row_count_flow(r, w[i].as, -1);
+					row_count_flow(r, out, 1);
+					row_changed(t, w[i].slot);
+				}
+				w[i].as = (uint8_t)out;
 				if (out != OUT_ANSWERED) {
 					left = 1;
 					continue;
-				}
-				struct row *r = &t->rows[w[i].slot];
-				if (r->id == w[i].row_id) {
-					row_count_flow(r, OUT_UNKNOWN, -1);
-					row_count_flow(r, out, 1);
-					row_changed(t, w[i].slot);
 				}
 				memset(&w[i], 0, sizeof(w[i]));
 				t->n_refs--;
