@@ -55,6 +55,7 @@ struct capture {
 	uint8_t fhdr[24];
 	int have_fhdr;       /* fhdr holds the 24 bytes */
 	int seekable;        /* a plain regular file: damage can be searched past */
+	int live;            /* an interface, not a file */
 	int64_t last_sec;    /* the last record's time (seconds), for plausibility */
 	unsigned skips;      /* damaged places skipped, and their bytes */
 	uint64_t skipped;
@@ -225,6 +226,7 @@ struct capture *capture_open_live(const char *iface, const struct capture_live_o
 		snprintf(err, errlen, "%s: out of memory", iface);
 		return NULL;
 	}
+	c->live = 1;
 	c->pcap = pcap_create(iface, perr);
 	if (!c->pcap) {
 		snprintf(err, errlen, "%s: %s", iface, perr);
@@ -532,6 +534,14 @@ static enum capture_rc damaged(struct capture *c, const char *why)
 	return skipped(c, why, from, to, "record");
 }
 
+/* A record's seconds. A file's are 32 bits unsigned (to 2106), which
+ * libpcap reads as signed: a time after 2038-01-19 comes back negative, and
+ * is its uint32. A live capture's time_t is as the kernel gave it. */
+static int64_t rec_sec(const struct capture *c, const struct pcap_pkthdr *h)
+{
+	return c->live ? (int64_t)h->ts.tv_sec : (int64_t)(uint32_t)h->ts.tv_sec;
+}
+
 enum capture_rc capture_next(struct capture *c, struct capture_pkt *out)
 {
 	struct pcap_pkthdr *h;
@@ -565,9 +575,9 @@ again:;
 				return rc;
 			}
 		}
-		c->last_sec = (int64_t)h->ts.tv_sec;
+		c->last_sec = rec_sec(c, h);
 		c->count++;
-		out->ts_us = (uint64_t)h->ts.tv_sec * 1000000u + (uint64_t)h->ts.tv_usec;
+		out->ts_us = (uint64_t)c->last_sec * 1000000u + (uint64_t)h->ts.tv_usec;
 		out->caplen = h->caplen;
 		out->wirelen = h->len;
 		out->dlt = c->dlt;

@@ -18,6 +18,8 @@ what should have survived:
   a stray record header inserted between two records: the whole file;
 - the last record's length overwritten: the file without it, and the old
   message (nothing after it to read on from);
+- a record's length overwritten in a capture of 2060 (its seconds past
+  2^31): the file without that record;
 - pcapng: a packet block's length overwritten (the file without that
   block), random bytes of an odd count and zero bytes inserted between two
   blocks (the whole file);
@@ -188,6 +190,23 @@ def main(argv):
                    r"(snaplen of \d+|maximum of \d+) after packet %d; the packets before it are "
                    r"kept$" % (re.escape(d), n - 1)])
             ncase += 1
+
+        # After 2038 (the 32-bit seconds past 2^31, which libpcap reads as
+        # negative): the records found after damage are near the last good
+        # one's time all the same.
+        path = os.path.join(pcaps, "demo.pcap")
+        with open(path, "rb") as f:
+            cap = pcapfile.read(f.read(), "damage.py")
+        late = [struct.pack("<I", struct.unpack("<I", r[:4])[0] + (1 << 30)) + r[4:]
+                for r in cap.raw]
+        offs, k = offsets(cap), len(late) // 2
+        d = write(tmp, "late-len.pcap",
+                  cap.head + b"".join(late[:k]) + with_caplen(late[k], 0x7fffff00) +
+                  b"".join(late[k + 1:]))
+        w = write(tmp, "late-len-want.pcap", cap.head + b"".join(late[:k] + late[k + 1:]))
+        check(ew, tmp, "demo.pcap after 2038: a length", d, [w], 1,
+              [skip_line(d, k, offs[k], offs[k + 1])])
+        ncase += 1
 
         # pcapng (read by sensor/pcapng.c): a packet block's length
         # overwritten (that block is lost), random bytes of an odd count and

@@ -14,7 +14,10 @@ For each classic pcap file given (and each *.pcap file of a DIR), this writes it
   - the classic pcap given on standard input (-), as a pipe;
 replays each into a fresh database, and compares `events --json` and
 `alerts --json` with those of the original file: they must be the same
-bytes, since only the container changed. Exit 0 when every variant of every
+bytes, since only the container changed. And the packets moved 2^30 s
+later (to 2060: the 32-bit seconds of a pcap record past 2^31, which
+libpcap reads as negative) replay the same as a classic pcap as they do as
+pcapng, whose times are 64 bits. Exit 0 when every variant of every
 file agrees, 1 (naming the file and the variant, with a diff) otherwise, 2
 on a usage error or a failed command.
 """
@@ -69,6 +72,15 @@ def pcapng(linktype, snaplen, pkts, e, tsresol, tsoffset, extras):
         out += block(e, 5, struct.pack(e + "III", 0, 0, 0) + option(e, 4, struct.pack(e + "Q", 0))
                      + end_opt)
     return out
+
+
+def pcap_le(linktype, snaplen, pkts, shift):
+    """A little-endian microsecond pcap file of pkts, their times shift s later."""
+    out = [struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, snaplen, linktype)]
+    for ts_us, caplen, wirelen, data in pkts:
+        sec = ts_us // 1000000 + shift
+        out.append(struct.pack("<IIII", sec, ts_us % 1000000, caplen, wirelen) + data)
+    return b"".join(out)
 
 
 def run(cmd, stdin=None):
@@ -129,6 +141,26 @@ def main(argv):
                     f.write(data)
                 results.append((name, replay(ew, tmp, name, path)))
             results.append(("stdin", replay(ew, tmp, "stdin", None, stdin_path=pcap)))
+            # After 2038: the classic pcap as its pcapng twin
+            late = [(ts + (1 << 30) * 1000000, c, w, d) for ts, c, w, d in pkts]
+            late_ng = os.path.join(tmp, "late.pcapng")
+            late_pcap = os.path.join(tmp, "late.pcap")
+            with open(late_ng, "wb") as f:
+                f.write(pcapng(linktype, snaplen, late, "<", 9, 0, False))
+            with open(late_pcap, "wb") as f:
+                f.write(pcap_le(linktype, snaplen, pkts, 1 << 30))
+            late_want = replay(ew, tmp, "late-ng", late_ng)
+            if b'"ts":"2060-' not in late_want and b'"ts":"2061-' not in late_want:
+                sys.exit("formats.py: %s moved to 2060 gives no events of 2060" % pcap)
+            checked += 1
+            late_got = replay(ew, tmp, "late-pcap", late_pcap)
+            if late_got != late_want:
+                failed += 1
+                print("FAIL: %s moved to 2060 replays differently as pcap and as pcapng:" % pcap)
+                sys.stdout.writelines(list(difflib.unified_diff(
+                    late_want.decode(errors="replace").splitlines(True),
+                    late_got.decode(errors="replace").splitlines(True),
+                    "pcapng", "pcap", n=1))[:40])
             for name, got in results:
                 checked += 1
                 if got != want:
