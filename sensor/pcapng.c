@@ -5,7 +5,8 @@
  * the section's byte order, which an SHB sets from its byte-order magic),
  * then the rest of it into one buffer, read through a cursor. A stream that
  * ends between blocks has ended; one that ends inside a block, or whose
- * lengths lie, is damaged there.
+ * lengths lie (out of bounds, or not the same at both ends), is damaged
+ * there.
  */
 #include "pcapng.h"
 
@@ -133,6 +134,15 @@ static int read_block(struct pcapng *g, uint32_t *type, struct cur *body, char *
 	if (got < len - have) {
 		snprintf(err, errlen, "truncated pcapng block: %u bytes declared, %zu read", len,
 			 have + got);
+		return -1;
+	}
+	/* the length again at the block's end: where the two differ, one of
+	 * them lies, and the block may hold the next ones (or be cut) */
+	c = cur_init(g->buf + len - 4, 4);
+	uint32_t trail = rd32(&c, g->be);
+	if (trail != len) {
+		snprintf(err, errlen, "block of type 0x%08x with a length of %u at its start and %u "
+			 "at its end", *type, len, trail);
 		return -1;
 	}
 	*body = cur_init(g->buf + 8, len - 12);

@@ -20,7 +20,8 @@ what should have survived:
   message (nothing after it to read on from);
 - a record's length overwritten in a capture of 2060 (its seconds past
   2^31): the file without that record;
-- pcapng: a packet block's length overwritten (the file without that
+- pcapng: a packet block's length overwritten, at its start (one that
+  takes the next block in too) or at its end (the file without that
   block), random bytes of an odd count and zero bytes inserted between two
   blocks (the whole file);
 - two captures joined with cat, as a file, through a pipe and gzipped: the
@@ -235,6 +236,24 @@ def main(argv):
                    r"\(want 12\.\.\d+, a multiple of 4\) after packet %d; skipped %d bytes "
                    r"\(%d to %d\) to the next whole block$"
                    % (re.escape(d), npk, len(blocks[k]), offs[k], offs[k + 1])])
+            # The length at a block's end not the one at its start: a
+            # leading length that takes the next block in too (which was
+            # read as one block, its packet lost without a word), and a
+            # trailer overwritten. Block k is lost, the next one read.
+            n2 = len(blocks[k]) + len(blocks[k + 1])
+            for kind, bad, lead, trail in (
+                    ("swallow", blocks[k][:4] + struct.pack("<I", n2) + blocks[k][8:], n2,
+                     len(blocks[k + 1])),
+                    ("trailer", blocks[k][:-4] + struct.pack("<I", len(blocks[k]) + 4),
+                     len(blocks[k]), len(blocks[k]) + 4)):
+                d = write(tmp, "%s-%s.pcapng" % (stem, kind),
+                          b"".join(blocks[:k]) + bad + b"".join(blocks[k + 1:]))
+                check(ew, tmp, "%s: a block's lengths differ (%s)" % (fx, kind), d, [w], 1,
+                      [r"^egresswatch replay: %s: block of type 0x00000006 with a length of %d "
+                       r"at its start and %d at its end after packet %d; skipped %d bytes "
+                       r"\(%d to %d\) to the next whole block$"
+                       % (re.escape(d), lead, trail, npk, len(blocks[k]), offs[k], offs[k + 1])])
+                ncase += 1
             for kind, junk in (("random", bytes(rng.randrange(256) for _ in range(3001))),
                                ("zeros", bytes(7000))):
                 d = write(tmp, "%s-%s.pcapng" % (stem, kind),

@@ -486,6 +486,28 @@ static void test_lies(void)
 		expect_damage(&w, "bad length", 1);
 		free(w.b);
 	}
+	/* the length at a block's end not the one at its start: a trailer
+	 * overwritten, or a leading length that takes the next block in too
+	 * (its packet would be lost without a word) */
+	w = (struct w){0};
+	shb(&w, 0);
+	idb(&w, 1, 0, -1, 0);
+	epb(&w, 0, 1, d, 4, 4);
+	epb(&w, 0, 2, d, 4, 4);
+	w.b[w.n - 4] = 200;
+	expect_damage(&w, "block of type 0x00000006 with a length of 44 at its start and 200 at "
+			  "its end", 1);
+	free(w.b);
+	w = (struct w){0};
+	shb(&w, 0);
+	idb(&w, 1, 0, -1, 0);
+	epb(&w, 0, 1, d, 4, 4);
+	size_t second = w.n;
+	epb(&w, 0, 2, d, 4, 4);
+	epb(&w, 0, 3, d, 4, 4);
+	w.b[second + 4] = 88;
+	expect_damage(&w, "a length of 88 at its start and 44 at its end", 1);
+	free(w.b);
 	/* an interface that is not there (in a new section, the old ones are
 	 * gone) */
 	w = (struct w){0};
