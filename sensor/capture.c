@@ -304,7 +304,9 @@ again:;
 		out->data = p.data;
 		return CAP_PACKET;
 	}
-	if (r == 0)
+	/* a clean end; but not where the decompressor (or the pipe's read)
+	 * failed, though the failure came at a block boundary */
+	if (r == 0 && !(c->in && instream_error(c->in)[0]))
 		return CAP_EOF;
 	if (c->in && instream_error(c->in)[0]) /* what the decompressor met */
 		snprintf(why, sizeof(why), "%s", instream_error(c->in));

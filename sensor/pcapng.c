@@ -85,8 +85,14 @@ static int read_block(struct pcapng *g, uint32_t *type, struct cur *body, char *
 
 	g->blk = g->off;
 	got = read_n(g, h, 8);
-	if (got == 0)
+	if (got == 0 && !ferror(g->f))
 		return 0;
+	if (got == 0) {
+		/* a read that failed (a decompressor's error, EIO) at a block
+		 * boundary: not the stream's end */
+		snprintf(err, errlen, "the stream could not be read on");
+		return -1;
+	}
 	if (got < 8) {
 		snprintf(err, errlen, "truncated pcapng block header (%zu of 8 bytes)", got);
 		return -1;

@@ -23,7 +23,8 @@ what should have survived:
 - pcapng: a packet block's length overwritten, at its start (one that
   takes the next block in too) or at its end (the file without that
   block), random bytes of an odd count and zero bytes inserted between two
-  blocks (the whole file);
+  blocks (the whole file); gzipped, its trailer cut or its CRC wrong (every
+  packet, and the damage said: exit 1);
 - two captures joined with cat, as a file, through a pipe and gzipped: the
   two files replayed one after the other; a pcap and a pcapng file joined:
   the same (the pcapng reader takes over at the section header); joined
@@ -114,6 +115,18 @@ def big_endian(data):
     for ts, caplen, wirelen, frame in cap.packets:
         out.append(struct.pack(">IIII", ts // 1000000, ts % 1000000, caplen, wirelen) + frame)
     return b"".join(out)
+
+
+def packet_blocks(data):
+    """The packet blocks of a pcapng file, whose sections may be of either byte order."""
+    n, o, e = 0, 0, "<"
+    while o < len(data):
+        if data[o:o + 4] == b"\x0a\x0d\x0d\x0a":
+            e = "<" if data[o + 8:o + 12] == b"\x4d\x3c\x2b\x1a" else ">"
+        btype, ln = struct.unpack(e + "II", data[o:o + 8])
+        n += btype in (2, 3, 6)
+        o += ln
+    return n
 
 
 def offsets(cap):
@@ -253,6 +266,20 @@ def main(argv):
                        r"at its start and %d at its end after packet %d; skipped %d bytes "
                        r"\(%d to %d\) to the next whole block$"
                        % (re.escape(d), lead, trail, npk, len(blocks[k]), offs[k], offs[k + 1])])
+                ncase += 1
+            # Compressed, damaged after the last whole block (the gzip
+            # trailer cut, its CRC wrong): every packet, but damaged (exit 1),
+            # as a classic pcap says; it was a clean end.
+            gz = gzip.compress(data, mtime=0)
+            nall = packet_blocks(data)
+            for kind, bad, why in (("cut", gz[:-4],
+                                    r"the file ends inside a member \(cut short\?\)"),
+                                   ("crc", gz[:-8] + bytes([gz[-8] ^ 0xff]) + gz[-7:],
+                                    "incorrect data check")):
+                d = write(tmp, "%s-%s.pcapng.gz" % (stem, kind), bad)
+                check(ew, tmp, "%s: gzip %s after the last block" % (fx, kind), d, [path], 1,
+                      [r"^egresswatch replay: %s: gzip: %s after packet %d; the packets before "
+                       r"it are kept$" % (re.escape(d), why, nall)])
                 ncase += 1
             for kind, junk in (("random", bytes(rng.randrange(256) for _ in range(3001))),
                                ("zeros", bytes(7000))):
