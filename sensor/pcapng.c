@@ -51,6 +51,8 @@ struct pcapng {
 	uint64_t last_ts; /* for Simple Packet Blocks, which have none */
 	uint64_t off;     /* bytes of the stream read so far (pre included) */
 	uint64_t blk;     /* where the block read last starts */
+	int lost_section; /* a section header could not be read: what follows it
+			   * is another section, whose interfaces are not ours */
 };
 
 static size_t read_n(struct pcapng *g, uint8_t *dst, size_t n)
@@ -100,6 +102,7 @@ static int read_block(struct pcapng *g, uint32_t *type, struct cur *body, char *
 	c = cur_init(h, 8);
 	*type = rd32(&c, g->be); /* an SHB's type reads the same either way */
 	if (*type == PCAPNG_MAGIC) {
+		g->lost_section = 1; /* until on_shb has read it */
 		if ((got = read_n(g, h + 8, 4)) < 4) {
 			snprintf(err, errlen, "truncated section header block (%zu of 12 bytes)",
 				 8 + got);
@@ -164,6 +167,7 @@ static int on_shb(struct pcapng *g, struct cur *b, char *err, size_t errlen)
 		return -1;
 	}
 	g->nif = 0; /* a new section: its interfaces start over */
+	g->lost_section = 0;
 	return 0;
 }
 
@@ -480,6 +484,16 @@ int pcapng_resync(struct pcapng *g, uint64_t size, uint64_t *from, uint64_t *to)
 				return -1;
 			g->off = o;
 			*to = o;
+			/* Past a section header that could not be read, the blocks
+			 * are that section's: its interfaces start afresh (in the
+			 * byte order its header gave, when that could be read), and
+			 * its packets are never read with the last section's. (The
+			 * search above took the old ones, so the new section's first
+			 * interface, followed by a packet of it, could be found.) */
+			if (g->lost_section) {
+				g->nif = 0;
+				g->lost_section = 0;
+			}
 			return 0;
 		}
 	}

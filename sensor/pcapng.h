@@ -60,7 +60,9 @@ int pcapng_next(struct pcapng *g, struct pcapng_pkt *out, char *err, size_t errl
  * f can seek in: search past the start of the block it was reading for the
  * next place a whole block of a known type (its length given twice) is
  * followed by another or by the end, and read on from there. 0 with the
- * bytes skipped in [*from, *to); -1 when there is none (the file stops). */
+ * bytes skipped in [*from, *to); -1 when there is none (the file stops).
+ * Where the damage was a section header, what follows is that section's:
+ * its interfaces start afresh (none until its own IDBs). */
 int pcapng_resync(struct pcapng *g, uint64_t size, uint64_t *from, uint64_t *to);
 
 void pcapng_close(struct pcapng *g);

@@ -24,7 +24,8 @@ what should have survived:
   takes the next block in too) or at its end (the file without that
   block), random bytes of an odd count and zero bytes inserted between two
   blocks (the whole file); gzipped, its trailer cut or its CRC wrong (every
-  packet, and the damage said: exit 1);
+  packet, and the damage said: exit 1); a second section whose header is
+  damaged (its packets read with its own interfaces);
 - two captures joined with cat, as a file, through a pipe and gzipped: the
   two files replayed one after the other; a pcap and a pcapng file joined:
   the same (the pcapng reader takes over at the section header); joined
@@ -45,6 +46,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import formats  # noqa: E402
 import pcapfile  # noqa: E402
 
 FIXTURES = ["dns_tcp_long.pcap", "web_http.pcap", "demo.pcap", "ip_frag.pcap"]
@@ -290,6 +292,28 @@ def main(argv):
                        r"\(%d to %d\) to the next whole block$"
                        % (re.escape(d), npk, len(junk), offs[k], offs[k] + len(junk))])
             ncase += 3
+
+        # A second section whose header is damaged (an unknown version),
+        # in either byte order, its interface in nanoseconds: skipped, and
+        # the section's packets read with its own interface, not with the
+        # first section's (they were, all at 9999-12-31).
+        with open(os.path.join(pcaps, "dns_basic.pcapng"), "rb") as f:
+            first = f.read()
+        with open(os.path.join(pcaps, "web_http.pcap"), "rb") as f:
+            cap = pcapfile.read(f.read(), "damage.py")
+        npk = packet_blocks(first)
+        for e in ("<", ">"):
+            second = formats.pcapng(cap.linktype, cap.snaplen, cap.packets, e, 9, 0, False)
+            shb_len = struct.unpack(e + "I", second[4:8])[0]
+            w = write(tmp, "section%s.pcapng" % ("be" if e == ">" else "le"), second)
+            d = write(tmp, "section%s-bad.pcapng" % ("be" if e == ">" else "le"),
+                      first + second[:12] + struct.pack(e + "H", 2) + second[14:])
+            check(ew, tmp, "pcapng: a second section's header damaged (%s)" % e, d,
+                  [os.path.join(pcaps, "dns_basic.pcapng"), w], 1,
+                  [r"^egresswatch replay: %s: unsupported pcapng version 2\.0 after packet %d; "
+                   r"skipped %d bytes \(%d to %d\) to the next whole block$"
+                   % (re.escape(d), npk, shb_len, len(first), len(first) + shb_len)])
+            ncase += 1
 
         # Captures joined with cat: read on, with a warning, exit 0.
         a, b = os.path.join(pcaps, "dns_basic.pcap"), os.path.join(pcaps, "web_http.pcap")
