@@ -616,6 +616,16 @@ int capture_datalink(const struct capture *c)
 	return c->dlt;
 }
 
+size_t capture_datalinks(const struct capture *c, int *dlts, size_t max)
+{
+	if (!max)
+		return 0;
+	if (c->ng)
+		return pcapng_dlts(c->ng, dlts, max);
+	dlts[0] = c->dlt;
+	return 1;
+}
+
 const char *capture_datalink_name(const struct capture *c)
 {
 	const char *n = pcap_datalink_val_to_name(c->dlt);

@@ -9,6 +9,8 @@ For each classic pcap file given (and each *.pcap file of a DIR), this writes it
     of 1,000,000 s, the timestamps lowered by as much, behind a Section
     Header with an option, an Interface Statistics block and a Name
     Resolution block (both to skip), with a comment on every packet;
+  - pcapng whose packets are on its second interface, the first an 802.11
+    one (a link type not decoded) that no packet names;
   - that little-endian pcapng compressed with gzip, and with zstd
     (the `zstd` command, when it is there);
   - the classic pcap given on standard input (-), as a pipe;
@@ -44,10 +46,14 @@ def option(e, code, value):
     return struct.pack(e + "HH", code, len(value)) + value + b"\0" * (-len(value) % 4)
 
 
-def pcapng(linktype, snaplen, pkts, e, tsresol, tsoffset, extras):
+def pcapng(linktype, snaplen, pkts, e, tsresol, tsoffset, extras, unused=()):
+    """The packets on one interface, after an interface of each link type
+    in unused (which no packet names)."""
     end_opt = struct.pack(e + "HH", 0, 0)
     shb_opts = option(e, 4, b"formats.py") + end_opt if extras else b""
     out = block(e, 0x0A0D0D0A, struct.pack(e + "IHHq", 0x1A2B3C4D, 1, 0, -1) + shb_opts)
+    for lt in unused:
+        out += block(e, 1, struct.pack(e + "HHI", lt, 0, 0))
     opts = b""
     if tsresol is not None:
         opts += option(e, 9, bytes([tsresol]))
@@ -63,7 +69,7 @@ def pcapng(linktype, snaplen, pkts, e, tsresol, tsoffset, extras):
     units = 10 ** tsresol if tsresol is not None else 1000000
     for ts_us, caplen, wirelen, data in pkts:
         t = (ts_us - tsoffset * 1000000) * units // 1000000
-        body = struct.pack(e + "IIIII", 0, t >> 32, t & 0xffffffff, caplen, wirelen)
+        body = struct.pack(e + "IIIII", len(unused), t >> 32, t & 0xffffffff, caplen, wirelen)
         body += data + b"\0" * (-len(data) % 4)
         if extras:
             body += option(e, 1, b"packet") + end_opt
@@ -129,7 +135,11 @@ def main(argv):
                 sys.exit("formats.py: %s gives no events" % pcap)
             le = pcapng(linktype, snaplen, pkts, "<", 9, 0, False)
             be = pcapng(linktype, snaplen, pkts, ">", None, 1000000, True)
+            # the first interface 802.11 and unused: the file is not refused
+            # for it (its link type is not decoded; the second's is)
+            wifi = pcapng(linktype, snaplen, pkts, "<", None, 0, False, unused=(105,))
             variants = [("pcapng-le-ns", le), ("pcapng-be-offset", be),
+                        ("pcapng-first-if-802.11", wifi),
                         ("pcapng.gz", gzip.compress(le, mtime=0))]
             if has_zstd:
                 variants.append(("pcapng.zst", subprocess.run(

@@ -386,6 +386,7 @@ static void test_layout(void)
 
 	shb(&w, 0);
 	idb(&w, 1, 65535, -1, 0);            /* Ethernet, µs */
+	other(&w, 0x80000001u, 8);           /* systemd journal: skipped */
 	idb(&w, 101, 65535, 9, 0);           /* LINKTYPE_RAW, ns */
 	idb(&w, 113, 4, 0x80 | 20, 100);     /* SLL, 2^-20 s, +100 s, snaplen 4 */
 	epb(&w, 0, 1700000000000001ull, d, 8, 60);
@@ -419,6 +420,24 @@ static void test_layout(void)
 	CHECK_EQ(g[5].caplen, 5);
 	CHECK_EQ(g[5].wirelen, 5);
 	CHECK_EQ(g[5].first, 0x45);
+
+	/* known at open: the link types of the interfaces before the first
+	 * packet (a file need not be of its first one's alone) */
+	FILE *f = fmemopen(w.b, w.n, "rb");
+	struct pcapng *ng = f ? pcapng_open(f, NULL, 0, err, sizeof(err)) : NULL;
+	CHECK(ng != NULL);
+	if (ng) {
+		int dlts[8];
+		CHECK_EQ(pcapng_dlts(ng, dlts, 8), 3);
+		CHECK(dlts[0] == DLT_EN10MB && dlts[1] == DLT_RAW && dlts[2] == DLT_LINUX_SLL);
+		CHECK_EQ(pcapng_dlts(ng, dlts, 2), 2);
+		struct pcapng_pkt p;
+		CHECK_EQ(pcapng_next(ng, &p, err, sizeof(err)), 1);
+		CHECK_EQ(p.ts_us, 1700000000000001ull);
+		pcapng_close(ng);
+	}
+	if (f)
+		fclose(f);
 
 	/* a Simple Packet Block keeps at most the interface's snaplen */
 	struct w s = {0};
