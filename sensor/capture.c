@@ -15,9 +15,11 @@
  * keeps everything decoded before the damage and reports where it stopped.
  * A plain regular file is then searched for the next place two whole
  * records start, and read on from there (pcap_resync: only the damage is
- * lost), and a second file header met as a record (files joined with cat)
- * is read past when it is of the same kind (joined_header); a pcapng
- * section header there hands the rest of the file to pcapng.c (damaged).
+ * lost; a stream that cannot be searched reads past whole records of zero
+ * bytes alone, zero_run), and a second file header met as a record (files
+ * joined with cat) is read past when it is of the same kind
+ * (joined_header); a pcapng section header there hands the rest of the
+ * file to pcapng.c (damaged).
  * Live sources are set up with pcap_create/pcap_activate so buffer size and
  * immediate mode can be chosen before activation.
  */
@@ -59,6 +61,12 @@ struct capture {
 	int64_t last_sec;    /* the last record's time (seconds), for plausibility */
 	unsigned skips;      /* damaged places skipped, and their bytes */
 	uint64_t skipped;
+	/* a stream: what pcap_next_ex gave after a run of zero records, for
+	 * the next capture_next (h and data are libpcap's until its next call) */
+	int pend;
+	int pend_r;
+	struct pcap_pkthdr *pend_h;
+	const u_char *pend_data;
 	char err[PCAP_ERRBUF_SIZE + 256];
 };
 
@@ -544,15 +552,64 @@ static int64_t rec_sec(const struct capture *c, const struct pcap_pkthdr *h)
 	return c->live ? (int64_t)h->ts.tv_sec : (int64_t)(uint32_t)h->ts.tv_sec;
 }
 
+/* A record of nothing at the time 0: all 16 bytes zero, a zeroed stretch. */
+static int zero_rec(const struct pcap_pkthdr *h)
+{
+	return h->caplen == 0 && h->len == 0 && h->ts.tv_sec == 0 && h->ts.tv_usec == 0;
+}
+
+/*
+ * A zero record in a stream that cannot be searched (a pipe, a
+ * decompressor): it is exactly 16 bytes, so the reader is still in step
+ * after it. Read past the run of them (up to ZERO_RUN_MAX bytes a place, so
+ * an endless one still returns) and keep what ends it for the next call;
+ * the run is damage skipped (CAP_SKIPPED), or, at the stream's end, where
+ * the file stops (CAP_ERROR), as for a file.
+ */
+enum { ZERO_RUN_MAX = 1 << 20 };
+
+static enum capture_rc zero_run(struct capture *c)
+{
+	const char *why = "a record of zero bytes at the time 0";
+	uint64_t n = 16;
+
+	for (;;) {
+		c->pend_r = pcap_next_ex(c->pcap, &c->pend_h, &c->pend_data);
+		c->pend = !(c->pend_r == 1 && zero_rec(c->pend_h));
+		if (c->pend || (n += 16) >= ZERO_RUN_MAX)
+			break;
+	}
+	if (c->pend && c->pend_r == PCAP_ERROR_BREAK) {
+		c->pend = 0;
+		snprintf(c->err, sizeof(c->err), "%s: %s after packet %llu", c->name, why,
+			 (unsigned long long)c->count);
+		return CAP_ERROR;
+	}
+	c->skips++;
+	c->skipped += n;
+	snprintf(c->err, sizeof(c->err),
+		 "%s: %s after packet %llu; skipped %llu bytes to the next whole record", c->name,
+		 why, (unsigned long long)c->count, (unsigned long long)n);
+	return CAP_SKIPPED;
+}
+
 enum capture_rc capture_next(struct capture *c, struct capture_pkt *out)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
+	int r;
 
 	if (c->ng)
 		return ng_next(c, out);
-again:;
-	int r = pcap_next_ex(c->pcap, &h, &data);
+again:
+	if (c->pend) { /* what ended a run of zero records */
+		c->pend = 0;
+		r = c->pend_r;
+		h = c->pend_h;
+		data = c->pend_data;
+	} else {
+		r = pcap_next_ex(c->pcap, &h, &data);
+	}
 
 	switch (r) {
 	case 1:
@@ -568,10 +625,12 @@ again:;
 					 j == 2 ? ", of another kind" : "");
 				return CAP_JOINED;
 			}
-			/* a record of nothing at the time 0: a zeroed stretch */
-			if (h->len == 0 && h->ts.tv_sec == 0 && h->ts.tv_usec == 0 &&
-			    c->seekable) {
-				enum capture_rc rc = damaged(c, "a record of zero bytes at the time 0");
+			/* a record of nothing at the time 0: a zeroed stretch,
+			 * searched past in a file, read past in a stream */
+			if (zero_rec(h) && !c->live) {
+				enum capture_rc rc = c->seekable ?
+					damaged(c, "a record of zero bytes at the time 0") :
+					zero_run(c);
 				if (rc == CAP_SKIPPED && c->skips > CAPTURE_SKIPS_TOLD)
 					goto again; /* counted, told at the end */
 				return rc;

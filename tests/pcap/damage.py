@@ -16,6 +16,8 @@ what should have survived:
   one by one): the file without those records;
 - random bytes, zero bytes (which libpcap reads as a record of nothing) and
   a stray record header inserted between two records: the whole file;
+  zero bytes in whole records through a pipe and gzipped, between two
+  records and at the end: the whole file, the damage said;
 - the last record's length overwritten: the file without it, and the old
   message (nothing after it to read on from);
 - a record's length overwritten in a capture of 2060 (its seconds past
@@ -223,6 +225,33 @@ def main(argv):
         check(ew, tmp, "demo.pcap after 2038: a length", d, [w], 1,
               [skip_line(d, k, offs[k], offs[k + 1])])
         ncase += 1
+
+        # A zeroed stretch of whole records through a pipe or a
+        # decompressor, which cannot be searched: each record of zero bytes
+        # is 16 bytes, so the reader is still in step after them; read past
+        # in the middle (the whole file), and at the end the file stops
+        # there (the whole file), as a plain file does. (They were packets
+        # at 1970.)
+        path = os.path.join(pcaps, "demo.pcap")
+        with open(path, "rb") as f:
+            data = f.read()
+        cap = pcapfile.read(data, "damage.py")
+        at = len(cap.raw) // 2
+        zero = (r"^egresswatch replay: %s: a record of zero bytes at the time 0 after packet %d; "
+                r"%s$")
+        mid = cap.head + b"".join(cap.raw[:at]) + bytes(4096) + b"".join(cap.raw[at:])
+        tail = data + bytes(4096)
+        for how, name in (("pipe", "-"), ("gzip", "zeros.pcap.gz")):
+            for where, z, after, said in (
+                    ("middle", mid, at, r"skipped 4096 bytes to the next whole record"),
+                    ("end", tail, len(cap.raw), r"the packets before it are kept")):
+                if how == "gzip":
+                    d, stdin = write(tmp, name, gzip.compress(z, mtime=0)), None
+                else:
+                    d, stdin = name, z
+                check(ew, tmp, "demo.pcap: zeros at the %s, through %s" % (where, how), d,
+                      [path], 1, [zero % (re.escape(d), after, said)], stdin=stdin)
+                ncase += 1
 
         # pcapng (read by sensor/pcapng.c): a packet block's length
         # overwritten (that block is lost), random bytes of an odd count and
