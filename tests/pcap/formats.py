@@ -12,7 +12,8 @@ For each classic pcap file given (and each *.pcap file of a DIR), this writes it
   - pcapng whose packets are on its second interface, the first an 802.11
     one (a link type not decoded) that no packet names;
   - that little-endian pcapng compressed with gzip, and with zstd
-    (the `zstd` command, when it is there);
+    (the `zstd` command, when it is there), and that behind a skippable
+    zstd frame as pzstd writes (in a directory given as such);
   - the classic pcap given on standard input (-), as a pipe;
 replays each into a fresh database, and compares `events --json` and
 `alerts --json` with those of the original file: they must be the same
@@ -142,14 +143,21 @@ def main(argv):
                         ("pcapng-first-if-802.11", wifi),
                         ("pcapng.gz", gzip.compress(le, mtime=0))]
             if has_zstd:
-                variants.append(("pcapng.zst", subprocess.run(
-                    ["zstd", "-q", "-c"], input=le, stdout=subprocess.PIPE, check=True).stdout))
+                zst = subprocess.run(["zstd", "-q", "-c"], input=le, stdout=subprocess.PIPE,
+                                     check=True).stdout
+                variants.append(("pcapng.zst", zst))
+                # a skippable frame first, as pzstd writes; given as a
+                # directory, which must take it for a capture file
+                variants.append(("dir/pcapng.zst-skippable-first",
+                                 struct.pack("<II", 0x184D2A50, 4) + b"pzst" + zst))
             results = []
             for name, data in variants:
                 path = os.path.join(tmp, name)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, "wb") as f:
                     f.write(data)
-                results.append((name, replay(ew, tmp, name, path)))
+                results.append((name, replay(ew, tmp, name.replace("/", "-"),
+                                             os.path.dirname(path) if "/" in name else path)))
             results.append(("stdin", replay(ew, tmp, "stdin", None, stdin_path=pcap)))
             # After 2038: the classic pcap as its pcapng twin
             late = [(ts + (1 << 30) * 1000000, c, w, d) for ts, c, w, d in pkts]
