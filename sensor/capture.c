@@ -445,11 +445,21 @@ static int reopen_at(struct capture *c, uint64_t off)
 {
 	char pe[PCAP_ERRBUF_SIZE];
 	uint8_t was[sizeof(c->fhdr)];
-	FILE *f = fopen(c->name, "rb");
+	FILE *f = NULL;
 	char *buf = malloc(FILE_IOBUF);
 	pcap_t *p = NULL;
 
 	memcpy(was, c->fhdr, sizeof(was));
+	if (strcmp(c->name, "-") != 0) {
+		f = fopen(c->name, "rb");
+	} else {
+		/* stdin redirected from a file: there is no name to open, but
+		 * its descriptor (the same offset as stdin's, which is read no
+		 * more; libpcap leaves stdin open when it closes) */
+		int fd = dup(fileno(stdin));
+		if (fd >= 0 && !(f = fdopen(fd, "rb")))
+			close(fd);
+	}
 
 	if (!f || !buf || setvbuf(f, buf, _IOFBF, FILE_IOBUF) != 0 ||
 	    fseek(f, (long)off, SEEK_SET) != 0 ||

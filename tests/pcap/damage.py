@@ -32,8 +32,9 @@ what should have survived:
   two files replayed one after the other; a pcap and a pcapng file joined:
   the same (the pcapng reader takes over at the section header); joined
   with captures of another link type and byte order: the same (each header
-  opens the file again), but through a pipe it stops there (exit 1), the
-  first capture kept.
+  opens the file again; from stdin redirected from the file too, by its
+  descriptor), but through a pipe it stops there (exit 1), the first
+  capture kept.
 
 Exit 0 when every case holds, 1 naming those that do not, 2 on a usage
 error.
@@ -62,13 +63,18 @@ def fail(what):
 
 
 def replay(ew, tmp, name, files, stdin=None):
-    """(exit status, stderr, events and alerts) of a replay of files."""
+    """(exit status, stderr, events and alerts) of a replay of files; stdin
+    is bytes for a pipe, or the path of a file to redirect it from."""
     db = os.path.join(tmp, name + ".db")
     for sfx in ("", "-wal", "-shm"):
         if os.path.exists(db + sfx):
             os.unlink(db + sfx)
-    p = subprocess.run([ew, "replay", "-q", "-d", db] + files, input=stdin,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    cmd = [ew, "replay", "-q", "-d", db] + files
+    if isinstance(stdin, str):
+        with open(stdin, "rb") as f:
+            p = subprocess.run(cmd, stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    else:
+        p = subprocess.run(cmd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = b""
     if os.path.exists(db):
         for what in ("events", "alerts"):
@@ -387,12 +393,19 @@ def main(argv):
               [r"^<4>\[core\] packet time went back 4936 s, from 2026-11-29T11:22:16.168582Z "
                r"to 2026-11-29T10:00:00.000000Z: flows, detector windows and alert rows "
                r"start over$"])
+        # ... the same from stdin redirected from the file, which has no
+        # name to open again: its descriptor is
+        check(ew, tmp, "replay - < cat of other kinds", "-", [a, sll, big, a], 0,
+              [other % ("-", n) for n in (na, na + nsll, na + nsll + nb)] +
+              [r"^<4>\[core\] packet time went back 4936 s, from 2026-11-29T11:22:16.168582Z "
+               r"to 2026-11-29T10:00:00.000000Z: flows, detector windows and alert rows "
+               r"start over$"], stdin=d)
         check(ew, tmp, "cat of another link type | replay -", "-", [a], 1,
               [r"^egresswatch replay: -: a second pcap file header after packet %d, of another "
                r"byte order, time unit or link type \(files joined with cat\?\): replay the "
                r"pieces as files of their own; the packets before it are kept$" % na],
               stdin=da + dsll)
-        ncase += 5
+        ncase += 6
     if failures:
         print("damage.py: %d of %d cases failed" % (len(failures), ncase))
         return 1
