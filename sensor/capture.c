@@ -15,9 +15,11 @@
  * keeps everything decoded before the damage and reports where it stopped.
  * A plain regular file is then searched for the next place two whole
  * records start, and read on from there (pcap_resync: only the damage is
- * lost), and a second file header met as a record (files joined with cat)
- * is read past when it is of the same kind (joined_header); a pcapng
- * section header there hands the rest of the file to pcapng.c (damaged).
+ * lost; a stream that cannot be searched reads past whole records of zero
+ * bytes alone, zero_run), and a second file header met as a record (files
+ * joined with cat) is read past when it is of the same kind
+ * (joined_header); a pcapng section header there hands the rest of the
+ * file to pcapng.c (damaged).
  * Live sources are set up with pcap_create/pcap_activate so buffer size and
  * immediate mode can be chosen before activation.
  */
@@ -55,9 +57,16 @@ struct capture {
 	uint8_t fhdr[24];
 	int have_fhdr;       /* fhdr holds the 24 bytes */
 	int seekable;        /* a plain regular file: damage can be searched past */
+	int live;            /* an interface, not a file */
 	int64_t last_sec;    /* the last record's time (seconds), for plausibility */
 	unsigned skips;      /* damaged places skipped, and their bytes */
 	uint64_t skipped;
+	/* a stream: what pcap_next_ex gave after a run of zero records, for
+	 * the next capture_next (h and data are libpcap's until its next call) */
+	int pend;
+	int pend_r;
+	struct pcap_pkthdr *pend_h;
+	const u_char *pend_data;
 	char err[PCAP_ERRBUF_SIZE + 256];
 };
 
@@ -225,6 +234,7 @@ struct capture *capture_open_live(const char *iface, const struct capture_live_o
 		snprintf(err, errlen, "%s: out of memory", iface);
 		return NULL;
 	}
+	c->live = 1;
 	c->pcap = pcap_create(iface, perr);
 	if (!c->pcap) {
 		snprintf(err, errlen, "%s: %s", iface, perr);
@@ -302,7 +312,9 @@ again:;
 		out->data = p.data;
 		return CAP_PACKET;
 	}
-	if (r == 0)
+	/* a clean end; but not where the decompressor (or the pipe's read)
+	 * failed, though the failure came at a block boundary */
+	if (r == 0 && !(c->in && instream_error(c->in)[0]))
 		return CAP_EOF;
 	if (c->in && instream_error(c->in)[0]) /* what the decompressor met */
 		snprintf(why, sizeof(why), "%s", instream_error(c->in));
@@ -433,11 +445,21 @@ static int reopen_at(struct capture *c, uint64_t off)
 {
 	char pe[PCAP_ERRBUF_SIZE];
 	uint8_t was[sizeof(c->fhdr)];
-	FILE *f = fopen(c->name, "rb");
+	FILE *f = NULL;
 	char *buf = malloc(FILE_IOBUF);
 	pcap_t *p = NULL;
 
 	memcpy(was, c->fhdr, sizeof(was));
+	if (strcmp(c->name, "-") != 0) {
+		f = fopen(c->name, "rb");
+	} else {
+		/* stdin redirected from a file: there is no name to open, but
+		 * its descriptor (the same offset as stdin's, which is read no
+		 * more; libpcap leaves stdin open when it closes) */
+		int fd = dup(fileno(stdin));
+		if (fd >= 0 && !(f = fdopen(fd, "rb")))
+			close(fd);
+	}
 
 	if (!f || !buf || setvbuf(f, buf, _IOFBF, FILE_IOBUF) != 0 ||
 	    fseek(f, (long)off, SEEK_SET) != 0 ||
@@ -532,15 +554,72 @@ static enum capture_rc damaged(struct capture *c, const char *why)
 	return skipped(c, why, from, to, "record");
 }
 
+/* A record's seconds. A file's are 32 bits unsigned (to 2106), which
+ * libpcap reads as signed: a time after 2038-01-19 comes back negative, and
+ * is its uint32. A live capture's time_t is as the kernel gave it. */
+static int64_t rec_sec(const struct capture *c, const struct pcap_pkthdr *h)
+{
+	return c->live ? (int64_t)h->ts.tv_sec : (int64_t)(uint32_t)h->ts.tv_sec;
+}
+
+/* A record of nothing at the time 0: all 16 bytes zero, a zeroed stretch. */
+static int zero_rec(const struct pcap_pkthdr *h)
+{
+	return h->caplen == 0 && h->len == 0 && h->ts.tv_sec == 0 && h->ts.tv_usec == 0;
+}
+
+/*
+ * A zero record in a stream that cannot be searched (a pipe, a
+ * decompressor): it is exactly 16 bytes, so the reader is still in step
+ * after it. Read past the run of them (up to ZERO_RUN_MAX bytes a place, so
+ * an endless one still returns) and keep what ends it for the next call;
+ * the run is damage skipped (CAP_SKIPPED), or, at the stream's end, where
+ * the file stops (CAP_ERROR), as for a file.
+ */
+enum { ZERO_RUN_MAX = 1 << 20 };
+
+static enum capture_rc zero_run(struct capture *c)
+{
+	const char *why = "a record of zero bytes at the time 0";
+	uint64_t n = 16;
+
+	for (;;) {
+		c->pend_r = pcap_next_ex(c->pcap, &c->pend_h, &c->pend_data);
+		c->pend = !(c->pend_r == 1 && zero_rec(c->pend_h));
+		if (c->pend || (n += 16) >= ZERO_RUN_MAX)
+			break;
+	}
+	if (c->pend && c->pend_r == PCAP_ERROR_BREAK) {
+		c->pend = 0;
+		snprintf(c->err, sizeof(c->err), "%s: %s after packet %llu", c->name, why,
+			 (unsigned long long)c->count);
+		return CAP_ERROR;
+	}
+	c->skips++;
+	c->skipped += n;
+	snprintf(c->err, sizeof(c->err),
+		 "%s: %s after packet %llu; skipped %llu bytes to the next whole record", c->name,
+		 why, (unsigned long long)c->count, (unsigned long long)n);
+	return CAP_SKIPPED;
+}
+
 enum capture_rc capture_next(struct capture *c, struct capture_pkt *out)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
+	int r;
 
 	if (c->ng)
 		return ng_next(c, out);
-again:;
-	int r = pcap_next_ex(c->pcap, &h, &data);
+again:
+	if (c->pend) { /* what ended a run of zero records */
+		c->pend = 0;
+		r = c->pend_r;
+		h = c->pend_h;
+		data = c->pend_data;
+	} else {
+		r = pcap_next_ex(c->pcap, &h, &data);
+	}
 
 	switch (r) {
 	case 1:
@@ -556,18 +635,20 @@ again:;
 					 j == 2 ? ", of another kind" : "");
 				return CAP_JOINED;
 			}
-			/* a record of nothing at the time 0: a zeroed stretch */
-			if (h->len == 0 && h->ts.tv_sec == 0 && h->ts.tv_usec == 0 &&
-			    c->seekable) {
-				enum capture_rc rc = damaged(c, "a record of zero bytes at the time 0");
+			/* a record of nothing at the time 0: a zeroed stretch,
+			 * searched past in a file, read past in a stream */
+			if (zero_rec(h) && !c->live) {
+				enum capture_rc rc = c->seekable ?
+					damaged(c, "a record of zero bytes at the time 0") :
+					zero_run(c);
 				if (rc == CAP_SKIPPED && c->skips > CAPTURE_SKIPS_TOLD)
 					goto again; /* counted, told at the end */
 				return rc;
 			}
 		}
-		c->last_sec = (int64_t)h->ts.tv_sec;
+		c->last_sec = rec_sec(c, h);
 		c->count++;
-		out->ts_us = (uint64_t)h->ts.tv_sec * 1000000u + (uint64_t)h->ts.tv_usec;
+		out->ts_us = (uint64_t)c->last_sec * 1000000u + (uint64_t)h->ts.tv_usec;
 		out->caplen = h->caplen;
 		out->wirelen = h->len;
 		out->dlt = c->dlt;
@@ -602,6 +683,16 @@ void capture_skips(const struct capture *c, unsigned *places, uint64_t *bytes)
 int capture_datalink(const struct capture *c)
 {
 	return c->dlt;
+}
+
+size_t capture_datalinks(const struct capture *c, int *dlts, size_t max)
+{
+	if (!max)
+		return 0;
+	if (c->ng)
+		return pcapng_dlts(c->ng, dlts, max);
+	dlts[0] = c->dlt;
+	return 1;
 }
 
 const char *capture_datalink_name(const struct capture *c)

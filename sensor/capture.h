@@ -65,6 +65,12 @@ enum capture_rc capture_next(struct capture *c, struct capture_pkt *out);
 int capture_datalink(const struct capture *c);
 const char *capture_datalink_name(const struct capture *c);
 
+/* The link types the source is known at open to hold, up to max into dlts:
+ * its one, or a pcapng file's interfaces described before its first packet
+ * (the first of them capture_datalink's), in order. Returns their count
+ * (at least 1). Only before the first capture_next. */
+size_t capture_datalinks(const struct capture *c, int *dlts, size_t max);
+
 /* The last error, naming the source. Borrowed until the next call. */
 const char *capture_error(const struct capture *c);
 

@@ -47,6 +47,10 @@ enum instream_kind instream_kind_of(const uint8_t *h, size_t n)
 		return IN_GZIP;
 	if (n >= 4 && h[0] == 0x28 && h[1] == 0xb5 && h[2] == 0x2f && h[3] == 0xfd)
 		return IN_ZSTD;
+	/* a skippable frame (0x184D2A50..5F, little-endian) first, as pzstd
+	 * writes: libzstd's decoder skips it itself */
+	if (n >= 4 && (h[0] & 0xf0) == 0x50 && h[1] == 0x2a && h[2] == 0x4d && h[3] == 0x18)
+		return IN_ZSTD;
 	return IN_PLAIN;
 }
 

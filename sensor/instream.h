@@ -30,7 +30,8 @@ enum instream_kind { IN_PLAIN = 0, IN_GZIP, IN_ZSTD };
 
 struct instream;
 
-/* The kind the first n bytes of a file show. */
+/* The kind the first n bytes of a file show (zstd: a frame's magic, or a
+ * skippable frame's, which pzstd writes first). */
 enum instream_kind instream_kind_of(const uint8_t *head, size_t n);
 
 /* A stream over f's descriptor, whose first npre bytes (at most 4) were

@@ -5,7 +5,8 @@
  * the section's byte order, which an SHB sets from its byte-order magic),
  * then the rest of it into one buffer, read through a cursor. A stream that
  * ends between blocks has ended; one that ends inside a block, or whose
- * lengths lie, is damaged there.
+ * lengths lie (out of bounds, or not the same at both ends), is damaged
+ * there.
  */
 #include "pcapng.h"
 
@@ -50,6 +51,16 @@ struct pcapng {
 	uint64_t last_ts; /* for Simple Packet Blocks, which have none */
 	uint64_t off;     /* bytes of the stream read so far (pre included) */
 	uint64_t blk;     /* where the block read last starts */
+	int lost_section; /* a section header could not be read: what follows it
+			   * is another section, whose interfaces are not ours */
+	uint32_t nif_open; /* the interfaces described before the first packet */
+	/* pcapng_open reads on to the first block that is neither an interface
+	 * nor one to skip; its reading is held for pcapng_next to take first */
+	int held;
+	int held_r;
+	uint32_t held_type;
+	struct cur held_body;
+	char held_err[256];
 };
 
 static size_t read_n(struct pcapng *g, uint8_t *dst, size_t n)
@@ -84,8 +95,14 @@ static int read_block(struct pcapng *g, uint32_t *type, struct cur *body, char *
 
 	g->blk = g->off;
 	got = read_n(g, h, 8);
-	if (got == 0)
+	if (got == 0 && !ferror(g->f))
 		return 0;
+	if (got == 0) {
+		/* a read that failed (a decompressor's error, EIO) at a block
+		 * boundary: not the stream's end */
+		snprintf(err, errlen, "the stream could not be read on");
+		return -1;
+	}
 	if (got < 8) {
 		snprintf(err, errlen, "truncated pcapng block header (%zu of 8 bytes)", got);
 		return -1;
@@ -93,6 +110,7 @@ static int read_block(struct pcapng *g, uint32_t *type, struct cur *body, char *
 	c = cur_init(h, 8);
 	*type = rd32(&c, g->be); /* an SHB's type reads the same either way */
 	if (*type == PCAPNG_MAGIC) {
+		g->lost_section = 1; /* until on_shb has read it */
 		if ((got = read_n(g, h + 8, 4)) < 4) {
 			snprintf(err, errlen, "truncated section header block (%zu of 12 bytes)",
 				 8 + got);
@@ -135,8 +153,22 @@ static int read_block(struct pcapng *g, uint32_t *type, struct cur *body, char *
 			 have + got);
 		return -1;
 	}
+	/* the length again at the block's end: where the two differ, one of
+	 * them lies, and the block may hold the next ones (or be cut) */
+	c = cur_init(g->buf + len - 4, 4);
+	uint32_t trail = rd32(&c, g->be);
+	if (trail != len) {
+		snprintf(err, errlen, "block of type 0x%08x with a length of %u at its start and %u "
+			 "at its end", *type, len, trail);
+		return -1;
+	}
 	*body = cur_init(g->buf + 8, len - 12);
 	return 1;
+}
+
+static int is_packet(uint32_t type)
+{
+	return type == BT_EPB || type == BT_PB || type == BT_SPB;
 }
 
 static int on_shb(struct pcapng *g, struct cur *b, char *err, size_t errlen)
@@ -148,6 +180,7 @@ static int on_shb(struct pcapng *g, struct cur *b, char *err, size_t errlen)
 		return -1;
 	}
 	g->nif = 0; /* a new section: its interfaces start over */
+	g->lost_section = 0;
 	return 0;
 }
 
@@ -321,7 +354,7 @@ struct pcapng *pcapng_open(FILE *f, const uint8_t *pre, size_t npre, char *err, 
 			goto fail;
 		if (type == PCAPNG_MAGIC && on_shb(g, &b, err, errlen) < 0)
 			goto fail;
-		if (type == BT_PB || type == BT_SPB || type == BT_EPB) {
+		if (is_packet(type)) {
 			snprintf(err, errlen, "the capture file has a packet block before any "
 					      "Interface Description Blocks");
 			goto fail;
@@ -333,6 +366,26 @@ struct pcapng *pcapng_open(FILE *f, const uint8_t *pre, size_t npre, char *err, 
 		}
 	}
 	g->first_dlt = g->ifs[0].dlt;
+	/* On over the interfaces that follow (dumpcap describes them all before
+	 * its first packet) and the blocks skipped, so the caller knows every
+	 * link type the file starts with (pcapng_dlts); the block that stops
+	 * this, or its damage, or the end, is held for pcapng_next. */
+	for (;;) {
+		r = read_block(g, &type, &b, g->held_err, sizeof(g->held_err));
+		if (r > 0 && type == BT_IDB) {
+			if (on_idb(g, &b, g->held_err, sizeof(g->held_err)) == 0)
+				continue;
+			r = -1; /* damage there, which pcapng_next tells */
+		} else if (r > 0 && type != PCAPNG_MAGIC && !is_packet(type)) {
+			continue; /* name resolution, statistics ...: skipped */
+		}
+		break;
+	}
+	g->held = 1;
+	g->held_r = r;
+	g->held_type = type;
+	g->held_body = b;
+	g->nif_open = g->nif;
 	return g;
 fail:
 	pcapng_close(g);
@@ -350,13 +403,36 @@ int pcapng_first_dlt(const struct pcapng *g)
 	return g->first_dlt;
 }
 
+size_t pcapng_dlts(const struct pcapng *g, int *dlts, size_t max)
+{
+	size_t n = 0;
+
+	for (uint32_t k = 0; k < g->nif_open && n < max; k++)
+		dlts[n++] = g->ifs[k].dlt;
+	return n;
+}
+
+/* The next block: the one pcapng_open held, then read_block's. */
+static int next_block(struct pcapng *g, uint32_t *type, struct cur *body, char *err,
+		      size_t errlen)
+{
+	if (!g->held)
+		return read_block(g, type, body, err, errlen);
+	g->held = 0;
+	*type = g->held_type;
+	*body = g->held_body;
+	if (g->held_r < 0)
+		snprintf(err, errlen, "%s", g->held_err);
+	return g->held_r;
+}
+
 int pcapng_next(struct pcapng *g, struct pcapng_pkt *out, char *err, size_t errlen)
 {
 	uint32_t type;
 	struct cur b;
 	int r;
 
-	while ((r = read_block(g, &type, &b, err, errlen)) > 0) {
+	while ((r = next_block(g, &type, &b, err, errlen)) > 0) {
 		switch (type) {
 		case PCAPNG_MAGIC:
 			if (on_shb(g, &b, err, errlen) < 0)
@@ -464,6 +540,16 @@ int pcapng_resync(struct pcapng *g, uint64_t size, uint64_t *from, uint64_t *to)
 				return -1;
 			g->off = o;
 			*to = o;
+			/* Past a section header that could not be read, the blocks
+			 * are that section's: its interfaces start afresh (in the
+			 * byte order its header gave, when that could be read), and
+			 * its packets are never read with the last section's. (The
+			 * search above took the old ones, so the new section's first
+			 * interface, followed by a packet of it, could be found.) */
+			if (g->lost_section) {
+				g->nif = 0;
+				g->lost_section = 0;
+			}
 			return 0;
 		}
 	}

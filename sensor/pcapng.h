@@ -39,7 +39,10 @@ struct pcapng_pkt {
 
 /* Start reading a pcapng stream from f, whose first npre bytes (at most 4,
  * the block type the caller looked at) have already been read into pre.
- * Reads up to the first Interface Description Block. NULL and a one-line
+ * Reads up to the first Interface Description Block (a stream without one
+ * is refused), and on over the interfaces and skipped blocks after it to
+ * the first packet, section header, damage or end, which pcapng_next then
+ * gives first. NULL and a one-line
  * reason (without the file's name) in err when the stream is not a usable
  * pcapng file. f stays the caller's. */
 struct pcapng *pcapng_open(FILE *f, const uint8_t *pre, size_t npre, char *err, size_t errlen);
@@ -49,8 +52,13 @@ struct pcapng *pcapng_open(FILE *f, const uint8_t *pre, size_t npre, char *err, 
  * file's start, as pcapng_resync needs. */
 void pcapng_rebase(struct pcapng *g, uint64_t base);
 
-/* The first interface's link type (DLT_*): what the file "is". */
+/* The first interface's link type (DLT_*). */
 int pcapng_first_dlt(const struct pcapng *g);
+
+/* The link types (DLT_*) of the interfaces described before the file's
+ * first packet (pcapng_open reads that far), in order, up to max into
+ * dlts. Returns their count (at least 1). Only before pcapng_next. */
+size_t pcapng_dlts(const struct pcapng *g, int *dlts, size_t max);
 
 /* The next packet: 1, with *out valid until the next call; 0 at a clean
  * end of the stream; -1 when the stream is damaged here (reason in err). */
@@ -60,7 +68,9 @@ int pcapng_next(struct pcapng *g, struct pcapng_pkt *out, char *err, size_t errl
  * f can seek in: search past the start of the block it was reading for the
  * next place a whole block of a known type (its length given twice) is
  * followed by another or by the end, and read on from there. 0 with the
- * bytes skipped in [*from, *to); -1 when there is none (the file stops). */
+ * bytes skipped in [*from, *to); -1 when there is none (the file stops).
+ * Where the damage was a section header, what follows is that section's:
+ * its interfaces start afresh (none until its own IDBs). */
 int pcapng_resync(struct pcapng *g, uint64_t size, uint64_t *from, uint64_t *to);
 
 void pcapng_close(struct pcapng *g);

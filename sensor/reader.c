@@ -52,6 +52,7 @@
 #define PUBLISH_BYTES 65536u /* each side hands over this much at a time */
 #define MSG_MAX 1024u        /* a control record's message, NUL included */
 #define MAX_PROGS 16         /* the filter compiled for this many link types at once */
+#define MAX_OPEN_DLTS 64     /* a pcapng file's link types looked at when it opens */
 
 _Static_assert(sizeof(struct reader_rec) == 32, "the record header is 32 bytes");
 _Static_assert(sizeof(struct reader_rec) % 8 == 0, "records stay 8-byte aligned");
@@ -240,11 +241,21 @@ static int open_file(struct reader *r, unsigned i, struct capture **cap, int *dl
 		put_msg(r, RD_OPEN_ERROR, i, 0, err, 0);
 		return -1;
 	}
+	/* A pcapng file's interfaces may each have their own link type, and
+	 * packets of one not decoded count as not IP: the file is refused only
+	 * when none described before its first packet is accepted, and is
+	 * of the first that is. */
+	int dlts[MAX_OPEN_DLTS];
+	size_t ndlt = capture_datalinks(*cap, dlts, MAX_OPEN_DLTS), k = 0;
 	*dlt = capture_datalink(*cap);
-	if (r->cfg.accept_dlt && !r->cfg.accept_dlt(*dlt)) {
+	while (r->cfg.accept_dlt && k < ndlt && !r->cfg.accept_dlt(dlts[k]))
+		k++;
+	if (r->cfg.accept_dlt && k == ndlt) {
 		put_msg(r, RD_BAD_LINK, i, *dlt, capture_datalink_name(*cap), 0);
 		return -1;
 	}
+	if (k < ndlt)
+		*dlt = dlts[k];
 	capture_progress(*cap, &done, &total);
 	if (!total)
 		r->eager = 1; /* a pipe or stdin: publish every record */
@@ -253,7 +264,8 @@ static int open_file(struct reader *r, unsigned i, struct capture **cap, int *dl
 		atomic_store_explicit(&r->prog_done, done, memory_order_release);
 		r->cur = *cap;
 	}
-	return put_msg(r, RD_FILE, i, *dlt, capture_datalink_name(*cap), total);
+	const char *ln = pcap_datalink_val_to_name(*dlt);
+	return put_msg(r, RD_FILE, i, *dlt, ln ? ln : "unknown", total);
 }
 
 /* The next frame of file i that lies within --from/--to and passes the

@@ -33,7 +33,9 @@ enum reader_kind {
 	RD_PAD = 0,    /* internal: never returned */
 	RD_FRAME,      /* a frame of file `file`, link type dlt */
 	RD_FILE,       /* file `file` is open: dlt, size, message = its link
-			* type's name */
+			* type's name (a pcapng file's: of the first of its
+			* interfaces before its first packet that accept_dlt
+			* takes; each frame has its own) */
 	RD_EOF,        /* file `file` ended cleanly */
 	RD_DAMAGED,    /* file `file` is damaged here: message = capture_error(),
 			* naming it; its earlier frames came before */
@@ -44,8 +46,10 @@ enum reader_kind {
 	RD_JOINED,     /* file `file` holds a second file header here (files
 			* joined with cat) and is read on: message */
 	RD_OPEN_ERROR, /* file `file` could not be opened: message naming it */
-	RD_BAD_LINK,   /* accept_dlt refused file `file`'s link type dlt:
-			* message = the link type's name */
+	RD_BAD_LINK,   /* accept_dlt refused file `file`'s link type dlt (a
+			* pcapng file's: every one of its interfaces before
+			* its first packet; dlt the first): message = the
+			* link type's name */
 	RD_DONE,       /* the end, nothing follows; file = npaths after every
 			* file, else the file that ended the stream */
 };

@@ -16,17 +16,25 @@ what should have survived:
   one by one): the file without those records;
 - random bytes, zero bytes (which libpcap reads as a record of nothing) and
   a stray record header inserted between two records: the whole file;
+  zero bytes in whole records through a pipe and gzipped, between two
+  records and at the end: the whole file, the damage said;
 - the last record's length overwritten: the file without it, and the old
   message (nothing after it to read on from);
-- pcapng: a packet block's length overwritten (the file without that
+- a record's length overwritten in a capture of 2060 (its seconds past
+  2^31): the file without that record;
+- pcapng: a packet block's length overwritten, at its start (one that
+  takes the next block in too) or at its end (the file without that
   block), random bytes of an odd count and zero bytes inserted between two
-  blocks (the whole file);
+  blocks (the whole file); gzipped, its trailer cut or its CRC wrong (every
+  packet, and the damage said: exit 1); a second section whose header is
+  damaged (its packets read with its own interfaces);
 - two captures joined with cat, as a file, through a pipe and gzipped: the
   two files replayed one after the other; a pcap and a pcapng file joined:
   the same (the pcapng reader takes over at the section header); joined
   with captures of another link type and byte order: the same (each header
-  opens the file again), but through a pipe it stops there (exit 1), the
-  first capture kept.
+  opens the file again; from stdin redirected from the file too, by its
+  descriptor), but through a pipe it stops there (exit 1), the first
+  capture kept.
 
 Exit 0 when every case holds, 1 naming those that do not, 2 on a usage
 error.
@@ -41,6 +49,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import formats  # noqa: E402
 import pcapfile  # noqa: E402
 
 FIXTURES = ["dns_tcp_long.pcap", "web_http.pcap", "demo.pcap", "ip_frag.pcap"]
@@ -54,13 +63,18 @@ def fail(what):
 
 
 def replay(ew, tmp, name, files, stdin=None):
-    """(exit status, stderr, events and alerts) of a replay of files."""
+    """(exit status, stderr, events and alerts) of a replay of files; stdin
+    is bytes for a pipe, or the path of a file to redirect it from."""
     db = os.path.join(tmp, name + ".db")
     for sfx in ("", "-wal", "-shm"):
         if os.path.exists(db + sfx):
             os.unlink(db + sfx)
-    p = subprocess.run([ew, "replay", "-q", "-d", db] + files, input=stdin,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    cmd = [ew, "replay", "-q", "-d", db] + files
+    if isinstance(stdin, str):
+        with open(stdin, "rb") as f:
+            p = subprocess.run(cmd, stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    else:
+        p = subprocess.run(cmd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = b""
     if os.path.exists(db):
         for what in ("events", "alerts"):
@@ -111,6 +125,18 @@ def big_endian(data):
     for ts, caplen, wirelen, frame in cap.packets:
         out.append(struct.pack(">IIII", ts // 1000000, ts % 1000000, caplen, wirelen) + frame)
     return b"".join(out)
+
+
+def packet_blocks(data):
+    """The packet blocks of a pcapng file, whose sections may be of either byte order."""
+    n, o, e = 0, 0, "<"
+    while o < len(data):
+        if data[o:o + 4] == b"\x0a\x0d\x0d\x0a":
+            e = "<" if data[o + 8:o + 12] == b"\x4d\x3c\x2b\x1a" else ">"
+        btype, ln = struct.unpack(e + "II", data[o:o + 8])
+        n += btype in (2, 3, 6)
+        o += ln
+    return n
 
 
 def offsets(cap):
@@ -189,6 +215,50 @@ def main(argv):
                    r"kept$" % (re.escape(d), n - 1)])
             ncase += 1
 
+        # After 2038 (the 32-bit seconds past 2^31, which libpcap reads as
+        # negative): the records found after damage are near the last good
+        # one's time all the same.
+        path = os.path.join(pcaps, "demo.pcap")
+        with open(path, "rb") as f:
+            cap = pcapfile.read(f.read(), "damage.py")
+        late = [struct.pack("<I", struct.unpack("<I", r[:4])[0] + (1 << 30)) + r[4:]
+                for r in cap.raw]
+        offs, k = offsets(cap), len(late) // 2
+        d = write(tmp, "late-len.pcap",
+                  cap.head + b"".join(late[:k]) + with_caplen(late[k], 0x7fffff00) +
+                  b"".join(late[k + 1:]))
+        w = write(tmp, "late-len-want.pcap", cap.head + b"".join(late[:k] + late[k + 1:]))
+        check(ew, tmp, "demo.pcap after 2038: a length", d, [w], 1,
+              [skip_line(d, k, offs[k], offs[k + 1])])
+        ncase += 1
+
+        # A zeroed stretch of whole records through a pipe or a
+        # decompressor, which cannot be searched: each record of zero bytes
+        # is 16 bytes, so the reader is still in step after them; read past
+        # in the middle (the whole file), and at the end the file stops
+        # there (the whole file), as a plain file does. (They were packets
+        # at 1970.)
+        path = os.path.join(pcaps, "demo.pcap")
+        with open(path, "rb") as f:
+            data = f.read()
+        cap = pcapfile.read(data, "damage.py")
+        at = len(cap.raw) // 2
+        zero = (r"^egresswatch replay: %s: a record of zero bytes at the time 0 after packet %d; "
+                r"%s$")
+        mid = cap.head + b"".join(cap.raw[:at]) + bytes(4096) + b"".join(cap.raw[at:])
+        tail = data + bytes(4096)
+        for how, name in (("pipe", "-"), ("gzip", "zeros.pcap.gz")):
+            for where, z, after, said in (
+                    ("middle", mid, at, r"skipped 4096 bytes to the next whole record"),
+                    ("end", tail, len(cap.raw), r"the packets before it are kept")):
+                if how == "gzip":
+                    d, stdin = write(tmp, name, gzip.compress(z, mtime=0)), None
+                else:
+                    d, stdin = name, z
+                check(ew, tmp, "demo.pcap: zeros at the %s, through %s" % (where, how), d,
+                      [path], 1, [zero % (re.escape(d), after, said)], stdin=stdin)
+                ncase += 1
+
         # pcapng (read by sensor/pcapng.c): a packet block's length
         # overwritten (that block is lost), random bytes of an odd count and
         # zero bytes inserted between two blocks (nothing is lost).
@@ -216,6 +286,38 @@ def main(argv):
                    r"\(want 12\.\.\d+, a multiple of 4\) after packet %d; skipped %d bytes "
                    r"\(%d to %d\) to the next whole block$"
                    % (re.escape(d), npk, len(blocks[k]), offs[k], offs[k + 1])])
+            # The length at a block's end not the one at its start: a
+            # leading length that takes the next block in too (which was
+            # read as one block, its packet lost without a word), and a
+            # trailer overwritten. Block k is lost, the next one read.
+            n2 = len(blocks[k]) + len(blocks[k + 1])
+            for kind, bad, lead, trail in (
+                    ("swallow", blocks[k][:4] + struct.pack("<I", n2) + blocks[k][8:], n2,
+                     len(blocks[k + 1])),
+                    ("trailer", blocks[k][:-4] + struct.pack("<I", len(blocks[k]) + 4),
+                     len(blocks[k]), len(blocks[k]) + 4)):
+                d = write(tmp, "%s-%s.pcapng" % (stem, kind),
+                          b"".join(blocks[:k]) + bad + b"".join(blocks[k + 1:]))
+                check(ew, tmp, "%s: a block's lengths differ (%s)" % (fx, kind), d, [w], 1,
+                      [r"^egresswatch replay: %s: block of type 0x00000006 with a length of %d "
+                       r"at its start and %d at its end after packet %d; skipped %d bytes "
+                       r"\(%d to %d\) to the next whole block$"
+                       % (re.escape(d), lead, trail, npk, len(blocks[k]), offs[k], offs[k + 1])])
+                ncase += 1
+            # Compressed, damaged after the last whole block (the gzip
+            # trailer cut, its CRC wrong): every packet, but damaged (exit 1),
+            # as a classic pcap says; it was a clean end.
+            gz = gzip.compress(data, mtime=0)
+            nall = packet_blocks(data)
+            for kind, bad, why in (("cut", gz[:-4],
+                                    r"the file ends inside a member \(cut short\?\)"),
+                                   ("crc", gz[:-8] + bytes([gz[-8] ^ 0xff]) + gz[-7:],
+                                    "incorrect data check")):
+                d = write(tmp, "%s-%s.pcapng.gz" % (stem, kind), bad)
+                check(ew, tmp, "%s: gzip %s after the last block" % (fx, kind), d, [path], 1,
+                      [r"^egresswatch replay: %s: gzip: %s after packet %d; the packets before "
+                       r"it are kept$" % (re.escape(d), why, nall)])
+                ncase += 1
             for kind, junk in (("random", bytes(rng.randrange(256) for _ in range(3001))),
                                ("zeros", bytes(7000))):
                 d = write(tmp, "%s-%s.pcapng" % (stem, kind),
@@ -225,6 +327,28 @@ def main(argv):
                        r"\(%d to %d\) to the next whole block$"
                        % (re.escape(d), npk, len(junk), offs[k], offs[k] + len(junk))])
             ncase += 3
+
+        # A second section whose header is damaged (an unknown version),
+        # in either byte order, its interface in nanoseconds: skipped, and
+        # the section's packets read with its own interface, not with the
+        # first section's (they were, all at 9999-12-31).
+        with open(os.path.join(pcaps, "dns_basic.pcapng"), "rb") as f:
+            first = f.read()
+        with open(os.path.join(pcaps, "web_http.pcap"), "rb") as f:
+            cap = pcapfile.read(f.read(), "damage.py")
+        npk = packet_blocks(first)
+        for e in ("<", ">"):
+            second = formats.pcapng(cap.linktype, cap.snaplen, cap.packets, e, 9, 0, False)
+            shb_len = struct.unpack(e + "I", second[4:8])[0]
+            w = write(tmp, "section%s.pcapng" % ("be" if e == ">" else "le"), second)
+            d = write(tmp, "section%s-bad.pcapng" % ("be" if e == ">" else "le"),
+                      first + second[:12] + struct.pack(e + "H", 2) + second[14:])
+            check(ew, tmp, "pcapng: a second section's header damaged (%s)" % e, d,
+                  [os.path.join(pcaps, "dns_basic.pcapng"), w], 1,
+                  [r"^egresswatch replay: %s: unsupported pcapng version 2\.0 after packet %d; "
+                   r"skipped %d bytes \(%d to %d\) to the next whole block$"
+                   % (re.escape(d), npk, shb_len, len(first), len(first) + shb_len)])
+            ncase += 1
 
         # Captures joined with cat: read on, with a warning, exit 0.
         a, b = os.path.join(pcaps, "dns_basic.pcap"), os.path.join(pcaps, "web_http.pcap")
@@ -269,12 +393,19 @@ def main(argv):
               [r"^<4>\[core\] packet time went back 4936 s, from 2026-11-29T11:22:16.168582Z "
                r"to 2026-11-29T10:00:00.000000Z: flows, detector windows and alert rows "
                r"start over$"])
+        # ... the same from stdin redirected from the file, which has no
+        # name to open again: its descriptor is
+        check(ew, tmp, "replay - < cat of other kinds", "-", [a, sll, big, a], 0,
+              [other % ("-", n) for n in (na, na + nsll, na + nsll + nb)] +
+              [r"^<4>\[core\] packet time went back 4936 s, from 2026-11-29T11:22:16.168582Z "
+               r"to 2026-11-29T10:00:00.000000Z: flows, detector windows and alert rows "
+               r"start over$"], stdin=d)
         check(ew, tmp, "cat of another link type | replay -", "-", [a], 1,
               [r"^egresswatch replay: -: a second pcap file header after packet %d, of another "
                r"byte order, time unit or link type \(files joined with cat\?\): replay the "
                r"pieces as files of their own; the packets before it are kept$" % na],
               stdin=da + dsll)
-        ncase += 5
+        ncase += 6
     if failures:
         print("damage.py: %d of %d cases failed" % (len(failures), ncase))
         return 1

@@ -5,7 +5,8 @@
  * back through instream_open as capture.c reads it (the first four bytes
  * taken with read(2) and handed over):
  *   - gzip and zstd give back every byte, in one member/frame or several,
- *     with a skippable zstd frame and padding after the last gzip member;
+ *     with a skippable zstd frame (between frames, or first, as pzstd
+ *     writes) and padding after the last gzip member;
  *   - instream_peek's bytes come first, and consumed counts file bytes;
  *   - every cut of a compressed file gives a prefix of the data and then an
  *     error that says the file ends inside a member or frame; a flipped
@@ -152,6 +153,19 @@ static void test_round_trip(void)
 			CHECK(memcmp(out, data, sizeof(data)) == 0);
 			CHECK_STR(err, "");
 		}
+	}
+	/* zstd that starts with a skippable frame (pzstd writes one, of any
+	 * of the 16 magics), told by it and read past it */
+	for (uint8_t m = 0x50; m <= 0x5f; m += 0xf) {
+		const uint8_t skip[12] = {m, 0x2a, 0x4d, 0x18, 4, 0, 0, 0, 1, 2, 3, 4};
+		memcpy(c, skip, sizeof(skip));
+		size_t n = sizeof(skip) + zs(data, sizeof(data), c + sizeof(skip),
+					     sizeof(c) - sizeof(skip), 1);
+		CHECK_EQ(instream_kind_of(c, 4), IN_ZSTD);
+		size_t got = through(c, n, out, sizeof(out), &rc, err, sizeof(err), 1);
+		CHECK_EQ(rc, 0);
+		CHECK_EQ(got, sizeof(data));
+		CHECK(memcmp(out, data, sizeof(data)) == 0);
 	}
 	/* plain: the prefix bytes, then the descriptor */
 	size_t got = through(data, 5000, out, sizeof(out), &rc, err, sizeof(err), 0);

@@ -9,11 +9,13 @@
  *     if_tsresol/if_tsoffset, Simple and obsolete Packet blocks, skipped
  *     blocks: what each packet must be;
  *   - every cut of a file: a clean end exactly at block boundaries, damage
- *     (with the packets before it) anywhere else;
+ *     (with the packets before it) anywhere else, and where a read fails
+ *     (a decompressor's error) even at a boundary;
  *   - lying lengths, interface ids, resolutions: refused with a reason,
  *     never read out of bounds (ASan runs this too).
  */
 #define _GNU_SOURCE /* fmemopen */
+#include <errno.h>
 #include <pcap/pcap.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -187,20 +189,16 @@ struct got {
 	uint8_t first; /* first data byte, 0 if none */
 };
 
-/* Read a file whole: the packets into g (up to max), returns the pcapng
- * result of the last call (0 clean end, -1 damaged) or -2 when open failed. */
-static int read_all(const uint8_t *b, size_t n, struct got *g, size_t max, size_t *count,
-		    char *err, size_t errlen)
+/* Read stream f whole: the packets into g (up to max), returns the pcapng
+ * result of the last call (0 clean end, -1 damaged) or -2 when open failed.
+ * f is closed. */
+static int read_stream(FILE *f, struct got *g, size_t max, size_t *count, char *err,
+		       size_t errlen)
 {
-	FILE *f = fmemopen((void *)b, n ? n : 1, "rb");
 	struct pcapng_pkt p;
 	int r;
 
 	*count = 0;
-	if (!f)
-		abort();
-	if (n == 0) /* fmemopen wants a size; an empty stream is read past it */
-		fgetc(f);
 	struct pcapng *ng = pcapng_open(f, NULL, 0, err, errlen);
 	if (!ng) {
 		fclose(f);
@@ -215,6 +213,51 @@ static int read_all(const uint8_t *b, size_t n, struct got *g, size_t max, size_
 	pcapng_close(ng);
 	fclose(f);
 	return r;
+}
+
+/* Read a file whole, as read_stream. */
+static int read_all(const uint8_t *b, size_t n, struct got *g, size_t max, size_t *count,
+		    char *err, size_t errlen)
+{
+	FILE *f = fmemopen((void *)b, n ? n : 1, "rb");
+
+	if (!f)
+		abort();
+	if (n == 0) /* fmemopen wants a size; an empty stream is read past it */
+		fgetc(f);
+	return read_stream(f, g, max, count, err, errlen);
+}
+
+/* A stream of b[0..n) whose read past them fails (EIO), as instream.c's
+ * does where a decompressor meets damage or a cut after a whole block. */
+struct failing {
+	const uint8_t *b;
+	size_t n, at;
+};
+
+static ssize_t failing_read(void *cookie, char *buf, size_t len)
+{
+	struct failing *s = cookie;
+	size_t k = s->n - s->at < len ? s->n - s->at : len;
+
+	if (!k) {
+		errno = EIO;
+		return -1;
+	}
+	memcpy(buf, s->b + s->at, k);
+	s->at += k;
+	return (ssize_t)k;
+}
+
+static int read_failing(const uint8_t *b, size_t n, struct got *g, size_t max, size_t *count,
+			char *err, size_t errlen)
+{
+	struct failing s = {b, n, 0};
+	FILE *f = fopencookie(&s, "rb", (cookie_io_functions_t){.read = failing_read});
+
+	if (!f)
+		abort();
+	return read_stream(f, g, max, count, err, errlen);
 }
 
 /* ---- tests ---------------------------------------------------------------- */
@@ -343,6 +386,7 @@ static void test_layout(void)
 
 	shb(&w, 0);
 	idb(&w, 1, 65535, -1, 0);            /* Ethernet, µs */
+	other(&w, 0x80000001u, 8);           /* systemd journal: skipped */
 	idb(&w, 101, 65535, 9, 0);           /* LINKTYPE_RAW, ns */
 	idb(&w, 113, 4, 0x80 | 20, 100);     /* SLL, 2^-20 s, +100 s, snaplen 4 */
 	epb(&w, 0, 1700000000000001ull, d, 8, 60);
@@ -376,6 +420,24 @@ static void test_layout(void)
 	CHECK_EQ(g[5].caplen, 5);
 	CHECK_EQ(g[5].wirelen, 5);
 	CHECK_EQ(g[5].first, 0x45);
+
+	/* known at open: the link types of the interfaces before the first
+	 * packet (a file need not be of its first one's alone) */
+	FILE *f = fmemopen(w.b, w.n, "rb");
+	struct pcapng *ng = f ? pcapng_open(f, NULL, 0, err, sizeof(err)) : NULL;
+	CHECK(ng != NULL);
+	if (ng) {
+		int dlts[8];
+		CHECK_EQ(pcapng_dlts(ng, dlts, 8), 3);
+		CHECK(dlts[0] == DLT_EN10MB && dlts[1] == DLT_RAW && dlts[2] == DLT_LINUX_SLL);
+		CHECK_EQ(pcapng_dlts(ng, dlts, 2), 2);
+		struct pcapng_pkt p;
+		CHECK_EQ(pcapng_next(ng, &p, err, sizeof(err)), 1);
+		CHECK_EQ(p.ts_us, 1700000000000001ull);
+		pcapng_close(ng);
+	}
+	if (f)
+		fclose(f);
 
 	/* a Simple Packet Block keeps at most the interface's snaplen */
 	struct w s = {0};
@@ -423,6 +485,9 @@ static void test_layout(void)
 			CHECK_EQ(r, -2);
 		} else if (on_bound) {
 			CHECK_EQ(r, 0);
+			CHECK_EQ(n, pkts_before[b]);
+			/* a stream whose read fails there has not ended */
+			CHECK_EQ(read_failing(w.b, cut, g, 16, &n, err, sizeof(err)), -1);
 			CHECK_EQ(n, pkts_before[b]);
 		} else {
 			CHECK_EQ(r, -1);
@@ -486,6 +551,28 @@ static void test_lies(void)
 		expect_damage(&w, "bad length", 1);
 		free(w.b);
 	}
+	/* the length at a block's end not the one at its start: a trailer
+	 * overwritten, or a leading length that takes the next block in too
+	 * (its packet would be lost without a word) */
+	w = (struct w){0};
+	shb(&w, 0);
+	idb(&w, 1, 0, -1, 0);
+	epb(&w, 0, 1, d, 4, 4);
+	epb(&w, 0, 2, d, 4, 4);
+	w.b[w.n - 4] = 200;
+	expect_damage(&w, "block of type 0x00000006 with a length of 44 at its start and 200 at "
+			  "its end", 1);
+	free(w.b);
+	w = (struct w){0};
+	shb(&w, 0);
+	idb(&w, 1, 0, -1, 0);
+	epb(&w, 0, 1, d, 4, 4);
+	size_t second = w.n;
+	epb(&w, 0, 2, d, 4, 4);
+	epb(&w, 0, 3, d, 4, 4);
+	w.b[second + 4] = 88;
+	expect_damage(&w, "a length of 88 at its start and 44 at its end", 1);
+	free(w.b);
 	/* an interface that is not there (in a new section, the old ones are
 	 * gone) */
 	w = (struct w){0};

@@ -337,6 +337,36 @@ static void test_truncated(void)
 	unlink(good);
 }
 
+/* A pcapng of one interface per link type in lt[0..n), one frame of len
+ * bytes on each, in that order. */
+static void write_ng(const char *path, const uint16_t *lt, unsigned n, unsigned len)
+{
+	FILE *f = fopen(path, "wb");
+	uint32_t w[8];
+	static uint8_t frame[256];
+
+	if (!f || len > sizeof(frame)) {
+		CHECK(!"write_ng");
+		return;
+	}
+	memset(frame, 0x45, sizeof(frame));
+	w[0] = 0x0A0D0D0A, w[1] = 28, w[2] = 0x1A2B3C4D, w[3] = 1, w[4] = 0xffffffff,
+	w[5] = 0xffffffff, w[6] = 28;
+	fwrite(w, 4, 7, f);
+	for (unsigned i = 0; i < n; i++) {
+		w[0] = 1, w[1] = 20, w[2] = lt[i], w[3] = 0, w[4] = 20;
+		fwrite(w, 4, 5, f);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t blen = 32 + ((len + 3) & ~3u);
+		w[0] = 6, w[1] = blen, w[2] = i, w[3] = 0, w[4] = 1000 + i, w[5] = len, w[6] = len;
+		fwrite(w, 4, 7, f);
+		fwrite(frame, 1, (len + 3) & ~3u, f);
+		fwrite(&blen, 4, 1, f);
+	}
+	fclose(f);
+}
+
 static int only_ethernet(int dlt)
 {
 	return dlt == DLT_EN10MB;
@@ -406,6 +436,44 @@ static void test_open_error_and_bad_link(void)
 	};
 	cfg.accept_dlt = NULL;
 	CHECK_EQ(run(&cfg, e4, sizeof(e4) / sizeof(e4[0]), &READ_ALL), 140);
+
+	/* a pcapng file whose first interface is of a link type refused and
+	 * its second of one accepted is read whole, each frame with its own
+	 * (the one refused counts as not IP later); one with none accepted is
+	 * refused, naming the first */
+	char ng[512];
+	path_in(ng, sizeof(ng), "oe_ng.pcapng");
+	static const uint16_t wifi_eth[] = {105, 1}, wifi_usb[] = {105, 189};
+	write_ng(ng, wifi_eth, 2, 60);
+	char *p5[] = {ng};
+	cfg = (struct reader_config){.paths = p5, .npaths = 1, .accept_dlt = only_ethernet};
+	struct reader *rd = NULL;
+	char err[256];
+	CHECK(reader_open(&rd, &cfg, err, sizeof(err)) == 0);
+	if (rd) {
+		static const int kinds[] = {RD_FILE, RD_FRAME, RD_FRAME, RD_EOF, RD_DONE};
+		static const int dlts[] = {DLT_EN10MB, DLT_IEEE802_11, DLT_EN10MB, 0, 0};
+		const struct reader_rec *rec;
+		unsigned k = 0;
+		while (k < 5 && (rec = next_rec(rd))) {
+			CHECK_EQ(rec->kind, kinds[k]);
+			if (rec->kind == RD_FILE || rec->kind == RD_FRAME)
+				CHECK_EQ(rec->dlt, dlts[k]);
+			k++;
+			if (rec->kind == RD_DONE)
+				break;
+			reader_release(rd, rec);
+		}
+		CHECK_EQ(k, 5);
+		reader_close(rd);
+	}
+	write_ng(ng, wifi_usb, 2, 60);
+	const struct exp e5[] = {
+		{RD_BAD_LINK, 0, DLT_IEEE802_11, 0, 0, 0, "IEEE802_11"},
+		{RD_DONE, 0, 0, 0, 0, 0, NULL},
+	};
+	CHECK_EQ(run(&cfg, e5, sizeof(e5) / sizeof(e5[0]), &READ_ALL), 0);
+	unlink(ng);
 	unlink(a);
 	unlink(text);
 	unlink(raw);
@@ -605,36 +673,6 @@ out:
 	reader_close(r);
 	unlink(fifo);
 	unlink(src);
-}
-
-/* A pcapng of one interface per link type in lt[0..n), one frame of len
- * bytes on each, in that order. */
-static void write_ng(const char *path, const uint16_t *lt, unsigned n, unsigned len)
-{
-	FILE *f = fopen(path, "wb");
-	uint32_t w[8];
-	static uint8_t frame[256];
-
-	if (!f || len > sizeof(frame)) {
-		CHECK(!"write_ng");
-		return;
-	}
-	memset(frame, 0x45, sizeof(frame));
-	w[0] = 0x0A0D0D0A, w[1] = 28, w[2] = 0x1A2B3C4D, w[3] = 1, w[4] = 0xffffffff,
-	w[5] = 0xffffffff, w[6] = 28;
-	fwrite(w, 4, 7, f);
-	for (unsigned i = 0; i < n; i++) {
-		w[0] = 1, w[1] = 20, w[2] = lt[i], w[3] = 0, w[4] = 20;
-		fwrite(w, 4, 5, f);
-	}
-	for (unsigned i = 0; i < n; i++) {
-		uint32_t blen = 32 + ((len + 3) & ~3u);
-		w[0] = 6, w[1] = blen, w[2] = i, w[3] = 0, w[4] = 1000 + i, w[5] = len, w[6] = len;
-		fwrite(w, 4, 7, f);
-		fwrite(frame, 1, (len + 3) & ~3u, f);
-		fwrite(&blen, 4, 1, f);
-	}
-	fclose(f);
 }
 
 /* The filter: compiled for each link type met (more of them than it keeps
