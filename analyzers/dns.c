@@ -1138,8 +1138,16 @@ static int render_ldns(struct dns_out *o, const struct walk *w, const ldns_pkt *
 
 /* ---- the message ---------------------------------------------------------- */
 
+/* Did the parse stop only because the capture cut the message? Then it is
+ * truncated, not malformed: the reason says where the cut fell, which is no
+ * fault of the message. */
+static int cut_only(const struct dns_out *o, int is_short, unsigned obs_flags)
+{
+	return is_short && (obs_flags & OBS_F_TRUNCATED) && o->reason[0];
+}
+
 static void header_record(struct dns_out *o, const struct walk *w, uint8_t b2, uint8_t b3,
-			  unsigned obs_flags)
+			  unsigned obs_flags, int is_short)
 {
 	static const struct {
 		uint8_t byte, mask;
@@ -1175,10 +1183,14 @@ static void header_record(struct dns_out *o, const struct walk *w, uint8_t b2, u
 		rec_str(&o->rec, "");
 	}
 	rec_str(&o->rec, (obs_flags & OBS_F_TCP) ? "tcp" : "udp");
+	/* the reason is the malformed verdict's, so none for a cut alone (as in
+	 * the TLS and ICMP records, which state the cut in a field of its own) */
 	rec_field(&o->rec, reason,
-		  o->reason[0] ? text_escape(reason, sizeof(reason), (const uint8_t *)o->reason,
-					     strlen(o->reason), NULL)
-			       : 0);
+		  o->reason[0] && !cut_only(o, is_short, obs_flags)
+			  ? text_escape(reason, sizeof(reason), (const uint8_t *)o->reason,
+					strlen(o->reason), NULL)
+			  : 0);
+	rec_str(&o->rec, (obs_flags & OBS_F_TRUNCATED) ? "1" : "0");
 	rec_end(&o->rec);
 }
 
@@ -1206,7 +1218,7 @@ static int finish(struct dns_out *o, int is_short, unsigned obs_flags)
 	o->info_len = o->rec.len;
 	if (!o->reason[0])
 		return MOD_OK;
-	if (is_short && (obs_flags & OBS_F_TRUNCATED))
+	if (cut_only(o, is_short, obs_flags))
 		return MOD_TRUNCATED;
 	o->flags |= OBS_F_MALFORMED;
 	return MOD_MALFORMED;
@@ -1298,7 +1310,7 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 		o->qtype = w.qtype;
 		o->qclass = w.qclass;
 	}
-	header_record(o, &w, b2, b3, obs_flags);
+	header_record(o, &w, b2, b3, obs_flags, is_short);
 	if (!own) {
 		size_t mark = o->rec.len;
 		int cut = o->cut;

@@ -30,7 +30,10 @@
  *           extended bits), flags (comma list of aa,tc,rd,ra,ad,cd that are
  *           set), qdcount, ancount, nscount, arcount (as on the wire),
  *           edns_udp_size, edns_version, edns_do ("0"/"1"; all three "" when
- *           there is no OPT), "udp"|"tcp", malformed reason ("" when fine)
+ *           there is no OPT), "udp"|"tcp", malformed reason ("" when fine,
+ *           and when the message reads well up to where the capture cut
+ *           it), truncated ("1" when the caller said the capture cut the
+ *           message, OBS_F_TRUNCATED; else "0")
  *   per question: "Q", name, type, class (type and class "" when the
  *           message ends between the name and them)
  *   per RR: "AN"|"NS"|"AR", name, type, class, ttl, data (OPT in the

@@ -282,6 +282,8 @@ int dns_info_json(json_t *dns, const char *info, size_t len, int obs_kind)
 	s = rec_fields_str(&h, 13, &n);
 	if (n)
 		err |= set(dns, "malformed", json_stringn(s, n));
+	if (rec_fields_is(&h, 14, "1"))
+		err |= set(dns, "truncated", json_true());
 	{
 		json_t *c = json_object();
 		if (c) {

@@ -268,7 +268,7 @@ static void test_a(void)
 	CHECK_EQ(OUT.id, 0x1234);
 	CHECK_EQ(OUT.qr, 1);
 	CHECK_EQ(OUT.flags, 0);
-	CHECK_STR(vis(&OUT), "4660|response|0|0|rd,ra|1|1|0|0||||udp|\n"
+	CHECK_STR(vis(&OUT), "4660|response|0|0|rd,ra|1|1|0|0||||udp||0\n"
 			     "Q|example.com|1|1\n"
 			     "AN|example.com|1|1|300|93.184.216.34\n");
 	CHECK_STR(json_of(&OUT),
@@ -307,7 +307,7 @@ static void test_query(void)
 	CHECK_EQ(parse_flags(OBS_F_TCP), MOD_OK);
 	CHECK_EQ(OUT.qr, 0);
 	CHECK_EQ(OUT.flags, OBS_F_TCP);
-	CHECK_STR(vis(&OUT), "7|query|0|0|rd|1|0|0|0||||tcp|\nQ|www.example.org|28|1\n");
+	CHECK_STR(vis(&OUT), "7|query|0|0|rd|1|0|0|0||||tcp||0\nQ|www.example.org|28|1\n");
 	CHECK_STR(json_of(&OUT),
 		  "{\"answers\":[],\"counts\":{\"an\":0,\"ar\":0,\"ns\":0,\"qd\":1},\"flags\":[\"rd\"],"
 		  "\"id\":7,\"opcode\":\"QUERY\",\"qname\":\"www.example.org\",\"qr\":\"query\","
@@ -564,7 +564,7 @@ static void test_compression(void)
 	mb_bytes(&M, "\x0a\x00\x00\x01", 4);
 	mb_rr_end(&M, at);
 	CHECK_EQ(parse(), MOD_OK);
-	CHECK_STR(vis(&OUT), "2|response|0|0|rd,ra|1|2|0|0||||udp|\n"
+	CHECK_STR(vis(&OUT), "2|response|0|0|rd,ra|1|2|0|0||||udp||0\n"
 			     "Q|www.example.com|1|1\n"
 			     "AN|www.example.com|5|1|60|cdn.example.com\n"
 			     "AN|cdn.example.com|1|1|60|10.0.0.1\n");
@@ -626,7 +626,7 @@ static void test_pointer_loop(void)
 	CHECK_STR(OUT.qname, "example.com");
 	CHECK_STR(OUT.reason, "answer 1: compression pointer does not point backwards");
 	CHECK_STR(vis(&OUT), "3|response|0|0|rd,ra|1|1|0|0||||udp|answer 1: compression "
-			     "pointer does not point backwards\nQ|example.com|1|1\n");
+			     "pointer does not point backwards|0\nQ|example.com|1|1\n");
 	CHECK_STR(json_of(&OUT),
 		  "{\"answers\":[],\"counts\":{\"an\":1,\"ar\":0,\"ns\":0,\"qd\":1},"
 		  "\"flags\":[\"rd\",\"ra\"],\"id\":3,\"malformed\":\"answer 1: compression pointer "
@@ -706,7 +706,7 @@ static void test_forward_pointer(void)
 	CHECK_STR(OUT.qname, "");
 	CHECK_EQ(OUT.qtype, 0);
 	CHECK_STR(vis(&OUT), "5|response|0|0|rd,ra|1|1|0|0||||udp|question 1: compression "
-			     "pointer does not point backwards\n");
+			     "pointer does not point backwards|0\n");
 	CHECK(strstr(json_of(&OUT), "\"qname\"") == NULL);
 
 	/* a pointer to its own name's start is not "before" it either */
@@ -852,6 +852,15 @@ static void test_truncated_everywhere(void)
 		if (r != MOD_TRUNCATED || (OUT.flags & OBS_F_MALFORMED) ||
 		    !(OUT.flags & OBS_F_TRUNCATED))
 			bad_trunc++;
+		/* cut, not malformed: the JSON says so, and gives no reason */
+		if (cut >= 12) {
+			json_t *j = json_object();
+			if (dns_info_json(j, OUT.info, OUT.info_len, OBS_DNS_ANSWER) != 0 ||
+			    json_object_get(j, "malformed") ||
+			    json_object_get(j, "truncated") != json_true())
+				bad_json++;
+			json_decref(j);
+		}
 	}
 	CHECK_EQ(bad_ok, 0);
 	CHECK_EQ(bad_trunc, 0);
@@ -872,13 +881,34 @@ static void test_truncated_everywhere(void)
 	CHECK_STR(OUT.reason, "question 1: question runs past the end");
 	CHECK_STR(OUT.qname, "www.example.com");
 	CHECK_EQ(OUT.qtype, 0);
+	/* the record states the cut, and no malformed reason (tls.h and icmp.h
+	 * do the same) */
+	CHECK_STR(vis(&OUT), "48879|response|0|0|rd,ra|1|2|1|2||||udp||1\n"
+			     "Q|www.example.com||\n");
+	CHECK_STR(json_of(&OUT),
+		  "{\"answers\":[],\"counts\":{\"an\":2,\"ar\":2,\"ns\":1,\"qd\":1},"
+		  "\"flags\":[\"rd\",\"ra\"],\"id\":48879,\"opcode\":\"QUERY\","
+		  "\"qname\":\"www.example.com\",\"qr\":\"response\",\"rcode\":\"NOERROR\","
+		  "\"tc\":false,\"truncated\":true}");
+	/* the same bytes without the capture's word for it: the length lies */
+	CHECK_EQ(parse(), MOD_MALFORMED);
 	CHECK_STR(vis(&OUT), "48879|response|0|0|rd,ra|1|2|1|2||||udp|question 1: question "
-			     "runs past the end\nQ|www.example.com||\n");
+			     "runs past the end|0\nQ|www.example.com||\n");
 	CHECK_STR(json_of(&OUT),
 		  "{\"answers\":[],\"counts\":{\"an\":2,\"ar\":2,\"ns\":1,\"qd\":1},"
 		  "\"flags\":[\"rd\",\"ra\"],\"id\":48879,\"malformed\":\"question 1: question "
 		  "runs past the end\",\"opcode\":\"QUERY\",\"qname\":\"www.example.com\","
 		  "\"qr\":\"response\",\"rcode\":\"NOERROR\",\"tc\":false}");
+	/* cut by the capture and malformed before the cut: both are said */
+	M = full;
+	M.b[12] = 0xc0;
+	M.b[13] = 0x20;
+	M.n = 12 + 17 + 1;
+	CHECK_EQ(parse_flags(OBS_F_TRUNCATED), MOD_MALFORMED);
+	CHECK_EQ(OUT.flags, OBS_F_TRUNCATED | OBS_F_MALFORMED);
+	CHECK(strstr(json_of(&OUT), "\"malformed\":\"question 1: compression pointer does not "
+				    "point backwards\"") != NULL);
+	CHECK(strstr(json_of(&OUT), "\"truncated\":true") != NULL);
 }
 
 static void test_counts_lie(void)
@@ -915,7 +945,7 @@ static void test_counts_lie(void)
 	mb_hdr(&M, 9, QUERY, 0, 0, 0, 0);
 	CHECK_EQ(parse(), MOD_OK);
 	CHECK_STR(OUT.qname, "");
-	CHECK_STR(vis(&OUT), "9|query|0|0|rd|0|0|0|0||||udp|\n");
+	CHECK_STR(vis(&OUT), "9|query|0|0|rd|0|0|0|0||||udp||0\n");
 }
 
 static void test_edns(void)
@@ -932,7 +962,7 @@ static void test_edns(void)
 	mb_rr_end(&M, at);
 	CHECK_EQ(parse(), MOD_OK);
 	CHECK_EQ(OUT.rcode, 16);
-	CHECK_STR(vis(&OUT), "10|response|0|16|rd|1|0|0|1|1232|0|1|udp|\nQ|example.com|1|1\n");
+	CHECK_STR(vis(&OUT), "10|response|0|16|rd|1|0|0|1|1232|0|1|udp||0\nQ|example.com|1|1\n");
 	CHECK_STR(json_of(&OUT),
 		  "{\"answers\":[],\"counts\":{\"an\":0,\"ar\":1,\"ns\":0,\"qd\":1},"
 		  "\"edns\":{\"do\":true,\"udp_size\":1232,\"version\":0},\"flags\":[\"rd\"],"
@@ -950,7 +980,7 @@ static void test_edns(void)
 	CHECK_EQ(parse(), MOD_MALFORMED);
 	CHECK_STR(OUT.reason, "additional 2: more than one OPT record");
 	CHECK_STR(vis(&OUT), "10|query|0|0|rd|1|0|0|2|4096|0|0|udp|additional 2: more than "
-			     "one OPT record\nQ|example.com|1|1\n");
+			     "one OPT record|0\nQ|example.com|1|1\n");
 
 	/* OPT with TSIG after it: TSIG is listed, last */
 	mb_hdr(&M, 11, QUERY, 1, 0, 0, 2);
