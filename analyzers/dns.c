@@ -1543,9 +1543,11 @@ static int dns_on_packet(void *state, const struct pkt *p, struct emit *out)
 	case IPPROTO_UDP:
 		if (!dns_port(p->sport) && !dns_port(p->dport))
 			return MOD_NOT_MINE;
-		if (p->payload_len < 12)
-			return (p->flags & PKT_SHORT) && p->payload_len ? MOD_TRUNCATED
-									: MOD_NOT_MINE;
+		if (p->payload_len == 0)
+			return MOD_NOT_MINE;
+		/* 1 to 11 bytes, too short for a header, are a message all the
+		 * same, as over TCP: counted malformed (or truncated, when the
+		 * capture cut them), and not stored, having no header to show */
 		return dns_message(&st->out, p, out, p->payload, p->payload_len,
 				   (p->flags & PKT_SHORT) ? OBS_F_TRUNCATED : 0);
 	case IPPROTO_TCP:

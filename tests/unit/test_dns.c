@@ -1340,6 +1340,39 @@ static int test_obs(struct emit *e, const struct obs *o)
 	return 0;
 }
 
+/*
+ * A UDP datagram on a DNS port too short for a header is a message all the
+ * same: counted malformed, as over TCP (truncated when the capture cut
+ * it), and not stored, having no header. An empty one is not DNS's.
+ */
+static void test_module_udp_short(void)
+{
+	static const uint8_t bytes[12] = {0x12, 0x34, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0};
+	void *state = NULL;
+	int bad = 0;
+
+	CHECK_EQ(dns_module.init(NULL, &state), 0);
+	for (size_t n = 0; n <= 12; n++) {
+		for (int snap = 0; snap < 2; snap++) {
+			struct test_emit te = {.e = {.obs = test_obs}};
+			struct pkt p;
+			memset(&p, 0, sizeof(p));
+			p.proto = IPPROTO_UDP;
+			p.sport = 40000;
+			p.dport = n % 2 ? 53 : 5353;
+			p.payload = bytes;
+			p.payload_len = n;
+			p.flags = snap ? PKT_SHORT : 0;
+			int want = n == 0 ? MOD_NOT_MINE : n == 12 ? MOD_OK
+					: snap ? MOD_TRUNCATED : MOD_MALFORMED;
+			if (dns_module.on_packet(state, &p, &te.e) != want || te.n != (n == 12))
+				bad++;
+		}
+	}
+	CHECK_EQ(bad, 0);
+	dns_module.fini(state);
+}
+
 /* A hand-built TCP flow, all zero, whose streams are st (the flow table
  * keeps them out of line). */
 static void tcp_flow_init(struct flow *f, struct flow_stream st[2])
@@ -1459,7 +1492,7 @@ static void test_module_tcp(void)
 		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_NOT_MINE);
 		p.sport = 53;
 		p.payload_len = 11;
-		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_NOT_MINE);
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_MALFORMED);
 		p.flags = PKT_SHORT;
 		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_TRUNCATED);
 		p.payload_len = M.n - 3;
@@ -2180,6 +2213,7 @@ int main(void)
 	test_many_rrs();
 	test_rdata_beyond_descriptor();
 	test_mnemonics();
+	test_module_udp_short();
 	test_module_tcp();
 	test_module_tcp_hole();
 	test_module_tcp_long();
