@@ -22,7 +22,9 @@
  * skipped by ldns but read as the start of the next RR, which shifts the
  * rest of its lists: when an RR's rdfs do not add up to its rdlength, or a
  * type differs from the wire's, the message is rendered by the walk
- * instead (ldns_rr_record).
+ * instead (ldns_rr_record), and is malformed when the RR's fields do not
+ * fit its rdata (rdata_misfit), as it is when that shift makes ldns fail
+ * (ldns_misfit): one verdict wherever the RR lies.
  * A sound message whose records are all ones the walk has read whole and
  * checked, that is questions, A, AAAA and CNAME records and the OPT record
  * (most queries, and most answers), has nothing left for ldns to decode:
@@ -1012,39 +1014,47 @@ static void wire_init(struct wire_it *it, const struct walk *w)
 	it->k = 0;
 }
 
-/* The next wire RR of section sec as ldns lists them: in the additional
- * section OPT is never listed and TSIG only when tsig is set. 0 or -1. */
-static int wire_next(struct wire_it *it, int sec, int tsig, uint16_t *type, struct cur *rd)
+/* The next wire RR, of a section no later than upto: its section, type and
+ * rdata. 0 or -1. */
+static int wire_step(struct wire_it *it, int upto, int *sec, uint16_t *type, struct cur *rd)
 {
 	const struct walk *w = it->w;
 	struct dns_wname d;
 	const char *why;
 
+	while (it->sec <= SEC_AR && it->i >= w->count[it->sec]) {
+		it->sec++;
+		it->i = 0;
+	}
+	if (it->sec > upto)
+		return -1;
+	*sec = it->sec;
+	it->i++;
+	if (it->k < w->n_seen) {
+		const struct obs_rr *e = &w->seen[it->k++];
+		*type = e->type;
+		*rd = cur_init(e->rd, (size_t)(e->rd_end - e->rd));
+		return 0;
+	}
+	if (name_read(w->msg, w->len, &it->c, &d, &why) != NM_OK)
+		return -1;
+	*type = cur_be16(&it->c);
+	cur_skip(&it->c, 6);
+	uint16_t rdlen = cur_be16(&it->c);
+	*rd = cur_take(&it->c, rdlen);
+	return it->c.err ? -1 : 0;
+}
+
+/* The next wire RR of section sec as ldns lists them: in the additional
+ * section OPT is never listed and TSIG only when tsig is set. 0 or -1. */
+static int wire_next(struct wire_it *it, int sec, int tsig, uint16_t *type, struct cur *rd)
+{
 	for (;;) {
-		while (it->sec <= SEC_AR && it->i >= w->count[it->sec]) {
-			it->sec++;
-			it->i = 0;
-		}
-		if (it->sec > sec)
-			return -1;
-		int s = it->sec;
+		int s;
 		uint16_t t;
 		struct cur r;
-		it->i++;
-		if (it->k < w->n_seen) {
-			const struct obs_rr *e = &w->seen[it->k++];
-			t = e->type;
-			r = cur_init(e->rd, (size_t)(e->rd_end - e->rd));
-		} else {
-			if (name_read(w->msg, w->len, &it->c, &d, &why) != NM_OK)
-				return -1;
-			t = cur_be16(&it->c);
-			cur_skip(&it->c, 6);
-			uint16_t rdlen = cur_be16(&it->c);
-			r = cur_take(&it->c, rdlen);
-			if (it->c.err)
-				return -1;
-		}
+		if (wire_step(it, sec, &s, &t, &r) != 0)
+			return -1;
 		if (s < sec)
 			continue;
 		if (s == SEC_AR && (t == LDNS_RR_TYPE_OPT || (t == LDNS_RR_TYPE_TSIG) != !!tsig))
@@ -1055,6 +1065,70 @@ static int wire_next(struct wire_it *it, int sec, int tsig, uint16_t *type, stru
 	}
 }
 
+/*
+ * Do the fields of the rdata rd (inside msg[0..mlen), its rdlength just
+ * before it) take exactly its bytes, as ldns reads them by the type's
+ * descriptor? The walk frames RRs by rdlength and cannot tell, for the
+ * types it does not decode; ldns reads the fields and goes on from where
+ * they end, so bytes left over, or fields that run past rdlength, shift
+ * every later RR for it (or make it fail). Returns 0 when they fit (or
+ * ldns fails on the RR for a reason of its own), 1 with the reason in
+ * o->reason when not, or -ENOMEM. Allocates (an ldns RR): only for a
+ * message whose lists went out of step or that ldns rejected.
+ */
+static int rdata_misfit(struct dns_out *o, const uint8_t *msg, size_t mlen, struct cur rd,
+			int sec, unsigned idx, uint16_t type)
+{
+	size_t at = (size_t)(rd.p - msg) - 2, pos = at;
+	size_t end = at + 2 + cur_left(&rd);
+	ldns_rr *rr = ldns_rr_new();
+	const char *how;
+
+	if (!rr)
+		return -ENOMEM;
+	ldns_rr_set_type(rr, (ldns_rr_type)type);
+	ldns_status st = ldns_wire2rdf(rr, msg, mlen, &pos);
+	ldns_rr_free(rr);
+	if (st == LDNS_STATUS_MEM_ERR)
+		return -ENOMEM;
+	if (st == LDNS_STATUS_PACKET_OVERFLOW || (st == LDNS_STATUS_OK && pos > end))
+		how = "shorter";
+	else if (st == LDNS_STATUS_OK && pos < end)
+		how = "longer";
+	else
+		return 0;
+	const ldns_rr_descriptor *d = ldns_rr_descript(type);
+	if (d && d->_name)
+		snprintf(o->reason, sizeof(o->reason), "%s %u: %s rdata %s than its fields",
+			 sec_name[sec], idx, d->_name, how);
+	else
+		snprintf(o->reason, sizeof(o->reason), "%s %u: TYPE%u rdata %s than its fields",
+			 sec_name[sec], idx, (unsigned)type, how);
+	return 1;
+}
+
+/* ldns rejected a message the walk found sound: is it for an RR whose
+ * fields do not fit its rdata (rdata_misfit)? The first such RR gives the
+ * reason, as it does when ldns's lists go out of step (ldns_rr_record); the
+ * decoded types the walk checked itself. 0, 1 or -ENOMEM. */
+static int ldns_misfit(struct dns_out *o, const struct walk *w)
+{
+	struct wire_it it;
+	int sec;
+	uint16_t type;
+	struct cur rd;
+
+	wire_init(&it, w);
+	while (wire_step(&it, SEC_AR, &sec, &type, &rd) == 0) {
+		if (type_decoded(type))
+			continue;
+		int r = rdata_misfit(o, w->msg, w->len, rd, sec, it.i, type);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 static const uint8_t root_wire[1] = {0};
 
 /*
@@ -1063,7 +1137,11 @@ static const uint8_t root_wire[1] = {0};
  * descriptor and does not skip what lies beyond, so an RR with bytes after
  * its fields (a HINFO with two extra bytes) shifts every later RR of
  * ldns's lists (the next owner would start with those bytes). The walk
- * framed each RR by rdlength, so the caller renders the message from it.
+ * framed each RR by rdlength, so the caller renders the message from it;
+ * such an RR makes the message malformed (o->reason set, rdata_misfit),
+ * as it does when the shift makes ldns fail, wherever the RR is. A name
+ * compressed where the type has none (sizes differ, fields fit) is no
+ * fault of the rdata's length: just shown from the wire. -ENOMEM too.
  */
 static int ldns_rr_record(struct dns_out *o, struct wire_it *it, int sec, int tsig,
 			  const ldns_rr *rr)
@@ -1086,8 +1164,10 @@ static int ldns_rr_record(struct dns_out *o, struct wire_it *it, int sec, int ts
 			const ldns_rdf *f = ldns_rr_rdf(rr, j);
 			got += f ? ldns_rdf_size(f) : 0;
 		}
-		if (got != cur_left(&wrd))
-			return -1;
+		if (got != cur_left(&wrd)) {
+			int r = rdata_misfit(o, it->w->msg, it->w->len, wrd, it->sec, it->i, type);
+			return r < 0 ? r : -1;
+		}
 		base = it->w->msg;
 		n = it->w->len;
 	} else {
@@ -1112,7 +1192,8 @@ static int ldns_rr_record(struct dns_out *o, struct wire_it *it, int sec, int ts
 
 /* Render the questions and RRs of a packet that ldns parsed. ldns keeps OPT
  * and TSIG out of the additional list; OPT is in the header record, TSIG is
- * listed last, where the walk made sure it was on the wire. */
+ * listed last, where the walk made sure it was on the wire. 0; -1 when the
+ * lists went out of step with the wire (ldns_rr_record); -ENOMEM. */
 static int render_ldns(struct dns_out *o, const struct walk *w, const ldns_pkt *pkt)
 {
 	const ldns_rr_list *q = ldns_pkt_question(pkt);
@@ -1127,12 +1208,15 @@ static int render_ldns(struct dns_out *o, const struct walk *w, const ldns_pkt *
 		q_record(o, ow ? ldns_rdf_data(ow) : root_wire, ow ? ldns_rdf_size(ow) : 1, 1,
 			 (uint16_t)ldns_rr_get_type(rr), (uint16_t)ldns_rr_get_class(rr));
 	}
-	for (int s = 0; s < 3; s++)
-		for (size_t i = 0; i < ldns_rr_list_rr_count(lists[s]); i++)
-			if (ldns_rr_record(o, &it, SEC_AN + s, 0, ldns_rr_list_rr(lists[s], i)))
-				return -1;
-	if (ldns_pkt_tsig(pkt) && ldns_rr_record(o, &it, SEC_AR, 1, ldns_pkt_tsig(pkt)))
-		return -1;
+	for (int s = 0; s < 3; s++) {
+		for (size_t i = 0; i < ldns_rr_list_rr_count(lists[s]); i++) {
+			int r = ldns_rr_record(o, &it, SEC_AN + s, 0, ldns_rr_list_rr(lists[s], i));
+			if (r)
+				return r;
+		}
+	}
+	if (ldns_pkt_tsig(pkt))
+		return ldns_rr_record(o, &it, SEC_AR, 1, ldns_pkt_tsig(pkt));
 	return 0;
 }
 
@@ -1302,6 +1386,13 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 		if (st != LDNS_STATUS_OK) {
 			snprintf(o->reason, sizeof(o->reason), "ldns: %s",
 				 ldns_get_errorstr_by_id(st));
+			/* an RR whose fields do not fit its rdata is the
+			 * likeliest cause: name it, as when it comes last */
+			int r = ldns_misfit(o, &w);
+			if (r < 0) {
+				ret = r;
+				goto out;
+			}
 			own = 1;
 		}
 	}
@@ -1314,7 +1405,12 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 	if (!own) {
 		size_t mark = o->rec.len;
 		int cut = o->cut;
-		if (render_ldns(o, &w, pkt) < 0) {
+		int r = render_ldns(o, &w, pkt);
+		if (r == -ENOMEM) {
+			ret = r;
+			goto out;
+		}
+		if (r < 0) {
 			/* ldns's lists went out of step with the wire (see
 			 * ldns_rr_record): drop what they gave, render from
 			 * the walk. */
@@ -1325,6 +1421,12 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 			o->cut = cut;
 			o->prev_ok = 0;
 			own = 1;
+			if (o->reason[0]) {
+				/* because an RR's fields do not fit its
+				 * rdata: the header record gets the reason */
+				rec_init(&o->rec, o->info_buf, sizeof(o->info_buf) - 8);
+				header_record(o, &w, b2, b3, obs_flags, is_short);
+			}
 		}
 	}
 	if (own && !body.overflow && !o->rec.overflow &&

@@ -13,8 +13,11 @@
  * bytes, a label at most 63, at most DNS_MAX_JUMPS pointers per name, each
  * rdata of a type we decode must be exactly filled by its fields, at most
  * one OPT, TSIG only last, and the message must end where its last RR ends
- * (over TCP: the length prefix must match). When that walk or ldns rejects
- * the message, the same walk renders what could be read (header, questions
+ * (over TCP: the length prefix must match). The rdata of other types ldns
+ * reads by their fields: one its fields do not fill exactly (a HINFO with
+ * bytes left over) is malformed wherever it lies ("answer 2: HINFO rdata
+ * longer than its fields"). When that walk or ldns rejects the message,
+ * the same walk renders what could be read (header, questions
  * and every RR up to the damage) and the message is flagged malformed with
  * a reason.
  *

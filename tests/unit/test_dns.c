@@ -165,6 +165,7 @@ static int ok_diff; /* clean messages whose two parses differed */
 /* Valid messages kept as seeds for the random smoke loop. */
 static struct mb bases[8];
 static int nbases;
+static struct mb keep_hinfo; /* a response with a HINFO answer, for test_random */
 
 static void keep(void)
 {
@@ -1154,29 +1155,87 @@ static void test_cap(void)
 /*
  * An RR with bytes beyond the fields ldns knows for its type (a HINFO with
  * two more bytes) must not shift the RRs after it: ldns reads HINFO by its
- * descriptor and would start the next owner at those bytes. Its lists go
- * out of step with the wire, and the message is rendered from the walk.
+ * descriptor and would start the next owner at those bytes. The message is
+ * rendered from the walk, every RR in its place, and is malformed, with
+ * the same reason wherever the RR is: first (where the shift makes ldns
+ * fail), last (where ldns's lists just come out short), or past the walk's
+ * table of RRs.
  */
-static void test_rdata_beyond_descriptor(void)
+static void hinfo_rr(const char *rdata, size_t n)
 {
-	size_t at;
-
-	mb_hdr(&M, 78, RESP, 1, 2, 0, 0);
-	mb_q(&M, "h.example", 13, 1);
 	mb_u16(&M, 0xc00c);
-	at = mb_rr(&M, 13, 1, 60);
-	mb_bytes(&M, "\x03" "abc" "\x03" "def" "\x01\x02", 10);
+	size_t at = mb_rr(&M, 13, 1, 60);
+	mb_bytes(&M, rdata, n);
 	mb_rr_end(&M, at);
+}
+
+static void a_rr(void)
+{
 	mb_u16(&M, 0xc00c);
-	at = mb_rr(&M, 1, 1, 60);
+	size_t at = mb_rr(&M, 1, 1, 60);
 	mb_bytes(&M, "\x0a\x00\x00\x01", 4);
 	mb_rr_end(&M, at);
+}
+
+static void test_rdata_beyond_descriptor(void)
+{
+	static const char longer[] = "\x03" "abc" "\x03" "def" "\x01\x02";
+	static const char shorter[] = "\x03" "abc" "\x05" "def";
+
+	for (int first = 0; first < 2; first++) {
+		mb_hdr(&M, 78, RESP, 1, 2, 0, 0);
+		mb_q(&M, "h.example", 13, 1);
+		if (!first)
+			a_rr();
+		hinfo_rr(longer, 10);
+		if (first)
+			a_rr();
+		CHECK_EQ(parse(), MOD_MALFORMED);
+		CHECK_STR(OUT.reason, first ? "answer 1: HINFO rdata longer than its fields"
+					    : "answer 2: HINFO rdata longer than its fields");
+		CHECK_EQ(OUT.flags, OBS_F_MALFORMED);
+		CHECK_EQ(count_tag(&OUT, "AN"), 2);
+		CHECK_STR(field(&OUT, "AN", !first, 5), "\\# 10 03616263036465660102");
+		CHECK_STR(field(&OUT, "AN", first, 1), "h.example");
+		CHECK_STR(field(&OUT, "AN", first, 5), "10.0.0.1");
+		CHECK(strstr(json_of(&OUT), "\"malformed\":\"answer") != NULL);
+
+		/* a string that runs past rdlength: the fields take more */
+		mb_hdr(&M, 79, RESP, 1, 2, 0, 0);
+		mb_q(&M, "h.example", 13, 1);
+		if (!first)
+			a_rr();
+		hinfo_rr(shorter, 8);
+		if (first)
+			a_rr();
+		CHECK_EQ(parse(), MOD_MALFORMED);
+		CHECK_STR(OUT.reason, first ? "answer 1: HINFO rdata shorter than its fields"
+					    : "answer 2: HINFO rdata shorter than its fields");
+		CHECK_EQ(count_tag(&OUT, "AN"), 2);
+	}
+
+	/* past the walk's table (DNS_RR_SEEN), and in the authority section */
+	mb_hdr(&M, 80, RESP, 1, DNS_RR_SEEN + 2, 1, 0);
+	mb_q(&M, "h.example", 1, 1);
+	for (int i = 0; i < DNS_RR_SEEN + 2; i++)
+		a_rr();
+	hinfo_rr(longer, 10);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "authority 1: HINFO rdata longer than its fields");
+	hinfo_rr(longer, 10);
+	M.b[9] = 2; /* a second one: the first gives the reason */
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "authority 1: HINFO rdata longer than its fields");
+	CHECK_EQ(count_tag(&OUT, "NS"), 2);
+
+	/* one that fits is shown from the wire, and the message is sound */
+	mb_hdr(&M, 81, RESP, 1, 2, 0, 0);
+	mb_q(&M, "h.example", 13, 1);
+	hinfo_rr(longer, 8);
+	a_rr();
 	CHECK_EQ(parse(), MOD_OK);
-	CHECK_EQ(count_tag(&OUT, "AN"), 2);
-	CHECK_STR(field(&OUT, "AN", 0, 5), "\\# 10 03616263036465660102");
-	CHECK_STR(field(&OUT, "AN", 1, 1), "h.example");
-	CHECK_STR(field(&OUT, "AN", 1, 5), "10.0.0.1");
-	CHECK_EQ(OUT.flags & OBS_F_MALFORMED, 0);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "\\# 8 0361626303646566");
+	keep_hinfo = M;
 }
 
 /*
@@ -2122,7 +2181,7 @@ static uint32_t rnd(void)
 
 static void test_random(void)
 {
-	int bad = 0, nok = 0;
+	int bad = 0, nok = 0, nmisfit = 0;
 
 	build_response();
 	keep();
@@ -2159,8 +2218,11 @@ static void test_random(void)
 			M.b[6] = 0;
 			M.b[7] = (uint8_t)(rnd() % 4);
 		} else {
-			/* a few flipped bytes in a valid response, maybe cut */
-			M = bases[rnd() % (uint32_t)nbases];
+			/* a few flipped bytes in a valid response, maybe cut;
+			 * one in nine has a HINFO, whose fields only ldns
+			 * reads (the walk frames it by rdlength) */
+			uint32_t b = rnd() % (uint32_t)(nbases + 1);
+			M = b < (uint32_t)nbases ? bases[b] : keep_hinfo;
 			for (int k = 1 + (int)(rnd() % 4); k > 0; k--)
 				M.b[rnd() % M.n] = (uint8_t)rnd();
 			if (rnd() % 4 == 0)
@@ -2171,6 +2233,9 @@ static void test_random(void)
 			bad++;
 		if (r == MOD_OK)
 			nok++;
+		if (strstr(OUT.reason, "rdata longer than its fields") ||
+		    strstr(OUT.reason, "rdata shorter than its fields"))
+			nmisfit++;
 		if (OUT.info_len != strlen(OUT.info) || OUT.qname_len != strlen(OUT.qname))
 			bad++;
 		if (OUT.info_len) {
@@ -2183,6 +2248,7 @@ static void test_random(void)
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(nbases, 8);
 	CHECK(nok > 100);
+	CHECK(nmisfit > 10);
 }
 
 int main(void)
