@@ -402,11 +402,14 @@ static void svc_key(struct tbuf *t, uint16_t key)
 	}
 }
 
-/* SVCB/HTTPS (RFC 9460): "priority target" then " key=value" per param. */
+/* SVCB/HTTPS (RFC 9460): "priority target" then " key=value" per param.
+ * Keys out of order or repeated, and a mandatory list out of order or
+ * naming mandatory itself, make the RR malformed (RFC 9460 2.2 and 8). */
 static const char *svcb_text(const uint8_t *msg, size_t mlen, struct cur rd, struct tbuf *t,
 			     struct name_keep *keep)
 {
 	const char *why = NULL;
+	long prev = -1;
 
 	tb_u32(t, cur_be16(&rd));
 	tb_ch(t, ' ');
@@ -420,6 +423,11 @@ static const char *svcb_text(const uint8_t *msg, size_t mlen, struct cur rd, str
 
 		if (rd.err)
 			return "SvcParam runs past the rdata";
+		if (key == prev)
+			return "SvcParamKey repeated";
+		if (key < prev)
+			return "SvcParamKeys out of order";
+		prev = key;
 		tb_ch(t, ' ');
 		svc_key(t, key);
 		if (vlen)
@@ -428,10 +436,18 @@ static const char *svcb_text(const uint8_t *msg, size_t mlen, struct cur rd, str
 		case 0: /* mandatory: a list of keys */
 			if (vlen == 0 || vlen % 2)
 				return "bad mandatory SvcParam";
-			for (int i = 0; cur_left(&v); i++) {
+			for (long i = 0, last = 0; cur_left(&v); i++) {
+				uint16_t k = cur_be16(&v);
+				if (k == 0)
+					return "mandatory SvcParam lists mandatory";
+				if (k == last)
+					return "mandatory SvcParam repeats a key";
+				if (k < last)
+					return "mandatory SvcParam keys out of order";
+				last = k;
 				if (i)
 					tb_ch(t, ',');
-				svc_key(t, cur_be16(&v));
+				svc_key(t, k);
 			}
 			break;
 		case 1: /* alpn: character-strings */

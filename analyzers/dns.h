@@ -57,7 +57,11 @@
  *                                 ipv6hint decoded (lists comma-separated,
  *                                 ',' inside an alpn id as \x2c), port as a
  *                                 number, no-default-alpn bare, others
- *                                 (ech, keyNNNNN) as lowercase hex
+ *                                 (ech, keyNNNNN) as lowercase hex; keys
+ *                                 out of order or repeated, or a mandatory
+ *                                 list out of order, repeating a key or
+ *                                 naming mandatory, do not parse (RFC 9460
+ *                                 2.2, 8)
  *   anything else                 "\# len hex" (RFC 3597)
  *   rdata that does not parse as its type is shown as "\# len hex" too, and
  *   the message is flagged malformed. Empty rdata (UPDATE deletes and

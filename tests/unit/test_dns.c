@@ -501,6 +501,42 @@ static void test_svcb(void)
 	CHECK_EQ(parse(), MOD_MALFORMED);
 	CHECK_STR(OUT.reason, "answer 1: SvcParam runs past the rdata");
 	CHECK_STR(field(&OUT, "AN", 0, 5), "\\# 9 0001000003000401bb");
+
+	/* RFC 9460 2.2 and 8: keys in increasing order, each once; the
+	 * mandatory list too, without mandatory itself */
+	static const struct {
+		uint16_t params[6];
+		const char *why;
+	} bad[] = {
+		{{3, 2, 443, 1, 2, 0x0168}, "SvcParamKeys out of order"},
+		{{3, 2, 443, 3, 2, 443}, "SvcParamKey repeated"},
+		{{0, 4, 0, 1, 0xffff, 0xffff}, "mandatory SvcParam lists mandatory"},
+		{{0, 4, 3, 1, 0xffff, 0xffff}, "mandatory SvcParam keys out of order"},
+		{{0, 4, 3, 3, 0xffff, 0xffff}, "mandatory SvcParam repeats a key"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char why[DNS_REASON_MAX];
+		at = start_answer(65);
+		mb_u16(&M, 1);
+		mb_u8(&M, 0);
+		for (int k = 0; k < 6 && bad[i].params[k] != 0xffff; k++)
+			mb_u16(&M, bad[i].params[k]);
+		mb_rr_end(&M, at);
+		CHECK_EQ(parse(), MOD_MALFORMED);
+		snprintf(why, sizeof(why), "answer 1: %s", bad[i].why);
+		CHECK_STR(OUT.reason, why);
+		CHECK(strncmp(field(&OUT, "AN", 0, 5), "\\# ", 3) == 0);
+		CHECK(strstr(field(&OUT, "AN", 0, 5), " 000100") != NULL);
+	}
+	/* in order, and mandatory naming others in order: fine */
+	at = start_answer(65);
+	mb_u16(&M, 1);
+	mb_u8(&M, 0);
+	mb_bytes(&M, "\x00\x00\x00\x04\x00\x01\x00\x03" "\x00\x01\x00\x03\x02h2"
+		     "\x00\x03\x00\x02\x01\xbb", 21);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_OK);
+	CHECK_STR(field(&OUT, "AN", 0, 5), "1 . mandatory=alpn,port alpn=h2 port=443");
 }
 
 static void test_caa_unknown(void)
