@@ -8,7 +8,8 @@
  * protocol rules of dns.h: pointers strictly backwards and never into the
  * 12-byte header, names <= 255 bytes,
  * labels <= 63, bounded jumps, rdata of decoded types exactly filled, one
- * OPT, TSIG last, no bytes after the last RR. It says whether the message
+ * OPT (owned by the root, its options filling it), TSIG last, no bytes
+ * after the last RR. It says whether the message
  * is sound, remembers the first question, the OPT record and where the
  * first RRs' types and rdata lie (dns_out.seen), and renders the records
  * it reads into dns_out.walk_buf, to follow the header record if the walk
@@ -867,6 +868,19 @@ static void qname_set(struct dns_out *o, const struct walk *w)
 	o->qwire_len = w->qname.len;
 }
 
+/* Do the OPT record's options (code, length, data) fill its rdata exactly?
+ * Most have none or one: a few reads. */
+static int opt_options_fit(struct cur rd)
+{
+	while (cur_left(&rd)) {
+		cur_skip(&rd, 2);
+		cur_skip(&rd, cur_be16(&rd));
+		if (rd.err)
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * Walk the message after its header. With check, it checks every rule and
  * fills w (the first question, the OPT record, the RR table, the first
@@ -945,6 +959,13 @@ static void walk(struct walk *w, struct dns_out *o, int check)
 				} else if (w->edns) {
 					walk_note(w, s, i, "more than one OPT record", 0);
 				} else {
+					/* RFC 6891 6.1.2; what it says is still
+					 * shown */
+					if (d.len != 1)
+						walk_note(w, s, i, "OPT owner is not the root", 0);
+					else if (!opt_options_fit(rd))
+						walk_note(w, s, i,
+							  "EDNS option runs past the OPT data", 0);
 					w->edns = 1;
 					w->edns_udp = cls;
 					w->edns_ext_rcode = (uint8_t)(ttl >> 24);

@@ -12,7 +12,8 @@
  * contains it (so no loops and no forward jumps), a name is at most 255 wire
  * bytes, a label at most 63, at most DNS_MAX_JUMPS pointers per name, each
  * rdata of a type we decode must be exactly filled by its fields, at most
- * one OPT, TSIG only last, and the message must end where its last RR ends
+ * one OPT, owned by the root and exactly filled by its options (RFC 6891
+ * 6.1.2), TSIG only last, and the message must end where its last RR ends
  * (over TCP: the length prefix must match). The rdata of other types ldns
  * reads by their fields: one its fields do not fill exactly (a HINFO with
  * bytes left over) is malformed wherever it lies ("answer 2: HINFO rdata

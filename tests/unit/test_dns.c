@@ -1006,6 +1006,35 @@ static void test_edns(void)
 		  "\"id\":10,\"opcode\":\"QUERY\",\"qname\":\"example.com\",\"qr\":\"response\","
 		  "\"qtype\":\"A\",\"rcode\":\"BADVERS\",\"tc\":false}");
 
+	/* RFC 6891 6.1.2: the owner is the root, and the options fill the
+	 * rdata; what the record says is still shown */
+	mb_hdr(&M, 10, QUERY, 1, 0, 0, 1);
+	mb_q(&M, "example.com", 1, 1);
+	mb_u16(&M, 0xc00c);
+	at = mb_rr(&M, 41, 1232, 0x8000);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "additional 1: OPT owner is not the root");
+	CHECK(strstr(json_of(&OUT), "\"edns\":{\"do\":true,\"udp_size\":1232,\"version\":0}") !=
+	      NULL);
+	for (int k = 0; k < 3; k++) {
+		/* an option's length past the data, by 1 and by all of it,
+		 * and a code without its length */
+		static const char *const opts[] = {"\x00\x0a\x00\x09" "12345678",
+						   "\x00\x0a\x00\x08" "12345678" "\x00\x0c\x00\x04",
+						   "\x00\x0a\x00\x08" "12345678" "\x00\x0c"};
+		static const size_t lens[] = {12, 16, 14};
+		mb_hdr(&M, 10, QUERY, 1, 0, 0, 1);
+		mb_q(&M, "example.com", 1, 1);
+		mb_u8(&M, 0);
+		at = mb_rr(&M, 41, 1232, 0);
+		mb_bytes(&M, opts[k], lens[k]);
+		mb_rr_end(&M, at);
+		CHECK_EQ(parse(), MOD_MALFORMED);
+		CHECK_STR(OUT.reason, "additional 1: EDNS option runs past the OPT data");
+		CHECK_EQ(OUT.flags, OBS_F_MALFORMED);
+	}
+
 	/* two OPT records */
 	mb_hdr(&M, 10, QUERY, 1, 0, 0, 2);
 	mb_q(&M, "example.com", 1, 1);
