@@ -1182,7 +1182,8 @@ static void test_questions_flags(void)
 		  "\"flags\":[\"aa\",\"tc\",\"rd\",\"ra\",\"ad\",\"cd\"],\"id\":14,\"opcode\":\"UPDATE\","
 		  "\"qname\":\"a.example\",\"qr\":\"query\",\"qtype\":\"A\","
 		  "\"questions\":[{\"name\":\"a.example\",\"type\":\"A\"},"
-		  "{\"name\":\"b.example\",\"type\":\"AAAA\"}],\"rcode\":\"NOERROR\",\"tc\":true}");
+		  "{\"class\":\"NONE\",\"name\":\"b.example\",\"type\":\"AAAA\"}],"
+		  "\"rcode\":\"NOERROR\",\"tc\":true}");
 }
 
 static void test_cap(void)
