@@ -309,7 +309,12 @@ static int name_read(const uint8_t *msg, size_t mlen, struct cur *c, struct dns_
 			continue;
 		}
 		if (b & 0xc0) {
-			*why = "label longer than 63 bytes";
+			/* 01 is RFC 6891's extended label type (no longer in
+			 * use), which a label length over 63 also gives; 10 is
+			 * reserved */
+			*why = (b & 0xc0) == 0x40
+				       ? "label type 01 (extended, or a label over 63 bytes)"
+				       : "label type 10 (reserved)";
 			ret = NM_BAD;
 			goto out;
 		}

@@ -770,7 +770,14 @@ static void test_long_label_name(void)
 	mb_u16(&M, 1);
 	mb_u16(&M, 1);
 	CHECK_EQ(parse(), MOD_MALFORMED);
-	CHECK_STR(OUT.reason, "question 1: label longer than 63 bytes");
+	CHECK_STR(OUT.reason, "question 1: label type 01 (extended, or a label over 63 bytes)");
+	/* the reserved 10 label type has a reason of its own */
+	M.b[12] = 0x80;
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "question 1: label type 10 (reserved)");
+	M.b[12] = 0x41;
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "question 1: label type 01 (extended, or a label over 63 bytes)");
 
 	/* 63+63+63+61 labels: exactly 255 wire bytes is fine */
 	mb_hdr(&M, 6, QUERY, 1, 0, 0, 0);
