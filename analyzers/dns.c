@@ -8,7 +8,8 @@
  * protocol rules of dns.h: pointers strictly backwards and never into the
  * 12-byte header, names <= 255 bytes,
  * labels <= 63, bounded jumps, rdata of decoded types exactly filled, one
- * OPT, TSIG last, no bytes after the last RR. It says whether the message
+ * OPT (owned by the root, its options filling it), TSIG last, no bytes
+ * after the last RR. It says whether the message
  * is sound, remembers the first question, the OPT record and where the
  * first RRs' types and rdata lie (dns_out.seen), and renders the records
  * it reads into dns_out.walk_buf, to follow the header record if the walk
@@ -22,7 +23,9 @@
  * skipped by ldns but read as the start of the next RR, which shifts the
  * rest of its lists: when an RR's rdfs do not add up to its rdlength, or a
  * type differs from the wire's, the message is rendered by the walk
- * instead (ldns_rr_record).
+ * instead (ldns_rr_record), and is malformed when the RR's fields do not
+ * fit its rdata (rdata_misfit), as it is when that shift makes ldns fail
+ * (ldns_misfit): one verdict wherever the RR lies.
  * A sound message whose records are all ones the walk has read whole and
  * checked, that is questions, A, AAAA and CNAME records and the OPT record
  * (most queries, and most answers), has nothing left for ldns to decode:
@@ -306,7 +309,12 @@ static int name_read(const uint8_t *msg, size_t mlen, struct cur *c, struct dns_
 			continue;
 		}
 		if (b & 0xc0) {
-			*why = "label longer than 63 bytes";
+			/* 01 is RFC 6891's extended label type (no longer in
+			 * use), which a label length over 63 also gives; 10 is
+			 * reserved */
+			*why = (b & 0xc0) == 0x40
+				       ? "label type 01 (extended, or a label over 63 bytes)"
+				       : "label type 10 (reserved)";
 			ret = NM_BAD;
 			goto out;
 		}
@@ -400,11 +408,14 @@ static void svc_key(struct tbuf *t, uint16_t key)
 	}
 }
 
-/* SVCB/HTTPS (RFC 9460): "priority target" then " key=value" per param. */
+/* SVCB/HTTPS (RFC 9460): "priority target" then " key=value" per param.
+ * Keys out of order or repeated, and a mandatory list out of order or
+ * naming mandatory itself, make the RR malformed (RFC 9460 2.2 and 8). */
 static const char *svcb_text(const uint8_t *msg, size_t mlen, struct cur rd, struct tbuf *t,
 			     struct name_keep *keep)
 {
 	const char *why = NULL;
+	long prev = -1;
 
 	tb_u32(t, cur_be16(&rd));
 	tb_ch(t, ' ');
@@ -418,6 +429,11 @@ static const char *svcb_text(const uint8_t *msg, size_t mlen, struct cur rd, str
 
 		if (rd.err)
 			return "SvcParam runs past the rdata";
+		if (key == prev)
+			return "SvcParamKey repeated";
+		if (key < prev)
+			return "SvcParamKeys out of order";
+		prev = key;
 		tb_ch(t, ' ');
 		svc_key(t, key);
 		if (vlen)
@@ -426,10 +442,18 @@ static const char *svcb_text(const uint8_t *msg, size_t mlen, struct cur rd, str
 		case 0: /* mandatory: a list of keys */
 			if (vlen == 0 || vlen % 2)
 				return "bad mandatory SvcParam";
-			for (int i = 0; cur_left(&v); i++) {
+			for (long i = 0, last = 0; cur_left(&v); i++) {
+				uint16_t k = cur_be16(&v);
+				if (k == 0)
+					return "mandatory SvcParam lists mandatory";
+				if (k == last)
+					return "mandatory SvcParam repeats a key";
+				if (k < last)
+					return "mandatory SvcParam keys out of order";
+				last = k;
 				if (i)
 					tb_ch(t, ',');
-				svc_key(t, cur_be16(&v));
+				svc_key(t, k);
 			}
 			break;
 		case 1: /* alpn: character-strings */
@@ -849,6 +873,19 @@ static void qname_set(struct dns_out *o, const struct walk *w)
 	o->qwire_len = w->qname.len;
 }
 
+/* Do the OPT record's options (code, length, data) fill its rdata exactly?
+ * Most have none or one: a few reads. */
+static int opt_options_fit(struct cur rd)
+{
+	while (cur_left(&rd)) {
+		cur_skip(&rd, 2);
+		cur_skip(&rd, cur_be16(&rd));
+		if (rd.err)
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * Walk the message after its header. With check, it checks every rule and
  * fills w (the first question, the OPT record, the RR table, the first
@@ -927,6 +964,13 @@ static void walk(struct walk *w, struct dns_out *o, int check)
 				} else if (w->edns) {
 					walk_note(w, s, i, "more than one OPT record", 0);
 				} else {
+					/* RFC 6891 6.1.2; what it says is still
+					 * shown */
+					if (d.len != 1)
+						walk_note(w, s, i, "OPT owner is not the root", 0);
+					else if (!opt_options_fit(rd))
+						walk_note(w, s, i,
+							  "EDNS option runs past the OPT data", 0);
 					w->edns = 1;
 					w->edns_udp = cls;
 					w->edns_ext_rcode = (uint8_t)(ttl >> 24);
@@ -1012,39 +1056,47 @@ static void wire_init(struct wire_it *it, const struct walk *w)
 	it->k = 0;
 }
 
-/* The next wire RR of section sec as ldns lists them: in the additional
- * section OPT is never listed and TSIG only when tsig is set. 0 or -1. */
-static int wire_next(struct wire_it *it, int sec, int tsig, uint16_t *type, struct cur *rd)
+/* The next wire RR, of a section no later than upto: its section, type and
+ * rdata. 0 or -1. */
+static int wire_step(struct wire_it *it, int upto, int *sec, uint16_t *type, struct cur *rd)
 {
 	const struct walk *w = it->w;
 	struct dns_wname d;
 	const char *why;
 
+	while (it->sec <= SEC_AR && it->i >= w->count[it->sec]) {
+		it->sec++;
+		it->i = 0;
+	}
+	if (it->sec > upto)
+		return -1;
+	*sec = it->sec;
+	it->i++;
+	if (it->k < w->n_seen) {
+		const struct obs_rr *e = &w->seen[it->k++];
+		*type = e->type;
+		*rd = cur_init(e->rd, (size_t)(e->rd_end - e->rd));
+		return 0;
+	}
+	if (name_read(w->msg, w->len, &it->c, &d, &why) != NM_OK)
+		return -1;
+	*type = cur_be16(&it->c);
+	cur_skip(&it->c, 6);
+	uint16_t rdlen = cur_be16(&it->c);
+	*rd = cur_take(&it->c, rdlen);
+	return it->c.err ? -1 : 0;
+}
+
+/* The next wire RR of section sec as ldns lists them: in the additional
+ * section OPT is never listed and TSIG only when tsig is set. 0 or -1. */
+static int wire_next(struct wire_it *it, int sec, int tsig, uint16_t *type, struct cur *rd)
+{
 	for (;;) {
-		while (it->sec <= SEC_AR && it->i >= w->count[it->sec]) {
-			it->sec++;
-			it->i = 0;
-		}
-		if (it->sec > sec)
-			return -1;
-		int s = it->sec;
+		int s;
 		uint16_t t;
 		struct cur r;
-		it->i++;
-		if (it->k < w->n_seen) {
-			const struct obs_rr *e = &w->seen[it->k++];
-			t = e->type;
-			r = cur_init(e->rd, (size_t)(e->rd_end - e->rd));
-		} else {
-			if (name_read(w->msg, w->len, &it->c, &d, &why) != NM_OK)
-				return -1;
-			t = cur_be16(&it->c);
-			cur_skip(&it->c, 6);
-			uint16_t rdlen = cur_be16(&it->c);
-			r = cur_take(&it->c, rdlen);
-			if (it->c.err)
-				return -1;
-		}
+		if (wire_step(it, sec, &s, &t, &r) != 0)
+			return -1;
 		if (s < sec)
 			continue;
 		if (s == SEC_AR && (t == LDNS_RR_TYPE_OPT || (t == LDNS_RR_TYPE_TSIG) != !!tsig))
@@ -1055,6 +1107,70 @@ static int wire_next(struct wire_it *it, int sec, int tsig, uint16_t *type, stru
 	}
 }
 
+/*
+ * Do the fields of the rdata rd (inside msg[0..mlen), its rdlength just
+ * before it) take exactly its bytes, as ldns reads them by the type's
+ * descriptor? The walk frames RRs by rdlength and cannot tell, for the
+ * types it does not decode; ldns reads the fields and goes on from where
+ * they end, so bytes left over, or fields that run past rdlength, shift
+ * every later RR for it (or make it fail). Returns 0 when they fit (or
+ * ldns fails on the RR for a reason of its own), 1 with the reason in
+ * o->reason when not, or -ENOMEM. Allocates (an ldns RR): only for a
+ * message whose lists went out of step or that ldns rejected.
+ */
+static int rdata_misfit(struct dns_out *o, const uint8_t *msg, size_t mlen, struct cur rd,
+			int sec, unsigned idx, uint16_t type)
+{
+	size_t at = (size_t)(rd.p - msg) - 2, pos = at;
+	size_t end = at + 2 + cur_left(&rd);
+	ldns_rr *rr = ldns_rr_new();
+	const char *how;
+
+	if (!rr)
+		return -ENOMEM;
+	ldns_rr_set_type(rr, (ldns_rr_type)type);
+	ldns_status st = ldns_wire2rdf(rr, msg, mlen, &pos);
+	ldns_rr_free(rr);
+	if (st == LDNS_STATUS_MEM_ERR)
+		return -ENOMEM;
+	if (st == LDNS_STATUS_PACKET_OVERFLOW || (st == LDNS_STATUS_OK && pos > end))
+		how = "shorter";
+	else if (st == LDNS_STATUS_OK && pos < end)
+		how = "longer";
+	else
+		return 0;
+	const ldns_rr_descriptor *d = ldns_rr_descript(type);
+	if (d && d->_name)
+		snprintf(o->reason, sizeof(o->reason), "%s %u: %s rdata %s than its fields",
+			 sec_name[sec], idx, d->_name, how);
+	else
+		snprintf(o->reason, sizeof(o->reason), "%s %u: TYPE%u rdata %s than its fields",
+			 sec_name[sec], idx, (unsigned)type, how);
+	return 1;
+}
+
+/* ldns rejected a message the walk found sound: is it for an RR whose
+ * fields do not fit its rdata (rdata_misfit)? The first such RR gives the
+ * reason, as it does when ldns's lists go out of step (ldns_rr_record); the
+ * decoded types the walk checked itself. 0, 1 or -ENOMEM. */
+static int ldns_misfit(struct dns_out *o, const struct walk *w)
+{
+	struct wire_it it;
+	int sec;
+	uint16_t type;
+	struct cur rd;
+
+	wire_init(&it, w);
+	while (wire_step(&it, SEC_AR, &sec, &type, &rd) == 0) {
+		if (type_decoded(type))
+			continue;
+		int r = rdata_misfit(o, w->msg, w->len, rd, sec, it.i, type);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 static const uint8_t root_wire[1] = {0};
 
 /*
@@ -1063,7 +1179,11 @@ static const uint8_t root_wire[1] = {0};
  * descriptor and does not skip what lies beyond, so an RR with bytes after
  * its fields (a HINFO with two extra bytes) shifts every later RR of
  * ldns's lists (the next owner would start with those bytes). The walk
- * framed each RR by rdlength, so the caller renders the message from it.
+ * framed each RR by rdlength, so the caller renders the message from it;
+ * such an RR makes the message malformed (o->reason set, rdata_misfit),
+ * as it does when the shift makes ldns fail, wherever the RR is. A name
+ * compressed where the type has none (sizes differ, fields fit) is no
+ * fault of the rdata's length: just shown from the wire. -ENOMEM too.
  */
 static int ldns_rr_record(struct dns_out *o, struct wire_it *it, int sec, int tsig,
 			  const ldns_rr *rr)
@@ -1086,8 +1206,10 @@ static int ldns_rr_record(struct dns_out *o, struct wire_it *it, int sec, int ts
 			const ldns_rdf *f = ldns_rr_rdf(rr, j);
 			got += f ? ldns_rdf_size(f) : 0;
 		}
-		if (got != cur_left(&wrd))
-			return -1;
+		if (got != cur_left(&wrd)) {
+			int r = rdata_misfit(o, it->w->msg, it->w->len, wrd, it->sec, it->i, type);
+			return r < 0 ? r : -1;
+		}
 		base = it->w->msg;
 		n = it->w->len;
 	} else {
@@ -1112,7 +1234,8 @@ static int ldns_rr_record(struct dns_out *o, struct wire_it *it, int sec, int ts
 
 /* Render the questions and RRs of a packet that ldns parsed. ldns keeps OPT
  * and TSIG out of the additional list; OPT is in the header record, TSIG is
- * listed last, where the walk made sure it was on the wire. */
+ * listed last, where the walk made sure it was on the wire. 0; -1 when the
+ * lists went out of step with the wire (ldns_rr_record); -ENOMEM. */
 static int render_ldns(struct dns_out *o, const struct walk *w, const ldns_pkt *pkt)
 {
 	const ldns_rr_list *q = ldns_pkt_question(pkt);
@@ -1127,19 +1250,30 @@ static int render_ldns(struct dns_out *o, const struct walk *w, const ldns_pkt *
 		q_record(o, ow ? ldns_rdf_data(ow) : root_wire, ow ? ldns_rdf_size(ow) : 1, 1,
 			 (uint16_t)ldns_rr_get_type(rr), (uint16_t)ldns_rr_get_class(rr));
 	}
-	for (int s = 0; s < 3; s++)
-		for (size_t i = 0; i < ldns_rr_list_rr_count(lists[s]); i++)
-			if (ldns_rr_record(o, &it, SEC_AN + s, 0, ldns_rr_list_rr(lists[s], i)))
-				return -1;
-	if (ldns_pkt_tsig(pkt) && ldns_rr_record(o, &it, SEC_AR, 1, ldns_pkt_tsig(pkt)))
-		return -1;
+	for (int s = 0; s < 3; s++) {
+		for (size_t i = 0; i < ldns_rr_list_rr_count(lists[s]); i++) {
+			int r = ldns_rr_record(o, &it, SEC_AN + s, 0, ldns_rr_list_rr(lists[s], i));
+			if (r)
+				return r;
+		}
+	}
+	if (ldns_pkt_tsig(pkt))
+		return ldns_rr_record(o, &it, SEC_AR, 1, ldns_pkt_tsig(pkt));
 	return 0;
 }
 
 /* ---- the message ---------------------------------------------------------- */
 
+/* Did the parse stop only because the capture cut the message? Then it is
+ * truncated, not malformed: the reason says where the cut fell, which is no
+ * fault of the message. */
+static int cut_only(const struct dns_out *o, int is_short, unsigned obs_flags)
+{
+	return is_short && (obs_flags & OBS_F_TRUNCATED) && o->reason[0];
+}
+
 static void header_record(struct dns_out *o, const struct walk *w, uint8_t b2, uint8_t b3,
-			  unsigned obs_flags)
+			  unsigned obs_flags, int is_short)
 {
 	static const struct {
 		uint8_t byte, mask;
@@ -1175,10 +1309,14 @@ static void header_record(struct dns_out *o, const struct walk *w, uint8_t b2, u
 		rec_str(&o->rec, "");
 	}
 	rec_str(&o->rec, (obs_flags & OBS_F_TCP) ? "tcp" : "udp");
+	/* the reason is the malformed verdict's, so none for a cut alone (as in
+	 * the TLS and ICMP records, which state the cut in a field of its own) */
 	rec_field(&o->rec, reason,
-		  o->reason[0] ? text_escape(reason, sizeof(reason), (const uint8_t *)o->reason,
-					     strlen(o->reason), NULL)
-			       : 0);
+		  o->reason[0] && !cut_only(o, is_short, obs_flags)
+			  ? text_escape(reason, sizeof(reason), (const uint8_t *)o->reason,
+					strlen(o->reason), NULL)
+			  : 0);
+	rec_str(&o->rec, (obs_flags & OBS_F_TRUNCATED) ? "1" : "0");
 	rec_end(&o->rec);
 }
 
@@ -1206,7 +1344,7 @@ static int finish(struct dns_out *o, int is_short, unsigned obs_flags)
 	o->info_len = o->rec.len;
 	if (!o->reason[0])
 		return MOD_OK;
-	if (is_short && (obs_flags & OBS_F_TRUNCATED))
+	if (cut_only(o, is_short, obs_flags))
 		return MOD_TRUNCATED;
 	o->flags |= OBS_F_MALFORMED;
 	return MOD_MALFORMED;
@@ -1290,6 +1428,13 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 		if (st != LDNS_STATUS_OK) {
 			snprintf(o->reason, sizeof(o->reason), "ldns: %s",
 				 ldns_get_errorstr_by_id(st));
+			/* an RR whose fields do not fit its rdata is the
+			 * likeliest cause: name it, as when it comes last */
+			int r = ldns_misfit(o, &w);
+			if (r < 0) {
+				ret = r;
+				goto out;
+			}
 			own = 1;
 		}
 	}
@@ -1298,11 +1443,16 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 		o->qtype = w.qtype;
 		o->qclass = w.qclass;
 	}
-	header_record(o, &w, b2, b3, obs_flags);
+	header_record(o, &w, b2, b3, obs_flags, is_short);
 	if (!own) {
 		size_t mark = o->rec.len;
 		int cut = o->cut;
-		if (render_ldns(o, &w, pkt) < 0) {
+		int r = render_ldns(o, &w, pkt);
+		if (r == -ENOMEM) {
+			ret = r;
+			goto out;
+		}
+		if (r < 0) {
 			/* ldns's lists went out of step with the wire (see
 			 * ldns_rr_record): drop what they gave, render from
 			 * the walk. */
@@ -1313,6 +1463,12 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 			o->cut = cut;
 			o->prev_ok = 0;
 			own = 1;
+			if (o->reason[0]) {
+				/* because an RR's fields do not fit its
+				 * rdata: the header record gets the reason */
+				rec_init(&o->rec, o->info_buf, sizeof(o->info_buf) - 8);
+				header_record(o, &w, b2, b3, obs_flags, is_short);
+			}
 		}
 	}
 	if (own && !body.overflow && !o->rec.overflow &&
@@ -1531,9 +1687,11 @@ static int dns_on_packet(void *state, const struct pkt *p, struct emit *out)
 	case IPPROTO_UDP:
 		if (!dns_port(p->sport) && !dns_port(p->dport))
 			return MOD_NOT_MINE;
-		if (p->payload_len < 12)
-			return (p->flags & PKT_SHORT) && p->payload_len ? MOD_TRUNCATED
-									: MOD_NOT_MINE;
+		if (p->payload_len == 0)
+			return MOD_NOT_MINE;
+		/* 1 to 11 bytes, too short for a header, are a message all the
+		 * same, as over TCP: counted malformed (or truncated, when the
+		 * capture cut them), and not stored, having no header to show */
 		return dns_message(&st->out, p, out, p->payload, p->payload_len,
 				   (p->flags & PKT_SHORT) ? OBS_F_TRUNCATED : 0);
 	case IPPROTO_TCP:

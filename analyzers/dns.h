@@ -12,9 +12,13 @@
  * contains it (so no loops and no forward jumps), a name is at most 255 wire
  * bytes, a label at most 63, at most DNS_MAX_JUMPS pointers per name, each
  * rdata of a type we decode must be exactly filled by its fields, at most
- * one OPT, TSIG only last, and the message must end where its last RR ends
- * (over TCP: the length prefix must match). When that walk or ldns rejects
- * the message, the same walk renders what could be read (header, questions
+ * one OPT, owned by the root and exactly filled by its options (RFC 6891
+ * 6.1.2), TSIG only last, and the message must end where its last RR ends
+ * (over TCP: the length prefix must match). The rdata of other types ldns
+ * reads by their fields: one its fields do not fill exactly (a HINFO with
+ * bytes left over) is malformed wherever it lies ("answer 2: HINFO rdata
+ * longer than its fields"). When that walk or ldns rejects the message,
+ * the same walk renders what could be read (header, questions
  * and every RR up to the damage) and the message is flagged malformed with
  * a reason.
  *
@@ -30,7 +34,10 @@
  *           extended bits), flags (comma list of aa,tc,rd,ra,ad,cd that are
  *           set), qdcount, ancount, nscount, arcount (as on the wire),
  *           edns_udp_size, edns_version, edns_do ("0"/"1"; all three "" when
- *           there is no OPT), "udp"|"tcp", malformed reason ("" when fine)
+ *           there is no OPT), "udp"|"tcp", malformed reason ("" when fine,
+ *           and when the message reads well up to where the capture cut
+ *           it), truncated ("1" when the caller said the capture cut the
+ *           message, OBS_F_TRUNCATED; else "0")
  *   per question: "Q", name, type, class (type and class "" when the
  *           message ends between the name and them)
  *   per RR: "AN"|"NS"|"AR", name, type, class, ttl, data (OPT in the
@@ -51,7 +58,11 @@
  *                                 ipv6hint decoded (lists comma-separated,
  *                                 ',' inside an alpn id as \x2c), port as a
  *                                 number, no-default-alpn bare, others
- *                                 (ech, keyNNNNN) as lowercase hex
+ *                                 (ech, keyNNNNN) as lowercase hex; keys
+ *                                 out of order or repeated, or a mandatory
+ *                                 list out of order, repeating a key or
+ *                                 naming mandatory, do not parse (RFC 9460
+ *                                 2.2, 8)
  *   anything else                 "\# len hex" (RFC 3597)
  *   rdata that does not parse as its type is shown as "\# len hex" too, and
  *   the message is flagged malformed. Empty rdata (UPDATE deletes and

@@ -252,6 +252,8 @@ int dns_info_json(json_t *dns, const char *info, size_t len, int obs_kind)
 				err |= set_field(q, "name", &f, 1);
 				if (qtype >= 0)
 					err |= set_mnemonic(q, "type", dns_type_str, qtype);
+				if (qclass >= 0 && qclass != 1)
+					err |= set_mnemonic(q, "class", dns_class_str, qclass);
 			}
 			err |= append(questions, q);
 		} else {
@@ -282,6 +284,8 @@ int dns_info_json(json_t *dns, const char *info, size_t len, int obs_kind)
 	s = rec_fields_str(&h, 13, &n);
 	if (n)
 		err |= set(dns, "malformed", json_stringn(s, n));
+	if (rec_fields_is(&h, 14, "1"))
+		err |= set(dns, "truncated", json_true());
 	{
 		json_t *c = json_object();
 		if (c) {
