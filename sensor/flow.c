@@ -1101,19 +1101,31 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
 		if (!(fl & TH_ACK)) {
 			if (dir == 0)
 				f->state |= FLOW_SYN;
+			st->syn_isn[st->syn_n++ % FLOW_SYN_ISNS] = seq + 1;
 		} else if (dir == 1) {
+			struct flow_stream *c = &f->st[0];
 			f->state |= FLOW_SYNACK;
 			/* the server's ACK names the client's ISN; it decides
 			 * between SYNs of other ISNs (a retry, a decoy) while
-			 * the client has sent nothing */
-			if (!f->st[0].isn_set || stream_unused(&f->st[0]))
-				stream_rebase(&f->st[0], p->ack);
+			 * the client has sent nothing, and once it acknowledges
+			 * a SYN the client sent, no later SYN or SYN-ACK (a
+			 * decoy after the handshake) renumbers the client */
+			if (!c->isn_fixed && (!c->isn_set || stream_unused(c))) {
+				stream_rebase(c, p->ack);
+				for (unsigned i = 0; i < FLOW_SYN_ISNS && i < c->syn_n; i++)
+					if (c->syn_isn[i] == p->ack)
+						c->isn_fixed = 1;
+			}
 		}
 		/* a SYN again with another ISN, before any data: the latest
 		 * (a retry with a new ISN; the SYN-ACK settles the client's) */
-		if (!st->isn_set || (st->isn != seq + 1 && stream_unused(st)))
+		if (!st->isn_set || (st->isn != seq + 1 && stream_unused(st) && !st->isn_fixed))
 			stream_rebase(st, seq + 1);
 		seq++; /* the SYN takes one sequence number before any data */
+	} else if ((fl & TH_ACK) && dir == 0 && (f->state & FLOW_SYNACK) && f->st[1].isn_set &&
+		   !f->st[1].isn_fixed && p->ack == f->st[1].isn && stream_unused(&f->st[1])) {
+		/* the client acknowledges the server's SYN-ACK: its numbering */
+		f->st[1].isn_fixed = 1;
 	}
 	if (fl & TH_RST)
 		f->state |= dir ? FLOW_RST : FLOW_RST_INIT;

@@ -104,6 +104,10 @@ struct flow_seg {
 	uint32_t start, end;
 };
 
+/* SYNs of other ISNs remembered per direction (retries, decoys): the
+ * SYN-ACK that acknowledges one of them fixes the numbering. */
+#define FLOW_SYN_ISNS 4
+
 struct flow_stream {
 	uint8_t *buf;      /* bytes [0, len), zeros in skipped holes; NULL until data arrives */
 	uint32_t len;      /* contiguous bytes reassembled (skipped holes included) */
@@ -135,6 +139,12 @@ struct flow_stream {
 			    * peer's ACK for it (ooo_max, FIN, RST): the receiver may
 			    * not have had those bytes, or may have them yet, so where
 			    * the data after it sits in the stream is a guess */
+	/* table internal: the numbering is the one the peer took (its SYN-ACK
+	 * or its ACK of our SYN-ACK named it); no SYN or SYN-ACK after that
+	 * renumbers the direction (a decoy, as Linux ignores it) */
+	uint8_t isn_fixed;
+	uint8_t syn_n;       /* SYNs sent, of which the last FLOW_SYN_ISNS are kept */
+	uint32_t syn_isn[FLOW_SYN_ISNS]; /* their ISN + 1, for the SYN-ACK to match */
 };
 
 /*

@@ -350,6 +350,55 @@ static struct flow *conn(struct flow_table *ft, uint32_t isn)
 	return f;
 }
 
+/*
+ * A SYN or SYN-ACK with another ISN after the handshake (a decoy: Linux
+ * answers it with a challenge ACK and keeps the connection) renumbers
+ * neither direction: the SYN-ACK that acknowledged a SYN the client sent,
+ * and the client's ACK of the server's SYN-ACK, fixed them. Before that,
+ * a SYN-ACK still picks among SYNs of other ISNs.
+ */
+static void test_reasm_decoy_isn(void)
+{
+	for (int how = 0; how < 4; how++) {
+		struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+		struct flow *f = conn(ft, 1000); /* SYN 999, SYN-ACK 1000/ack 1000 */
+
+		if (how == 0) /* a client SYN with another ISN */
+			tcp(ft, C_IP, 40000, S_IP, 443, TH_SYN, 500000, 0, NULL, SEC, NULL);
+		else if (how == 1) /* a SYN-ACK acknowledging another ISN */
+			tcp(ft, S_IP, 443, C_IP, 40000, TH_SYN | TH_ACK, 1000, 888888, NULL, SEC,
+			    NULL);
+		else if (how == 2) /* the client's ACK, then a server SYN-ACK anew */
+			tcp(ft, C_IP, 40000, S_IP, 443, TH_ACK, 1000, 1001, NULL, SEC, NULL),
+			tcp(ft, S_IP, 443, C_IP, 40000, TH_SYN | TH_ACK, 77000, 1000, NULL, SEC,
+			    NULL);
+		else /* both: a decoy SYN, then a SYN-ACK for it */
+			tcp(ft, C_IP, 40000, S_IP, 443, TH_SYN, 500000, 0, NULL, SEC, NULL),
+			tcp(ft, S_IP, 443, C_IP, 40000, TH_SYN | TH_ACK, 1000, 500001, NULL, SEC,
+			    NULL);
+		CHECK_EQ(f->st[0].isn, 1000);
+		CHECK_EQ(f->st[1].isn, 1001);
+		cdata(ft, 1000, "CONNECT evil.example:443");
+		CHECK(stream_is(f, 0, "CONNECT evil.example:443"));
+		tcp(ft, S_IP, 443, C_IP, 40000, TH_ACK | TH_PUSH, 1001, 1024, "HTTP/1.1 200", SEC,
+		    NULL);
+		CHECK(stream_is(f, 1, "HTTP/1.1 200"));
+		flow_table_free(ft);
+	}
+	/* before the SYN-ACK, the SYN-ACK decides: the real SYN, then a
+	 * decoy with another ISN, then the SYN-ACK for the real one */
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct flow *f = tcp(ft, C_IP, 40000, S_IP, 443, TH_SYN, 999, 0, NULL, SEC, NULL);
+	tcp(ft, C_IP, 40000, S_IP, 443, TH_SYN, 500000, 0, NULL, SEC, NULL);
+	CHECK_EQ(f->st[0].isn, 500001);
+	tcp(ft, S_IP, 443, C_IP, 40000, TH_SYN | TH_ACK, 1000, 1000, NULL, SEC, NULL);
+	CHECK_EQ(f->st[0].isn, 1000);
+	/* ... and a SYN-ACK for the decoy after it changes nothing */
+	tcp(ft, S_IP, 443, C_IP, 40000, TH_SYN | TH_ACK, 1000, 500001, NULL, SEC, NULL);
+	CHECK_EQ(f->st[0].isn, 1000);
+	flow_table_free(ft);
+}
+
 static void test_reasm_basic(void)
 {
 	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
@@ -1218,6 +1267,7 @@ int main(void)
 	test_direction();
 	test_state();
 	test_reasm_basic();
+	test_reasm_decoy_isn();
 	test_reasm_wrap();
 	test_reasm_caps();
 	test_reasm_slide();
