@@ -1337,8 +1337,13 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 			 * packets in a block of its own, as dumpcap does) or a
 			 * retransmission, not a new connection; its segments are
 			 * old bytes, which reassembly does not hand on twice */
-		} else if (flow_closed(f)) {
-			flow_end(ft, f); /* port reuse: the old connection is over */
+		} else if (flow_closed(f) ||
+			   (f->fin_dirs && dir == 0 && f->st && f->st[0].isn_set &&
+			    f->st[0].isn - f->st[0].slid != p->seq + 1)) {
+			/* port reuse: the old connection is over (closed, or
+			 * half closed and this SYN of another ISN: the other
+			 * FIN was not captured) */
+			flow_end(ft, f);
 			ft->stats.expired++;
 			f = NULL;
 		} else if (dir == 1) {

@@ -331,6 +331,22 @@ static void test_state(void)
 	CHECK_EQ(f->state, FLOW_SYN);
 	CHECK_EQ(flow_table_stats(ft)->expired, 1);
 
+	/* Port reuse after a half close (the other FIN not captured): a SYN
+	 * of another ISN is a new connection; one with the old ISN (a copy)
+	 * is not */
+	struct flow *h = tcp(ft, C_IP, 41004, S_IP, 80, TH_SYN, 100, 0, NULL, SEC, &dir);
+	tcp(ft, S_IP, 80, C_IP, 41004, TH_SYN | TH_ACK, 300, 101, NULL, SEC, &dir);
+	tcp(ft, C_IP, 41004, S_IP, 80, TH_ACK | TH_PUSH, 101, 301, "GET /a", SEC, &dir);
+	tcp(ft, C_IP, 41004, S_IP, 80, TH_ACK | TH_FIN, 107, 301, NULL, SEC, &dir);
+	CHECK(tcp(ft, C_IP, 41004, S_IP, 80, TH_SYN, 100, 0, NULL, SEC, &dir) == h);
+	old_id = h->id;
+	h = tcp(ft, C_IP, 41004, S_IP, 80, TH_SYN, 90000, 0, NULL, SEC, &dir);
+	CHECK(h->id != old_id);
+	tcp(ft, S_IP, 80, C_IP, 41004, TH_SYN | TH_ACK, 5000, 90001, NULL, SEC, &dir);
+	tcp(ft, C_IP, 41004, S_IP, 80, TH_ACK | TH_PUSH, 90001, 5001, "GET /b", SEC, &dir);
+	CHECK(stream_is(h, 0, "GET /b"));
+	CHECK_EQ(flow_table_stats(ft)->expired, 2);
+
 	/* The UNREACH bit is the ICMP analyzer's to set; nothing clears it. */
 	f->state |= FLOW_UNREACH;
 	tcp(ft, C_IP, 41003, S_IP, 22, TH_SYN, 9000, 0, NULL, SEC, &dir);
