@@ -34,8 +34,9 @@
  * lazily allocated buffer that grows geometrically up to stream_max.
  * Out-of-order data is copied straight into the buffer at its offset, and the
  * held ranges are tracked in a small sorted array (at most ooo_max ranges);
- * a byte already received (in order or held) is never overwritten, so the
- * first copy of any byte wins. Offsets are serial-number differences from the
+ * a byte already in order is never overwritten (the first copy wins); held
+ * bytes give way to a segment in order and to one that starts lower, as
+ * Linux's receiver takes them (stream_write). Offsets are serial-number differences from the
  * ISN (int32), so sequence wraparound is invisible.
  *
  * Holes (flow.h, "Holes"): stream_skip() turns the hole in front of the next
@@ -610,9 +611,16 @@ static int stream_reserve(struct flow_table *ft, struct flow_stream *st, uint32_
 
 /*
  * Copy stream bytes [lo, hi) of an out-of-order segment from data (whose
- * byte 0 is at stream offset s0 <= lo), skipping every byte that a held
- * range already covers: among held bytes the first copy wins (an in-order
- * segment overwrites them: stream_add). Bytes below len are never passed in.
+ * byte 0 is at stream offset s0 <= lo). Where it overlaps held bytes, the
+ * copy that starts lower wins, and at the same start the one that reaches
+ * further (the newer when they end alike): Linux's out-of-order queue
+ * (tcp_data_queue_ofo) keeps both copies and delivers the lower one first,
+ * and replaces a held segment that a new one covers from its start. Held
+ * ranges merge when they touch, so a range's start is that of the lowest
+ * segment in it: a segment that starts inside a range loses to all of it,
+ * where Linux would let it win over a later segment merged into it. An
+ * in-order segment overwrites held bytes (stream_add). Bytes below len are
+ * never passed in.
  */
 static void stream_write(struct flow_stream *st, int64_t s0, const uint8_t *data,
 			 uint32_t lo, uint32_t hi)
@@ -625,6 +633,8 @@ static void stream_write(struct flow_stream *st, int64_t s0, const uint8_t *data
 			continue;
 		if (r->start >= hi)
 			break;
+		if ((int64_t)r->start > s0 || ((int64_t)r->start == s0 && r->end < hi))
+			continue; /* the new copy starts lower (or covers it): it wins */
 		if (r->start > pos)
 			memcpy(st->buf + pos, data + (pos - s0), r->start - pos);
 		pos = r->end;

@@ -225,9 +225,11 @@ void flow_table_free(struct flow_table *ft);
  * protocols), set p->flow and p->dir, update counters and TCP state, and for
  * TCP append the payload to the direction's stream (in order, holding
  * out-of-order segments, dropping retransmitted bytes (what is in order
- * stays as it first came); among held out-of-order bytes the first copy
- * wins, and a segment arriving in order wins over the held bytes it
- * overlaps, as the receiver (Linux, the BSDs) takes it; skipping holes that
+ * stays as it first came); among held out-of-order bytes the copy that
+ * starts lower wins (at the same start, the one that reaches further),
+ * and a segment arriving in order wins over the held bytes it overlaps,
+ * as Linux's receiver takes them (stream_write has the one approximation);
+ * skipping holes that
  * will not be filled, see
  * "Holes"). Also expires idle flows by p->ts_us.
  * Streams take TCP payload only (not from RST segments); bytes[] counts L4

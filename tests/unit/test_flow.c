@@ -461,20 +461,41 @@ static void test_reasm_basic(void)
 	CHECK_EQ(flow_table_stats(ft)->ooo_dropped, 0);
 	flow_table_free(ft);
 
-	/* Overlapping out-of-order segments: among held bytes, those that came
-	 * first win; a segment in order wins over the held bytes it overlaps
-	 * (as the receiver takes it: a decoy sent ahead gives way). */
+	/* Overlapping out-of-order segments, as Linux's out-of-order queue
+	 * takes them: the copy that starts lower wins, at the same start the
+	 * one that reaches further; a segment in order wins over the held
+	 * bytes it overlaps. So a decoy sent ahead gives way to the real bytes
+	 * sent after it from lower down, in order or not. */
 	ft = flow_table_new(NULL, NULL, NULL);
 	f = conn(ft, 1);
 	cdata(ft, 11, "1111");          /* [10,14) */
-	cdata(ft, 9, "22222222");       /* [8,16): only 8,9,14,15 new */
+	cdata(ft, 9, "22222222");       /* [8,16): starts lower, covers it */
 	cdata(ft, 21, "33");            /* [20,22): a separate range */
 	CHECK_EQ(f->st[0].ooo_n, 2);
-	cdata(ft, 17, "4444444");       /* [16,23): joins both */
+	cdata(ft, 17, "4444444");       /* [16,23): joins both, covers [20,22) */
 	CHECK_EQ(f->st[0].ooo_n, 1);
 	cdata(ft, 1, "abcdefghijk");    /* [0,11): in order, over held 8, 9, 10 */
-	CHECK(stream_is(f, 0, "abcdefghijk111224444334"));
+	CHECK(stream_is(f, 0, "abcdefghijk222224444444"));
 	CHECK_EQ(f->st[0].ooo_n, 0);
+	flow_table_free(ft);
+
+	/* ... and where the held copy starts lower, or at the same place and
+	 * reaches as far, it stays */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	cdata(ft, 9, "11111111");       /* [8,16) */
+	cdata(ft, 11, "222222222");     /* [10,19): only 16..18 new */
+	cdata(ft, 31, "3333");          /* [30,34) */
+	cdata(ft, 31, "44");            /* [30,32): same start, shorter: kept */
+	cdata(ft, 31, "5555");          /* [30,34): same start and end: kept */
+	cdata(ft, 41, "66");            /* [40,42) */
+	cdata(ft, 41, "7777");          /* [40,44): same start, further: wins */
+	cdata(ft, 1, "abcdefgh");       /* [0,8) */
+	CHECK(stream_is(f, 0, "abcdefgh11111111222"));
+	cdata(ft, 20, "ijklmnopqrs");   /* [19,30) */
+	CHECK(stream_is(f, 0, "abcdefgh11111111222ijklmnopqrs3333"));
+	cdata(ft, 35, "tuvwxy");        /* [34,40) */
+	CHECK(stream_is(f, 0, "abcdefgh11111111222ijklmnopqrs3333tuvwxy7777"));
 	flow_table_free(ft);
 
 	/* Midstream: the first data segment fixes the ISN. */
