@@ -1185,6 +1185,14 @@ static void key_from_pkt(struct flow_key *k, const struct pkt *p, int *reply_fir
 		k->sport = p->sport;
 		k->dport = p->dport;
 		*reply_first = (p->tcp_flags & (TH_SYN | TH_ACK)) == (TH_SYN | TH_ACK);
+		/* Without a SYN (a capture started mid-connection, or one that
+		 * resumes after its flow expired), a packet from a port below
+		 * the ephemeral ranges (Linux's from 32768, IANA's from 49152)
+		 * to one inside them is the server's: its receiver initiated,
+		 * whichever side happens to send first (a bare ACK, a
+		 * keepalive). Otherwise the first sender is the initiator. */
+		if (!(p->tcp_flags & TH_SYN) && p->sport < 32768 && p->dport >= 32768)
+			*reply_first = 1;
 		break;
 	case PROTO_UDP:
 		k->sport = p->sport;

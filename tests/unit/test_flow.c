@@ -151,18 +151,19 @@ static void test_direction(void)
 	CHECK(f->state & FLOW_DATA0);
 	CHECK(stream_is(f, 0, "GET")); /* ISN taken from the SYN+ACK's ack */
 
-	/* Midstream: first packet without SYN; its sender initiates. */
-	f = tcp(ft, S_IP, 443, C_IP, 40002, TH_ACK, 5000, 7000, "xyz", 1 * SEC, &dir);
+	/* Midstream: first packet without SYN; its sender initiates (between
+	 * two ports below the ephemeral ranges) ... */
+	f = tcp(ft, S_IP, 443, C_IP, 20002, TH_ACK, 5000, 7000, "xyz", 1 * SEC, &dir);
 	CHECK_EQ(dir, 0);
 	CHECK(f->state & FLOW_MIDSTREAM);
 	CHECK(memcmp(f->src, sip, 4) == 0);
 	CHECK(stream_is(f, 0, "xyz"));
 	/* ... until a pure SYN from the other end turns it around. */
-	g = tcp(ft, C_IP, 40002, S_IP, 443, TH_SYN, 6999, 0, NULL, 1 * SEC, &dir);
+	g = tcp(ft, C_IP, 20002, S_IP, 443, TH_SYN, 6999, 0, NULL, 1 * SEC, &dir);
 	CHECK(g == f);
 	CHECK_EQ(dir, 0);
 	CHECK(memcmp(f->src, cip, 4) == 0);
-	CHECK_EQ(f->sport, 40002);
+	CHECK_EQ(f->sport, 20002);
 	CHECK(f->state & FLOW_DATA1);
 	CHECK(!(f->state & FLOW_DATA0));
 	CHECK(f->state & FLOW_REPLY);
@@ -170,12 +171,22 @@ static void test_direction(void)
 	CHECK_EQ(f->pkts[0], 1);
 	CHECK_EQ(f->pkts[1], 1);
 
+	/* Midstream, from a server port to an ephemeral one (a keepalive ACK
+	 * of a connection whose flow expired): its receiver initiated, so the
+	 * client's request after it is the initiator's stream */
+	f = tcp(ft, S_IP, 8080, C_IP, 44100, TH_ACK, 9000, 3000, NULL, 1 * SEC, &dir);
+	CHECK_EQ(dir, 1);
+	CHECK(memcmp(f->src, cip, 4) == 0 && f->sport == 44100);
+	tcp(ft, C_IP, 44100, S_IP, 8080, TH_ACK | TH_PUSH, 3000, 9000, "GET /", 1 * SEC, &dir);
+	CHECK_EQ(dir, 0);
+	CHECK(stream_is(f, 0, "GET /"));
+
 	/* UDP: first sender initiates. */
 	struct pkt p = mk(P_UDP, C_IP, 5353, S_IP, 53, 1 * SEC);
 	f = flow_table_update(ft, &p);
 	CHECK(f != NULL);
 	CHECK_EQ(p.dir, 0);
-	CHECK_EQ(f->id, 4);
+	CHECK_EQ(f->id, 5); /* the fifth flow of the table */
 	p = mk(P_UDP, S_IP, 53, C_IP, 5353, 1 * SEC);
 	CHECK(flow_table_update(ft, &p) == f);
 	CHECK_EQ(p.dir, 1);
