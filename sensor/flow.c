@@ -91,10 +91,13 @@ enum {
 
 /* A TCP flow's stream records (f->st points at st), or a link of the free
  * list. */
+/* Each pair starts on a cache line, and a chunk of them is a whole number
+ * of lines (aligned_alloc wants a size that is a multiple of the alignment). */
 union stream_pair {
-	struct flow_stream st[2];
+	_Alignas(64) struct flow_stream st[2];
 	union stream_pair *next;
 };
+_Static_assert(sizeof(union stream_pair) % 64 == 0, "stream pairs: whole cache lines");
 
 /* Keeps every flow of a chunk on its own cache lines (see struct flow). */
 _Static_assert(sizeof(struct flow) % 64 == 0, "struct flow: whole cache lines");
