@@ -384,6 +384,7 @@ struct dt_dom {
 	int flag_sev, flag_score;
 	double flag_bits;
 	uint8_t bloom[DT_BLOOM_BITS / 8];
+	uint16_t bloom_set;     /* bits set: at half, the filter starts afresh */
 	uint8_t dict[DT_DICT_MAX];
 	size_t dict_len;
 };
@@ -493,7 +494,18 @@ static uint32_t dom_get(struct dt_state *st, const char *key, size_t n, uint32_t
 	if (st->nfree == 0) {
 		if (st->lru_tail == DT_NONE)
 			return DT_NONE;
-		dom_remove(st, st->lru_tail);
+		/* The least recently used goes, but not one whose names looked
+		 * encoded this hour while a plain one is among the last four: a
+		 * flood of throwaway domains would otherwise push a tunnel out
+		 * and start its windows and budget afresh. */
+		uint32_t v = st->lru_tail;
+		for (uint32_t k = 0, c = v; k < 4 && c != DT_NONE; k++, c = st->dom[c].lprev) {
+			if (!st->dom[c].hour.f.encoded) {
+				v = c;
+				break;
+			}
+		}
+		dom_remove(st, v);
 	}
 	i = st->freelist[--st->nfree];
 	struct dt_dom *d = &st->dom[i];
@@ -527,6 +539,7 @@ static void dom_roll(const struct dt_state *st, struct dt_dom *d, uint64_t now)
 		d->day_start_us = now;
 		d->day_bytes = 0;
 		memset(d->bloom, 0, sizeof(d->bloom));
+		d->bloom_set = 0;
 	}
 	d->last_us = now;
 }
@@ -557,18 +570,41 @@ static int win_may_reach(const struct dt_window *w, unsigned thr)
 	return score_ent(&w->f, INFINITY) >= (int)thr;
 }
 
-/* Test-and-set the day's Bloom filter. Returns 1 when the name was new. */
+/*
+ * Test-and-set the day's Bloom filter. Returns 1 when the name was new. A
+ * filter half full (about 950 names) starts afresh: fuller, it would take
+ * ever more new names for repeats (an eighth at half, more after), and a
+ * sender could fill it with plain names first to make its encoded ones
+ * count as repeats. Names seen before the restart count as new once more,
+ * which errs towards counting.
+ */
 static int bloom_add(struct dt_dom *d, uint64_t h)
 {
 	int fresh = 0;
+
+	if (d->bloom_set >= DT_BLOOM_BITS / 2) {
+		memset(d->bloom, 0, sizeof(d->bloom));
+		d->bloom_set = 0;
+	}
 	for (int k = 0; k < 3; k++) {
 		unsigned bit = (unsigned)(h >> (k * 21)) & (DT_BLOOM_BITS - 1);
 		if (!(d->bloom[bit >> 3] & (1u << (bit & 7)))) {
 			fresh = 1;
 			d->bloom[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+			d->bloom_set++;
 		}
 	}
 	return fresh;
+}
+
+/* Has the name (escaped text) an upper-case letter? (\xNN escapes are
+ * lower-case hex.) */
+static int has_upper(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] >= 'A' && s[i] <= 'Z')
+			return 1;
+	return 0;
 }
 
 /* Compressed size of sub[0..n) given the domain's recent unique subdomains
@@ -1261,6 +1297,11 @@ static int dt_on_obs(void *state, const struct obs *o, struct emit *out)
 
 	int odd = is_odd_type(o->type);
 	int fresh = bloom_add(d, name_hash);
+	/* A name asked again in another mix of cases carries data in its
+	 * case alone (a resolver passes the case on): a case seen before
+	 * is a repeat, another is new. */
+	if (!fresh && has_upper(o->name, o->name_len))
+		fresh = bloom_add(d, text_fnv64(o->name, o->name_len) ^ 0x9e3779b97f4a7c15ull);
 
 	d->burst.f.queries++;
 	d->hour.f.queries++;
