@@ -597,16 +597,6 @@ static int bloom_add(struct dt_dom *d, uint64_t h)
 	return fresh;
 }
 
-/* Has the name (escaped text) an upper-case letter? (\xNN escapes are
- * lower-case hex.) */
-static int has_upper(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] >= 'A' && s[i] <= 'Z')
-			return 1;
-	return 0;
-}
-
 /* Compressed size of sub[0..n) given the domain's recent unique subdomains
  * as dictionary (raw deflate, minus the cost of an empty stream), then add
  * sub to the dictionary. */
@@ -802,17 +792,70 @@ static int label_is_data(const char *s, size_t n, int digit)
 /* How name_cut decided: kept with its result so that a longer name's cut can
  * be derived from its parent's (cut_derive). */
 enum {
-	DT_CUT_SKIP,    /* under .arpa or .local, or a single label: -1 */
+	DT_CUT_SKIP,    /* under .local, or a single label: -1 */
 	DT_CUT_DATA,    /* data under an unknown top-level label: keyed by the first label */
 	DT_CUT_PSL,     /* libpsl's registered domain (-1: none) */
+	DT_CUT_REVERSE, /* a reverse look-up's name: -1, but a longer name is not one */
 };
+
+/*
+ * Is lc[0..n) a reverse look-up's name: arpa, in-addr.arpa or ip6.arpa, or
+ * 1-4 decimal octets under in-addr.arpa, or 1-32 single hex nibbles under
+ * ip6.arpa? Anything else under .arpa is judged like any name: reverse zones
+ * are delegated to whoever holds the addresses (a tunnel broker's /48, a
+ * /24's owner), who can answer any name under them.
+ */
+static int reverse_name(const char *lc, size_t n)
+{
+	static const char v4[] = "in-addr.arpa", v6[] = "ip6.arpa";
+	size_t zl, labels = 0, max, i = 0;
+	int six;
+
+	if ((n == 4 && memcmp(lc, "arpa", 4) == 0))
+		return 1;
+	if (n >= sizeof(v4) - 1 && memcmp(lc + n - (sizeof(v4) - 1), v4, sizeof(v4) - 1) == 0)
+		zl = sizeof(v4) - 1, six = 0, max = 4;
+	else if (n >= sizeof(v6) - 1 && memcmp(lc + n - (sizeof(v6) - 1), v6, sizeof(v6) - 1) == 0)
+		zl = sizeof(v6) - 1, six = 1, max = 32;
+	else
+		return 0;
+	if (n == zl)
+		return 1;
+	if (lc[n - zl - 1] != '.')
+		return 0;
+	n -= zl + 1; /* the labels before the zone, each followed by a dot */
+	while (i < n) {
+		size_t j = i;
+		unsigned v = 0;
+		while (j < n && lc[j] != '.')
+			j++;
+		if (j == i || ++labels > max)
+			return 0;
+		if (six) {
+			if (j - i != 1 || !((lc[i] >= '0' && lc[i] <= '9') || (lc[i] >= 'a' && lc[i] <= 'f')))
+				return 0;
+		} else {
+			if (j - i > 3)
+				return 0;
+			for (size_t k = i; k < j; k++) {
+				if (lc[k] < '0' || lc[k] > '9')
+					return 0;
+				v = v * 10 + (unsigned)(lc[k] - '0');
+			}
+			if (v > 255)
+				return 0;
+		}
+		i = j + 1;
+	}
+	return 1;
+}
 
 /*
  * Cut lc[0..n) into subdomain and registered domain. Returns the offset of
  * the registered domain (its length is n - offset) and the subdomain length
- * in *sub_len, or -1 when the name is not judged (under .arpa, which no
- * outsider can answer for, or .local, which is multicast DNS and never leaves
- * the link; or no registered domain). A name under a top-level label that
+ * in *sub_len, or -1 when the name is not judged (a reverse look-up's name,
+ * reverse_name; under .local, which is multicast DNS and never leaves the
+ * link; or no registered domain). A name under a top-level label that
  * the public suffix list does not know, where that label or the one before
  * it looks like data ("dnscat.<hex>.<hex>", dnscat2 talking to its server
  * directly), is keyed by its first label instead: the result is then
@@ -826,9 +869,13 @@ static long name_cut(const struct dt_state *st, const char *lc, size_t n, size_t
 	size_t dots[2] = {0, 0}, nd = 0; /* offsets of the last two label starts */
 
 	*how = DT_CUT_SKIP;
-	if ((n == 4 && memcmp(lc, "arpa", 4) == 0) || (n > 5 && memcmp(lc + n - 5, ".arpa", 5) == 0) ||
-	    (n == 5 && memcmp(lc, "local", 5) == 0) || (n > 6 && memcmp(lc + n - 6, ".local", 6) == 0))
+	if ((n == 5 && memcmp(lc, "local", 5) == 0) || (n > 6 && memcmp(lc + n - 6, ".local", 6) == 0))
 		return -1;
+	if (((n == 4 && memcmp(lc, "arpa", 4) == 0) || (n > 5 && memcmp(lc + n - 5, ".arpa", 5) == 0)) &&
+	    reverse_name(lc, n)) {
+		*how = DT_CUT_REVERSE;
+		return -1;
+	}
 	for (size_t i = n; i > 0 && nd < 2; i--)
 		if (lc[i - 1] == '.')
 			dots[nd++] = i;
@@ -874,7 +921,8 @@ static size_t parent_at(const char *lc, size_t n)
  * name_cut of lc[0..n), a name for which parent_at gave l0, from the cut of
  * its parent lc[l0 + 1..n) (pcut, phow). Each of name_cut's branches carries
  * over from the parent, which has at least two labels:
- * - .arpa and .local: the name ends as its parent does;
+ * - .local: the name ends as its parent does (a reverse look-up's name,
+ *   DT_CUT_REVERSE, is not derived: a longer name may not be one);
  * - the data rule reads only the last two labels, which the parent shares;
  *   the name is then keyed by its own first label;
  * - psl_registrable_domain walks the suffixes of a name from the left and
@@ -1041,7 +1089,7 @@ static int cut_cached(struct dt_state *st, const char *lc, size_t n, uint64_t h,
 
 		/* (a parent found trusted after all: cut directly) */
 		if (l0 && cut_cached(st, p, n - l0 - 1, text_fnv64(p, n - l0 - 1), 0, &pcut, &psub, &phow,
-				     NULL))
+				     NULL) && phow != DT_CUT_REVERSE)
 			*cut = cut_derive(st, lc, n, l0, pcut, phow, sub_len, how);
 		else
 			*cut = name_cut(st, lc, n, sub_len, how);
@@ -1296,12 +1344,9 @@ static int dt_on_obs(void *state, const struct obs *o, struct emit *out)
 	dom_roll(st, d, now);
 
 	int odd = is_odd_type(o->type);
+	/* (case ignored: resolvers that randomise the case of what they
+	 * forward, dnsmasq 2.90's default, would make each copy new) */
 	int fresh = bloom_add(d, name_hash);
-	/* A name asked again in another mix of cases carries data in its
-	 * case alone (a resolver passes the case on): a case seen before
-	 * is a repeat, another is new. */
-	if (!fresh && has_upper(o->name, o->name_len))
-		fresh = bloom_add(d, text_fnv64(o->name, o->name_len) ^ 0x9e3779b97f4a7c15ull);
 
 	d->burst.f.queries++;
 	d->hour.f.queries++;

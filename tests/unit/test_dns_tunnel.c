@@ -916,15 +916,35 @@ static void test_edges(const struct rules *rules)
 		feed(&r, 1700000000000000ull + (uint64_t)i * 1000, ".", 2, 0);
 		feed(&r, 1700000000000000ull + (uint64_t)i * 1000, "", 1, 0);
 	}
-	/* reverse zones and mDNS never judged, however they look */
+	/* reverse look-ups and mDNS never judged, however they look */
 	for (int i = 0; i < 30; i++) {
 		rand_from(lab, 50, HEX);
-		snprintf(name, sizeof(name), "%s.1.in-addr.arpa", lab);
+		snprintf(name, sizeof(name), "%u.%u.%u.10.in-addr.arpa", rnd() % 256, rnd() % 256,
+			 rnd() % 256);
+		feed(&r, 1700000000000000ull + (uint64_t)i * 1000, name, 12, 0);
+		size_t o = 0;
+		for (int k = 0; k < 32; k++)
+			o += (size_t)snprintf(name + o, sizeof(name) - o, "%c.", lab[k]);
+		snprintf(name + o, sizeof(name) - o, "ip6.arpa");
 		feed(&r, 1700000000000000ull + (uint64_t)i * 1000, name, 12, 0);
 		snprintf(name, sizeof(name), "Living Room TV %s._googlecast._tcp.local", lab);
 		feed(&r, 1700000000000000ull + (uint64_t)i * 1000, name, 16, 0);
 	}
 	CHECK_EQ(r.cap.n, 0);
+	/* ... but data under a reverse zone is judged: reverse zones are
+	 * delegated to whoever holds the addresses, who answers any name */
+	{
+		struct run rr;
+		CHECK_EQ(run_open(&rr, rules), 0);
+		for (int i = 0; i < 30; i++) {
+			rand_from(lab, 50, HEX);
+			snprintf(name, sizeof(name), "%s.1.in-addr.arpa", lab);
+			feed(&rr, 1700000000000000ull + (uint64_t)i * 1000, name, 16, 0);
+		}
+		CHECK(rr.cap.n > 0);
+		CHECK_STR(rr.cap.subject, "1.in-addr.arpa");
+		run_close(&rr);
+	}
 	/* escaped bytes, "\." and a trailing dot */
 	for (int i = 0; i < 20; i++) {
 		snprintf(name, sizeof(name), "\\x00\\xff\\.\\\\%s\\x01\\x02.esc-tunnel.example.",
@@ -990,11 +1010,41 @@ static int ends_with(const char *s, size_t n, const char *t)
  * (keyed by the first label) only under a top-level label the list does not
  * know; else libpsl's registered domain.
  */
+/* A reverse look-up's name, written apart from the detector's reverse_name:
+ * octets (0-255, at most 4) under in-addr.arpa, nibbles (at most 32) under
+ * ip6.arpa, or those zones and arpa themselves. */
+static int is_reverse(const char *name)
+{
+	char buf[300];
+	char *labels[40], *save = NULL;
+	int nl = 0;
+
+	snprintf(buf, sizeof(buf), "%s", name);
+	for (char *t = strtok_r(buf, ".", &save); t && nl < 40; t = strtok_r(NULL, ".", &save))
+		labels[nl++] = t;
+	if (strstr(name, "..") || name[0] == '.' || nl == 0 || strcmp(labels[nl - 1], "arpa"))
+		return 0;
+	if (nl == 1)
+		return 1;
+	int v6 = !strcmp(labels[nl - 2], "ip6");
+	if (!v6 && strcmp(labels[nl - 2], "in-addr"))
+		return 0;
+	if (nl - 2 > (v6 ? 32 : 4))
+		return 0;
+	for (int i = 0; i < nl - 2; i++) {
+		size_t l = strlen(labels[i]);
+		if (v6 ? l != 1 || !strchr("0123456789abcdef", labels[i][0])
+		       : l > 3 || strspn(labels[i], "0123456789") != l || atoi(labels[i]) > 255)
+			return 0;
+	}
+	return 1;
+}
+
 static int cut_as_reference(const psl_ctx_t *psl, const char *name, size_t n, long c, size_t sl)
 {
 	const char *dot = memchr(name, '.', n), *last = strrchr(name, '.');
 
-	if (ends_with(name, n, "arpa") || ends_with(name, n, "local") || !dot)
+	if (ends_with(name, n, "local") || !dot || (ends_with(name, n, "arpa") && is_reverse(name)))
 		return c == -1;
 	if (c <= -2)
 		return c == -2 - (long)(dot - name) && sl == n - (size_t)(dot - name) - 1 &&
@@ -1155,13 +1205,13 @@ static void test_flood(const struct rules *rules)
 }
 
 /*
- * Three ways around the Bloom filter and the domain table that an audit
+ * Two ways around the Bloom filter and the domain table that an audit
  * found: plain names asked first to fill the day's filter, so that encoded
- * ones after them count as repeats; one long name asked again and again in
- * other mixes of case (the data in the case alone); and a flood of
- * throwaway domains between the encoded queries that pushes the tunnel's
- * domain out of the table, its windows and budget with it. Each must still
- * be found.
+ * ones after them count as repeats; and a flood of throwaway domains
+ * between the encoded queries that pushes the tunnel's domain out of the
+ * table, its windows and budget with it. Each must still be found. (A
+ * third, data in the case of a name asked again, is left: resolvers that
+ * randomise case would make every forwarded copy new; detection.md.)
  */
 static void test_evasions(const struct rules *rules)
 {
@@ -1181,24 +1231,6 @@ static void test_evasions(const struct rules *rules)
 		rand_from(lab + 40, 35, B32);
 		snprintf(name, sizeof(name), "%.35s.%.35s.evil.com", lab, lab + 40);
 		feed(&r, t, name, 16, 0);
-	}
-	CHECK(r.cap.n > 0 && strcmp(r.cap.subject, "evil.com") == 0);
-	run_close(&r);
-
-	/* one 189-letter name, 2,000 times in random cases, 1.8 s apart */
-	CHECK_EQ(run_open(&r, rules), 0);
-	char base[190];
-	rand_from(base, 189, "abcdefghijklmnopqrstuvwxyz");
-	for (int i = 0; i < 2000; i++, t += 1800000) {
-		size_t o = 0;
-		for (int k = 0; k < 189; k++) {
-			char c = base[k];
-			name[o++] = (rnd() & 1) ? (char)(c - 'a' + 'A') : c;
-			if (k % 63 == 62)
-				name[o++] = '.';
-		}
-		snprintf(name + o, sizeof(name) - o, "evil.com");
-		feed(&r, t, name, 1, 0);
 	}
 	CHECK(r.cap.n > 0 && strcmp(r.cap.subject, "evil.com") == 0);
 	run_close(&r);
