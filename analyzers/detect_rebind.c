@@ -8,8 +8,10 @@
  * analyzers/dns.h) of class IN and type A or AAAA, and the ipv4hint /
  * ipv6hint of SVCB and HTTPS records (browsers connect to those), are
  * classified with rebind_addr_class(). A question name that is internal
- * (see meta_name_internal: no dot, or under internal, local, arpa, ...) is
- * never judged: metadata.google.internal is meant to resolve to
+ * (see meta_name_internal: no dot, or under internal, local, ...) is
+ * never judged (but a name under .arpa is, home.arpa aside: a reverse zone
+ * is delegated to whoever holds the addresses, and an address answer there
+ * is no reverse look-up's): metadata.google.internal is meant to resolve to
  * 169.254.169.254 and db.cluster.local to a private address. Under the rules'
  * trusted_domains (CDNs, AV look-ups that answer 127.0.0.x) only metadata and
  * link-local answers count. A CNAME chain does not launder a name: when the
@@ -45,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../sensor/record.h"
 #include "../sensor/rules.h"
@@ -289,6 +292,24 @@ static int pton6_plain(const char *s, size_t n, uint8_t out[16])
  * name; judge_owner says the owner decides whether the name is internal (a
  * message without a question).
  */
+/* s[0..m) is zone z or a name under it (case ignored). */
+static int under(const char *s, size_t m, const char *z)
+{
+	size_t zl = strlen(z);
+	return m >= zl && strncasecmp(s + m - zl, z, zl) == 0 && (m == zl || s[m - zl - 1] == '.');
+}
+
+/* Internal, and not under .arpa but for home.arpa (RFC 8375, the home
+ * network's own zone): see the comment at the top. */
+static int internal_owner(const struct rules *r, const char *s, size_t n)
+{
+	size_t m = n && s[n - 1] == '.' ? n - 1 : n;
+
+	if (under(s, m, "arpa") && !under(s, m, "home.arpa"))
+		return 0;
+	return meta_name_internal(r, s, n, 0);
+}
+
 static void judge_addr(const struct rebind_state *st, const char *s, size_t n, int ipv,
 		       const char *owner, size_t owner_len, const char *type, int judge_owner,
 		       int trusted, struct worst *w)
@@ -312,12 +333,12 @@ static void judge_addr(const struct rebind_state *st, const char *s, size_t n, i
 	if (cls == REBIND_NONE)
 		return;
 	if (judge_owner) {
-		if (meta_name_internal(st->rules, owner, owner_len, 0))
+		if (internal_owner(st->rules, owner, owner_len))
 			return;
 		trusted = rules_domain_match(&st->rules->trusted_domains, owner, owner_len);
 	} else {
 		if (w->q_trusted < 0) {
-			if (meta_name_internal(st->rules, w->q_name, w->q_len, 0)) {
+			if (internal_owner(st->rules, w->q_name, w->q_len)) {
 				w->q_internal = 1;
 				return;
 			}

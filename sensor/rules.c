@@ -57,7 +57,7 @@ static const char *const default_trusted[] = {
 	"cloudfront.net", "amazonaws.com", "fastly.net", "azureedge.net", "azurefd.net",
 	"googlevideo.com", "gvt1.com", "gvt2.com", "1e100.net", "windowsupdate.com",
 	"avqs.mcafee.com", "avts.mcafee.com", "sophosxl.net", "e5.sk",
-	"internal", "local", "home.arpa",
+	"internal", "local", "home.arpa", "internal.cloudapp.net",
 };
 
 struct threshold_key {

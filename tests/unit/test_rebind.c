@@ -337,6 +337,14 @@ static void test_answers(void)
 	CHECK_EQ(answer("nas.lan", "192.168.1.2"), MOD_NOT_MINE);
 	CHECK_EQ(answer("1.2.3.4.sophosxl.net", "127.0.0.1"), MOD_NOT_MINE); /* trusted */
 	CHECK_EQ(R.n, 0);
+	/* a name under a reverse zone is answered by whoever holds the
+	 * addresses: an address answer there is judged (home.arpa aside) */
+	CHECK_EQ(answer("x.113.0.203.in-addr.arpa", "127.0.0.1"), MOD_OK);
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(answer("a.8.b.d.0.1.0.0.2.IP6.ARPA.", "169.254.169.254"), MOD_OK);
+	CHECK_EQ(R.n, 1);
+	CHECK_EQ(answer("printer.home.arpa.", "192.168.1.9"), MOD_NOT_MINE);
+	CHECK_EQ(R.n, 0);
 	/* ... but a trusted zone does not excuse a metadata answer */
 	CHECK_EQ(answer("x.cloudfront.net", "169.254.169.254"), MOD_OK);
 	CHECK_EQ(R.n, 1);

@@ -1053,7 +1053,7 @@ static void test_summary(void)
 	struct rules *d = rules_default(), *r;
 
 	rules_summary(d, buf, sizeof(buf));
-	CHECK_STR(buf, "no sandbox, policy classes off, 22 trusted zones, 17 metadata endpoints");
+	CHECK_STR(buf, "no sandbox, policy classes off, 23 trusted zones, 17 metadata endpoints");
 	rules_free(d);
 	r = load_text("sandbox: {networks: [10.0.0.0/8]}\nallow:\n  proxies: [10.0.0.2:3128]\n"
 		      "  domains: [a.org, b.org]\n  ipv6: true\ntrusted_domains: [x.org]\n"
