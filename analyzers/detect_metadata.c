@@ -108,10 +108,83 @@ static long unescape(const char *s, size_t n, uint8_t *out, size_t cap)
 }
 
 /*
- * Percent-decode, map the fullwidth forms UTS 46 folds to ASCII (U+FF01..
- * U+FF5E) and the ideographic full stops (U+3002, U+FF61) to '.', and
- * lowercase, into out (cap bytes, NUL-terminated). Any other byte outside
- * 0x21..0x7e makes the host unusable. Returns the length, or -1.
+ * The ASCII that UTS 46 (as WHATWG's URL parser, Node and browsers apply it)
+ * makes of code point cp, into out (at most 3 bytes): its length, 0 for a
+ * code point it deletes, -1 for one it does not map to ASCII. Only what can
+ * spell a host name: fullwidth forms (U+FF01..FF5E), the ideographic full
+ * stops, circled and parenthesised-free compatibility digits and letters
+ * (①..⑳, ⓪, Ⓐ..ⓩ, ⒈..⒛ "1."), super- and subscript digits, the
+ * mathematical alphanumerics (𝟏, 𝐦), and the characters deleted outright
+ * (soft hyphen, zero-width joiners and spaces, word joiner, variation
+ * selectors, byte-order mark).
+ */
+static int fold_cp(unsigned cp, char out[3])
+{
+	static const unsigned ignored[][2] = {
+		{0x00ad, 0x00ad}, {0x034f, 0x034f}, {0x180b, 0x180d}, {0x200b, 0x200d},
+		{0x2060, 0x2060}, {0xfe00, 0xfe0f}, {0xfeff, 0xfeff},
+	};
+	unsigned v;
+
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		if (cp >= ignored[i][0] && cp <= ignored[i][1])
+			return 0;
+	if (cp >= 0xff01 && cp <= 0xff5e) {
+		out[0] = (char)(cp - 0xff00 + 0x20);
+		return 1;
+	}
+	if (cp == 0x3002 || cp == 0xff61) {
+		out[0] = '.';
+		return 1;
+	}
+	if (cp == 0x00b9 || cp == 0x00b2 || cp == 0x00b3) {
+		out[0] = cp == 0x00b9 ? '1' : cp == 0x00b2 ? '2' : '3';
+		return 1;
+	}
+	if (cp == 0x2070 || (cp >= 0x2074 && cp <= 0x2079)) { /* ¹²³ are above */
+		out[0] = (char)('0' + (cp - 0x2070));
+		return 1;
+	}
+	if (cp >= 0x2080 && cp <= 0x2089) {
+		out[0] = (char)('0' + (cp - 0x2080));
+		return 1;
+	}
+	if (cp == 0x24ea) {
+		out[0] = '0';
+		return 1;
+	}
+	if ((cp >= 0x2460 && cp <= 0x2473) || (cp >= 0x2488 && cp <= 0x249b)) {
+		int dot = cp >= 0x2488;
+		int n = 0;
+		v = cp - (dot ? 0x2488 : 0x2460) + 1; /* 1..20 */
+		if (v >= 10)
+			out[n++] = (char)('0' + v / 10);
+		out[n++] = (char)('0' + v % 10);
+		if (dot)
+			out[n++] = '.';
+		return n;
+	}
+	if (cp >= 0x24b6 && cp <= 0x24e9) {
+		out[0] = (char)('a' + (cp - 0x24b6) % 26);
+		return 1;
+	}
+	if (cp >= 0x1d400 && cp <= 0x1d6a3) {
+		v = (cp - 0x1d400) % 52;
+		out[0] = (char)('a' + v % 26);
+		return 1;
+	}
+	if (cp >= 0x1d7ce && cp <= 0x1d7ff) {
+		out[0] = (char)('0' + (cp - 0x1d7ce) % 10);
+		return 1;
+	}
+	return -1;
+}
+
+/*
+ * Percent-decode, fold what UTS 46 folds to ASCII (fold_cp), and lowercase,
+ * into out (cap bytes, NUL-terminated). Any other byte outside 0x21..0x7e,
+ * and UTF-8 that is not well formed, makes the host unusable. Returns the
+ * length, or -1.
  */
 static long fold_host(const uint8_t *s, size_t n, char *out, size_t cap)
 {
@@ -128,26 +201,40 @@ static long fold_host(const uint8_t *s, size_t n, char *out, size_t cap)
 	}
 	for (size_t i = 0; i < dn; i++) {
 		int c = dec[i];
+		char m[3];
+		int ml = 1;
+
 		if (c >= 0x80) {
-			unsigned cp;
-			if (i + 2 >= dn || (c & 0xf0) != 0xe0 || (dec[i + 1] & 0xc0) != 0x80 ||
-			    (dec[i + 2] & 0xc0) != 0x80)
+			/* a UTF-8 sequence of 2 to 4 bytes (no overlong forms) */
+			size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+							   : (c & 0xf8) == 0xf0 ? 4 : 0;
+			unsigned cp = (unsigned)c & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+			static const unsigned least[5] = {0, 0, 0x80, 0x800, 0x10000};
+
+			if (len == 0 || i + len > dn)
 				return -1;
-			cp = ((unsigned)(c & 0x0f) << 12) | ((unsigned)(dec[i + 1] & 0x3f) << 6) |
-			     (unsigned)(dec[i + 2] & 0x3f);
-			i += 2;
-			if (cp >= 0xff01 && cp <= 0xff5e)
-				c = (int)(cp - 0xff00 + 0x20);
-			else if (cp == 0x3002 || cp == 0xff61)
-				c = '.';
-			else
+			for (size_t k = 1; k < len; k++) {
+				if ((dec[i + k] & 0xc0) != 0x80)
+					return -1;
+				cp = cp << 6 | (dec[i + k] & 0x3f);
+			}
+			if (cp < least[len] || cp > 0x10ffff)
 				return -1;
+			i += len - 1;
+			ml = fold_cp(cp, m);
+			if (ml < 0)
+				return -1;
+		} else {
+			m[0] = (char)c;
 		}
-		if (c <= 0x20 || c >= 0x7f)
-			return -1;
-		if (o + 1 >= cap)
-			return -1;
-		out[o++] = (char)lc(c);
+		for (int k = 0; k < ml; k++) {
+			c = (unsigned char)m[k];
+			if (c <= 0x20 || c >= 0x7f)
+				return -1;
+			if (o + 1 >= cap)
+				return -1;
+			out[o++] = (char)lc(c);
+		}
 	}
 	if (cap)
 		out[o] = '\0';

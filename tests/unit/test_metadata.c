@@ -83,6 +83,12 @@ static void test_parse_ipv4_forms(void)
 		"\\xef\\xbc\\x91\\xef\\xbc\\x96\\xef\\xbc\\x99.254.169.254", /* fullwidth digits */
 		"169\\xe3\\x80\\x82" "254\\xe3\\x80\\x82" "169\\xe3\\x80\\x82" "254", /* ideographic stops */
 		"\\xef\\xbc\\x90\\xef\\xbd\\x98a9fea9fe", /* fullwidth 0x */
+		/* what else UTS 46 (WHATWG's URL parser, Node) folds to ASCII */
+		"\\xe2\\x91\\xa0\\xe2\\x91\\xa5\\xe2\\x91\\xa8.\\xe2\\x91\\xa1\\xe2\\x91\\xa4\\xe2\\x91\\xa3.\\xe2\\x91\\xa0\\xe2\\x91\\xa5\\xe2\\x91\\xa8.\\xe2\\x91\\xa1\\xe2\\x91\\xa4\\xe2\\x91\\xa3", /* circled digits */
+		"169.254.169.254\\xc2\\xad", /* a soft hyphen, deleted */
+		"169.2\\xe2\\x80\\x8b54.169.254", /* a zero-width space, deleted */
+		"\\xc2\\xb9\\xe2\\x81\\xb6\\xe2\\x81\\xb9.254.169.254", /* superscript digits */
+		"\\xf0\\x9d\\x9f\\x8f\\xf0\\x9d\\x9f\\x94\\xf0\\x9d\\x9f\\x97.254.169.254", /* mathematical bold digits */
 	};
 
 	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
@@ -137,6 +143,10 @@ static void test_parse_names(void)
 	HOST_IS("0xfoo", META_HOST_NAME, "0xfoo");
 	HOST_IS("\\xef\\xbd\\x8d\\xef\\xbd\\x85\\xef\\xbd\\x94\\xef\\xbd\\x81" "data.goog",
 		META_HOST_NAME, "metadata.goog"); /* fullwidth letters */
+	HOST_IS("\\xf0\\x9d\\x90\\xa6\\xf0\\x9d\\x90\\x9e\\xf0\\x9d\\x90\\xad\\xf0\\x9d\\x90\\x9a" "data.google.internal", META_HOST_NAME,
+		"metadata.google.internal"); /* mathematical bold letters */
+	HOST_IS("\\xe2\\x93\\x9c\\xe2\\x93\\x94\\xe2\\x93\\xa3\\xe2\\x93\\x90" "data.goog", META_HOST_NAME, "metadata.goog"); /* circled letters */
+	HOST_IS("\\xe2\\x92\\x88\\xe2\\x92\\x8d\\xe2\\x92\\x90" "254", META_HOST_ADDR, "1.6.9.254"); /* digits with a full stop */
 }
 
 /*
@@ -216,7 +226,9 @@ static void test_parse_negatives(void)
 	HOST_IS("169.254.169.254\\\\", META_HOST_BAD, "");
 	HOST_IS("169\\.254.169.254", META_HOST_BAD, "");
 	HOST_IS("\\xff\\xfe", META_HOST_BAD, "");
-	HOST_IS("\\xe2\\x91\\xa0.1.1.1", META_HOST_BAD, ""); /* circled digit: not folded */
+	HOST_IS("\\xe2\\x91", META_HOST_BAD, "");          /* a cut UTF-8 sequence */
+	HOST_IS("\\xc0\\xb1.1.1.1", META_HOST_BAD, "");    /* an overlong "1" */
+	HOST_IS("\\xe2\\x98\\x83.example", META_HOST_BAD, ""); /* a snowman: no ASCII */
 	HOST_IS("169.254.169.254\\x", META_HOST_BAD, "");
 	HOST_IS("%zz.254.169.254", META_HOST_BAD, "");
 	/* too long: input, a label, a name */
