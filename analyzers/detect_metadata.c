@@ -750,9 +750,20 @@ int meta_embedded_v4(const uint8_t addr[16], uint8_t out4[4])
 	static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
 	static const uint8_t zero[12];
 
+	static const uint8_t local48[6] = {0, 0x64, 0xff, 0x9b, 0, 1};
+
 	if (memcmp(addr, mapped, 12) == 0 || memcmp(addr, nat64, 12) == 0 ||
 	    (memcmp(addr, zero, 12) == 0 && addr[12] != 0)) {
 		memcpy(out4, addr + 12, 4);
+		return 1;
+	}
+	/* RFC 8215's local-use NAT64 prefix, 64:ff9b:1::/48, in RFC 6052's
+	 * /48 layout: the address in bits 48-63 and 72-87, around the u octet */
+	if (memcmp(addr, local48, 6) == 0 && addr[8] == 0) {
+		out4[0] = addr[6];
+		out4[1] = addr[7];
+		out4[2] = addr[9];
+		out4[3] = addr[10];
 		return 1;
 	}
 	return 0;

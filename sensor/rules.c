@@ -42,6 +42,8 @@ static const char *const default_metadata[] = {
 	"100.100.100.200",  /* Alibaba Cloud ECS metadata */
 	"192.0.0.192",      /* Oracle Cloud (classic) metadata */
 	"fe80::a9fe:a9fe",  /* OpenStack metadata over IPv6 link-local */
+	"169.254.0.23",     /* Tencent Cloud metadata */
+	"metadata.tencentyun.com", /* Tencent Cloud metadata */
 	"metadata.google.internal",
 	"metadata.goog",
 	"metadata",

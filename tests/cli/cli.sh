@@ -575,7 +575,7 @@ cmp -s "$T/all.ids" "$T/paged.ids" && ok || bad "paging by --since-id differs fr
 # Rules files (docs/rules.md): "FILE: ok (...)" on stdout; "FILE:LINE: message" on stderr, exit 2.
 RULES=$PCAPS/../tests/rules
 expect 0 "" -- "$EW" rules check "$PCAPS/../rules/default.yaml"
-grep -q "default.yaml: ok (no sandbox, policy classes off, 23 trusted zones, 17 metadata endpoints)" "$T/out" && ok || bad "rules check default.yaml: $(cat "$T/out")"
+grep -q "default.yaml: ok (no sandbox, policy classes off, 23 trusted zones, 19 metadata endpoints)" "$T/out" && ok || bad "rules check default.yaml: $(cat "$T/out")"
 expect 0 "" -- "$EW" rules check "$RULES/good-sandbox.yaml" "$RULES/good-full.yaml" "$RULES/good-empty.yaml"
 grep -q "good-sandbox.yaml: ok (2 sandbox networks, 1 proxy, 1 resolver, 0 destinations" "$T/out" && ok || bad "rules check summary: $(cat "$T/out")"
 expect 2 "bad-address.yaml:7: allow.proxies: \"10.99.0.300:8080\" is not an address" -- "$EW" rules check "$RULES/bad-address.yaml"

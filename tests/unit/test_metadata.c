@@ -265,10 +265,14 @@ static void test_endpoints(void)
 		"[fe80::a9fe:a9fe]", "[::ffff:169.254.169.254]", "[::ffff:a9fe:a9fe]",
 		"[::a9fe:a9fe]", "[64:ff9b::a9fe:a9fe]", "2852039166", "0xA9FEAA02",
 		"0250.0077.0201.020", "100.6579400", "0xc0.0.0.0xc0",
+		"[64:ff9b:1:a9fe:a9:fe00::]", /* RFC 8215's /48, RFC 6052's layout */
+		"169.254.0.23",                /* Tencent Cloud */
 	};
 	static const char *const no[] = {
 		"169.254.169.25", "169.254.169.255", "10.0.0.1", "0xA9FEA9FF", "[fe80::1]",
 		"[::1]", "127.0.0.1", "[fd00:ec2::255]", "192.0.0.193",
+		"[64:ff9b:1:a9fe:1a9:fe00::]", /* the u octet is not zero */
+		"[64:ff9b:2:a9fe:a9:fe00::]",
 	};
 	struct rules *r = rules_default();
 

@@ -186,7 +186,8 @@ static void test_default(void)
 	}
 	for (size_t i = 0; i < sizeof(meta_names) / sizeof(meta_names[0]); i++)
 		CHECK(has_name(&d->metadata_names, meta_names[i]));
-	CHECK_EQ(d->metadata_addrs.n, 9);
+	CHECK_EQ(d->metadata_addrs.n, 10);
+	CHECK(has_name(&d->metadata_names, "metadata.tencentyun.com"));
 	CHECK(has_name(&d->trusted_domains, "cloudfront.net"));
 	CHECK(has_name(&d->trusted_domains, "internal"));
 	CHECK(has_name(&d->trusted_domains, "local"));
@@ -1053,7 +1054,7 @@ static void test_summary(void)
 	struct rules *d = rules_default(), *r;
 
 	rules_summary(d, buf, sizeof(buf));
-	CHECK_STR(buf, "no sandbox, policy classes off, 23 trusted zones, 17 metadata endpoints");
+	CHECK_STR(buf, "no sandbox, policy classes off, 23 trusted zones, 19 metadata endpoints");
 	rules_free(d);
 	r = load_text("sandbox: {networks: [10.0.0.0/8]}\nallow:\n  proxies: [10.0.0.2:3128]\n"
 		      "  domains: [a.org, b.org]\n  ipv6: true\ntrusted_domains: [x.org]\n"
