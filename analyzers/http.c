@@ -198,79 +198,143 @@ static void join_text(struct http_head *h, char *dst, size_t cap, struct cur v)
 	put_text(h, dst + l, cap - l, v);
 }
 
-/* "HTTP/" DIGIT "." DIGIT, the whole of v. */
-static int version_ok(struct cur v)
+/* Skip a run of SP and HTAB; returns its length. */
+static size_t skip_ows(struct cur *v)
+{
+	size_t n = 0;
+
+	while (is_ows(peek(v))) {
+		cur_skip(v, 1);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * "HTTP/" 1*DIGIT "." 1*DIGIT, the whole of v: 1 when each number is one
+ * DIGIT (RFC 9112's HTTP-version), 2 when one has more ("HTTP/1.10", which
+ * nginx and squid take as 1.10, so a request line is still read with it),
+ * 0 when v is no version.
+ */
+static int version_kind(struct cur v)
 {
 	static const char pre[] = "HTTP/";
+	size_t major = 0, minor = 0;
 
-	if (cur_left(&v) != 8)
-		return 0;
 	for (size_t i = 0; i < 5; i++)
 		if (cur_u8(&v) != (uint8_t)pre[i])
 			return 0;
-	if (!is_digit(cur_u8(&v)) || cur_u8(&v) != '.' || !is_digit(cur_u8(&v)))
+	while (is_digit(peek(&v))) {
+		cur_skip(&v, 1);
+		major++;
+	}
+	if (peek(&v) != '.')
 		return 0;
-	return !v.err;
+	cur_skip(&v, 1);
+	while (is_digit(peek(&v))) {
+		cur_skip(&v, 1);
+		minor++;
+	}
+	if (v.err || cur_has(&v, 1) || !major || !minor)
+		return 0;
+	return major == 1 && minor == 1 ? 1 : 2;
 }
 
-/* method SP request-target SP HTTP-version */
+/* "HTTP/" DIGIT "." DIGIT, the whole of v. */
+static int version_ok(struct cur v)
+{
+	return version_kind(v) == 1;
+}
+
+/*
+ * method SP request-target SP HTTP-version, read as RFC 9112 3 allows for
+ * robustness and as servers and proxies read it: the parts split on runs
+ * of SP and HTAB, whitespace after the version ignored, the version
+ * HTTP/<digits>.<digits>, and a target that holds whitespace is what lies
+ * between the method and the version (nginx reads it so). Such a line is
+ * malformed but not fatal, nor is a line that is not all there: its head
+ * still ends at the empty line, and a reader that stopped at it would miss
+ * the requests after it that the server answers. Only a line that does not
+ * start with a method (no request at all) loses the stream.
+ */
 static void request_line(struct http_head *h, struct cur l)
 {
-	struct cur t = l;
-	size_t n = 0;
+	struct cur t = l, rest, part, ver;
+	size_t n = 0, len, last, lead;
+	int odd = 0; /* whitespace other than one SP between the parts */
 
 	while (is_tchar(peek(&t))) {
 		cur_skip(&t, 1);
 		n++;
 	}
-	if (n > HTTP_METHOD_LEN) {
-		note(h, 1, "method longer than %d bytes", HTTP_METHOD_LEN);
-		return;
-	}
-	put_text(h, h->method, sizeof(h->method), cur_take(&l, n));
 	if (n == 0) {
 		note(h, 1, "bad request line: no method");
 		return;
 	}
-	if (!cur_has(&l, 1)) {
-		/* a method alone ("OPTIONS"): readable, flagged */
-		note(h, 0, "bad request line: no request-target");
-		h->have_line = 1;
-		return;
-	}
-	if (peek(&l) != ' ') {
-		note(h, 1, "bad request line: no SP after the method");
-		return;
-	}
-	cur_skip(&l, 1);
-
-	t = l;
-	n = 0;
-	while (peek(&t) >= 0 && peek(&t) != ' ') {
-		cur_skip(&t, 1);
-		n++;
-	}
-	h->uri_len = put_text(h, h->uri, sizeof(h->uri), cur_take(&l, n));
-	/* Lenient where the request is still readable, as tshark and the
-	 * servers are: an empty target ("OPTIONS  HTTP/1.1") or a missing
-	 * version ("GET /", the HTTP/0.9 form) is reported, flagged. */
-	if (n == 0)
-		note(h, 0, "bad request line: no request-target");
-	if (!cur_has(&l, 1)) {
-		if (n == 0)
-			note(h, 1, "bad request line: no request-target");
-		else
-			note(h, 0, "bad request line: no HTTP version");
-		h->have_line = n > 0;
-		return;
-	}
-	cur_skip(&l, 1);
-	if (!version_ok(l)) {
-		note(h, 1, "bad request line: bad HTTP version");
-		return;
-	}
-	put_text(h, h->version, sizeof(h->version), l);
+	if (n > HTTP_METHOD_LEN)
+		note(h, 0, "method longer than %d bytes", HTTP_METHOD_LEN);
+	put_text(h, h->method, sizeof(h->method), cur_take(&l, n));
 	h->have_line = 1;
+	if (cur_has(&l, 1) && !is_ows(peek(&l))) {
+		note(h, 0, "bad request line: no SP after the method");
+		return;
+	}
+	t = l;
+	lead = skip_ows(&t);
+	odd |= lead > 1 || (lead == 1 && peek(&l) != ' ');
+	rest = trim(l);
+	odd |= cur_left(&t) != cur_left(&rest); /* whitespace after the version */
+	len = cur_left(&rest);
+	if (len == 0) {
+		note(h, 0, "bad request line: no request-target");
+		return;
+	}
+
+	/* the last part is the version when it reads as one */
+	last = len;
+	t = rest;
+	for (size_t i = 0; i < len; i++)
+		if (is_ows(cur_u8(&t)))
+			last = i;
+	t = rest;
+	part = cur_take(&t, last);
+	ver = part;
+	if (last < len) {
+		size_t k = cur_left(&part);
+
+		odd |= peek(&t) != ' ';
+		cur_skip(&t, 1);
+		ver = t;
+		part = trim(part);
+		odd |= cur_left(&part) != k; /* a run of whitespace before the version */
+	}
+	if (version_kind(ver)) {
+		if (last < len) {
+			t = part;
+			while (cur_has(&t, 1))
+				odd |= is_ows(cur_u8(&t));
+		} else {
+			part = cur_take(&part, 0); /* "GET  HTTP/1.1" */
+		}
+		put_text(h, h->version, sizeof(h->version), ver);
+		if (version_kind(ver) != 1)
+			note(h, 0, "bad request line: HTTP version of several digits");
+	} else {
+		/* no version: the target is the first part (HTTP/0.9's
+		 * "GET /" when it is the only one) */
+		t = rest;
+		n = 0;
+		while (cur_has(&t, 1) && !is_ows(cur_u8(&t)))
+			n++;
+		part = cur_take(&rest, n);
+		note(h, 0, last < len ? "bad request line: bad HTTP version"
+				      : "bad request line: no HTTP version");
+	}
+	if (odd)
+		note(h, 0, "bad request line: whitespace other than one SP between its parts");
+	h->uri_len = put_text(h, h->uri, sizeof(h->uri), part);
+	if (!cur_left(&part))
+		note(h, 0, "bad request line: no request-target");
 }
 
 /* HTTP-version SP 3DIGIT [SP reason-phrase] */
@@ -584,7 +648,7 @@ int http_sniff(const uint8_t *buf, size_t len)
 		if (b < 0)
 			return method_match(tok, n, 1) ? -1 : 0;
 		cur_skip(&c, 1);
-		if (b == ' ')
+		if (is_ows(b)) /* servers take HTAB there too (RFC 9112 3) */
 			return method_match(tok, n, 0);
 		if (!is_tchar(b))
 			return 0;

@@ -159,6 +159,10 @@ static int feeds(struct conn *c, int dir, const char *s)
 
 static struct http_head H;
 
+/* why an irregular request line is malformed */
+#define ODD_WS "bad request line: whitespace other than one SP between its parts"
+
+
 static const char curl_req[] =
 	"GET /latest/meta-data/ HTTP/1.1\r\n"
 	"Host: 169.254.169.254\r\n"
@@ -263,6 +267,70 @@ static void test_request_targets(void)
 	CHECK_EQ(http_parse_head((const uint8_t *)lead, strlen(lead), 0, &H), MOD_OK);
 	CHECK_STR(H.uri, "/x");
 	CHECK_EQ(H.head_len, strlen(lead));
+}
+
+/*
+ * Request lines that servers and proxies read though RFC 9112 3 does not
+ * call them regular (runs of SP and HTAB between the parts, whitespace
+ * after the version, a version of several digits): each is read, flagged,
+ * and its head goes on to the empty line.
+ */
+static void test_irregular_lines(void)
+{
+	static const struct {
+		const char *line, *method, *uri, *version, *why;
+	} t[] = {
+		{"GET  http://evil.example/ HTTP/1.1", "GET", "http://evil.example/", "HTTP/1.1",
+		 ODD_WS},
+		{"GET\thttp://evil.example/\tHTTP/1.1", "GET", "http://evil.example/", "HTTP/1.1",
+		 ODD_WS},
+		{"GET http://evil.example/ HTTP/1.1 ", "GET", "http://evil.example/", "HTTP/1.1",
+		 ODD_WS},
+		{"GET http://evil.example/ \t HTTP/1.1\t", "GET", "http://evil.example/",
+		 "HTTP/1.1", ODD_WS},
+		{"CONNECT  evil.example:80 HTTP/1.1", "CONNECT", "evil.example:80", "HTTP/1.1",
+		 ODD_WS},
+		{"GET http://evil.example/ HTTP/1.10", "GET", "http://evil.example/", "HTTP/1.10",
+		 "bad request line: HTTP version of several digits"},
+		{"GET / HTTP/01.1", "GET", "/", "HTTP/01.1",
+		 "bad request line: HTTP version of several digits"},
+		{"GET /a b HTTP/1.1", "GET", "/a b", "HTTP/1.1", ODD_WS},
+		{"GET  HTTP/1.1", "GET", "", "HTTP/1.1", ODD_WS},
+		{"GET / HTTP/1.", "GET", "/", "", "bad request line: bad HTTP version"},
+		{"GET / HTTP/x.1 y", "GET", "/", "", "bad request line: bad HTTP version"},
+		{"GET ", "GET", "", "", "bad request line: no request-target"},
+		{"GET  /", "GET", "/", "", "bad request line: no HTTP version"},
+	};
+	char req[256];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int n = snprintf(req, sizeof(req), "%s\r\nHost: evil.example\r\n\r\n", t[i].line);
+		CHECK_EQ(http_parse_head((const uint8_t *)req, (size_t)n, 0, &H), MOD_MALFORMED);
+		CHECK_EQ(H.fatal, 0);
+		CHECK_EQ(H.have_line, 1);
+		CHECK_STR(H.method, t[i].method);
+		CHECK_STR(H.uri, t[i].uri);
+		CHECK_STR(H.version, t[i].version);
+		CHECK_STR(H.host, "evil.example");
+		CHECK_STR(H.why, t[i].why);
+		CHECK_EQ(H.head_len, (size_t)n);
+	}
+
+	/* over a connection: the irregular request is an event, flagged, and
+	 * the one after it on the same connection is read too */
+	struct conn c;
+
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET  / HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
+			      "GET http://evil.example/ HTTP/1.1\r\nHost: evil.example\r\n\r\n"),
+		 MOD_MALFORMED);
+	CHECK_EQ(c.f.app, APP_HTTP);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK(c.cap.ev[0].flags & OBS_F_MALFORMED);
+	CHECK_STR(c.cap.ev[0].aux, "/");
+	CHECK_STR(c.cap.ev[1].name, "evil.example");
+	CHECK_EQ(c.cap.ev[1].flags & OBS_F_MALFORMED, 0);
+	conn_close(&c);
 }
 
 static void test_response_fields(void)
@@ -397,12 +465,13 @@ static void test_hostile(void)
 		{"GET / HTTP/1.1\r\n\x16\x03\x01", 0, 1, "control byte 0x16 at offset 16"},
 		{"GET /\r\n\r\n", 0, 0, "bad request line: no HTTP version"},
 		{"OPTIONS\r\n\r\n", 0, 0, "bad request line: no request-target"},
-		{"GET / HTTP/1.1 x\r\n\r\n", 0, 1, "bad request line: bad HTTP version"},
-		{"GET  / HTTP/1.1\r\n\r\n", 0, 1, "bad request line: no request-target"},
-		{"GET\t/ HTTP/1.1\r\n\r\n", 0, 1, "bad request line: no SP after the method"},
+		{"GET / HTTP/1.1 x\r\n\r\n", 0, 0, "bad request line: bad HTTP version"},
+		{"GET  / HTTP/1.1\r\n\r\n", 0, 0, ODD_WS},
+		{"GET\t/ HTTP/1.1\r\n\r\n", 0, 0, ODD_WS},
+		{"GET/ HTTP/1.1\r\n\r\n", 0, 0, "bad request line: no SP after the method"},
 		{" GET / HTTP/1.1\r\n\r\n", 0, 1, "bad request line: no method"},
-		{"OPTIONS rtsp://cam/ RTSP/1.0\r\n\r\n", 0, 1, "bad request line: bad HTTP version"},
-		{"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA / HTTP/1.1\r\n\r\n", 0, 1,
+		{"OPTIONS rtsp://cam/ RTSP/1.0\r\n\r\n", 0, 0, "bad request line: bad HTTP version"},
+		{"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA / HTTP/1.1\r\n\r\n", 0, 0,
 		 "method longer than 32 bytes"},
 		{"GET / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n", 0, 1, "bad Content-Length"},
 		{"GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 0, 1,
@@ -430,7 +499,7 @@ static void test_hostile(void)
 			CHECK_EQ(H.head_len, len);
 	}
 	/* the first Host wins */
-	CHECK_EQ(http_parse_head((const uint8_t *)t[22].s, strlen(t[22].s), 0, &H), MOD_MALFORMED);
+	CHECK_EQ(http_parse_head((const uint8_t *)t[23].s, strlen(t[23].s), 0, &H), MOD_MALFORMED);
 	CHECK_STR(H.host, "a");
 	/* a list of equal Content-Length values is one value */
 	static const char cl2[] = "GET / HTTP/1.1\r\nContent-Length: 7 , 7\r\nContent-Length: 7\r\n\r\n";
@@ -469,7 +538,7 @@ static void test_sniff(void)
 		{"GET / HTTP/1.1\r\n", 1}, {"GET ", 1}, {"GET", -1}, {"G", -1}, {"", -1},
 		{"POST /", 1}, {"PROPFIND /", 1}, {"PROPPATC", -1}, {"CONNECT a:1", 1},
 		{"BASELINE-CONTROL /", 1}, {"get / HTTP/1.1", 0}, {"GETX /", 0},
-		{"GET\t/", 0}, {"\x16\x03\x01\x02\x00\x01\x00\x01", 0}, {"SSH-2.0-", 0},
+		{"GET\t/", 1}, {"\x16\x03\x01\x02\x00\x01\x00\x01", 0}, {"SSH-2.0-", 0},
 		{"PRI * HTTP/2.0", 0}, {"HTTP/1.1 200 OK", 0}, {"EHLO x", 0},
 		{"\r\nGET / HTTP/1.1", 0},
 	};
@@ -1073,6 +1142,7 @@ int main(void)
 {
 	test_request_fields();
 	test_request_targets();
+	test_irregular_lines();
 	test_response_fields();
 	test_truncation();
 	test_hostile();
