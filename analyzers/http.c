@@ -614,7 +614,7 @@ int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_he
 
 /* ---- recognition ----------------------------------------------------------- */
 
-/* Request methods that claim a flow (IANA HTTP Method Registry). */
+/* Request methods that claim a flow at once (IANA HTTP Method Registry). */
 static const char *const methods[] = {
 	"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
 	"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "SEARCH",
@@ -637,6 +637,79 @@ static int method_match(const uint8_t *tok, size_t n, int prefix)
 	return 0;
 }
 
+/*
+ * Is the first line of buf[0..len) a request line with any method: token,
+ * whitespace, a target, whitespace, "HTTP/" 1*DIGIT "." 1*DIGIT, optional
+ * whitespace, (CR)LF? Servers and proxies pass methods they do not know
+ * (FETCH, an extension's), so the method alone cannot decide; the version
+ * at the line's end does, which no other text protocol sends there. The
+ * HTTP/2 preface ("PRI * HTTP/2.0") is not a request. 1 yes, 0 no, -1 when
+ * the bytes so far could still be one.
+ */
+static int request_line_shape(const uint8_t *buf, size_t len)
+{
+	struct cur c = cur_init(buf, len), l, t;
+	size_t n = 0;
+	int b, method = 1; /* still in the method */
+
+	/* the line, bounded as a head is; a byte a head may not hold ends it */
+	for (;;) {
+		b = peek(&c);
+		if (b < 0)
+			return n < HTTP_HEAD_MAX ? -1 : 0;
+		if (n >= HTTP_HEAD_MAX)
+			return 0;
+		if (b == '\n' || b == '\r')
+			break;
+		if ((b < 0x20 && b != '\t') || b == 0x7f)
+			return 0;
+		if (method && !is_tchar(b) && (n == 0 || !is_ows(b)))
+			return 0;
+		method &= is_tchar(b);
+		cur_skip(&c, 1);
+		n++;
+	}
+	if (b == '\r') {
+		t = c;
+		cur_skip(&t, 1);
+		b = peek(&t);
+		if (b < 0)
+			return -1;
+		if (b != '\n')
+			return 0;
+	}
+	c = cur_init(buf, len);
+	l = trim(cur_take(&c, n));
+
+	/* method, then whitespace */
+	n = 0;
+	t = l;
+	while (is_tchar(peek(&t))) {
+		cur_skip(&t, 1);
+		n++;
+	}
+	if (!is_ows(peek(&t)) || skip_ows(&t) == 0)
+		return 0;
+	/* the last part is the version, and something lies before it */
+	size_t left = cur_left(&t), last = left;
+	struct cur r = t;
+	for (size_t i = 0; i < left; i++)
+		if (is_ows(cur_u8(&r)))
+			last = i;
+	if (last == left)
+		return 0;
+	r = t;
+	cur_skip(&r, last + 1);
+	if (!version_kind(r))
+		return 0;
+	return !cur_ieq(l, "pri * http/2.0");
+}
+
+/*
+ * A known method and SP or HTAB claims at once (the first segment may hold
+ * no more); any other token waits for its line and claims when that is a
+ * request line (request_line_shape).
+ */
 int http_sniff(const uint8_t *buf, size_t len)
 {
 	struct cur c = cur_init(buf, len);
@@ -646,15 +719,18 @@ int http_sniff(const uint8_t *buf, size_t len)
 	while (n < sizeof(tok)) {
 		int b = peek(&c);
 		if (b < 0)
-			return method_match(tok, n, 1) ? -1 : 0;
+			break;
 		cur_skip(&c, 1);
-		if (is_ows(b)) /* servers take HTAB there too (RFC 9112 3) */
-			return method_match(tok, n, 0);
+		if (is_ows(b)) { /* servers take HTAB there too (RFC 9112 3) */
+			if (method_match(tok, n, 0))
+				return 1;
+			break;
+		}
 		if (!is_tchar(b))
-			return 0;
+			break;
 		tok[n++] = (uint8_t)b;
 	}
-	return 0;
+	return request_line_shape(buf, len);
 }
 
 /* ---- the record ------------------------------------------------------------ */

@@ -38,8 +38,10 @@
  *
  * Stream rules (the module, over flow->st[dir] from the flow table):
  *   - a flow is claimed (APP_HTTP) when its client stream starts with a
- *     known method and SP or HTAB (http_sniff); nothing else is looked at, so the
- *     TLS and DNS analyzers may claim the rest;
+ *     known method and SP or HTAB, or when its first line is any other
+ *     token, whitespace, a target, whitespace and "HTTP/" 1*DIGIT "."
+ *     1*DIGIT (http_sniff; not the HTTP/2 preface); nothing else is looked
+ *     at, so the TLS and DNS analyzers may claim the rest;
  *   - pipelined requests give one event each; a body is skipped by
  *     Content-Length or by walking chunked framing (chunk-size lines, data,
  *     trailer) as its bytes arrive; a request without either has no body;
@@ -175,9 +177,12 @@ int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_he
 
 /*
  * Does the client stream buf[0..len) start like an HTTP request: a known
- * method token (GET, POST, ..., PROPFIND, ...) followed by SP or HTAB? Returns 1
- * yes, 0 no, -1 when the bytes so far are a prefix of one (ask again with
- * more). Method names are case-sensitive, as in RFC 9110.
+ * method token (GET, POST, ..., PROPFIND, ...) followed by SP or HTAB, or
+ * a first line of any token, whitespace, a target, whitespace and
+ * "HTTP/" 1*DIGIT "." 1*DIGIT (optional whitespace, then CRLF or LF; within
+ * HTTP_HEAD_MAX bytes; not "PRI * HTTP/2.0")? Returns 1 yes, 0 no, -1 when
+ * the bytes so far are a prefix of one (ask again with more). Known method
+ * names are case-sensitive, as in RFC 9110.
  */
 int http_sniff(const uint8_t *buf, size_t len);
 

@@ -537,10 +537,18 @@ static void test_sniff(void)
 	} t[] = {
 		{"GET / HTTP/1.1\r\n", 1}, {"GET ", 1}, {"GET", -1}, {"G", -1}, {"", -1},
 		{"POST /", 1}, {"PROPFIND /", 1}, {"PROPPATC", -1}, {"CONNECT a:1", 1},
-		{"BASELINE-CONTROL /", 1}, {"get / HTTP/1.1", 0}, {"GETX /", 0},
-		{"GET\t/", 1}, {"\x16\x03\x01\x02\x00\x01\x00\x01", 0}, {"SSH-2.0-", 0},
-		{"PRI * HTTP/2.0", 0}, {"HTTP/1.1 200 OK", 0}, {"EHLO x", 0},
+		{"BASELINE-CONTROL /", 1}, {"GET\t/", 1},
+		{"\x16\x03\x01\x02\x00\x01\x00\x01", 0}, {"SSH-2.0-OpenSSH_9.2\r\n", 0},
+		{"PRI * HTTP/2.0\r\n", 0}, {"HTTP/1.1 200 OK", 0}, {"EHLO x\r\n", 0},
 		{"\r\nGET / HTTP/1.1", 0},
+		/* any other method: when its line is a request line */
+		{"FETCH http://evil.example/ HTTP/1.1\r\n", 1}, {"get / HTTP/1.1\n", 1},
+		{"FETCH http://evil.example/ HTTP/1.1", -1}, {"FETCH http://evil.example/", -1},
+		{"GETX /", -1}, {"SSH-2.0-", -1}, {"EHLO x", -1}, {"FETCH\t/\tHTTP/1.10 \r\n", 1},
+		{"FETCH / HTTP/1.1\r", -1}, {"FETCH / HTTP/1.1\rX", 0}, {"FETCH /\x01 HTTP/1.1", 0},
+		{"FETCH / RTSP/1.0\r\n", 0}, {"FETCH HTTP/1.1\r\n", 0}, {"FETCH\r\n", 0},
+		{"FE/TCH / HTTP/1.1\r\n", 0}, {" FETCH / HTTP/1.1\r\n", 0},
+		{"FETCH / HTTP/1.1 x\r\n", 0}, {"FETCH / HTTP/\r\n", 0},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		int got = http_sniff((const uint8_t *)t[i].s, strlen(t[i].s));
@@ -549,6 +557,12 @@ static void test_sniff(void)
 		CHECK_EQ(got, t[i].want);
 	}
 	CHECK_EQ(http_sniff(NULL, 0), -1);
+	/* a line that does not end within a head's bound is no request */
+	static uint8_t lng[HTTP_HEAD_MAX + 8];
+	memcpy(lng, "FETCH /", 7);
+	memset(lng + 7, 'a', sizeof(lng) - 7);
+	CHECK_EQ(http_sniff(lng, HTTP_HEAD_MAX - 1), -1);
+	CHECK_EQ(http_sniff(lng, sizeof(lng)), 0);
 }
 
 static void test_copy_escaped(void)
@@ -603,6 +617,20 @@ static void test_claim(void)
 	CHECK_EQ(c.f.app, APP_HTTP);
 	CHECK_EQ(c.cap.n, 1);
 	CHECK_EQ(c.f.st[0].slid + c.f.st[0].consumed, strlen(curl_req));
+	conn_close(&c);
+
+	/* a method the list does not know: claimed once its line is a request
+	 * line, and read from its first byte */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "FETCH http://evil.example/ HTTP/1."), MOD_NOT_MINE);
+	CHECK_EQ(c.f.app, APP_NONE);
+	CHECK_EQ(feeds(&c, 0, "1\r\nHost: evil.example\r\n\r\n"), MOD_OK);
+	CHECK_EQ(c.f.app, APP_HTTP);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_METHOD), "FETCH");
+	CHECK_STR(c.cap.ev[0].aux, "http://evil.example/");
+	CHECK_STR(c.cap.ev[0].name, "evil.example");
+	CHECK_EQ(c.cap.ev[0].flags, 0);
 	conn_close(&c);
 
 	/* any port, and UDP is never looked at */
