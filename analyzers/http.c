@@ -108,19 +108,24 @@ static struct cur trim(struct cur v)
 	return cur_take(&v, keep);
 }
 
-enum { LINE_OK = 0, LINE_SHORT, LINE_BAD };
+enum { LINE_OK = 0, LINE_SHORT, LINE_BAD, LINE_CTL };
 
 /*
  * Take the next line of *c: *line gets its bytes without the CRLF or LF and
  * *c moves past the terminator. Returns LINE_OK; LINE_SHORT when the bytes
  * end before a line end (*c untouched); LINE_BAD at a byte that may not
  * appear in a head (NUL and other controls but HT, DEL, a CR not followed by
- * LF): *bad and *bad_at (its offset in the line) say which.
+ * LF): *bad and *bad_at (its offset in the line) say which. With values set
+ * (a field line), such a byte after the line's first ':' is in a field
+ * value, which nginx and squid pass on: the line is taken all the same and
+ * LINE_CTL says it held one (*bad, *bad_at the first). A bare CR stays
+ * LINE_BAD: where the line ends is then in doubt.
  */
-static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at)
+static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at, int values)
 {
 	struct cur r = *c;
 	size_t n = 0;
+	int colon = 0, ctl = 0;
 
 	for (;;) {
 		int b = peek(&r);
@@ -130,7 +135,7 @@ static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at)
 		if (b == '\n') {
 			*line = cur_take(c, n);
 			cur_skip(c, 1);
-			return LINE_OK;
+			return ctl ? LINE_CTL : LINE_OK;
 		}
 		if (b == '\r') {
 			int b2 = peek(&r);
@@ -139,14 +144,22 @@ static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at)
 			if (b2 == '\n') {
 				*line = cur_take(c, n);
 				cur_skip(c, 2);
-				return LINE_OK;
+				return ctl ? LINE_CTL : LINE_OK;
 			}
 		}
 		if ((b < 0x20 && b != '\t') || b == 0x7f) {
-			*bad = b;
-			*bad_at = n;
-			return LINE_BAD;
+			if (!values || !colon || b == '\r') {
+				*bad = b;
+				*bad_at = n;
+				return LINE_BAD;
+			}
+			if (!ctl) {
+				*bad = b;
+				*bad_at = n;
+			}
+			ctl = 1;
 		}
+		colon |= b == ':';
 		n++;
 	}
 }
@@ -370,19 +383,23 @@ static void status_line(struct http_head *h, struct cur l)
 	h->have_line = 1;
 }
 
-/* Content-Length: 1*DIGIT, or a list of equal ones. -1 when bad. */
+/* Content-Length: 1*DIGIT, or a list of equal ones. -1 when bad. Leading
+ * zeros count for nothing, as servers read them: only 18 significant
+ * digits are a bound. */
 static int64_t content_length(struct cur v)
 {
 	int64_t val = -1;
 
 	for (;;) {
 		int64_t x = 0;
-		int nd = 0;
+		int nd = 0, sig = 0;
 
 		while (is_digit(peek(&v))) {
-			if (++nd > 18)
+			int d = cur_u8(&v) - '0';
+			nd++;
+			if ((x || d) && ++sig > 18)
 				return -1;
-			x = x * 10 + (cur_u8(&v) - '0');
+			x = x * 10 + d;
 		}
 		if (nd == 0 || (val >= 0 && x != val))
 			return -1;
@@ -569,8 +586,13 @@ int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_he
 	for (;;) {
 		size_t off = avail - cur_left(&c);
 		struct cur line;
-		int r = line_take(&c, &line, &bad, &bad_at);
+		int r = line_take(&c, &line, &bad, &bad_at, lines > 0);
 
+		if (r == LINE_CTL) {
+			/* in a field value: the head goes on, flagged */
+			note(h, 0, "control byte 0x%02x at offset %zu", (unsigned)bad, off + bad_at);
+			r = LINE_OK;
+		}
 		if (r == LINE_BAD) {
 			h->seen = off + bad_at + 1;
 			note(h, 1, "control byte 0x%02x at offset %zu", (unsigned)bad, off + bad_at);
@@ -902,7 +924,7 @@ static int chunk_line(struct cur *c, struct cur *line)
 	struct cur t = *c;
 	struct cur v = cur_take_upto(&t, HTTP_CHUNK_LINE_MAX, &is_short);
 	size_t n = cur_left(&v);
-	int r = line_take(&v, line, &bad, &bad_at);
+	int r = line_take(&v, line, &bad, &bad_at, 0);
 
 	if (r == LINE_SHORT && !is_short)
 		return LINE_BAD; /* longer than HTTP_CHUNK_LINE_MAX */
@@ -911,21 +933,26 @@ static int chunk_line(struct cur *c, struct cur *line)
 	return r;
 }
 
-/* chunk-size [chunk-ext]: the size, or -1 when the line is not one. */
+/*
+ * chunk-size [chunk-ext]: the size, or -1 when the line is not one. Read as
+ * nginx reads it: leading zeros count for nothing (seventeen digits that
+ * say 5 are 5), and after the size a ';', SP or HTAB starts what is
+ * skipped to the line end ("5 junk" is 5); a reader that gave up on either
+ * lost every request after the body.
+ */
 static int64_t chunk_size(struct cur l)
 {
 	int64_t size = 0;
-	int nd = 0, b;
+	int nd = 0, sig = 0, b;
 
 	while ((b = text_hexval(peek(&l))) >= 0) {
-		if (++nd > 15)
+		nd++;
+		if ((size || b) && ++sig > 15)
 			return -1;
 		size = size * 16 + b;
 		cur_skip(&l, 1);
 	}
-	while (is_ows(peek(&l)))
-		cur_skip(&l, 1);
-	if (nd == 0 || (cur_has(&l, 1) && peek(&l) != ';'))
+	if (nd == 0 || (cur_has(&l, 1) && peek(&l) != ';' && !is_ows(peek(&l))))
 		return -1;
 	return size;
 }

@@ -15,11 +15,14 @@
  *   - a head is at most HTTP_HEAD_MAX bytes, terminator included; more
  *     without an empty line is "head longer than 8192 bytes";
  *   - bytes allowed in a head: HT, LF, CR just before LF, 0x20..0x7e and
- *     0x80..0xff; NUL, other controls, DEL and a bare CR are "control byte";
+ *     0x80..0xff; NUL, other controls, DEL and a bare CR are "control byte"
+ *     (in a field value, after the line's first ':', all but a bare CR
+ *     are the softer kind below: nginx and squid pass them on);
  *   - a request line that does not start with a method token; the status
  *     line is HTTP-version SP 3DIGIT [SP reason], the version exactly
  *     "HTTP/" DIGIT "." DIGIT;
- *   - Content-Length is 1..18 digits (a list of equal values is one value);
+ *   - Content-Length is 1*DIGIT, at most 18 after leading zeros (a list of
+ *     equal values is one value);
  *     several that differ, or a bad one, lose the body framing; so does a
  *     request whose Transfer-Encoding does not end in chunked.
  * Lines end in CRLF or a bare LF; the head ends at the first empty line.
@@ -60,7 +63,10 @@
  *     or a hole never filled) inside a head, the head is emitted with
  *     OBS_F_TRUNCATED if its start line was complete; inside a body, the
  *     direction just stops (it cannot resynchronise);
- *   - broken chunked framing (a size line that is not hex, longer than
+ *   - a chunk-size line is read as nginx reads it: hex digits (leading
+ *     zeros free, at most 15 after them), then the line end, or ';', SP or
+ *     HTAB and anything up to the line end;
+ *   - broken chunked framing (a size line that is not as above, longer than
  *     HTTP_CHUNK_LINE_MAX, or data not followed by CRLF) is counted as
  *     MOD_MALFORMED and stops the direction; no event (the head had one);
  *   - a stopped direction is never parsed again; its packets count as

@@ -458,9 +458,11 @@ static void test_hostile(void)
 		int fatal;
 		const char *why;
 	} t[] = {
-		{"GET / HTTP/1.1\r\nHost: a\0b\r\n\r\n", 29, 1, "control byte 0x00 at offset 23"},
+		{"GET / HTTP/1.1\r\nHost: a\0b\r\n\r\n", 29, 0, "control byte 0x00 at offset 23"},
+		{"GET / HTTP/1.1\r\nHo\0st: a\r\n\r\n", 29, 1, "control byte 0x00 at offset 18"},
+		{"GET / HTTP/1.1\r\nX: a\rb\r\n\r\n", 0, 1, "control byte 0x0d at offset 20"},
 		{"GET /\x01 HTTP/1.1\r\n\r\n", 0, 1, "control byte 0x01 at offset 5"},
-		{"GET / HTTP/1.1\r\nX: \x7f\r\n\r\n", 0, 1, "control byte 0x7f at offset 19"},
+		{"GET / HTTP/1.1\r\nX: \x7f\r\n\r\n", 0, 0, "control byte 0x7f at offset 19"},
 		{"GET / HTTP/1.1\rHost: a\r\n\r\n", 0, 1, "control byte 0x0d at offset 14"},
 		{"GET / HTTP/1.1\r\n\x16\x03\x01", 0, 1, "control byte 0x16 at offset 16"},
 		{"GET /\r\n\r\n", 0, 0, "bad request line: no HTTP version"},
@@ -499,7 +501,7 @@ static void test_hostile(void)
 			CHECK_EQ(H.head_len, len);
 	}
 	/* the first Host wins */
-	CHECK_EQ(http_parse_head((const uint8_t *)t[23].s, strlen(t[23].s), 0, &H), MOD_MALFORMED);
+	CHECK_EQ(http_parse_head((const uint8_t *)t[25].s, strlen(t[25].s), 0, &H), MOD_MALFORMED);
 	CHECK_STR(H.host, "a");
 	/* a list of equal Content-Length values is one value */
 	static const char cl2[] = "GET / HTTP/1.1\r\nContent-Length: 7 , 7\r\nContent-Length: 7\r\n\r\n";
@@ -822,6 +824,39 @@ static void test_bodies(void)
 	CHECK_STR(c.cap.ev[1].aux, "/y");
 	conn_close(&c);
 
+	/* framing as nginx reads it: leading zeros in a chunk size or a
+	 * Content-Length count for nothing, and a chunk size followed by
+	 * whitespace has the rest of its line skipped; the request after the
+	 * body is read */
+	static const char *const framed[] = {
+		"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"00000000000000005\r\nhello\r\n0000000000000000000\r\n\r\n",
+		"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"5 junk\r\nhello\r\n5\t;x\r\nhello\r\n0 \r\n\r\n",
+		"POST /x HTTP/1.1\r\nContent-Length: 0000000000000000000005\r\n\r\nhello",
+		"POST /x HTTP/1.1\r\nContent-Length: 00000000000000000000\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof(framed) / sizeof(framed[0]); i++) {
+		conn_open(&c, 16384);
+		CHECK_EQ(feeds(&c, 0, framed[i]), MOD_OK);
+		CHECK_EQ(feeds(&c, 0, "GET http://evil.example/ HTTP/1.1\r\n\r\n"), MOD_OK);
+		CHECK_EQ(c.cap.n, 2);
+		CHECK_EQ(c.cap.ev[0].flags, 0);
+		CHECK_STR(c.cap.ev[1].aux, "http://evil.example/");
+		conn_close(&c);
+	}
+	CHECK_EQ(http_parse_head((const uint8_t *)framed[2], strlen(framed[2]) - 5, 0, &H),
+		 MOD_OK);
+	CHECK_EQ(H.content_length, 5);
+	/* past 18 significant digits a length is bad, past 15 a chunk size */
+	static const char cl19[] = "GET / HTTP/1.1\r\nContent-Length: 01000000000000000000\r\n\r\n";
+	CHECK_EQ(http_parse_head((const uint8_t *)cl19, strlen(cl19), 0, &H), MOD_MALFORMED);
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+			      "01000000000000000\r\n"),
+		 MOD_MALFORMED);
+	conn_close(&c);
+
 	/* broken chunked framing: malformed, the direction stops */
 	conn_open(&c, 16384);
 	CHECK_EQ(feeds(&c, 0, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
@@ -930,18 +965,32 @@ static void test_stream_bounds(void)
 
 	/* binary after a request: malformed event, the direction stops */
 	conn_open(&c, 16384);
-	CHECK_EQ(feeds(&c, 0, "GET / HTTP/1.1\r\nHost: a\r\nX-Junk: \x01\x02\r\n\r\n"), MOD_MALFORMED);
+	CHECK_EQ(feeds(&c, 0, "GET / HTTP/1.1\r\nHost: a\r\n\x01\x02: x\r\n\r\n"), MOD_MALFORMED);
 	CHECK_EQ(c.cap.n, 1);
 	CHECK(c.cap.ev[0].flags & OBS_F_MALFORMED);
-	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "control byte 0x01 at offset 33");
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "control byte 0x01 at offset 25");
 	CHECK_STR(EVF(&c.cap.ev[0], RQ_HOST), "a");
-	CHECK_EQ(c.cap.ev[0].size, 34);
+	CHECK_EQ(c.cap.ev[0].size, 26);
 	CHECK_EQ(feeds(&c, 0, "GET /again HTTP/1.1\r\n\r\n"), MOD_OK);
 	CHECK_EQ(c.cap.n, 1);
 	/* its response still pairs */
 	feeds(&c, 1, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
 	CHECK_EQ(c.cap.n, 2);
 	CHECK_STR(EVF(&c.cap.ev[1], RS_RMETHOD), "GET");
+	conn_close(&c);
+
+	/* a control byte in a field value (nginx and squid pass it on):
+	 * flagged, the Host after it is read, and so is the next request */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET /x HTTP/1.1\r\nX-A: a\x01" "b\r\nHost: evil.example\r\n\r\n"
+			      "GET http://evil2.example/ HTTP/1.1\r\nHost: evil2.example\r\n\r\n"),
+		 MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "control byte 0x01 at offset 23");
+	CHECK_STR(c.cap.ev[0].name, "evil.example");
+	CHECK_STR(c.cap.ev[1].name, "evil2.example");
+	CHECK_EQ(c.cap.ev[1].flags, 0);
 	conn_close(&c);
 
 	/* a soft problem: flagged, and the next request is parsed */
