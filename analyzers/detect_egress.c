@@ -189,11 +189,14 @@ static void host_part(const char *s, size_t n, const char **out, size_t *olen)
 }
 
 /*
- * The authority of an absolute-form ("http://host:port/path") or
- * authority-form ("host:port", CONNECT) request-target; 0 for origin-form
- * ("/path"), asterisk-form or an empty target.
+ * The authority of an absolute-form ("http://host:port/path") or, for a
+ * CONNECT (connect set), authority-form ("host:port") request-target; 0
+ * for origin-form ("/path"), asterisk-form, an empty target, or any other
+ * target of another method: RFC 9112 3.2 gives authority form to CONNECT
+ * alone, and "http:/evil.example/" on a GET is no authority "http" (a
+ * proxy goes by its Host).
  */
-static int target_authority(const char *t, size_t n, const char **a, size_t *alen)
+static int target_authority(const char *t, size_t n, int connect, const char **a, size_t *alen)
 {
 	size_t i, end;
 
@@ -211,9 +214,11 @@ static int target_authority(const char *t, size_t n, const char **a, size_t *ale
 				i = k;
 				break;
 			}
-	} else {
+	} else if (connect) {
 		i = 0;
 		end = n;
+	} else {
+		return 0;
 	}
 	if (end == i)
 		return 0;
@@ -224,7 +229,7 @@ static int target_authority(const char *t, size_t n, const char **a, size_t *ale
 
 /* The path of a request-target (origin form, or after an absolute form's
  * authority); "" when there is none. */
-static void target_path(const char *t, size_t n, const char **p, size_t *plen)
+static void target_path(const char *t, size_t n, int connect, const char **p, size_t *plen)
 {
 	const char *a;
 	size_t alen;
@@ -234,7 +239,8 @@ static void target_path(const char *t, size_t n, const char **p, size_t *plen)
 	if (n && t[0] == '/') {
 		*p = t;
 		*plen = n;
-	} else if (target_authority(t, n, &a, &alen) && a + alen < t + n && a[alen] == '/') {
+	} else if (target_authority(t, n, connect, &a, &alen) && a + alen < t + n &&
+		   a[alen] == '/') {
 		*p = a + alen;
 		*plen = (size_t)(t + n - *p);
 	}
@@ -682,14 +688,16 @@ static void on_http_request(struct egress_state *st, const struct obs *o, struct
 {
 	const struct rules *r = st->rules;
 	const struct pkt *p = o->pkt;
-	const char *t = o->aux ? o->aux : "", *host = NULL, *auth = NULL, *path, *up;
-	size_t tn = o->aux ? o->aux_len : 0, hostn = 0, authn = 0, pathn, upn;
+	const char *t = o->aux ? o->aux : "", *host = NULL, *auth = NULL, *path, *up, *m;
+	size_t tn = o->aux ? o->aux_len : 0, hostn = 0, authn = 0, pathn, upn, mn;
 	char subject[SUBJECT_LEN], detail[DETAIL_LEN];
 	int origin_to_proxy;
+	int connect = info_field(o->info, o->info_len, 1, &m, &mn) && mn == 7 &&
+		      memcmp(m, "CONNECT", 7) == 0;
 
 	if (o->name && o->name_len)
 		host_part(o->name, o->name_len, &host, &hostn);
-	if (target_authority(t, tn, &auth, &authn))
+	if (target_authority(t, tn, connect, &auth, &authn))
 		host_part(auth, authn, &auth, &authn);
 	/* The host the request is for: the target's authority wins (a proxy
 	 * follows it), else Host. */
@@ -702,7 +710,7 @@ static void on_http_request(struct egress_state *st, const struct obs *o, struct
 		addr_port(subject, sizeof(subject), p->ipv, p->dst, p->dport);
 
 	/* doh (content): Host or target naming a resolver, or the RFC 8484 path. */
-	target_path(t, tn, &path, &pathn);
+	target_path(t, tn, connect, &path, &pathn);
 	if (authn && detect_egress_doh_name(auth, authn))
 		raise_doh_name(out, p, auth, authn, "HTTP request-target");
 	else if (hostn && detect_egress_doh_name(host, hostn))
@@ -720,8 +728,10 @@ static void on_http_request(struct egress_state *st, const struct obs *o, struct
 			   t[0] ? t : NULL, NULL);
 	}
 	/* A request in origin form to an allowed proxy addresses the proxy
-	 * itself (reverse-proxy mode): its Host names the proxy. */
-	origin_to_proxy = !authn && rules_net_match(&r->proxies, p->ipv, p->dst, p->dport);
+	 * itself (reverse-proxy mode): its Host names the proxy. A target of
+	 * no form ("http:/evil.test/") is not that: its Host is judged. */
+	origin_to_proxy = !authn && (tn == 0 || t[0] == '/' || t[0] == '*') &&
+			  rules_net_match(&r->proxies, p->ipv, p->dst, p->dport);
 	if (authn)
 		check_domain(r, out, p, auth, authn, "HTTP request-target");
 	if (hostn && !origin_to_proxy && !(authn && ieq(host, hostn, auth, authn)))

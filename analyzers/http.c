@@ -108,19 +108,24 @@ static struct cur trim(struct cur v)
 	return cur_take(&v, keep);
 }
 
-enum { LINE_OK = 0, LINE_SHORT, LINE_BAD };
+enum { LINE_OK = 0, LINE_SHORT, LINE_BAD, LINE_CTL };
 
 /*
  * Take the next line of *c: *line gets its bytes without the CRLF or LF and
  * *c moves past the terminator. Returns LINE_OK; LINE_SHORT when the bytes
  * end before a line end (*c untouched); LINE_BAD at a byte that may not
  * appear in a head (NUL and other controls but HT, DEL, a CR not followed by
- * LF): *bad and *bad_at (its offset in the line) say which.
+ * LF): *bad and *bad_at (its offset in the line) say which. With values set
+ * (a field line), such a byte after the line's first ':' is in a field
+ * value, which nginx and squid pass on: the line is taken all the same and
+ * LINE_CTL says it held one (*bad, *bad_at the first). A bare CR stays
+ * LINE_BAD: where the line ends is then in doubt.
  */
-static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at)
+static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at, int values)
 {
 	struct cur r = *c;
 	size_t n = 0;
+	int colon = 0, ctl = 0;
 
 	for (;;) {
 		int b = peek(&r);
@@ -130,7 +135,7 @@ static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at)
 		if (b == '\n') {
 			*line = cur_take(c, n);
 			cur_skip(c, 1);
-			return LINE_OK;
+			return ctl ? LINE_CTL : LINE_OK;
 		}
 		if (b == '\r') {
 			int b2 = peek(&r);
@@ -139,14 +144,22 @@ static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at)
 			if (b2 == '\n') {
 				*line = cur_take(c, n);
 				cur_skip(c, 2);
-				return LINE_OK;
+				return ctl ? LINE_CTL : LINE_OK;
 			}
 		}
 		if ((b < 0x20 && b != '\t') || b == 0x7f) {
-			*bad = b;
-			*bad_at = n;
-			return LINE_BAD;
+			if (!values || !colon || b == '\r') {
+				*bad = b;
+				*bad_at = n;
+				return LINE_BAD;
+			}
+			if (!ctl) {
+				*bad = b;
+				*bad_at = n;
+			}
+			ctl = 1;
 		}
+		colon |= b == ':';
 		n++;
 	}
 }
@@ -198,79 +211,143 @@ static void join_text(struct http_head *h, char *dst, size_t cap, struct cur v)
 	put_text(h, dst + l, cap - l, v);
 }
 
-/* "HTTP/" DIGIT "." DIGIT, the whole of v. */
-static int version_ok(struct cur v)
+/* Skip a run of SP and HTAB; returns its length. */
+static size_t skip_ows(struct cur *v)
+{
+	size_t n = 0;
+
+	while (is_ows(peek(v))) {
+		cur_skip(v, 1);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * "HTTP/" 1*DIGIT "." 1*DIGIT, the whole of v: 1 when each number is one
+ * DIGIT (RFC 9112's HTTP-version), 2 when one has more ("HTTP/1.10", which
+ * nginx and squid take as 1.10, so a request line is still read with it),
+ * 0 when v is no version.
+ */
+static int version_kind(struct cur v)
 {
 	static const char pre[] = "HTTP/";
+	size_t major = 0, minor = 0;
 
-	if (cur_left(&v) != 8)
-		return 0;
 	for (size_t i = 0; i < 5; i++)
 		if (cur_u8(&v) != (uint8_t)pre[i])
 			return 0;
-	if (!is_digit(cur_u8(&v)) || cur_u8(&v) != '.' || !is_digit(cur_u8(&v)))
+	while (is_digit(peek(&v))) {
+		cur_skip(&v, 1);
+		major++;
+	}
+	if (peek(&v) != '.')
 		return 0;
-	return !v.err;
+	cur_skip(&v, 1);
+	while (is_digit(peek(&v))) {
+		cur_skip(&v, 1);
+		minor++;
+	}
+	if (v.err || cur_has(&v, 1) || !major || !minor)
+		return 0;
+	return major == 1 && minor == 1 ? 1 : 2;
 }
 
-/* method SP request-target SP HTTP-version */
+/* "HTTP/" DIGIT "." DIGIT, the whole of v. */
+static int version_ok(struct cur v)
+{
+	return version_kind(v) == 1;
+}
+
+/*
+ * method SP request-target SP HTTP-version, read as RFC 9112 3 allows for
+ * robustness and as servers and proxies read it: the parts split on runs
+ * of SP and HTAB, whitespace after the version ignored, the version
+ * HTTP/<digits>.<digits>, and a target that holds whitespace is what lies
+ * between the method and the version (nginx reads it so). Such a line is
+ * malformed but not fatal, nor is a line that is not all there: its head
+ * still ends at the empty line, and a reader that stopped at it would miss
+ * the requests after it that the server answers. Only a line that does not
+ * start with a method (no request at all) loses the stream.
+ */
 static void request_line(struct http_head *h, struct cur l)
 {
-	struct cur t = l;
-	size_t n = 0;
+	struct cur t = l, rest, part, ver;
+	size_t n = 0, len, last, lead;
+	int odd = 0; /* whitespace other than one SP between the parts */
 
 	while (is_tchar(peek(&t))) {
 		cur_skip(&t, 1);
 		n++;
 	}
-	if (n > HTTP_METHOD_LEN) {
-		note(h, 1, "method longer than %d bytes", HTTP_METHOD_LEN);
-		return;
-	}
-	put_text(h, h->method, sizeof(h->method), cur_take(&l, n));
 	if (n == 0) {
 		note(h, 1, "bad request line: no method");
 		return;
 	}
-	if (!cur_has(&l, 1)) {
-		/* a method alone ("OPTIONS"): readable, flagged */
-		note(h, 0, "bad request line: no request-target");
-		h->have_line = 1;
-		return;
-	}
-	if (peek(&l) != ' ') {
-		note(h, 1, "bad request line: no SP after the method");
-		return;
-	}
-	cur_skip(&l, 1);
-
-	t = l;
-	n = 0;
-	while (peek(&t) >= 0 && peek(&t) != ' ') {
-		cur_skip(&t, 1);
-		n++;
-	}
-	h->uri_len = put_text(h, h->uri, sizeof(h->uri), cur_take(&l, n));
-	/* Lenient where the request is still readable, as tshark and the
-	 * servers are: an empty target ("OPTIONS  HTTP/1.1") or a missing
-	 * version ("GET /", the HTTP/0.9 form) is reported, flagged. */
-	if (n == 0)
-		note(h, 0, "bad request line: no request-target");
-	if (!cur_has(&l, 1)) {
-		if (n == 0)
-			note(h, 1, "bad request line: no request-target");
-		else
-			note(h, 0, "bad request line: no HTTP version");
-		h->have_line = n > 0;
-		return;
-	}
-	cur_skip(&l, 1);
-	if (!version_ok(l)) {
-		note(h, 1, "bad request line: bad HTTP version");
-		return;
-	}
-	put_text(h, h->version, sizeof(h->version), l);
+	if (n > HTTP_METHOD_LEN)
+		note(h, 0, "method longer than %d bytes", HTTP_METHOD_LEN);
+	put_text(h, h->method, sizeof(h->method), cur_take(&l, n));
 	h->have_line = 1;
+	if (cur_has(&l, 1) && !is_ows(peek(&l))) {
+		note(h, 0, "bad request line: no SP after the method");
+		return;
+	}
+	t = l;
+	lead = skip_ows(&t);
+	odd |= lead > 1 || (lead == 1 && peek(&l) != ' ');
+	rest = trim(l);
+	odd |= cur_left(&t) != cur_left(&rest); /* whitespace after the version */
+	len = cur_left(&rest);
+	if (len == 0) {
+		note(h, 0, "bad request line: no request-target");
+		return;
+	}
+
+	/* the last part is the version when it reads as one */
+	last = len;
+	t = rest;
+	for (size_t i = 0; i < len; i++)
+		if (is_ows(cur_u8(&t)))
+			last = i;
+	t = rest;
+	part = cur_take(&t, last);
+	ver = part;
+	if (last < len) {
+		size_t k = cur_left(&part);
+
+		odd |= peek(&t) != ' ';
+		cur_skip(&t, 1);
+		ver = t;
+		part = trim(part);
+		odd |= cur_left(&part) != k; /* a run of whitespace before the version */
+	}
+	if (version_kind(ver)) {
+		if (last < len) {
+			t = part;
+			while (cur_has(&t, 1))
+				odd |= is_ows(cur_u8(&t));
+		} else {
+			part = cur_take(&part, 0); /* "GET  HTTP/1.1" */
+		}
+		put_text(h, h->version, sizeof(h->version), ver);
+		if (version_kind(ver) != 1)
+			note(h, 0, "bad request line: HTTP version of several digits");
+	} else {
+		/* no version: the target is the first part (HTTP/0.9's
+		 * "GET /" when it is the only one) */
+		t = rest;
+		n = 0;
+		while (cur_has(&t, 1) && !is_ows(cur_u8(&t)))
+			n++;
+		part = cur_take(&rest, n);
+		note(h, 0, last < len ? "bad request line: bad HTTP version"
+				      : "bad request line: no HTTP version");
+	}
+	if (odd)
+		note(h, 0, "bad request line: whitespace other than one SP between its parts");
+	h->uri_len = put_text(h, h->uri, sizeof(h->uri), part);
+	if (!cur_left(&part))
+		note(h, 0, "bad request line: no request-target");
 }
 
 /* HTTP-version SP 3DIGIT [SP reason-phrase] */
@@ -306,19 +383,23 @@ static void status_line(struct http_head *h, struct cur l)
 	h->have_line = 1;
 }
 
-/* Content-Length: 1*DIGIT, or a list of equal ones. -1 when bad. */
+/* Content-Length: 1*DIGIT, or a list of equal ones. -1 when bad. Leading
+ * zeros count for nothing, as servers read them: only 18 significant
+ * digits are a bound. */
 static int64_t content_length(struct cur v)
 {
 	int64_t val = -1;
 
 	for (;;) {
 		int64_t x = 0;
-		int nd = 0;
+		int nd = 0, sig = 0;
 
 		while (is_digit(peek(&v))) {
-			if (++nd > 18)
+			int d = cur_u8(&v) - '0';
+			nd++;
+			if ((x || d) && ++sig > 18)
 				return -1;
-			x = x * 10 + (cur_u8(&v) - '0');
+			x = x * 10 + d;
 		}
 		if (nd == 0 || (val >= 0 && x != val))
 			return -1;
@@ -505,8 +586,13 @@ int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_he
 	for (;;) {
 		size_t off = avail - cur_left(&c);
 		struct cur line;
-		int r = line_take(&c, &line, &bad, &bad_at);
+		int r = line_take(&c, &line, &bad, &bad_at, lines > 0);
 
+		if (r == LINE_CTL) {
+			/* in a field value: the head goes on, flagged */
+			note(h, 0, "control byte 0x%02x at offset %zu", (unsigned)bad, off + bad_at);
+			r = LINE_OK;
+		}
 		if (r == LINE_BAD) {
 			h->seen = off + bad_at + 1;
 			note(h, 1, "control byte 0x%02x at offset %zu", (unsigned)bad, off + bad_at);
@@ -550,7 +636,7 @@ int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_he
 
 /* ---- recognition ----------------------------------------------------------- */
 
-/* Request methods that claim a flow (IANA HTTP Method Registry). */
+/* Request methods that claim a flow at once (IANA HTTP Method Registry). */
 static const char *const methods[] = {
 	"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
 	"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "SEARCH",
@@ -573,6 +659,79 @@ static int method_match(const uint8_t *tok, size_t n, int prefix)
 	return 0;
 }
 
+/*
+ * Is the first line of buf[0..len) a request line with any method: token,
+ * whitespace, a target, whitespace, "HTTP/" 1*DIGIT "." 1*DIGIT, optional
+ * whitespace, (CR)LF? Servers and proxies pass methods they do not know
+ * (FETCH, an extension's), so the method alone cannot decide; the version
+ * at the line's end does, which no other text protocol sends there. The
+ * HTTP/2 preface ("PRI * HTTP/2.0") is not a request. 1 yes, 0 no, -1 when
+ * the bytes so far could still be one.
+ */
+static int request_line_shape(const uint8_t *buf, size_t len)
+{
+	struct cur c = cur_init(buf, len), l, t;
+	size_t n = 0;
+	int b, method = 1; /* still in the method */
+
+	/* the line, bounded as a head is; a byte a head may not hold ends it */
+	for (;;) {
+		b = peek(&c);
+		if (b < 0)
+			return n < HTTP_HEAD_MAX ? -1 : 0;
+		if (n >= HTTP_HEAD_MAX)
+			return 0;
+		if (b == '\n' || b == '\r')
+			break;
+		if ((b < 0x20 && b != '\t') || b == 0x7f)
+			return 0;
+		if (method && !is_tchar(b) && (n == 0 || !is_ows(b)))
+			return 0;
+		method &= is_tchar(b);
+		cur_skip(&c, 1);
+		n++;
+	}
+	if (b == '\r') {
+		t = c;
+		cur_skip(&t, 1);
+		b = peek(&t);
+		if (b < 0)
+			return -1;
+		if (b != '\n')
+			return 0;
+	}
+	c = cur_init(buf, len);
+	l = trim(cur_take(&c, n));
+
+	/* method, then whitespace */
+	n = 0;
+	t = l;
+	while (is_tchar(peek(&t))) {
+		cur_skip(&t, 1);
+		n++;
+	}
+	if (!is_ows(peek(&t)) || skip_ows(&t) == 0)
+		return 0;
+	/* the last part is the version, and something lies before it */
+	size_t left = cur_left(&t), last = left;
+	struct cur r = t;
+	for (size_t i = 0; i < left; i++)
+		if (is_ows(cur_u8(&r)))
+			last = i;
+	if (last == left)
+		return 0;
+	r = t;
+	cur_skip(&r, last + 1);
+	if (!version_kind(r))
+		return 0;
+	return !cur_ieq(l, "pri * http/2.0");
+}
+
+/*
+ * A known method and SP or HTAB claims at once (the first segment may hold
+ * no more); any other token waits for its line and claims when that is a
+ * request line (request_line_shape).
+ */
 int http_sniff(const uint8_t *buf, size_t len)
 {
 	struct cur c = cur_init(buf, len);
@@ -582,15 +741,18 @@ int http_sniff(const uint8_t *buf, size_t len)
 	while (n < sizeof(tok)) {
 		int b = peek(&c);
 		if (b < 0)
-			return method_match(tok, n, 1) ? -1 : 0;
+			break;
 		cur_skip(&c, 1);
-		if (b == ' ')
-			return method_match(tok, n, 0);
+		if (is_ows(b)) { /* servers take HTAB there too (RFC 9112 3) */
+			if (method_match(tok, n, 0))
+				return 1;
+			break;
+		}
 		if (!is_tchar(b))
-			return 0;
+			break;
 		tok[n++] = (uint8_t)b;
 	}
-	return 0;
+	return request_line_shape(buf, len);
 }
 
 /* ---- the record ------------------------------------------------------------ */
@@ -762,7 +924,7 @@ static int chunk_line(struct cur *c, struct cur *line)
 	struct cur t = *c;
 	struct cur v = cur_take_upto(&t, HTTP_CHUNK_LINE_MAX, &is_short);
 	size_t n = cur_left(&v);
-	int r = line_take(&v, line, &bad, &bad_at);
+	int r = line_take(&v, line, &bad, &bad_at, 0);
 
 	if (r == LINE_SHORT && !is_short)
 		return LINE_BAD; /* longer than HTTP_CHUNK_LINE_MAX */
@@ -771,21 +933,26 @@ static int chunk_line(struct cur *c, struct cur *line)
 	return r;
 }
 
-/* chunk-size [chunk-ext]: the size, or -1 when the line is not one. */
+/*
+ * chunk-size [chunk-ext]: the size, or -1 when the line is not one. Read as
+ * nginx reads it: leading zeros count for nothing (seventeen digits that
+ * say 5 are 5), and after the size a ';', SP or HTAB starts what is
+ * skipped to the line end ("5 junk" is 5); a reader that gave up on either
+ * lost every request after the body.
+ */
 static int64_t chunk_size(struct cur l)
 {
 	int64_t size = 0;
-	int nd = 0, b;
+	int nd = 0, sig = 0, b;
 
 	while ((b = text_hexval(peek(&l))) >= 0) {
-		if (++nd > 15)
+		nd++;
+		if ((size || b) && ++sig > 15)
 			return -1;
 		size = size * 16 + b;
 		cur_skip(&l, 1);
 	}
-	while (is_ows(peek(&l)))
-		cur_skip(&l, 1);
-	if (nd == 0 || (cur_has(&l, 1) && peek(&l) != ';'))
+	if (nd == 0 || (cur_has(&l, 1) && peek(&l) != ';' && !is_ows(peek(&l))))
 		return -1;
 	return size;
 }

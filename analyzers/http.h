@@ -15,12 +15,14 @@
  *   - a head is at most HTTP_HEAD_MAX bytes, terminator included; more
  *     without an empty line is "head longer than 8192 bytes";
  *   - bytes allowed in a head: HT, LF, CR just before LF, 0x20..0x7e and
- *     0x80..0xff; NUL, other controls, DEL and a bare CR are "control byte";
- *   - the request line is method SP request-target SP HTTP-version, the
- *     method a token of at most HTTP_METHOD_LEN bytes, the version exactly
- *     "HTTP/" DIGIT "." DIGIT; the status line is HTTP-version SP 3DIGIT
- *     [SP reason];
- *   - Content-Length is 1..18 digits (a list of equal values is one value);
+ *     0x80..0xff; NUL, other controls, DEL and a bare CR are "control byte"
+ *     (in a field value, after the line's first ':', all but a bare CR
+ *     are the softer kind below: nginx and squid pass them on);
+ *   - a request line that does not start with a method token; the status
+ *     line is HTTP-version SP 3DIGIT [SP reason], the version exactly
+ *     "HTTP/" DIGIT "." DIGIT;
+ *   - Content-Length is 1*DIGIT, at most 18 after leading zeros (a list of
+ *     equal values is one value);
  *     several that differ, or a bad one, lose the body framing; so does a
  *     request whose Transfer-Encoding does not end in chunked.
  * Lines end in CRLF or a bare LF; the head ends at the first empty line.
@@ -29,12 +31,20 @@
  * (a field line without a token name and a colon, obsolete line folding,
  * several Host fields, Transfer-Encoding together with Content-Length) mark
  * the head malformed too, but the head's end is known and the analyzer goes
- * on with the next message.
+ * on with the next message. So does a request line that is not
+ * method SP request-target SP "HTTP/" DIGIT "." DIGIT, read as servers
+ * read it (RFC 9112 3 allows it for robustness): parts split on runs of SP
+ * and HTAB, whitespace after the version ignored, the version
+ * "HTTP/" 1*DIGIT "." 1*DIGIT, the target what lies between method and
+ * version; a method longer than HTTP_METHOD_LEN bytes is cut; a missing
+ * target or version leaves its field "".
  *
  * Stream rules (the module, over flow->st[dir] from the flow table):
  *   - a flow is claimed (APP_HTTP) when its client stream starts with a
- *     known method and SP (http_sniff); nothing else is looked at, so the
- *     TLS and DNS analyzers may claim the rest;
+ *     known method and SP or HTAB, or when its first line is any other
+ *     token, whitespace, a target, whitespace and "HTTP/" 1*DIGIT "."
+ *     1*DIGIT (http_sniff; not the HTTP/2 preface); nothing else is looked
+ *     at, so the TLS and DNS analyzers may claim the rest;
  *   - pipelined requests give one event each; a body is skipped by
  *     Content-Length or by walking chunked framing (chunk-size lines, data,
  *     trailer) as its bytes arrive; a request without either has no body;
@@ -53,7 +63,10 @@
  *     or a hole never filled) inside a head, the head is emitted with
  *     OBS_F_TRUNCATED if its start line was complete; inside a body, the
  *     direction just stops (it cannot resynchronise);
- *   - broken chunked framing (a size line that is not hex, longer than
+ *   - a chunk-size line is read as nginx reads it: hex digits (leading
+ *     zeros free, at most 15 after them), then the line end, or ';', SP or
+ *     HTAB and anything up to the line end;
+ *   - broken chunked framing (a size line that is not as above, longer than
  *     HTTP_CHUNK_LINE_MAX, or data not followed by CRLF) is counted as
  *     MOD_MALFORMED and stops the direction; no event (the head had one);
  *   - a stopped direction is never parsed again; its packets count as
@@ -127,7 +140,7 @@ enum http_meta_bits {
  */
 struct http_head {
 	int response;              /* parsed as a status line */
-	int have_line;             /* the start line was complete and sound */
+	int have_line;             /* a sound status line; a request line with a method */
 	char method[HTTP_METHOD_MAX];
 	char uri[HTTP_URI_MAX];
 	size_t uri_len;
@@ -170,9 +183,12 @@ int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_he
 
 /*
  * Does the client stream buf[0..len) start like an HTTP request: a known
- * method token (GET, POST, ..., PROPFIND, ...) followed by SP? Returns 1
- * yes, 0 no, -1 when the bytes so far are a prefix of one (ask again with
- * more). Method names are case-sensitive, as in RFC 9110.
+ * method token (GET, POST, ..., PROPFIND, ...) followed by SP or HTAB, or
+ * a first line of any token, whitespace, a target, whitespace and
+ * "HTTP/" 1*DIGIT "." 1*DIGIT (optional whitespace, then CRLF or LF; within
+ * HTTP_HEAD_MAX bytes; not "PRI * HTTP/2.0")? Returns 1 yes, 0 no, -1 when
+ * the bytes so far are a prefix of one (ask again with more). Known method
+ * names are case-sensitive, as in RFC 9110.
  */
 int http_sniff(const uint8_t *buf, size_t len);
 

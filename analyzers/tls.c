@@ -241,10 +241,10 @@ int tls_starttls(const uint8_t *s, size_t n, int client, size_t *off)
 			struct cur h = cur_init(line, m - at);
 			cur_skip(&h, 1);
 			uint8_t major = cur_u8(&h);
-			uint8_t minor = cur_u8(&h);
+			cur_skip(&h, 1); /* minor: any (tls_sniff) */
 			if (h.err)
 				return (m - at >= 2 && major != 3) ? -1 : more;
-			if (major != 3 || minor > 4)
+			if (major != 3)
 				return -1;
 			*off = at;
 			return 1;
@@ -268,8 +268,9 @@ int tls_starttls(const uint8_t *s, size_t n, int client, size_t *off)
 
 /* ---- upgrades that are not text lines: XMPP, PostgreSQL, LDAP, MySQL ------ */
 
-/* A handshake record head (0x16 0x03 0x00..0x04) at s[at..n), at <= n: 1;
- * 0 when the bytes there so far could still be one; -1 when they are not. */
+/* A handshake record head (0x16 0x03, any minor: see tls_sniff) at s[at..n),
+ * at <= n: 1; 0 when the bytes there so far could still be one; -1 when
+ * they are not. */
 static int record_at(const uint8_t *s, size_t n, size_t at)
 {
 	struct cur c = cur_init(s + at, n - at);
@@ -285,10 +286,8 @@ static int record_at(const uint8_t *s, size_t n, size_t at)
 		return 0;
 	if (b != 3)
 		return -1;
-	b = cur_u8(&c);
-	if (c.err)
-		return 0;
-	return b <= 4 ? 1 : -1;
+	cur_skip(&c, 1); /* minor: any */
+	return c.err ? 0 : 1;
 }
 
 /* Where TLS starts at s[at..n) (at <= n): 1 with *off = at, or record_at's
@@ -1156,14 +1155,20 @@ static void tls_fini(void *state)
 	free(state);
 }
 
-/* A TLS handshake record header at s->consumed: 0x16, major 3, minor 0..4. */
+/*
+ * A TLS handshake record header at s->consumed: 0x16, major 3, any minor.
+ * The record version is legacy (RFC 8446 5.1: ignored but for its major),
+ * and OpenSSL takes a first record of 3.5 or 3.255; holding the minor to
+ * 0..4 let such a ClientHello pass unread.
+ */
 static int tls_sniff(const struct flow_stream *s)
 {
 	struct cur c = cur_init(s->buf ? s->buf + s->consumed : NULL,
 				s->buf && s->len > s->consumed ? s->len - s->consumed : 0);
-	uint8_t type = cur_u8(&c), major = cur_u8(&c), minor = cur_u8(&c);
+	uint8_t type = cur_u8(&c), major = cur_u8(&c);
 
-	return !c.err && type == CT_HANDSHAKE && major == 3 && minor <= 4;
+	cur_skip(&c, 1); /* minor: any */
+	return !c.err && type == CT_HANDSHAKE && major == 3;
 }
 
 static int emit_hello(const struct tls_hello *h, const struct pkt *p, struct emit *out)

@@ -40,8 +40,10 @@
  * falls back to legacy_version when supported_versions was not reached).
  *
  * Streams. A flow is claimed when its client stream starts with a
- * handshake record, or (STARTTLS) when it starts with text lines and a
- * handshake record begins right after a line that is a STARTTLS-like command
+ * handshake record (content type 22, version 3.x with any minor: the
+ * record version is legacy, and OpenSSL takes 3.5 and 3.255), or
+ * (STARTTLS) when it starts with text lines and a handshake record (the
+ * same) begins right after a line that is a STARTTLS-like command
  * (STARTTLS, "<tag> STARTTLS", STLS, AUTH TLS, AUTH SSL); the server's records
  * then start after its own text lines. So too after XMPP's <starttls/> (the
  * server's after <proceed/>), PostgreSQL's SSLRequest (the server's after

@@ -940,6 +940,18 @@ static void test_domain_not_allowed(void)
 	reset();
 	http_req(&md, &tp.p, "CONNECT", "evil.test:443", "evil.test:443", "");
 	CHECK_EQ(count("domain_not_allowed"), 1);
+	/* authority form is CONNECT's alone: "http:/evil.test/" on a GET has
+	 * no authority (not "http"), and its Host is judged, proxy or not */
+	reset();
+	http_req(&md, &tp.p, "GET", "http:/evil.test/", "example.org", "");
+	http_req(&md, &tp.p, "GET", "example.org:80", "example.org", "");
+	CHECK_EQ(R.n, 0);
+	http_req(&md, &tp.p, "GET", "http:/example.org/", "evil.test", "");
+	CHECK_EQ(count("domain_not_allowed"), 1);
+	CHECK_STR(first("domain_not_allowed")->subject, "evil.test");
+	reset();
+	http_req(&md, &tp.p, "GET", "evil.test:80", "", "");
+	CHECK_EQ(R.n, 0);
 	/* a Host that hides the real target: both are judged */
 	reset();
 	http_req(&md, &tp.p, "GET", "http://evil.test/", "example.org", "");

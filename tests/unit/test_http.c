@@ -159,6 +159,10 @@ static int feeds(struct conn *c, int dir, const char *s)
 
 static struct http_head H;
 
+/* why an irregular request line is malformed */
+#define ODD_WS "bad request line: whitespace other than one SP between its parts"
+
+
 static const char curl_req[] =
 	"GET /latest/meta-data/ HTTP/1.1\r\n"
 	"Host: 169.254.169.254\r\n"
@@ -263,6 +267,70 @@ static void test_request_targets(void)
 	CHECK_EQ(http_parse_head((const uint8_t *)lead, strlen(lead), 0, &H), MOD_OK);
 	CHECK_STR(H.uri, "/x");
 	CHECK_EQ(H.head_len, strlen(lead));
+}
+
+/*
+ * Request lines that servers and proxies read though RFC 9112 3 does not
+ * call them regular (runs of SP and HTAB between the parts, whitespace
+ * after the version, a version of several digits): each is read, flagged,
+ * and its head goes on to the empty line.
+ */
+static void test_irregular_lines(void)
+{
+	static const struct {
+		const char *line, *method, *uri, *version, *why;
+	} t[] = {
+		{"GET  http://evil.example/ HTTP/1.1", "GET", "http://evil.example/", "HTTP/1.1",
+		 ODD_WS},
+		{"GET\thttp://evil.example/\tHTTP/1.1", "GET", "http://evil.example/", "HTTP/1.1",
+		 ODD_WS},
+		{"GET http://evil.example/ HTTP/1.1 ", "GET", "http://evil.example/", "HTTP/1.1",
+		 ODD_WS},
+		{"GET http://evil.example/ \t HTTP/1.1\t", "GET", "http://evil.example/",
+		 "HTTP/1.1", ODD_WS},
+		{"CONNECT  evil.example:80 HTTP/1.1", "CONNECT", "evil.example:80", "HTTP/1.1",
+		 ODD_WS},
+		{"GET http://evil.example/ HTTP/1.10", "GET", "http://evil.example/", "HTTP/1.10",
+		 "bad request line: HTTP version of several digits"},
+		{"GET / HTTP/01.1", "GET", "/", "HTTP/01.1",
+		 "bad request line: HTTP version of several digits"},
+		{"GET /a b HTTP/1.1", "GET", "/a b", "HTTP/1.1", ODD_WS},
+		{"GET  HTTP/1.1", "GET", "", "HTTP/1.1", ODD_WS},
+		{"GET / HTTP/1.", "GET", "/", "", "bad request line: bad HTTP version"},
+		{"GET / HTTP/x.1 y", "GET", "/", "", "bad request line: bad HTTP version"},
+		{"GET ", "GET", "", "", "bad request line: no request-target"},
+		{"GET  /", "GET", "/", "", "bad request line: no HTTP version"},
+	};
+	char req[256];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int n = snprintf(req, sizeof(req), "%s\r\nHost: evil.example\r\n\r\n", t[i].line);
+		CHECK_EQ(http_parse_head((const uint8_t *)req, (size_t)n, 0, &H), MOD_MALFORMED);
+		CHECK_EQ(H.fatal, 0);
+		CHECK_EQ(H.have_line, 1);
+		CHECK_STR(H.method, t[i].method);
+		CHECK_STR(H.uri, t[i].uri);
+		CHECK_STR(H.version, t[i].version);
+		CHECK_STR(H.host, "evil.example");
+		CHECK_STR(H.why, t[i].why);
+		CHECK_EQ(H.head_len, (size_t)n);
+	}
+
+	/* over a connection: the irregular request is an event, flagged, and
+	 * the one after it on the same connection is read too */
+	struct conn c;
+
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET  / HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
+			      "GET http://evil.example/ HTTP/1.1\r\nHost: evil.example\r\n\r\n"),
+		 MOD_MALFORMED);
+	CHECK_EQ(c.f.app, APP_HTTP);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK(c.cap.ev[0].flags & OBS_F_MALFORMED);
+	CHECK_STR(c.cap.ev[0].aux, "/");
+	CHECK_STR(c.cap.ev[1].name, "evil.example");
+	CHECK_EQ(c.cap.ev[1].flags & OBS_F_MALFORMED, 0);
+	conn_close(&c);
 }
 
 static void test_response_fields(void)
@@ -390,19 +458,22 @@ static void test_hostile(void)
 		int fatal;
 		const char *why;
 	} t[] = {
-		{"GET / HTTP/1.1\r\nHost: a\0b\r\n\r\n", 29, 1, "control byte 0x00 at offset 23"},
+		{"GET / HTTP/1.1\r\nHost: a\0b\r\n\r\n", 29, 0, "control byte 0x00 at offset 23"},
+		{"GET / HTTP/1.1\r\nHo\0st: a\r\n\r\n", 29, 1, "control byte 0x00 at offset 18"},
+		{"GET / HTTP/1.1\r\nX: a\rb\r\n\r\n", 0, 1, "control byte 0x0d at offset 20"},
 		{"GET /\x01 HTTP/1.1\r\n\r\n", 0, 1, "control byte 0x01 at offset 5"},
-		{"GET / HTTP/1.1\r\nX: \x7f\r\n\r\n", 0, 1, "control byte 0x7f at offset 19"},
+		{"GET / HTTP/1.1\r\nX: \x7f\r\n\r\n", 0, 0, "control byte 0x7f at offset 19"},
 		{"GET / HTTP/1.1\rHost: a\r\n\r\n", 0, 1, "control byte 0x0d at offset 14"},
 		{"GET / HTTP/1.1\r\n\x16\x03\x01", 0, 1, "control byte 0x16 at offset 16"},
 		{"GET /\r\n\r\n", 0, 0, "bad request line: no HTTP version"},
 		{"OPTIONS\r\n\r\n", 0, 0, "bad request line: no request-target"},
-		{"GET / HTTP/1.1 x\r\n\r\n", 0, 1, "bad request line: bad HTTP version"},
-		{"GET  / HTTP/1.1\r\n\r\n", 0, 1, "bad request line: no request-target"},
-		{"GET\t/ HTTP/1.1\r\n\r\n", 0, 1, "bad request line: no SP after the method"},
+		{"GET / HTTP/1.1 x\r\n\r\n", 0, 0, "bad request line: bad HTTP version"},
+		{"GET  / HTTP/1.1\r\n\r\n", 0, 0, ODD_WS},
+		{"GET\t/ HTTP/1.1\r\n\r\n", 0, 0, ODD_WS},
+		{"GET/ HTTP/1.1\r\n\r\n", 0, 0, "bad request line: no SP after the method"},
 		{" GET / HTTP/1.1\r\n\r\n", 0, 1, "bad request line: no method"},
-		{"OPTIONS rtsp://cam/ RTSP/1.0\r\n\r\n", 0, 1, "bad request line: bad HTTP version"},
-		{"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA / HTTP/1.1\r\n\r\n", 0, 1,
+		{"OPTIONS rtsp://cam/ RTSP/1.0\r\n\r\n", 0, 0, "bad request line: bad HTTP version"},
+		{"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA / HTTP/1.1\r\n\r\n", 0, 0,
 		 "method longer than 32 bytes"},
 		{"GET / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n", 0, 1, "bad Content-Length"},
 		{"GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 0, 1,
@@ -430,7 +501,7 @@ static void test_hostile(void)
 			CHECK_EQ(H.head_len, len);
 	}
 	/* the first Host wins */
-	CHECK_EQ(http_parse_head((const uint8_t *)t[22].s, strlen(t[22].s), 0, &H), MOD_MALFORMED);
+	CHECK_EQ(http_parse_head((const uint8_t *)t[25].s, strlen(t[25].s), 0, &H), MOD_MALFORMED);
 	CHECK_STR(H.host, "a");
 	/* a list of equal Content-Length values is one value */
 	static const char cl2[] = "GET / HTTP/1.1\r\nContent-Length: 7 , 7\r\nContent-Length: 7\r\n\r\n";
@@ -468,10 +539,18 @@ static void test_sniff(void)
 	} t[] = {
 		{"GET / HTTP/1.1\r\n", 1}, {"GET ", 1}, {"GET", -1}, {"G", -1}, {"", -1},
 		{"POST /", 1}, {"PROPFIND /", 1}, {"PROPPATC", -1}, {"CONNECT a:1", 1},
-		{"BASELINE-CONTROL /", 1}, {"get / HTTP/1.1", 0}, {"GETX /", 0},
-		{"GET\t/", 0}, {"\x16\x03\x01\x02\x00\x01\x00\x01", 0}, {"SSH-2.0-", 0},
-		{"PRI * HTTP/2.0", 0}, {"HTTP/1.1 200 OK", 0}, {"EHLO x", 0},
+		{"BASELINE-CONTROL /", 1}, {"GET\t/", 1},
+		{"\x16\x03\x01\x02\x00\x01\x00\x01", 0}, {"SSH-2.0-OpenSSH_9.2\r\n", 0},
+		{"PRI * HTTP/2.0\r\n", 0}, {"HTTP/1.1 200 OK", 0}, {"EHLO x\r\n", 0},
 		{"\r\nGET / HTTP/1.1", 0},
+		/* any other method: when its line is a request line */
+		{"FETCH http://evil.example/ HTTP/1.1\r\n", 1}, {"get / HTTP/1.1\n", 1},
+		{"FETCH http://evil.example/ HTTP/1.1", -1}, {"FETCH http://evil.example/", -1},
+		{"GETX /", -1}, {"SSH-2.0-", -1}, {"EHLO x", -1}, {"FETCH\t/\tHTTP/1.10 \r\n", 1},
+		{"FETCH / HTTP/1.1\r", -1}, {"FETCH / HTTP/1.1\rX", 0}, {"FETCH /\x01 HTTP/1.1", 0},
+		{"FETCH / RTSP/1.0\r\n", 0}, {"FETCH HTTP/1.1\r\n", 0}, {"FETCH\r\n", 0},
+		{"FE/TCH / HTTP/1.1\r\n", 0}, {" FETCH / HTTP/1.1\r\n", 0},
+		{"FETCH / HTTP/1.1 x\r\n", 0}, {"FETCH / HTTP/\r\n", 0},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		int got = http_sniff((const uint8_t *)t[i].s, strlen(t[i].s));
@@ -480,6 +559,12 @@ static void test_sniff(void)
 		CHECK_EQ(got, t[i].want);
 	}
 	CHECK_EQ(http_sniff(NULL, 0), -1);
+	/* a line that does not end within a head's bound is no request */
+	static uint8_t lng[HTTP_HEAD_MAX + 8];
+	memcpy(lng, "FETCH /", 7);
+	memset(lng + 7, 'a', sizeof(lng) - 7);
+	CHECK_EQ(http_sniff(lng, HTTP_HEAD_MAX - 1), -1);
+	CHECK_EQ(http_sniff(lng, sizeof(lng)), 0);
 }
 
 static void test_copy_escaped(void)
@@ -534,6 +619,20 @@ static void test_claim(void)
 	CHECK_EQ(c.f.app, APP_HTTP);
 	CHECK_EQ(c.cap.n, 1);
 	CHECK_EQ(c.f.st[0].slid + c.f.st[0].consumed, strlen(curl_req));
+	conn_close(&c);
+
+	/* a method the list does not know: claimed once its line is a request
+	 * line, and read from its first byte */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "FETCH http://evil.example/ HTTP/1."), MOD_NOT_MINE);
+	CHECK_EQ(c.f.app, APP_NONE);
+	CHECK_EQ(feeds(&c, 0, "1\r\nHost: evil.example\r\n\r\n"), MOD_OK);
+	CHECK_EQ(c.f.app, APP_HTTP);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_METHOD), "FETCH");
+	CHECK_STR(c.cap.ev[0].aux, "http://evil.example/");
+	CHECK_STR(c.cap.ev[0].name, "evil.example");
+	CHECK_EQ(c.cap.ev[0].flags, 0);
 	conn_close(&c);
 
 	/* any port, and UDP is never looked at */
@@ -725,6 +824,39 @@ static void test_bodies(void)
 	CHECK_STR(c.cap.ev[1].aux, "/y");
 	conn_close(&c);
 
+	/* framing as nginx reads it: leading zeros in a chunk size or a
+	 * Content-Length count for nothing, and a chunk size followed by
+	 * whitespace has the rest of its line skipped; the request after the
+	 * body is read */
+	static const char *const framed[] = {
+		"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"00000000000000005\r\nhello\r\n0000000000000000000\r\n\r\n",
+		"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"5 junk\r\nhello\r\n5\t;x\r\nhello\r\n0 \r\n\r\n",
+		"POST /x HTTP/1.1\r\nContent-Length: 0000000000000000000005\r\n\r\nhello",
+		"POST /x HTTP/1.1\r\nContent-Length: 00000000000000000000\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof(framed) / sizeof(framed[0]); i++) {
+		conn_open(&c, 16384);
+		CHECK_EQ(feeds(&c, 0, framed[i]), MOD_OK);
+		CHECK_EQ(feeds(&c, 0, "GET http://evil.example/ HTTP/1.1\r\n\r\n"), MOD_OK);
+		CHECK_EQ(c.cap.n, 2);
+		CHECK_EQ(c.cap.ev[0].flags, 0);
+		CHECK_STR(c.cap.ev[1].aux, "http://evil.example/");
+		conn_close(&c);
+	}
+	CHECK_EQ(http_parse_head((const uint8_t *)framed[2], strlen(framed[2]) - 5, 0, &H),
+		 MOD_OK);
+	CHECK_EQ(H.content_length, 5);
+	/* past 18 significant digits a length is bad, past 15 a chunk size */
+	static const char cl19[] = "GET / HTTP/1.1\r\nContent-Length: 01000000000000000000\r\n\r\n";
+	CHECK_EQ(http_parse_head((const uint8_t *)cl19, strlen(cl19), 0, &H), MOD_MALFORMED);
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+			      "01000000000000000\r\n"),
+		 MOD_MALFORMED);
+	conn_close(&c);
+
 	/* broken chunked framing: malformed, the direction stops */
 	conn_open(&c, 16384);
 	CHECK_EQ(feeds(&c, 0, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
@@ -833,18 +965,32 @@ static void test_stream_bounds(void)
 
 	/* binary after a request: malformed event, the direction stops */
 	conn_open(&c, 16384);
-	CHECK_EQ(feeds(&c, 0, "GET / HTTP/1.1\r\nHost: a\r\nX-Junk: \x01\x02\r\n\r\n"), MOD_MALFORMED);
+	CHECK_EQ(feeds(&c, 0, "GET / HTTP/1.1\r\nHost: a\r\n\x01\x02: x\r\n\r\n"), MOD_MALFORMED);
 	CHECK_EQ(c.cap.n, 1);
 	CHECK(c.cap.ev[0].flags & OBS_F_MALFORMED);
-	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "control byte 0x01 at offset 33");
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "control byte 0x01 at offset 25");
 	CHECK_STR(EVF(&c.cap.ev[0], RQ_HOST), "a");
-	CHECK_EQ(c.cap.ev[0].size, 34);
+	CHECK_EQ(c.cap.ev[0].size, 26);
 	CHECK_EQ(feeds(&c, 0, "GET /again HTTP/1.1\r\n\r\n"), MOD_OK);
 	CHECK_EQ(c.cap.n, 1);
 	/* its response still pairs */
 	feeds(&c, 1, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
 	CHECK_EQ(c.cap.n, 2);
 	CHECK_STR(EVF(&c.cap.ev[1], RS_RMETHOD), "GET");
+	conn_close(&c);
+
+	/* a control byte in a field value (nginx and squid pass it on):
+	 * flagged, the Host after it is read, and so is the next request */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET /x HTTP/1.1\r\nX-A: a\x01" "b\r\nHost: evil.example\r\n\r\n"
+			      "GET http://evil2.example/ HTTP/1.1\r\nHost: evil2.example\r\n\r\n"),
+		 MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "control byte 0x01 at offset 23");
+	CHECK_STR(c.cap.ev[0].name, "evil.example");
+	CHECK_STR(c.cap.ev[1].name, "evil2.example");
+	CHECK_EQ(c.cap.ev[1].flags, 0);
 	conn_close(&c);
 
 	/* a soft problem: flagged, and the next request is parsed */
@@ -1073,6 +1219,7 @@ int main(void)
 {
 	test_request_fields();
 	test_request_targets();
+	test_irregular_lines();
 	test_response_fields();
 	test_truncation();
 	test_hostile();

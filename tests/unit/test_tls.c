@@ -971,6 +971,21 @@ static void test_module(void)
 	CHECK_EQ(seg(&c, 0, TH_ACK, s->b + 2, 3), MOD_OK);   /* now it is */
 	conn_close(&c);
 
+	/* a first record of version 3.5 or 3.255 (OpenSSL takes either: the
+	 * record version is legacy): claimed and read */
+	for (int v = 0; v < 2; v++) {
+		struct bb *r = new_bb();
+		records(r, m, 16384);
+		r->b[2] = v ? 0xff : 0x05;
+		conn_open(&c, (uint16_t)(40010 + v), NULL);
+		CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, r->b, r->n), MOD_OK);
+		CHECK_EQ(c.sink.n, 1);
+		CHECK_STR(c.sink.name[0], "seg.example");
+		CHECK_EQ(c.sink.flags[0], 0);
+		conn_close(&c);
+		free(r);
+	}
+
 	/* a stream cap below the hello: a truncated event, since the SNI came first */
 	/* (the SNI follows the 1,258-byte key share: past the first record) */
 	struct flow_config cfg = {.stream_max = (uint32_t)chrome_sni_end(m) + 2 * 5 + 20};
@@ -1100,6 +1115,13 @@ static void test_starttls(void)
 	CHECK_EQ(tls_starttls((const uint8_t *)smtp, strlen(smtp), 1, &off), 0);
 	CHECK_EQ(tls_starttls(wait1, sizeof(wait1) - 1, 1, &off), 0);
 	CHECK_EQ(tls_starttls(bad, sizeof(bad) - 1, 1, &off), -1);
+	/* any 3.x, as for a first record (tls_sniff) */
+	static const uint8_t v35[] = "STARTTLS\r\n\x16\x03\x05", v3ff[] = "STLS\r\n\x16\x03\xff";
+	CHECK_EQ(tls_starttls(v35, sizeof(v35) - 1, 1, &off), 1);
+	CHECK_EQ(off, 10);
+	CHECK_EQ(tls_starttls(v3ff, sizeof(v3ff) - 1, 1, &off), 1);
+	CHECK_EQ(off, 6);
+	CHECK_EQ(tls_starttls(v35, sizeof(v35) - 2, 1, &off), 0);
 	/* no answer within TLS_STARTTLS_SCAN bytes */
 	struct bb *s = new_bb();
 	fill(s, 'a', TLS_STARTTLS_SCAN + 1);
@@ -1190,6 +1212,14 @@ static void test_upgrade(void)
 	CHECK_EQ(off, 8);
 	CHECK_EQ(upgrade_at(pg_ssl, 5, 0, 1, &kind, &off), 0);
 	CHECK_EQ(upgrade_at(pg_ssl, 8, 0, 1, &kind, &off), 0);
+	/* a record of any 3.x version after it (as tls_sniff takes one) */
+	uint8_t pg[11];
+	memcpy(pg, pg_ssl, sizeof(pg_ssl));
+	memcpy(pg + 8, "\x16\x03\x05", 3);
+	CHECK_EQ(upgrade_at(pg, sizeof(pg), 0, 1, &kind, &off), 1);
+	CHECK_EQ(off, 8);
+	pg[9] = 0x02;
+	CHECK_EQ(upgrade_at(pg, sizeof(pg), 0, 1, &kind, &off), -1);
 	CHECK_EQ(upgrade_at("\x00\x00\x00\x08\x04\xd2\x16\x30", 8, 1, 1, &kind, &off), -1); /* GSSENC */
 	kind = TLS_UP_PGSQL;
 	CHECK_EQ(upgrade_at("S", 1, 1, 0, &kind, &off), 1);
