@@ -1661,7 +1661,7 @@ static int dns_tcp(struct dns_out *o, const struct pkt *p, struct emit *out)
  */
 static int tls_client_start(const uint8_t *b, size_t n)
 {
-	if (n < 5 || b[0] != 0x16 || b[1] != 0x03 || b[2] > 0x04)
+	if (n < 5 || b[0] != 0x16 || b[1] != 0x03) /* any 3.x, as OpenSSL takes it */
 		return 0;
 	unsigned rec = (unsigned)b[3] << 8 | b[4];
 	if (rec < 4 || rec > 18432)
