@@ -384,7 +384,6 @@ struct dt_dom {
 	int flag_sev, flag_score;
 	double flag_bits;
 	uint8_t bloom[DT_BLOOM_BITS / 8];
-	uint16_t bloom_set;     /* bits set: at half, the filter starts afresh */
 	uint8_t dict[DT_DICT_MAX];
 	size_t dict_len;
 };
@@ -539,7 +538,6 @@ static void dom_roll(const struct dt_state *st, struct dt_dom *d, uint64_t now)
 		d->day_start_us = now;
 		d->day_bytes = 0;
 		memset(d->bloom, 0, sizeof(d->bloom));
-		d->bloom_set = 0;
 	}
 	d->last_us = now;
 }
@@ -571,27 +569,19 @@ static int win_may_reach(const struct dt_window *w, unsigned thr)
 }
 
 /*
- * Test-and-set the day's Bloom filter. Returns 1 when the name was new. A
- * filter half full (about 950 names) starts afresh: fuller, it would take
- * ever more new names for repeats (an eighth at half, more after), and a
- * sender could fill it with plain names first to make its encoded ones
- * count as repeats. Names seen before the restart count as new once more,
- * which errs towards counting.
+ * Test-and-set the day's Bloom filter. Returns 1 when the name was new.
+ * (Starting it afresh when half full, so that plain names asked first
+ * cannot fill it, was tried: a busy service-discovery zone's repeated names,
+ * counted again after each restart, then exceeded the budget.)
  */
 static int bloom_add(struct dt_dom *d, uint64_t h)
 {
 	int fresh = 0;
-
-	if (d->bloom_set >= DT_BLOOM_BITS / 2) {
-		memset(d->bloom, 0, sizeof(d->bloom));
-		d->bloom_set = 0;
-	}
 	for (int k = 0; k < 3; k++) {
 		unsigned bit = (unsigned)(h >> (k * 21)) & (DT_BLOOM_BITS - 1);
 		if (!(d->bloom[bit >> 3] & (1u << (bit & 7)))) {
 			fresh = 1;
 			d->bloom[bit >> 3] |= (uint8_t)(1u << (bit & 7));
-			d->bloom_set++;
 		}
 	}
 	return fresh;
