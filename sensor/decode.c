@@ -1645,6 +1645,23 @@ static enum decode_result ip6_walk(struct view *v, uint8_t *nh, struct ip6_frag 
 	return DECODE_MALFORMED;
 }
 
+/*
+ * Extension headers that are cut or lie (counted as r at layer), but the
+ * fixed header was whole: the datagram went to p->dst all the same. Handed
+ * on like a transport header that cannot be read, its proto the header the
+ * walk stopped at, so the egress policy still judges it.
+ */
+static enum decode_result ip6_bad_ext(struct decoder *d, enum decode_layer layer,
+				      enum decode_result r, const struct view *v, uint8_t nh,
+				      struct pkt *p)
+{
+	tally(d, layer, r);
+	p->proto = nh;
+	p->flags |= PKT_L4_BAD;
+	rest_no_payload(p, v);
+	return DECODE_OK;
+}
+
 /* IPv6 from the start of o, narrowed to its payload length. */
 static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct pkt *p)
 {
@@ -1676,17 +1693,8 @@ static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct 
 	if (v.missing)
 		p->flags |= PKT_SHORT;
 	r = ip6_walk(&v, &nh, &fh, p);
-	if (r != DECODE_OK) {
-		/* The extension headers are cut or lie, but the fixed header
-		 * was whole: the datagram went to p->dst all the same. Handed
-		 * on like a transport header that cannot be read, its proto
-		 * the header the walk stopped at. */
-		tally(d, L_IPV6, r);
-		p->proto = nh;
-		p->flags |= PKT_L4_BAD;
-		rest_no_payload(p, &v);
-		return DECODE_OK;
-	}
+	if (r != DECODE_OK)
+		return ip6_bad_ext(d, L_IPV6, r, &v, nh, p);
 	tally(d, L_IPV6, DECODE_OK);
 	p->proto = nh;
 	if (!fh.present)
@@ -1713,16 +1721,8 @@ static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct 
 	v.missing = 0;
 	v.frame = 0;
 	r = ip6_walk(&v, &nh, NULL, p);
-	if (r != DECODE_OK) {
-		/* The reassembled datagram's extension headers are cut or lie:
-		 * handed on all the same, as the walk over the unfragmentable
-		 * part does above, so the egress policy still judges it. */
-		tally(d, L_FRAG, r);
-		p->proto = nh;
-		p->flags |= PKT_L4_BAD;
-		rest_no_payload(p, &v);
-		return DECODE_OK;
-	}
+	if (r != DECODE_OK)
+		return ip6_bad_ext(d, L_FRAG, r, &v, nh, p); /* the reassembled part's */
 	p->proto = nh;
 	return decode_l4(d, &v, p);
 }
