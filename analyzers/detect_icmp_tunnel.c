@@ -57,27 +57,20 @@ static int is_echo(int ipv, unsigned type)
 	return ipv == 4 ? (type == 8 || type == 0) : (type == 128 || type == 129);
 }
 
-/* Entropy x100 from field 7 of the ICMP detail record; -1 when absent. */
+/* Entropy x100 from field 7 of the ICMP detail record; -1 when absent (or
+ * not a number of at most 4 digits: it is at most 800). */
 static int entropy_x100(const struct obs *o)
 {
-	const char *info = o->info, *rec, *f;
-	size_t len = o->info_len, rlen, flen;
-	unsigned i = 0;
-	int v = 0;
+	const char *info = o->info, *rec;
+	size_t len = o->info_len, rlen;
+	struct rec_fields f;
+	long long v;
 
 	if (!info || !rec_split(&info, &len, REC_RS, &rec, &rlen))
 		return -1;
-	for (i = 0; i <= 7; i++)
-		if (!rec_split(&rec, &rlen, REC_US, &f, &flen))
-			return -1;
-	if (flen == 0 || flen > 4)
-		return -1;
-	for (size_t k = 0; k < flen; k++) {
-		if (f[k] < '0' || f[k] > '9')
-			return -1;
-		v = v * 10 + (f[k] - '0');
-	}
-	return v;
+	rec_fields_split(&f, rec, rlen);
+	v = rec_fields_num(&f, 7);
+	return v < 0 || v > 9999 ? -1 : (int)v;
 }
 
 static uint32_t addr_bucket(int ipv, const uint8_t *a)
