@@ -803,6 +803,8 @@ int meta_name_internal(const struct rules *r, const char *name, size_t n, int tr
 
 int meta_name_match(const struct rules *r, const char *name, size_t n)
 {
+	static const struct zone internal_tld = ZONE("internal");
+
 	if (!r || !name)
 		return META_NAME_NONE;
 	if (n && name[n - 1] == '.')
@@ -822,6 +824,11 @@ int meta_name_match(const struct rules *r, const char *name, size_t n)
 		else if (name[ml] == '.' && memchr(m, '.', ml) &&
 			 meta_name_internal(r, name + ml + 1, n - ml - 1, 0))
 			hit = 1; /* expanded by a resolver search list */
+		else if (name[ml] == '.' && !memchr(m, '.', ml) &&
+			 tail_is(name + ml + 1, n - ml - 1, &internal_tld))
+			hit = 1; /* a bare name expanded by a cloud's search domain,
+				  * which the resolver tries first (ndots 1):
+				  * "instance-data.us-west-2.compute.internal" */
 		if (hit)
 			return strncmp(m, "kubernetes.", 11) == 0 ? META_NAME_ORCHESTRATOR
 								  : META_NAME_METADATA;

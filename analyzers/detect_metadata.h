@@ -112,10 +112,14 @@ enum meta_name_match {
 	META_NAME_ORCHESTRATOR = 2, /* kubernetes.default[.svc[.cluster.local]] */
 };
 
-/* Match the lowercase name against r->metadata_names: exact, or a
+/* Match the name (any case) against r->metadata_names: exact, a
  * multi-label entry followed by an internal search suffix
- * ("metadata.google.internal.default.svc.cluster.local"). Entries that
- * start with "kubernetes." are orchestrator names. */
+ * ("metadata.google.internal.default.svc.cluster.local"), or a one-label
+ * entry followed by a search domain under the private-use TLD "internal",
+ * where clouds put theirs ("instance-data.us-west-2.compute.internal",
+ * "metadata.c.my-project.internal"; not "metadata.default.svc.cluster.local",
+ * which may be anyone's service). Entries that start with "kubernetes." are
+ * orchestrator names. */
 int meta_name_match(const struct rules *r, const char *name, size_t n);
 
 /*
