@@ -803,7 +803,8 @@ int meta_name_internal(const struct rules *r, const char *name, size_t n, int tr
 
 int meta_name_match(const struct rules *r, const char *name, size_t n)
 {
-	static const struct zone internal_tld = ZONE("internal");
+	static const struct zone aws_region = ZONE("compute.internal");
+	static const struct zone aws_east = ZONE("ec2.internal");
 
 	if (!r || !name)
 		return META_NAME_NONE;
@@ -825,8 +826,9 @@ int meta_name_match(const struct rules *r, const char *name, size_t n)
 			 meta_name_internal(r, name + ml + 1, n - ml - 1, 0))
 			hit = 1; /* expanded by a resolver search list */
 		else if (name[ml] == '.' && !memchr(m, '.', ml) &&
-			 tail_is(name + ml + 1, n - ml - 1, &internal_tld))
-			hit = 1; /* a bare name expanded by a cloud's search domain,
+			 (tail_is(name + ml + 1, n - ml - 1, &aws_region) ||
+			  tail_is(name + ml + 1, n - ml - 1, &aws_east)))
+			hit = 1; /* a bare name expanded by AWS's search domain,
 				  * which the resolver tries first (ndots 1):
 				  * "instance-data.us-west-2.compute.internal" */
 		if (hit)

@@ -115,10 +115,10 @@ enum meta_name_match {
 /* Match the name (any case) against r->metadata_names: exact, a
  * multi-label entry followed by an internal search suffix
  * ("metadata.google.internal.default.svc.cluster.local"), or a one-label
- * entry followed by a search domain under the private-use TLD "internal",
- * where clouds put theirs ("instance-data.us-west-2.compute.internal",
- * "metadata.c.my-project.internal"; not "metadata.default.svc.cluster.local",
- * which may be anyone's service). Entries that start with "kubernetes." are
+ * entry followed by AWS's search domain, under "compute.internal" or
+ * "ec2.internal" ("instance-data.us-west-2.compute.internal"; not
+ * "metadata.example.internal" or "metadata.default.svc.cluster.local", which
+ * may be anyone's service). Entries that start with "kubernetes." are
  * orchestrator names. */
 int meta_name_match(const struct rules *r, const char *name, size_t n);
 

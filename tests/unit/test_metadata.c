@@ -375,7 +375,7 @@ static void test_name_match(void)
 		"metadata.google.internal.default.svc.cluster.local",
 		"metadata.google.internal.c.my-project.internal", "metadata.goog.",
 		"instance-data.us-west-2.compute.internal", "Instance-Data.eu-central-1.compute.internal.",
-		"metadata.c.my-project.internal", "instance-data.internal",
+		"instance-data.compute.internal", "metadata.ec2.internal",
 	};
 	static const char *const orch[] = {
 		"kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local",
@@ -386,7 +386,8 @@ static void test_name_match(void)
 		"instance-data.example.net", "metadata.default.svc.cluster.local", "kubernetes",
 		"kubernetes.default.svc.example.com", "instance-data.compute.internal.example.com",
 		"instance-datax.us-west-2.compute.internal", "instance-data.corp.local",
-		"xinstance-data.us-west-2.compute.internal",
+		"xinstance-data.us-west-2.compute.internal", "metadata.example.internal",
+		"instance-data.internal", "instance-data.xcompute.internal",
 	};
 
 	for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++)
