@@ -1284,7 +1284,10 @@ static void req_fields(const struct obs *o, struct req_fields *f)
 			f->token = one;
 			break;
 		case 12:
-			f->ttl = fl > 0;
+			f->ttl |= fl > 0;
+			break;
+		case 16: /* sent, maybe empty (not in older records) */
+			f->ttl |= one;
 			break;
 		default:
 			break;

@@ -835,8 +835,10 @@ void http_head_record(const struct http_head *h, const struct http_pair *pair, s
 	}
 	rec_str(r, h->why);
 	flag_field(r, h->cut);
-	if (!h->response)
+	if (!h->response) {
 		flag_field(r, h->have_host); /* tells an empty Host from none */
+		flag_field(r, h->meta & HTTP_META_TTL); /* and an empty TTL */
+	}
 	rec_end(r);
 }
 

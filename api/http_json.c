@@ -19,11 +19,13 @@
 enum {
 	RQ_TAG = 0, RQ_METHOD, RQ_URI, RQ_VERSION, RQ_HOST, RQ_USER_AGENT, RQ_UPGRADE,
 	RQ_CONNECTION, RQ_CONTENT_LENGTH, RQ_METADATA, RQ_METADATA_FLAVOR, RQ_AWS_TOKEN,
-	RQ_AWS_TTL, RQ_WHY, RQ_CUT, RQ_HOST_SET, RQ_FIELDS
+	RQ_AWS_TTL, RQ_WHY, RQ_CUT, RQ_HOST_SET, RQ_TTL_SET, RQ_FIELDS
 };
-/* A request record written before RQ_HOST_SET ("1": a Host field was sent,
- * maybe empty) has one field less; its empty host reads as absent. */
-#define RQ_FIELDS_OLD (RQ_FIELDS - 1)
+/* Request records written by older versions end earlier: before RQ_TTL_SET
+ * ("1": an X-aws-ec2-metadata-token-ttl-seconds field was sent, maybe empty)
+ * and before RQ_HOST_SET (the same for Host); an empty field of theirs reads
+ * as absent. */
+#define RQ_FIELDS_MIN (RQ_FIELDS - 2)
 
 /* Response record fields. */
 enum {
@@ -87,7 +89,9 @@ static int request_json(json_t *http, const struct rec_fields *f)
 	 * CONNECT without Host), as tshark and Zeek show it; one with an empty
 	 * Host field (RFC 9110 7.2: a target without an authority) has "". */
 	int host_sent = !rec_fields_empty(f, RQ_HOST) ||
-			(f->count == RQ_FIELDS && rec_fields_is(f, RQ_HOST_SET, "1"));
+			(f->count > RQ_HOST_SET && rec_fields_is(f, RQ_HOST_SET, "1"));
+	int ttl_sent = !rec_fields_empty(f, RQ_AWS_TTL) ||
+		       (f->count > RQ_TTL_SET && rec_fields_is(f, RQ_TTL_SET, "1"));
 	err |= set(http, "host", host_sent ? json_stringn(f->s[RQ_HOST], f->n[RQ_HOST]) : json_null());
 	err |= set_field(http, "uri", f, RQ_URI);
 	err |= set_field(http, "version", f, RQ_VERSION);
@@ -96,7 +100,7 @@ static int request_json(json_t *http, const struct rec_fields *f)
 	err |= set_present(http, "connection", f, RQ_CONNECTION);
 	err |= set_number(http, "content_length", f, RQ_CONTENT_LENGTH);
 	for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++) {
-		if (rec_fields_empty(f, meta[i].field))
+		if (meta[i].field == RQ_AWS_TTL ? !ttl_sent : rec_fields_empty(f, meta[i].field))
 			continue;
 		if (!names) {
 			names = json_array();
@@ -108,7 +112,8 @@ static int request_json(json_t *http, const struct rec_fields *f)
 	}
 	if (names)
 		err |= set(http, "metadata_headers", names);
-	err |= set_present(http, "metadata_token_ttl", f, RQ_AWS_TTL);
+	if (ttl_sent) /* "" when the field was sent empty */
+		err |= set_field(http, "metadata_token_ttl", f, RQ_AWS_TTL);
 	err |= set_present(http, "malformed", f, RQ_WHY);
 	if (rec_fields_is(f, RQ_CUT, "1"))
 		err |= set(http, "detail_cut", json_true());
@@ -152,7 +157,7 @@ int http_info_json(json_t *http, const char *info, size_t len, int obs_kind)
 		return -EINVAL;
 	rec_fields_split(&f, rec, rlen);
 	if (obs_kind == OBS_HTTP_REQUEST && rec_fields_is(&f, RQ_TAG, "req") &&
-	    (f.count == RQ_FIELDS || f.count == RQ_FIELDS_OLD))
+	    f.count >= RQ_FIELDS_MIN && f.count <= RQ_FIELDS)
 		return request_json(http, &f) ? -ENOMEM : 0;
 	if (obs_kind == OBS_HTTP_RESPONSE && rec_fields_is(&f, RS_TAG, "resp") && f.count == RS_FIELDS)
 		return response_json(http, &f) ? -ENOMEM : 0;

@@ -214,7 +214,7 @@ static void test_request_fields(void)
 			"1\x1f"
 			"1\x1f"
 			"1\x1f"
-			"21600\x1f\x1f\x1f" "1\x1e");
+			"21600\x1f\x1f\x1f" "1\x1f" "1\x1e");
 	CHECK(strstr(info, "secret") == NULL); /* the token is never kept */
 	CHECK(!r.overflow);
 
@@ -227,7 +227,7 @@ static void test_request_fields(void)
 	http_head_record(&H, NULL, &r);
 	CHECK_STR(info, "req\x1fGET\x1f/latest/meta-data/\x1fHTTP/1.1\x1f"
 			"169.254.169.254\x1f"
-			"curl/7.88.1\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f" "1\x1e");
+			"curl/7.88.1\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f" "1\x1f\x1e");
 }
 
 static void test_request_targets(void)
@@ -1187,6 +1187,23 @@ static void test_json(void)
 		"{\"method\":\"GET\",\"host\":\"\",\"uri\":\"/c\",\"version\":\"HTTP/1.1\","
 		"\"user_agent\":\"\"}");
 	conn_close(&c);
+
+	/* an empty X-aws-ec2-metadata-token-ttl-seconds field was still sent */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "PUT /latest/api/token HTTP/1.1\r\nHost: relay.example\r\n"
+		     "X-aws-ec2-metadata-token-ttl-seconds:\r\n\r\n");
+	CHECK_EQ(c.cap.n, 1);
+	json_is(c.cap.ev[0].info, c.cap.ev[0].info_len, OBS_HTTP_REQUEST,
+		"{\"method\":\"PUT\",\"host\":\"relay.example\",\"uri\":\"/latest/api/token\","
+		"\"version\":\"HTTP/1.1\",\"user_agent\":\"\","
+		"\"metadata_headers\":[\"X-aws-ec2-metadata-token-ttl-seconds\"],"
+		"\"metadata_token_ttl\":\"\"}");
+	conn_close(&c);
+	/* a record of an older version, without the field: an empty TTL is absent */
+	json_is("req\x1fGET\x1f/\x1fHTTP/1.1\x1fh\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f" "1\x1e",
+		33, OBS_HTTP_REQUEST,
+		"{\"method\":\"GET\",\"host\":\"h\",\"uri\":\"/\",\"version\":\"HTTP/1.1\","
+		"\"user_agent\":\"\"}");
 
 	/* an unpaired response without a status line */
 	conn_open(&c, 16384);

@@ -772,6 +772,12 @@ static void test_http(void)
 	http(st, &web, "GET / HTTP/1.1\r\nHost: relay.example\r\nX-aws-ec2-metadata-token: AQAE\r\n\r\n");
 	CHECK_EQ(R.n, 1);
 	R.n = 0;
+	/* an empty TTL field asks for a token all the same (IMDS answers 400) */
+	http(st, &web, "PUT /latest/api/token HTTP/1.1\r\nHost: relay2.example\r\n"
+		       "X-aws-ec2-metadata-token-ttl-seconds:\r\n\r\n");
+	CHECK_EQ(R.n, 1);
+	CHECK(R.n && strstr(R.a[0].detail, "X-aws-ec2-metadata-token-ttl-seconds") != NULL);
+	R.n = 0;
 	/* IMDSv2 token and credentials paths, with path tricks */
 	http(st, &direct, "PUT /latest/api/token HTTP/1.1\r\nHost: 169.254.169.254\r\n"
 			  "X-aws-ec2-metadata-token-ttl-seconds: 21600\r\n\r\n");
