@@ -55,7 +55,6 @@
 #define DEF_FRAG_BYTES (16u << 20)
 #define DEF_FRAG_TIMEOUT_US 30000000u
 
-#define IP6_MAX_EXT 8        /* extension headers walked before giving up */
 #define IP_MAX_LEN 65535u    /* largest IP datagram */
 #define FRAG_KEY_LEN 38      /* ipv, proto, id[4], src[16], dst[16] */
 #define FRAG_MAX_BUCKETS 65536u
@@ -1070,6 +1069,10 @@ static enum decode_result decode_udp(struct decoder *d, struct view *v, struct p
 	p->sport = cur_be16(&h);
 	p->dport = cur_be16(&h);
 	ulen = cur_be16(&h);
+	/* IPv6: a length of 0 is the whole payload (Linux's __udp6_lib_rcv, for
+	 * jumbograms, takes it on any datagram: a DNS query sent so is read) */
+	if (ulen == 0 && p->ipv == 6 && cur_left(&v->c) + v->missing <= 0xffff)
+		ulen = (uint16_t)(cur_left(&v->c) + v->missing);
 	if (ulen < 8 || view_take(v, ulen, &u) != 0)
 		return l4_bad(d, v, p, L_UDP, DECODE_MALFORMED);
 	if (u.missing)
@@ -1540,7 +1543,10 @@ static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct 
 }
 
 /*
- * Walk IPv6 extension headers from *nh, at most IP6_MAX_EXT of them. Stops
+ * Walk IPv6 extension headers from *nh, as many as there are: Linux follows
+ * any number (100 destination options before a DNS query are delivered), and
+ * each header takes at least 8 bytes of the view, so the bytes bound the
+ * walk (8,191 headers in a 64 KiB datagram, linear like reading them). Stops
  * at a transport (or ESP, no-next-header, unknown) header with *nh set to
  * it, or right after a fragment header that is not atomic (fh filled, *nh
  * its next header). fh NULL means fragment and hop-by-hop headers are not
@@ -1583,7 +1589,7 @@ static enum decode_result ip6_walk(struct view *v, uint8_t *nh, struct ip6_frag 
 {
 	unsigned i;
 
-	for (i = 0; i <= IP6_MAX_EXT; i++) {
+	for (i = 0;; i++) {
 		struct cur h = v->c;
 		size_t hlen;
 		uint8_t next;
@@ -1595,8 +1601,6 @@ static enum decode_result ip6_walk(struct view *v, uint8_t *nh, struct ip6_frag 
 		case 0:  /* hop-by-hop */
 		case 43: /* routing */
 		case 60: /* destination options */
-			if (i == IP6_MAX_EXT)
-				return DECODE_MALFORMED;
 			if (!cur_has(&h, 2))
 				return view_short(v, 2);
 			next = cur_u8(&h);
@@ -1608,15 +1612,13 @@ static enum decode_result ip6_walk(struct view *v, uint8_t *nh, struct ip6_frag 
 			}
 			break;
 		case 51: /* AH: length in 4-byte units, minus 2 */
-			if (i == IP6_MAX_EXT)
-				return DECODE_MALFORMED;
 			if (!cur_has(&h, 2))
 				return view_short(v, 2);
 			next = cur_u8(&h);
 			hlen = ((size_t)cur_u8(&h) + 2) * 4;
 			break;
 		case 44: /* fragment */
-			if (i == IP6_MAX_EXT || !fh || fh->present)
+			if (!fh || fh->present)
 				return DECODE_MALFORMED;
 			if (!cur_has(&h, 8))
 				return view_short(v, 8);
@@ -1639,10 +1641,9 @@ static enum decode_result ip6_walk(struct view *v, uint8_t *nh, struct ip6_frag 
 		}
 		if (!cur_has(&v->c, hlen))
 			return view_short(v, hlen);
-		cur_skip(&v->c, hlen);
+		cur_skip(&v->c, hlen); /* hlen >= 8: the walk ends */
 		*nh = next;
 	}
-	return DECODE_MALFORMED;
 }
 
 /*
