@@ -1118,14 +1118,27 @@ static int wire_next(struct wire_it *it, int sec, int tsig, uint16_t *type, stru
  * o->reason when not, or -ENOMEM. Allocates (an ldns RR): only for a
  * message whose lists went out of step or that ldns rejected.
  */
+/* Types whose ldns layout is not the RFC's: NSAP-PTR holds a domain name
+ * (RFC 1348), not one character-string; SINK is coding, subcoding and data
+ * of any length (draft-eastlake-kitchen-sink), not three bytes and base64.
+ * Their rdata is not judged (it is shown as "\# len hex"), and ldns's
+ * refusal of a message for one of them is not the message's fault. */
+static int ldns_layout_wrong(uint16_t type)
+{
+	return type == 23 || type == 40;
+}
+
 static int rdata_misfit(struct dns_out *o, const uint8_t *msg, size_t mlen, struct cur rd,
 			int sec, unsigned idx, uint16_t type)
 {
 	size_t at = (size_t)(rd.p - msg) - 2, pos = at;
 	size_t end = at + 2 + cur_left(&rd);
-	ldns_rr *rr = ldns_rr_new();
+	ldns_rr *rr;
 	const char *how;
 
+	if (ldns_layout_wrong(type))
+		return 0;
+	rr = ldns_rr_new();
 	if (!rr)
 		return -ENOMEM;
 	ldns_rr_set_type(rr, (ldns_rr_type)type);
@@ -1152,11 +1165,13 @@ static int rdata_misfit(struct dns_out *o, const uint8_t *msg, size_t mlen, stru
 /* ldns rejected a message the walk found sound: is it for an RR whose
  * fields do not fit its rdata (rdata_misfit)? The first such RR gives the
  * reason, as it does when ldns's lists go out of step (ldns_rr_record); the
- * decoded types the walk checked itself. 0, 1 or -ENOMEM. */
+ * decoded types the walk checked itself. 0, 1 or -ENOMEM; 2 when none
+ * misfits but an RR has a type ldns lays out wrong (ldns_layout_wrong):
+ * ldns's refusal is its own, and the message is sound. */
 static int ldns_misfit(struct dns_out *o, const struct walk *w)
 {
 	struct wire_it it;
-	int sec;
+	int sec, odd = 0;
 	uint16_t type;
 	struct cur rd;
 
@@ -1164,11 +1179,12 @@ static int ldns_misfit(struct dns_out *o, const struct walk *w)
 	while (wire_step(&it, SEC_AR, &sec, &type, &rd) == 0) {
 		if (type_decoded(type))
 			continue;
+		odd |= ldns_layout_wrong(type);
 		int r = rdata_misfit(o, w->msg, w->len, rd, sec, it.i, type);
 		if (r)
 			return r;
 	}
-	return 0;
+	return odd ? 2 : 0;
 }
 
 static const uint8_t root_wire[1] = {0};
@@ -1435,6 +1451,8 @@ int dns_parse_message(const uint8_t *msg, size_t len, unsigned obs_flags, struct
 				ret = r;
 				goto out;
 			}
+			if (r == 2)
+				o->reason[0] = '\0';
 			own = 1;
 		}
 	}
