@@ -42,6 +42,7 @@
 #include "../sensor/record.h"
 #include "../sensor/rules.h"
 #include "../sensor/text.h"
+#include "icmp.h"
 #include "module.h"
 
 #define SEEN_SETS 4096u  /* per-flow cache: two ways per set */
@@ -780,37 +781,6 @@ static void on_http_response(struct egress_state *st, const struct obs *o, struc
 	q.dir = !p->dir;
 	emit_alert(out, &q, "proxy_denied", SEV_MEDIUM, 60, subject, detail,
 		   evidence[0] ? evidence : NULL, "blocked");
-}
-
-/*
- * Does an ICMP message of this type start something of its own (a request,
- * or a type of no known kind, which a host sends only to carry something),
- * rather than answer, report an error or keep the link (replies, errors,
- * router and neighbour discovery, MLD)? The answering kinds are listed; all
- * else starts: echo (8, 128), timestamp (13), information (15), address mask
- * (17), extended echo (42, 160), node information query (139), and every
- * unassigned or experimental type.
- */
-static int icmp_starts(int ipv, unsigned type)
-{
-	if (ipv == 4) {
-		switch (type) {
-		case 0: case 3: case 4: case 5: case 9: case 10: case 11: case 12: case 14:
-		case 16: case 18: case 43:
-			return 0;
-		default:
-			return 1;
-		}
-	}
-	switch (type) {
-	case 1: case 2: case 3: case 4: case 129: case 130: case 131: case 132: case 133:
-	case 134: case 135: case 136: case 137: case 138: case 140: case 141: case 142:
-	case 143: case 144: case 145: case 146: case 147: case 148: case 149: case 151:
-	case 152: case 153: case 161:
-		return 0;
-	default:
-		return 1;
-	}
 }
 
 /* The summary's words for an ICMP message that starts something. */

@@ -21,6 +21,7 @@
 #include "../sensor/record.h"
 #include "../sensor/rules.h"
 #include "../sensor/text.h"
+#include "icmp.h"
 #include "module.h"
 
 #define VOL_NONE UINT16_MAX
@@ -55,6 +56,15 @@ struct tunnel_state {
 static int is_echo(int ipv, unsigned type)
 {
 	return ipv == 4 ? (type == 8 || type == 0) : (type == 128 || type == 129);
+}
+
+/* "echo", or the message's type for the other kinds that carry data. */
+static void kind_word(char *dst, size_t cap, int ipv, unsigned type)
+{
+	if (is_echo(ipv, type))
+		snprintf(dst, cap, "echo");
+	else
+		snprintf(dst, cap, "ICMP%s type %u", ipv == 6 ? "v6" : "", type);
 }
 
 /* Entropy x100 from field 7 of the ICMP detail record; -1 when absent (or
@@ -182,10 +192,15 @@ static void raise_tunnel(struct emit *out, const struct pkt *p, int reply, int s
 	out->alert(out, &a);
 }
 
-/* The evidence item of one echo message. */
-static void echo_evidence(char *dst, size_t cap, int reply, uint64_t size, int ent)
+/* The evidence item of one message: an echo "request" or "reply", another
+ * kind by its type. */
+static void echo_evidence(char *dst, size_t cap, const char *kind, int reply, uint64_t size,
+			  int ent)
 {
-	snprintf(dst, cap, "%s: %llu bytes, entropy %d.%02d", reply ? "reply" : "request",
+	int echo = strcmp(kind, "echo") == 0;
+
+	snprintf(dst, cap, "%s%s: %llu bytes, entropy %d.%02d", echo ? "" : kind,
+		 echo ? (reply ? "reply" : "request") : (reply ? " reply" : ""),
 		 (unsigned long long)size, ent < 0 ? 0 : ent / 100, ent < 0 ? 0 : ent % 100);
 }
 
@@ -199,27 +214,30 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 	int ent, reply;
 	char who[64];
 
+	char kind[32];
+
 	if (o->kind != OBS_ICMP || !p || (p->ipv != 4 && p->ipv != 6) ||
-	    !is_echo(p->ipv, o->type))
+	    !icmp_carries_data(p->ipv, o->type))
 		return MOD_NOT_MINE;
 	size = o->size;
 	if ((o->flags & OBS_F_TRUNCATED) && p->wirelen > p->caplen)
 		size += p->wirelen - p->caplen;
 	ent = entropy_x100(o);
-	reply = o->type == 0 || o->type == 129;
+	reply = !icmp_starts(p->ipv, o->type);
+	kind_word(kind, sizeof(kind), p->ipv, o->type);
 	/* the evidence is written only when something is raised: nearly every
 	 * echo is an ordinary ping */
 	evidence[0] = '\0';
 
 	if (size > t->icmp_payload_max) {
-		echo_evidence(evidence, sizeof(evidence), reply, size, ent);
-		snprintf(detail, sizeof(detail), "echo payload of %llu bytes (more than %u)",
+		echo_evidence(evidence, sizeof(evidence), kind, reply, size, ent);
+		snprintf(detail, sizeof(detail), "%s payload of %llu bytes (more than %u)", kind,
 			 (unsigned long long)size, t->icmp_payload_max);
 		raise_tunnel(out, p, reply, 80, detail, evidence);
 	} else if (size >= ICMP_TUNNEL_ENTROPY_MIN && ent > (int)t->icmp_entropy_x100) {
-		echo_evidence(evidence, sizeof(evidence), reply, size, ent);
+		echo_evidence(evidence, sizeof(evidence), kind, reply, size, ent);
 		snprintf(detail, sizeof(detail),
-			 "echo payload of %llu bytes at %d.%02d bits/byte (more than %u.%02u)",
+			 "%s payload of %llu bytes at %d.%02d bits/byte (more than %u.%02u)", kind,
 			 (unsigned long long)size, ent / 100, ent % 100,
 			 t->icmp_entropy_x100 / 100, t->icmp_entropy_x100 % 100);
 		raise_tunnel(out, p, reply, 75, detail, evidence);
@@ -235,10 +253,10 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 	if (v->bytes > t->icmp_volume_bytes && !v->alerted) {
 		v->alerted = 1;
 		if (!evidence[0])
-			echo_evidence(evidence, sizeof(evidence), reply, size, ent);
+			echo_evidence(evidence, sizeof(evidence), kind, reply, size, ent);
 		text_addr(who, sizeof(who), p->ipv, p->src);
 		snprintf(detail, sizeof(detail),
-			 "%llu echo payload bytes from %s within a minute (more than %u)",
+			 "%llu ICMP payload bytes from %s within a minute (more than %u)",
 			 (unsigned long long)v->bytes, who, t->icmp_volume_bytes);
 		raise_tunnel(out, p, reply, 70, detail, evidence);
 	}

@@ -88,6 +88,37 @@ static int is_echo(int ipv, unsigned type)
 	return ipv == 4 ? type == 8 || type == 0 : type == 128 || type == 129;
 }
 
+int icmp_starts(int ipv, unsigned type)
+{
+	if (ipv == 4) {
+		switch (type) {
+		case 0: case 3: case 4: case 5: case 9: case 10: case 11: case 12: case 14:
+		case 16: case 18: case 43:
+			return 0;
+		default:
+			return 1;
+		}
+	}
+	switch (type) {
+	case 1: case 2: case 3: case 4: case 129: case 130: case 131: case 132: case 133:
+	case 134: case 135: case 136: case 137: case 138: case 140: case 141: case 142:
+	case 143: case 144: case 145: case 146: case 147: case 148: case 149: case 151:
+	case 152: case 153: case 161:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+int icmp_carries_data(int ipv, unsigned type)
+{
+	if (icmp_starts(ipv, type))
+		return 1;
+	if (ipv == 4)
+		return type == 0 || type == 14 || type == 16 || type == 18 || type == 43;
+	return type == 129 || type == 140 || type == 161;
+}
+
 /* ---- the quote ------------------------------------------------------------ */
 
 /* The worse of two results: malformed > truncated > ok. */
@@ -321,6 +352,16 @@ static size_t error_rest(struct icmp_msg *o, struct cur *rc)
 	return 0;
 }
 
+/* A message that ends inside its 8-byte header: cut by the capture
+ * (truncated) or short on the wire (malformed). */
+static int short_msg(struct icmp_msg *o, unsigned flags)
+{
+	if (flags & OBS_F_TRUNCATED)
+		return MOD_TRUNCATED;
+	o->reason = "shorter than its header";
+	return MOD_MALFORMED;
+}
+
 int icmp_parse(const uint8_t *msg, size_t len, int ipv, unsigned flags, struct icmp_msg *o)
 {
 	struct cur c = cur_init(msg, len);
@@ -334,17 +375,21 @@ int icmp_parse(const uint8_t *msg, size_t len, int ipv, unsigned flags, struct i
 	if (ipv != 4 && ipv != 6)
 		return MOD_NOT_MINE;
 	type = cur_u8(&c);
-	code = cur_u8(&c);
 	if (c.err) {
 		ret = MOD_TRUNCATED;
 		goto out;
 	}
-	o->type = type;
-	o->code = code;
+	o->type = type; /* enough to report: an echo of 1 byte went out */
 	ti = type_info(ipv, type);
 	o->name = ti ? ti->name : NULL;
 	o->echo = ti && ti->cls == C_ECHO;
 	o->error = ti && ti->cls == C_ERROR;
+	code = cur_u8(&c);
+	if (c.err) {
+		ret = short_msg(o, flags);
+		goto out;
+	}
+	o->code = code;
 	cur_skip(&c, 2); /* checksum, not verified */
 	if (o->echo) {
 		v = cur_be16(&c);
@@ -359,11 +404,11 @@ int icmp_parse(const uint8_t *msg, size_t len, int ipv, unsigned flags, struct i
 			qlen = error_rest(o, &rc);
 	}
 	if (c.err) {
-		ret = MOD_TRUNCATED;
+		ret = short_msg(o, flags);
 		goto out;
 	}
 	o->payload_len = (uint32_t)cur_left(&c);
-	if (o->echo) {
+	if (icmp_carries_data(ipv, type)) {
 		size_t n = cur_left(&c);
 		const uint8_t *pl = cur_ptr(&c, n);
 		o->entropy100 = (int32_t)(text_entropy(pl, n) * 100.0 + 0.5);

@@ -118,7 +118,8 @@ struct icmp_msg {
 	int error;                /* an error message (it quotes a packet) */
 	int32_t id, seq;          /* echo only */
 	uint32_t payload_len;     /* bytes after the 8-byte header */
-	int32_t entropy100;       /* echo only: bits per byte x100, rounded */
+	int32_t entropy100;       /* icmp_carries_data types only: bits per
+				   * byte x100, rounded */
 	int64_t mtu;              /* v4 3/4 and v6 2 */
 	struct icmp_quote q;
 	const char *reason;       /* static: why malformed; NULL when fine */
@@ -141,9 +142,11 @@ struct icmp_msg {
  * Returns MOD_OK; MOD_TRUNCATED (bytes ran out, or flags said so: what was
  * wholly read is in *out, OBS_F_TRUNCATED in out->flags); MOD_MALFORMED (a
  * rule above broke: reason set, OBS_F_MALFORMED in out->flags; the outer
- * fields are in *out); MOD_NOT_MINE when ipv is neither 4 nor 6. With fewer
- * than 2 bytes (no type and code) the result is MOD_TRUNCATED and out->type
- * is -1: there is nothing to report. Pure: msg is only borrowed; no
+ * fields are in *out); MOD_NOT_MINE when ipv is neither 4 nor 6. A message
+ * that ends inside its 8-byte header is MOD_MALFORMED ("shorter than its
+ * header") unless flags say the capture cut it; what it has is in *out (one
+ * byte gives the type, code -1). With no byte at all the result is
+ * MOD_TRUNCATED and out->type is -1: there is nothing to report. Pure: msg is only borrowed; no
  * allocation, no globals, no output.
  */
 int icmp_parse(const uint8_t *msg, size_t len, int ipv, unsigned flags, struct icmp_msg *out);
@@ -167,6 +170,26 @@ void icmp_record(struct icmp_msg *m);
 /* The name of an ICMP (ipv 4) or ICMPv6 (ipv 6) type ("echo-request", ...),
  * a static string; NULL when it has none. */
 const char *icmp_type_name(int ipv, unsigned type);
+
+/*
+ * Does an ICMP (ipv 4) or ICMPv6 (ipv 6) message of this type start
+ * something of its own (a request, or a type of no known kind, which a host
+ * sends only to carry something), rather than answer, report an error or keep
+ * the link (replies, errors, router and neighbour discovery, MLD)? The
+ * answering kinds are listed; all else starts: echo (8, 128), timestamp
+ * (13), information (15), address mask (17), extended echo (42, 160), node
+ * information query (139), and every unassigned or experimental type.
+ */
+int icmp_starts(int ipv, unsigned type);
+
+/*
+ * Can a message of this type carry data of the sender's choosing: one that
+ * starts something (icmp_starts) or the reply to such a request (echo,
+ * timestamp, information, address mask, extended echo, node information
+ * replies)? These have their payload's entropy measured, and icmp_tunnel
+ * judges them; errors (they quote a packet) and link upkeep do not.
+ */
+int icmp_carries_data(int ipv, unsigned type);
 
 /* The analyzer descriptor (analyzers/registry.c). */
 struct module;

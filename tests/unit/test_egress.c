@@ -1091,10 +1091,28 @@ static void run_icmp_tunnel(struct rules *r)
 		icmp_obs(&md, &t.p, 0, 56, 568);
 	}
 	CHECK_EQ(R.n, 0);
-	/* not echo: errors and others are someone else's business */
+	/* not echo: errors and link upkeep are someone else's business */
 	ping(&md, SBX, OUT, 3, 548, 700);
 	ping(&md, SBX6, OUT6, 135, 500, 700);
+	ping(&md, SBX, OUT, 9, 548, 700);
+	ping(&md, SBX6, OUT6, 1, 548, 700);
 	CHECK_EQ(R.n, 0);
+	/* ... but every other kind that can carry data is judged as an echo:
+	 * timestamp, extended echo, node information, types of no known kind */
+	ping(&md, SBX, OUT, 13, 1000, 300);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(R.a[0].detail, "ICMP type 13 payload of 1000 bytes (more than 128)");
+	CHECK_STR(R.a[0].evidence, "ICMP type 13: 1000 bytes, entropy 3.00");
+	ping(&md, OUT, SBX, 14, 1000, 300); /* a reply: the requester's */
+	CHECK_EQ(count("icmp_tunnel"), 2);
+	CHECK_STR(R.a[1].src, SBX);
+	CHECK_STR(R.a[1].evidence, "ICMP type 14 reply: 1000 bytes, entropy 3.00");
+	ping(&md, SBX, OUT, 42, 1000, 300);
+	ping(&md, SBX, OUT, 200, 64, 790);
+	ping(&md, SBX6, OUT6, 139, 1000, 300);
+	ping(&md, SBX6, OUT6, 200, 1196, 790);
+	CHECK_EQ(count("icmp_tunnel"), 6);
+	CHECK_STR(R.a[5].detail, "ICMPv6 type 200 payload of 1196 bytes (more than 128)");
 
 	/* volume: echo bytes per source per minute above icmp_volume_bytes */
 	reset();

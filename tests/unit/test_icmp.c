@@ -322,10 +322,18 @@ static void test_echo(void)
 	CHECK(m.name == NULL);
 	CHECK_EQ(m.echo, 0);
 	CHECK_EQ(m.id, -1);
-	CHECK_EQ(m.entropy100, -1);
+	CHECK_EQ(m.entropy100, 0); /* a type of no known kind: its payload is measured */
 	icmp_record(&m);
-	CHECK_STR(show(m.info, m.info_len, buf, sizeof(buf)), "6|8|0||||0|||||||0||0||$");
-	CHECK_JSON(m.info, m.info_len, JF, "{\"code\":0,\"payload_len\":0,\"type\":8,\"v\":6}");
+	CHECK_STR(show(m.info, m.info_len, buf, sizeof(buf)), "6|8|0||||0|0||||||0||0||$");
+	CHECK_JSON(m.info, m.info_len, JF,
+		   "{\"code\":0,\"entropy\":0.0,\"payload_len\":0,\"type\":8,\"v\":6}");
+	/* ... as is a timestamp request's (a channel needs no echo) */
+	b.n = 0;
+	icmp_hdr(&b, 13, 0, 0x00010002);
+	putn(&b, (const uint8_t *)"\x00\x01\x02\x03\x04\x05\x06\x07", 8);
+	CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
+	CHECK_EQ(m.entropy100, 300);
+	CHECK_EQ(m.id, -1);
 
 	/* a neighbour solicitation: an event like any other */
 	b.n = 0;
@@ -340,8 +348,9 @@ static void test_echo(void)
 	CHECK_EQ(icmp_parse(b.b, b.n, 5, 0, &m), MOD_NOT_MINE);
 }
 
-/* Every cut of an echo request: 2 bytes give type and code, 6 the id, 8 the
- * sequence; below 8 it is truncated, from 8 on the payload is what is left. */
+/* Every cut of an echo request: 1 byte gives the type, 2 the code, 6 the
+ * id, 8 the sequence; below 8 it is malformed (short on the wire) or, when
+ * the capture cut it, truncated; from 8 on the payload is what is left. */
 static void test_echo_truncation(void)
 {
 	static struct icmp_msg m;
@@ -350,20 +359,24 @@ static void test_echo_truncation(void)
 
 	icmp_hdr(&b, 8, 0, 0x12340007);
 	putn(&b, (const uint8_t *)"payload!", 8);
-	for (size_t k = 0; k <= b.n; k++) {
-		int r = icmp_parse(b.b, k, 4, 0, &m);
-		int want = k < 8 ? MOD_TRUNCATED : MOD_OK;
-		bad += r != want;
-		bad += m.type != (k < 2 ? -1 : 8);
-		bad += m.code != (k < 2 ? -1 : 0);
-		bad += m.id != (k < 6 ? -1 : 0x1234);
-		bad += m.seq != (k < 8 ? -1 : 7);
-		bad += m.payload_len != (k < 8 ? 0 : k - 8);
-		bad += m.entropy100 != (k < 8 ? -1 : k == 8 ? 0 : m.entropy100);
-		bad += (m.flags != (k < 8 ? OBS_F_TRUNCATED : 0u));
-		if (r != want)
-			fprintf(stderr, "echo cut at %zu: %d\n", k, r);
-	}
+	for (unsigned cut = 0; cut <= OBS_F_TRUNCATED; cut += OBS_F_TRUNCATED)
+		for (size_t k = 0; k <= b.n; k++) {
+			int r = icmp_parse(b.b, k, 4, cut, &m);
+			int want = cut || k == 0 ? MOD_TRUNCATED : k < 8 ? MOD_MALFORMED : MOD_OK;
+			bad += r != want;
+			bad += m.type != (k < 1 ? -1 : 8);
+			bad += m.code != (k < 2 ? -1 : 0);
+			bad += m.id != (k < 6 ? -1 : 0x1234);
+			bad += m.seq != (k < 8 ? -1 : 7);
+			bad += m.payload_len != (k < 8 ? 0 : k - 8);
+			bad += m.entropy100 != (k < 8 ? -1 : k == 8 ? 0 : m.entropy100);
+			bad += m.flags != (want == MOD_TRUNCATED	? OBS_F_TRUNCATED
+					   : want == MOD_MALFORMED ? OBS_F_MALFORMED
+								   : 0u);
+			bad += (want == MOD_MALFORMED) != (m.reason != NULL);
+			if (r != want)
+				fprintf(stderr, "echo cut at %zu (%u): %d\n", k, cut, r);
+		}
 	CHECK_EQ(bad, 0);
 
 	/* the capture cut the datagram: flagged and counted as truncated */
@@ -377,11 +390,23 @@ static void test_echo_truncation(void)
 		   "\"payload_len\":8,\"seq\":7,\"truncated\":true,\"type\":8,\"v\":4}");
 
 	/* a cut header: still a record with what was read */
-	CHECK_EQ(icmp_parse(b.b, 5, 4, 0, &m), MOD_TRUNCATED);
+	CHECK_EQ(icmp_parse(b.b, 5, 4, OBS_F_TRUNCATED, &m), MOD_TRUNCATED);
 	icmp_record(&m);
 	CHECK_JSON(m.info, m.info_len, JF,
 		   "{\"code\":0,\"name\":\"echo-request\",\"payload_len\":0,\"truncated\":true,"
 		   "\"type\":8,\"v\":4}");
+	/* ... and one short on the wire: malformed, not "truncated" */
+	CHECK_EQ(icmp_parse(b.b, 5, 4, 0, &m), MOD_MALFORMED);
+	icmp_record(&m);
+	CHECK_JSON(m.info, m.info_len, JF,
+		   "{\"code\":0,\"malformed\":\"shorter than its header\",\"name\":\"echo-request\","
+		   "\"payload_len\":0,\"type\":8,\"v\":4}");
+	/* one byte: the type alone, still reported */
+	CHECK_EQ(icmp_parse(b.b, 1, 4, 0, &m), MOD_MALFORMED);
+	icmp_record(&m);
+	CHECK_JSON(m.info, m.info_len, JF,
+		   "{\"malformed\":\"shorter than its header\",\"name\":\"echo-request\","
+		   "\"payload_len\":0,\"type\":8,\"v\":4}");
 }
 
 /* ---- errors quoting flows ------------------------------------------------- */
@@ -488,10 +513,15 @@ static void test_unreach_v4(void)
 	CHECK_EQ(icmp_module.on_packet(r.state, &p, &r.emit), MOD_NOT_MINE);
 	CHECK_EQ(r.sink.n, 5);
 
-	/* fewer than 2 bytes: nothing to report */
+	/* one byte: the type is reported (an echo of 1 byte went out) */
 	b.n = 1;
+	CHECK_EQ(rig_icmp(&r, 4, A_DST, A_SBX, &b, 0), MOD_MALFORMED);
+	CHECK_EQ(r.sink.n, 6);
+	CHECK_EQ(r.sink.flags, OBS_F_MALFORMED);
+	/* none: nothing to report */
+	b.n = 0;
 	CHECK_EQ(rig_icmp(&r, 4, A_DST, A_SBX, &b, 0), MOD_TRUNCATED);
-	CHECK_EQ(r.sink.n, 5);
+	CHECK_EQ(r.sink.n, 6);
 	rig_close(&r);
 }
 
@@ -624,15 +654,19 @@ static void test_error_truncation(void)
 	CHECK_EQ(b.n, 40);
 	for (size_t k = 0; k <= b.n; k++) {
 		int r = icmp_parse(b.b, k, 4, 0, &m);
-		int want = k < 36 ? MOD_TRUNCATED : MOD_OK;
+		/* short of its own header: malformed; a quote cut short is
+		 * what routers send (RFC 792 asks for 8 bytes of it) */
+		int want = k > 0 && k < 8 ? MOD_MALFORMED : k < 36 ? MOD_TRUNCATED : MOD_OK;
 		bad += r != want;
-		bad += m.type != (k < 2 ? -1 : 3);
+		bad += m.type != (k < 1 ? -1 : 3);
 		bad += m.q.present != (k >= 28);
 		bad += m.q.sport != (k < 34 ? -1 : 40000);
 		bad += m.q.dport != (k < 36 ? -1 : 53);
 		bad += m.payload_len != (k < 8 ? 0 : k - 8);
 		bad += strcmp(m.qdst, k >= 28 ? "198.51.100.7" : "") != 0;
-		bad += m.flags != (k < 36 ? OBS_F_TRUNCATED : 0u);
+		bad += m.flags != (want == MOD_MALFORMED ? OBS_F_MALFORMED
+				   : k < 36	     ? OBS_F_TRUNCATED
+						     : 0u);
 		if (r != want)
 			fprintf(stderr, "v4 error cut at %zu: %d\n", k, r);
 	}
@@ -670,7 +704,7 @@ static void test_error_truncation(void)
 	bad = 0;
 	for (size_t k = 0; k <= b.n; k++) {
 		int rr = icmp_parse(b.b, k, 6, 0, &m);
-		int want = k < 60 ? MOD_TRUNCATED : MOD_OK;
+		int want = k > 0 && k < 8 ? MOD_MALFORMED : k < 60 ? MOD_TRUNCATED : MOD_OK;
 		bad += rr != want;
 		bad += m.q.present != (k >= 48);
 		bad += k >= 48 && m.q.proto != (k < 56 ? 60 : IPPROTO_TCP);
