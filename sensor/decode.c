@@ -1054,7 +1054,10 @@ static enum decode_result decode_tcp(struct decoder *d, struct view *v, struct p
 	cur_skip(&v->c, hlen); /* options */
 	p->payload = v->c.p;
 	p->payload_len = cur_left(&v->c);
-	return tally(d, L_TCP, DECODE_OK);
+	/* payload the capture cut (snaplen) is counted at this layer: the
+	 * stream will miss it, and no analyzer may see the cut itself */
+	tally(d, L_TCP, v->missing ? DECODE_TRUNCATED : DECODE_OK);
+	return DECODE_OK;
 }
 
 /* UDP, narrowed to the UDP length; VXLAN and GENEVE ports are opened. */
@@ -1082,7 +1085,12 @@ static enum decode_result decode_udp(struct decoder *d, struct view *v, struct p
 	cur_skip(&u.c, 8);
 	p->payload = u.c.p;
 	p->payload_len = cur_left(&u.c);
-	tally(d, L_UDP, DECODE_OK);
+	/* payload the capture cut is counted here, unless it is a tunnel's:
+	 * the inner layers count it */
+	tally(d, L_UDP,
+	      u.missing && p->dport != UDP_PORT_VXLAN && p->dport != UDP_PORT_GENEVE
+		      ? DECODE_TRUNCATED
+		      : DECODE_OK);
 	if (p->dport == UDP_PORT_VXLAN)
 		return decap(d, &u, p, TUN_VXLAN);
 	if (p->dport == UDP_PORT_GENEVE)

@@ -350,8 +350,8 @@ expect 0 "" -- "$EW" replay -d "$T/sum.db" "$PCAPS/demo.pcap" "$PCAPS/dns_malfor
 sed -E '1s/ in [0-9.]+ s \([0-9.]+[kM]? packets\/s\)$/ in T s (R packets\/s)/' "$T/out" >"$T/sum"
 cat >"$T/want" <<SUMEOF
 egresswatch replay: 2 files, 254 packets, 32535 bytes in T s (R packets/s)
-  decode:    0 truncated, 0 malformed, 0 not IP; fragments 0 reassembled, 0 expired
-  layers:    link 254 ipv4 254 tcp 18 udp 230 icmp 6
+  decode:    1 truncated, 0 malformed, 0 not IP; fragments 0 reassembled, 0 expired
+  layers:    link 254 ipv4 254 tcp 18 udp 229 (1 truncated) icmp 6
   flows:     120 created, 0 evicted
   events:    dns 229 (116 queries, 113 responses), http 2, tls 1, icmp 6; 9 malformed
   analyzers: dns 219 (1 truncated, 10 malformed), tls 1, quic 0, http 2, icmp 6
