@@ -108,6 +108,9 @@ struct flow_seg {
  * SYN-ACK that acknowledges one of them fixes the numbering. */
 #define FLOW_SYN_ISNS 4
 
+/* Segments remembered per direction to compare copies with (memo). */
+#define FLOW_SEG_MEMO 2
+
 struct flow_stream {
 	uint8_t *buf;      /* bytes [0, len), zeros in skipped holes; NULL until data arrives */
 	uint32_t len;      /* contiguous bytes reassembled (skipped holes included) */
@@ -144,7 +147,30 @@ struct flow_stream {
 	 * renumbers the direction (a decoy, as Linux ignores it) */
 	uint8_t isn_fixed;
 	uint8_t syn_n;       /* SYNs sent, of which the last FLOW_SYN_ISNS are kept */
+	uint8_t urg_pending; /* urg_off names a pending urgent byte */
+	uint8_t memo_next;   /* table internal: the memo entry to overwrite next */
 	uint32_t syn_isn[FLOW_SYN_ISNS]; /* their ISN + 1, for the SYN-ACK to match */
+	/* Data carried by the SYN (see "SYN data"): syn_len bytes held at
+	 * buf[0, syn_len), beyond len (0), until the peer says whether it
+	 * took them; 0: none held */
+	uint32_t syn_len;
+	/* Urgent data (see "Urgent data"): the pending urgent byte's offset,
+	 * valid when urg_pending (then urg_off >= len) */
+	uint32_t urg_off;
+	uint32_t urg_taken;  /* urgent bytes taken out of the stream (isn moved on
+			      * by as many, so isn - slid - urg_taken is ISN + 1) */
+	/* table internal: bytes below this offset were numbered before the
+	 * latest urgent byte was taken out, so a retransmission of them lands
+	 * one off: they are not compared (flows.inconsistent) */
+	uint32_t aligned;
+	/* table internal: the latest segments that brought bytes of the first
+	 * window (before any slide), by sequence number, length and a keyed
+	 * hash of their bytes, so a copy of one with other bytes is seen
+	 * after the analyzer slid the bytes away or finished (flows.inconsistent) */
+	struct flow_seg_memo {
+		uint32_t seq, hash;
+		uint16_t len;
+	} memo[FLOW_SEG_MEMO];
 };
 
 /*
@@ -200,6 +226,13 @@ struct flow_stats {
 	uint64_t stream_gaps;      /* always 0: holes are skipped now (kept for old readers) */
 	uint64_t stream_holes;     /* holes skipped (capture loss), see "Holes" */
 	uint64_t rst_ignored;      /* RSTs the connecting stack would drop (no answer) */
+	uint64_t urgent;           /* urgent bytes taken out of streams ("Urgent data") */
+	uint64_t noack_ignored;    /* segments with data but no ACK (nor SYN, RST): Linux
+				    * discards them, so their data is not taken */
+	uint64_t syn_data_dropped; /* SYNs whose data the stream did not take ("SYN data") */
+	uint64_t inconsistent;     /* segments whose bytes differ from those held for the
+				    * same range (a decoy: which copy the receiver took
+				    * is not known; Zeek's rexmit_inconsistency) */
 };
 
 struct flow_table;
