@@ -51,6 +51,60 @@
  * Analyzers that predate holes and ignore these fields read zeros instead of
  * the lost bytes.
  *
+ * What the receiver reads. The stream is meant to be the bytes a Linux
+ * receiver (default settings) hands to its application, not every byte
+ * the capture shows:
+ *
+ * Urgent data. With net.ipv4.tcp_stdurg = 0 and SO_OOBINLINE off (the
+ * defaults), the byte an urgent pointer names (seq + urg_ptr - 1; seq when
+ * urg_ptr is 0) is taken out of the stream (send(.., MSG_OOB); Linux's
+ * tcp_check_urg and tcp_recvmsg). One urgent byte is pending per
+ * direction: a pointer before the bytes held in order (rcv_nxt) is
+ * ignored, and so is one not after the pending one; a later one replaces
+ * it, and the replaced byte then stays in the stream. The byte may lie
+ * past its segment or in held data: it is taken out when the in-order
+ * stream reaches it (also when a skipped hole covers it: a zero goes).
+ * Taking it out moves the bytes after it down by one and isn on by one
+ * (urg_taken counts them), so later, retransmitted and out-of-order
+ * segments land where they did. One approximation: Linux leaves a
+ * replaced byte in the stream only when its application had not read up
+ * to it yet; here the application is taken to read at once, so a pending
+ * byte the stream has reached is always taken out. Counted:
+ * flows.urgent.
+ *
+ * Segments without ACK. Linux discards a segment with none of SYN, ACK and
+ * RST in every state; its data, FIN and urgent pointer are ignored here
+ * too, and its data is no answer (FLOW_DATA*). Counted, those with data:
+ * flows.noack_ignored.
+ *
+ * SYN data. A SYN's data is the receiver's only with TCP Fast Open, when
+ * its SYN-ACK acknowledges it (ack = ISN + 1 + len); otherwise the client
+ * sends it again after the handshake. So it is held aside (syn_len bytes
+ * at buf[0], len staying 0: no analyzer sees it) until the SYN-ACK says:
+ * the bytes its ACK covers become the stream's first, the rest is
+ * dropped. When no SYN-ACK is seen (a capture of one direction) the
+ * client's next segment says instead: a client goes on after what its
+ * peer took, so a segment from byte 0 again drops the data, one at or
+ * past its end takes it all (one in between takes that much). In such a
+ * capture the sender thus decides alone; a decoy it sends so is left for
+ * flows.inconsistent to show (the real bytes arrive as a differing copy).
+ * Counted, SYNs whose data the stream did not take (or took in part):
+ * flows.syn_data_dropped. Data on a SYN-ACK is taken as before.
+ *
+ * Differing copies. Bytes that arrive for a range already held (in order,
+ * or out of order) and differ from it are a sender saying two things; the
+ * receiver took one (a decoy with a bad checksum, a short TTL, an old
+ * timestamp that PAWS drops ...), which one a passive copy cannot tell.
+ * The copy that stays is the one the rules above keep; the segment is
+ * counted in flows.inconsistent (Zeek's rexmit_inconsistency). The bytes
+ * held are compared where they are still in buf (not skipped holes, not
+ * bytes numbered before an urgent byte was taken out); for the first
+ * window (before any slide) the latest FLOW_SEG_MEMO segments that brought
+ * new bytes are also remembered by sequence number, length and a keyed
+ * hash, so a copy of one of them with other bytes is counted after the
+ * analyzer slid the bytes away or finished (a copy that overlaps a
+ * forgotten segment otherwise is not seen).
+ *
  * Keys. A flow is (ipv, proto, address and port of each end), matched in
  * either orientation. Ports are the TCP/UDP ports; for ICMP and ICMPv6 echo
  * (request or reply) both "ports" are the echo identifier, so an echo request
@@ -264,7 +318,9 @@ void flow_table_free(struct flow_table *ft);
  * as Linux's receiver takes them (stream_write has the one approximation);
  * skipping holes that
  * will not be filled, see
- * "Holes"). Also expires idle flows by p->ts_us.
+ * "Holes"; taking out urgent bytes, ignoring segments without ACK and
+ * holding SYN data, see "What the receiver reads"). Also expires idle
+ * flows by p->ts_us.
  * Streams take TCP payload only (not from RST segments); bytes[] counts L4
  * payload bytes. Returns the flow (owned by the table, valid until a later
  * table call may end it), or NULL when p is not IP (ipv not 4 or 6), is a
