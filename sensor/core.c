@@ -188,6 +188,10 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	store_put_stat(c->store, "flows.expired", (int64_t)fs->expired);
 	store_put_stat(c->store, "flows.evicted", (int64_t)fs->evicted);
 	store_put_stat(c->store, "flows.rst_ignored", (int64_t)fs->rst_ignored);
+	store_put_stat(c->store, "flows.urgent", (int64_t)fs->urgent);
+	store_put_stat(c->store, "flows.noack_ignored", (int64_t)fs->noack_ignored);
+	store_put_stat(c->store, "flows.syn_data_dropped", (int64_t)fs->syn_data_dropped);
+	store_put_stat(c->store, "flows.inconsistent", (int64_t)fs->inconsistent);
 	for (int k = 0; k < AC_COUNT; k++) {
 		snprintf(name, sizeof(name), "alerts.%s", alerts_class_name(k));
 		store_put_stat(c->store, name, (int64_t)c->stats.alerts_by_class[k]);

@@ -471,6 +471,13 @@ static int oldest_class(const struct flow_table *ft, uint64_t now, int idle_only
 
 /* --------------------------------------------------------------- streams */
 
+/* The sequence number after the direction's SYN (ISN + 1): isn has moved
+ * on by the bytes slid off the front and the urgent bytes taken out. */
+static inline uint32_t stream_isn1(const struct flow_stream *st)
+{
+	return st->isn - st->slid - st->urg_taken;
+}
+
 static uint64_t ooo_bytes(const struct flow_table *ft)
 {
 	return (uint64_t)ft->cfg.ooo_max * sizeof(struct flow_seg);
@@ -695,6 +702,73 @@ static void ooo_absorb(struct flow_stream *st)
 }
 
 /*
+ * Take the pending urgent byte out once the in-order data reaches it, as
+ * Linux's receiver does with SO_OOBINLINE off (tcp_recvmsg steps over the
+ * byte at urg_seq): the bytes after it (in order and held) move down by
+ * one, and so does the numbering (isn moves on by one, as for a slide), so
+ * every sequence number past the byte still lands on its own. Bytes below
+ * it keep their place and are now numbered one low; only a retransmission
+ * would name them, which reassembly drops (below len), and `aligned` keeps
+ * it from comparing them (flows.inconsistent). At most one byte per call:
+ * there is one pending urgent byte per direction.
+ */
+static void stream_urg_take(struct flow_table *ft, struct flow_stream *st)
+{
+	if (!st->urg_pending || st->urg_off >= st->len || !st->buf)
+		return;
+	const uint32_t u = st->urg_off;
+	uint32_t end = st->len;
+
+	if (st->ooo_n && st->ooo[st->ooo_n - 1].end > end)
+		end = st->ooo[st->ooo_n - 1].end;
+	memmove(st->buf + u, st->buf + u + 1, end - u - 1);
+	st->len--;
+	for (uint32_t i = 0; i < st->ooo_n; i++) { /* all start past len, so past u */
+		st->ooo[i].start--;
+		st->ooo[i].end--;
+	}
+	if (st->hole_start > u)
+		st->hole_start--;
+	if (st->resync > u)
+		st->resync--;
+	if (st->consumed > u)
+		st->consumed--;
+	st->isn++;
+	st->urg_taken++;
+	st->aligned = u;
+	st->urg_pending = 0;
+	ft->stats.urgent++;
+}
+
+/*
+ * A segment with URG set whose first byte has sequence number seq (n bytes
+ * of payload). Its urgent pointer names the urgent byte: seq + urg_ptr - 1
+ * (the BSD reading, Linux's default net.ipv4.tcp_stdurg = 0; seq itself when
+ * urg_ptr is 0, as Linux's tcp_check_urg reads it). As there: a byte before
+ * what the stream holds in order (rcv_nxt) is ignored, and so is one not
+ * after the pending one (a retransmission, or an older pointer); a later one
+ * replaces the pending one, whose byte then stays in the stream. The byte
+ * may lie past this segment: it is taken out when the stream reaches it
+ * (stream_urg_take).
+ */
+static void stream_urgent(struct flow_stream *st, uint32_t seq, uint16_t urg_ptr, size_t n)
+{
+	if (st->done || st->overflow || (!st->isn_set && !n))
+		return;
+	if (!st->isn_set) { /* midstream: this segment's data is byte 0 */
+		st->isn = seq;
+		st->isn_set = 1;
+	}
+	const int64_t off = (int32_t)(seq + (urg_ptr ? urg_ptr - 1u : 0u) - st->isn);
+
+	if (off < (int64_t)st->len ||
+	    (st->urg_pending && off <= (int64_t)st->urg_off))
+		return;
+	st->urg_off = (uint32_t)off;
+	st->urg_pending = 1;
+}
+
+/*
  * Skip the hole [len, to): len < to <= stream_max and no held byte lies
  * below to. The hole's bytes become zeros, len moves to to, held ranges that
  * now touch the stream are absorbed, and the hole is recorded: it replaces
@@ -722,6 +796,7 @@ static int stream_skip(struct flow_table *ft, struct flow_stream *st, uint32_t t
 	ft->stats.stream_holes++;
 	st->len = to;
 	ooo_absorb(st);
+	stream_urg_take(ft, st);
 	if (st->len >= stream_limit(ft, st)) {
 		st->overflow = 1;
 		ft->stats.stream_truncated++;
@@ -777,6 +852,9 @@ void flow_stream_slide(struct flow_stream *st)
 	st->len -= d;
 	st->hole_start = st->hole_start > d ? st->hole_start - d : 0;
 	st->resync = st->resync > d ? st->resync - d : 0;
+	st->aligned = st->aligned > d ? st->aligned - d : 0;
+	if (st->urg_pending)
+		st->urg_off -= d; /* pending: at or past len, so past d */
 	st->isn += d;
 	st->slid += d;
 	st->consumed = 0;
@@ -791,9 +869,98 @@ static void stream_flush(struct flow_table *ft, struct flow_stream *st)
 			break;
 }
 
-/* Add n payload bytes whose first byte has sequence number seq. */
+/* Do bytes [lo, hi) of a segment (its byte 0 at offset s0 <= lo) differ
+ * from the held out-of-order bytes they overlap? */
+static int ooo_differs(const struct flow_stream *st, int64_t s0, const uint8_t *data,
+		       uint32_t lo, uint32_t hi)
+{
+	for (uint32_t i = 0; i < st->ooo_n; i++) {
+		const struct flow_seg *r = &st->ooo[i];
+		if (r->end <= lo)
+			continue;
+		if (r->start >= hi)
+			break;
+		uint32_t a = r->start > lo ? r->start : lo, b = r->end < hi ? r->end : hi;
+		if (memcmp(st->buf + a, data + (a - s0), b - a) != 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Do bytes of a segment ([s0, e) in offsets, byte 0 at s0) that the stream
+ * already holds in order differ from them? Only bytes that are the
+ * sender's own are compared: not those slid away (below 0), not skipped
+ * holes (zeros, all below resync) and not those numbered before an urgent
+ * byte was taken out (below aligned).
+ */
+static int inorder_differs(const struct flow_stream *st, int64_t s0, const uint8_t *data,
+			   int64_t e)
+{
+	int64_t lo = s0, hi = e < (int64_t)st->len ? e : (int64_t)st->len;
+	uint32_t from = st->aligned;
+
+	if (st->holes && st->resync > from)
+		from = st->resync;
+	if (lo < (int64_t)from)
+		lo = from;
+	return lo < hi && memcmp(st->buf + lo, data + (lo - s0), (size_t)(hi - lo)) != 0;
+}
+
+/* A hash of a segment's bytes under the table's secret seed (packets
+ * choose the bytes; the seed keeps a sender from making two copies alike). */
+static uint32_t seg_hash(const struct flow_table *ft, const uint8_t *d, size_t n)
+{
+	uint64_t h = ft->seed ^ n, t = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		h = murmur_step(h, load64(d + i));
+	memcpy(&t, d + i, n - i);
+	return (uint32_t)fmix64(murmur_step(h, t));
+}
+
+/*
+ * A copy of a remembered segment (same sequence number and length) with
+ * other bytes: 1 (counted), else 0. The bytes themselves may be gone (slid
+ * away, or the analyzer done), so the memo is what is left to compare.
+ */
+static int memo_differs(struct flow_table *ft, const struct flow_stream *st, uint32_t seq,
+			const uint8_t *data, size_t n)
+{
+	for (unsigned i = 0; i < FLOW_SEG_MEMO; i++) {
+		const struct flow_seg_memo *m = &st->memo[i];
+		if (m->len && m->seq == seq && m->len == n && m->hash != seg_hash(ft, data, n)) {
+			ft->stats.inconsistent++;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Remember a segment that brought new bytes of the first window (hashing
+ * at most about a window of bytes per direction). */
+static void memo_put(const struct flow_table *ft, struct flow_stream *st, uint32_t seq,
+		     const uint8_t *data, size_t n)
+{
+	if (n == 0 || n > UINT16_MAX)
+		return;
+	struct flow_seg_memo *m = &st->memo[st->memo_next++ % FLOW_SEG_MEMO];
+	m->seq = seq;
+	m->len = (uint16_t)n;
+	m->hash = seg_hash(ft, data, n);
+}
+
+/*
+ * Add n payload bytes whose first byte has sequence number seq. A segment
+ * whose bytes differ from bytes held for the same range (in order or out
+ * of order) is counted (flows.inconsistent): the sender sent two versions
+ * and the receiver took one, which one a passive copy cannot know (a
+ * decoy with a bad checksum or a short TTL, one PAWS drops ...); which
+ * copy the stream keeps does not change.
+ */
 static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t seq,
-		       const uint8_t *data, size_t n)
+		       const uint8_t *data, size_t n, int counted)
 {
 	const uint32_t max = stream_limit(ft, st);
 
@@ -806,7 +973,10 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 	int64_t s0 = (int32_t)(seq - st->isn); /* serial arithmetic */
 	int64_t e = s0 + (int64_t)n;
 	int64_t s = s0 < (int64_t)st->len ? (int64_t)st->len : s0;
+	int differs = counted;
 
+	if (!differs && (differs = inorder_differs(st, s0, data, e)) != 0)
+		ft->stats.inconsistent++;
 	if (e <= (int64_t)st->len)
 		return; /* retransmission: every byte already here */
 	if (s >= (int64_t)max) {
@@ -819,10 +989,18 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 	/* A hole in front: skip it if the peer has the bytes, or if holding
 	 * this segment would take more than ooo_max ranges (the first hole
 	 * goes, never past this segment's start). */
-	uint32_t i = 0, j = 0;
+	uint32_t i = 0, j = 0, taken = st->urg_taken;
 	if (s > (int64_t)st->len)
 		stream_skip_acked(ft, st, (uint32_t)s);
 	for (;;) {
+		if (st->urg_taken != taken) {
+			/* an urgent byte in a skipped hole was taken out: this
+			 * segment's bytes, all past it, are numbered one lower */
+			s0 -= st->urg_taken - taken;
+			e -= st->urg_taken - taken;
+			s -= st->urg_taken - taken;
+			taken = st->urg_taken;
+		}
 		if (st->overflow || e <= (int64_t)st->len)
 			return;
 		if (s < (int64_t)st->len)
@@ -849,9 +1027,12 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 		 * BSDs take it: held out-of-order bytes it overlaps give way,
 		 * so a decoy sent ahead cannot stand in for what arrives in
 		 * order) */
+		if (!differs && ooo_differs(st, s0, data, (uint32_t)s, (uint32_t)e))
+			ft->stats.inconsistent++;
 		memcpy(st->buf + s, data + (s - s0), (size_t)(e - s));
 		st->len = (uint32_t)e;
 		ooo_absorb(st);
+		stream_urg_take(ft, st);
 		if (st->len >= max) {
 			st->overflow = 1;
 			ft->stats.stream_truncated++;
@@ -881,6 +1062,8 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 		ft->stats.stream_cap_bytes += (uint64_t)(e - s);
 		return;
 	}
+	if (!differs && ooo_differs(st, s0, data, (uint32_t)s, (uint32_t)e))
+		ft->stats.inconsistent++;
 	stream_write(st, s0, data, (uint32_t)s, (uint32_t)e);
 	ooo_merge(st, (uint32_t)s, (uint32_t)e, i, j);
 }
@@ -1067,19 +1250,105 @@ static void flow_turn(struct flow *f)
 		f->state |= FLOW_REPLY;
 }
 
-/* Nothing of this direction reassembled or held yet. */
+/* Nothing of this direction reassembled or held yet (SYN data waiting for
+ * the peer's word aside: it is not the stream's until then). */
 static int stream_unused(const struct flow_stream *st)
 {
-	return st->len == 0 && st->ooo_n == 0 && st->slid == 0 && !st->done && !st->overflow;
+	return st->len == 0 && st->ooo_n == 0 && st->slid == 0 && st->urg_taken == 0 &&
+	       !st->done && !st->overflow;
 }
 
-/* Number the direction from isn (byte 0); what its peer acknowledged was
- * of the old numbering. */
-static void stream_rebase(struct flow_stream *st, uint32_t isn)
+/* Number the direction from isn (byte 0); what its peer acknowledged, the
+ * pending urgent byte and SYN data held were of the old numbering. */
+static void stream_rebase(struct flow_table *ft, struct flow_stream *st, uint32_t isn)
 {
 	st->isn = isn;
 	st->isn_set = 1;
 	st->acked_set = 0;
+	st->urg_pending = 0;
+	st->aligned = 0;
+	if (st->syn_len) {
+		st->syn_len = 0;
+		ft->stats.syn_data_dropped++;
+	}
+}
+
+/*
+ * A SYN without ACK carried n bytes, the first at seq (the stream's byte
+ * 0). Without TCP Fast Open the receiver does not take them (its SYN-ACK
+ * acknowledges the SYN alone) and the sender sends them again after the
+ * handshake, so they are held aside (buf[0, syn_len), len staying 0) until
+ * the peer says: stream_syn_decide. Only the first SYN's data is held; a
+ * SYN after it with data (a copy, or one after the stream began, which
+ * Linux ignores) adds nothing.
+ */
+static void stream_syn_hold(struct flow_table *ft, struct flow_stream *st, uint32_t seq,
+			    const uint8_t *data, size_t n)
+{
+	if (!data || n == 0)
+		return;
+	if (st->syn_len && st->isn == seq)
+		return; /* the held SYN again */
+	if (st->syn_len || !stream_unused(st) || st->isn != seq) {
+		ft->stats.syn_data_dropped++;
+		return;
+	}
+	uint32_t m = n > stream_limit(ft, st) ? stream_limit(ft, st) : (uint32_t)n;
+	if (stream_reserve(ft, st, m) < 0) {
+		ft->stats.syn_data_dropped++;
+		return;
+	}
+	memcpy(st->buf, data, m);
+	st->syn_len = m;
+}
+
+/*
+ * The peer took the first k bytes of the held SYN data (the SYN-ACK's ACK
+ * names k; without a SYN-ACK, the sender's next segment, see flow.h "SYN
+ * data"): they become the stream's first bytes, as Linux's Fast Open
+ * queues them; the rest, or all when k is not in (0, syn_len] (0: no Fast
+ * Open; else a SYN-ACK for another SYN), are dropped. While data is held
+ * nothing else is (len 0, no held range): the sender's segments come
+ * after the decision.
+ */
+static void stream_syn_decide(struct flow_table *ft, struct flow_stream *st, int64_t k)
+{
+	if (!st->syn_len)
+		return;
+	if (k > 0 && k <= (int64_t)st->syn_len) {
+		if (k < (int64_t)st->syn_len)
+			ft->stats.syn_data_dropped++;
+		st->len = (uint32_t)k;
+		st->syn_len = 0;
+		ooo_absorb(st);
+		if (st->len >= stream_limit(ft, st)) {
+			st->overflow = 1;
+			ft->stats.stream_truncated++;
+			ooo_free(ft, st);
+		}
+		return;
+	}
+	st->syn_len = 0;
+	ft->stats.syn_data_dropped++;
+}
+
+/* The urgent pointer of TCP segment p, or -1 when its header cannot be
+ * read (decode.c checked it; a struct pkt made by hand may lack it). */
+static int tcp_urg_ptr(const struct pkt *p)
+{
+	struct cur c = cur_init(p->l4, p->l4 ? p->l4_len : 0);
+
+	cur_skip(&c, 18); /* ports, seq, ack, offset, flags, window, checksum */
+	uint16_t v = cur_be16(&c);
+	return c.err ? -1 : v;
+}
+
+/* A segment with none of SYN, ACK and RST: Linux discards it in every
+ * state (tcp_rcv_state_process, tcp_rcv_established: "!th->ack"), so its
+ * data, FIN and urgent pointer never reach the receiver. */
+static int tcp_discarded(uint8_t flags)
+{
+	return !(flags & (TH_SYN | TH_ACK | TH_RST));
 }
 
 /*
@@ -1099,9 +1368,9 @@ static int rst_unacceptable(const struct flow *f, const struct pkt *p)
 		return 0;
 	if (!(p->tcp_flags & TH_ACK))
 		return 1;
-	/* c->isn - c->slid is ISN + 1; the SYN's own data (Fast Open) may be
+	/* stream_isn1(c) is ISN + 1; the SYN's own data (Fast Open) may be
 	 * acknowledged too */
-	return (uint32_t)(p->ack - (c->isn - c->slid)) > (uint32_t)f->bytes[0];
+	return (uint32_t)(p->ack - stream_isn1(c)) > (uint32_t)f->bytes[0];
 }
 
 static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *p, int dir)
@@ -1109,7 +1378,13 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
 	const uint8_t fl = p->tcp_flags;
 	struct flow_stream *st = &f->st[dir];
 	uint32_t seq = p->seq;
+	const size_t n = p->payload ? p->payload_len : 0;
 
+	if (tcp_discarded(fl)) {
+		if (n)
+			ft->stats.noack_ignored++;
+		return;
+	}
 	if (fl & TH_SYN) {
 		if (!(fl & TH_ACK)) {
 			if (dir == 0)
@@ -1118,13 +1393,20 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
 		} else if (dir == 1) {
 			struct flow_stream *c = &f->st[0];
 			f->state |= FLOW_SYNACK;
+			/* the SYN's data: taken as far as this ACK names it
+			 * (Fast Open), else dropped */
+			if (c->syn_len) {
+				stream_syn_decide(ft, c, (int32_t)(p->ack - c->isn));
+				if (c->len)
+					c->isn_fixed = 1;
+			}
 			/* the server's ACK names the client's ISN; it decides
 			 * between SYNs of other ISNs (a retry, a decoy) while
 			 * the client has sent nothing, and once it acknowledges
 			 * a SYN the client sent, no later SYN or SYN-ACK (a
 			 * decoy after the handshake) renumbers the client */
 			if (!c->isn_fixed && (!c->isn_set || stream_unused(c))) {
-				stream_rebase(c, p->ack);
+				stream_rebase(ft, c, p->ack);
 				for (unsigned i = 0; i < FLOW_SYN_ISNS && i < c->syn_n; i++)
 					if (c->syn_isn[i] == p->ack)
 						c->isn_fixed = 1;
@@ -1133,7 +1415,7 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
 		/* a SYN again with another ISN, before any data: the latest
 		 * (a retry with a new ISN; the SYN-ACK settles the client's) */
 		if (!st->isn_set || (st->isn != seq + 1 && stream_unused(st) && !st->isn_fixed))
-			stream_rebase(st, seq + 1);
+			stream_rebase(ft, st, seq + 1);
 		seq++; /* the SYN takes one sequence number before any data */
 	} else if ((fl & TH_ACK) && dir == 0 && (f->state & FLOW_SYNACK) && f->st[1].isn_set &&
 		   !f->st[1].isn_fixed && p->ack == f->st[1].isn && stream_unused(&f->st[1])) {
@@ -1161,7 +1443,33 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
 		stream_flush(ft, &f->st[1]);
 		return;
 	}
-	stream_add(ft, st, seq, p->payload, p->payload_len);
+	if ((fl & (TH_SYN | TH_ACK)) == TH_SYN) {
+		stream_syn_hold(ft, st, seq, p->payload, n);
+		return;
+	}
+	if (st->syn_len && !(fl & TH_SYN)) {
+		/* SYN data held and no SYN-ACK seen (a capture of one
+		 * direction): the sender goes on after what the peer took,
+		 * so its first segment since says how much (from 0 again: none) */
+		stream_syn_decide(ft, st, (int32_t)(seq - st->isn));
+	}
+	if ((fl & TH_URG) && !(fl & TH_SYN)) {
+		int up = tcp_urg_ptr(p);
+		if (up >= 0)
+			stream_urgent(st, seq, (uint16_t)up, n);
+	}
+	if (n) {
+		/* a copy of a remembered segment with other bytes is counted
+		 * once; one bringing new bytes of the first window is
+		 * remembered */
+		int counted = memo_differs(ft, st, seq, p->payload, n);
+		int fresh = !st->done && !st->overflow && st->slid == 0 &&
+			    (!st->isn_set || (int64_t)(int32_t)(seq - st->isn) + (int64_t)n >
+						     (int64_t)st->len);
+		stream_add(ft, st, seq, p->payload, n, counted);
+		if (fresh && !counted)
+			memo_put(ft, st, seq, p->payload, n);
+	}
 	if (fl & TH_FIN)
 		stream_flush(ft, st);
 }
@@ -1352,7 +1660,7 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 	int pure_syn = p->proto == PROTO_TCP && (p->tcp_flags & (TH_SYN | TH_ACK)) == TH_SYN;
 	if (f && pure_syn) {
 		if (flow_closed(f) && dir == 0 && f->st[0].isn_set &&
-		    f->st[0].isn - f->st[0].slid == p->seq + 1) {
+		    stream_isn1(&f->st[0]) == p->seq + 1) {
 			/* the closed connection's own SYN again, with its ISN: a
 			 * copy (a capture on two interfaces that wrote each one's
 			 * packets in a block of its own, as dumpcap does) or a
@@ -1360,7 +1668,7 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 			 * old bytes, which reassembly does not hand on twice */
 		} else if (flow_closed(f) ||
 			   (f->fin_dirs && dir == 0 && f->st && f->st[0].isn_set &&
-			    f->st[0].isn - f->st[0].slid != p->seq + 1)) {
+			    stream_isn1(&f->st[0]) != p->seq + 1)) {
 			/* port reuse: the old connection is over (closed, or
 			 * half closed and this SYN of another ISN: the other
 			 * FIN was not captured) */
@@ -1393,8 +1701,9 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 		if (dir)
 			f->state |= FLOW_REPLY;
 		/* data on a RST is a diagnostic no stack delivers (RFC 9293
-		 * 3.5.3): not an answer */
-		if (plen && !(p->proto == PROTO_TCP && (p->tcp_flags & TH_RST)))
+		 * 3.5.3), and data without ACK Linux discards: not an answer */
+		if (plen && !(p->proto == PROTO_TCP &&
+			      ((p->tcp_flags & TH_RST) || tcp_discarded(p->tcp_flags))))
 			f->state |= dir ? FLOW_DATA1 : FLOW_DATA0;
 		if (p->proto == PROTO_TCP)
 			tcp_update(ft, f, p, dir);
@@ -1433,9 +1742,9 @@ int flow_seq_sent(const struct flow *f, int dir, uint32_t seq)
 
 	if (!st || !st->isn_set)
 		return 1;
-	/* st->isn - st->slid is ISN + 1: the SYN, then the bytes sent (all
+	/* stream_isn1(st) is ISN + 1: the SYN, then the bytes sent (all
 	 * the payload counted, retransmissions too: never too few) */
-	return (uint32_t)(seq - (st->isn - st->slid - 1)) <= 1 + (uint32_t)f->bytes[dir & 1];
+	return (uint32_t)(seq - (stream_isn1(st) - 1)) <= 1 + (uint32_t)f->bytes[dir & 1];
 }
 
 struct flow *flow_table_find(struct flow_table *ft, uint8_t ipv, uint8_t proto,

@@ -51,6 +51,60 @@
  * Analyzers that predate holes and ignore these fields read zeros instead of
  * the lost bytes.
  *
+ * What the receiver reads. The stream is meant to be the bytes a Linux
+ * receiver (default settings) hands to its application, not every byte
+ * the capture shows:
+ *
+ * Urgent data. With net.ipv4.tcp_stdurg = 0 and SO_OOBINLINE off (the
+ * defaults), the byte an urgent pointer names (seq + urg_ptr - 1; seq when
+ * urg_ptr is 0) is taken out of the stream (send(.., MSG_OOB); Linux's
+ * tcp_check_urg and tcp_recvmsg). One urgent byte is pending per
+ * direction: a pointer before the bytes held in order (rcv_nxt) is
+ * ignored, and so is one not after the pending one; a later one replaces
+ * it, and the replaced byte then stays in the stream. The byte may lie
+ * past its segment or in held data: it is taken out when the in-order
+ * stream reaches it (also when a skipped hole covers it: a zero goes).
+ * Taking it out moves the bytes after it down by one and isn on by one
+ * (urg_taken counts them), so later, retransmitted and out-of-order
+ * segments land where they did. One approximation: Linux leaves a
+ * replaced byte in the stream only when its application had not read up
+ * to it yet; here the application is taken to read at once, so a pending
+ * byte the stream has reached is always taken out. Counted:
+ * flows.urgent.
+ *
+ * Segments without ACK. Linux discards a segment with none of SYN, ACK and
+ * RST in every state; its data, FIN and urgent pointer are ignored here
+ * too, and its data is no answer (FLOW_DATA*). Counted, those with data:
+ * flows.noack_ignored.
+ *
+ * SYN data. A SYN's data is the receiver's only with TCP Fast Open, when
+ * its SYN-ACK acknowledges it (ack = ISN + 1 + len); otherwise the client
+ * sends it again after the handshake. So it is held aside (syn_len bytes
+ * at buf[0], len staying 0: no analyzer sees it) until the SYN-ACK says:
+ * the bytes its ACK covers become the stream's first, the rest is
+ * dropped. When no SYN-ACK is seen (a capture of one direction) the
+ * client's next segment says instead: a client goes on after what its
+ * peer took, so a segment from byte 0 again drops the data, one at or
+ * past its end takes it all (one in between takes that much). In such a
+ * capture the sender thus decides alone; a decoy it sends so is left for
+ * flows.inconsistent to show (the real bytes arrive as a differing copy).
+ * Counted, SYNs whose data the stream did not take (or took in part):
+ * flows.syn_data_dropped. Data on a SYN-ACK is taken as before.
+ *
+ * Differing copies. Bytes that arrive for a range already held (in order,
+ * or out of order) and differ from it are a sender saying two things; the
+ * receiver took one (a decoy with a bad checksum, a short TTL, an old
+ * timestamp that PAWS drops ...), which one a passive copy cannot tell.
+ * The copy that stays is the one the rules above keep; the segment is
+ * counted in flows.inconsistent (Zeek's rexmit_inconsistency). The bytes
+ * held are compared where they are still in buf (not skipped holes, not
+ * bytes numbered before an urgent byte was taken out); for the first
+ * window (before any slide) the latest FLOW_SEG_MEMO segments that brought
+ * new bytes are also remembered by sequence number, length and a keyed
+ * hash, so a copy of one of them with other bytes is counted after the
+ * analyzer slid the bytes away or finished (a copy that overlaps a
+ * forgotten segment otherwise is not seen).
+ *
  * Keys. A flow is (ipv, proto, address and port of each end), matched in
  * either orientation. Ports are the TCP/UDP ports; for ICMP and ICMPv6 echo
  * (request or reply) both "ports" are the echo identifier, so an echo request
@@ -108,6 +162,9 @@ struct flow_seg {
  * SYN-ACK that acknowledges one of them fixes the numbering. */
 #define FLOW_SYN_ISNS 4
 
+/* Segments remembered per direction to compare copies with (memo). */
+#define FLOW_SEG_MEMO 2
+
 struct flow_stream {
 	uint8_t *buf;      /* bytes [0, len), zeros in skipped holes; NULL until data arrives */
 	uint32_t len;      /* contiguous bytes reassembled (skipped holes included) */
@@ -144,7 +201,30 @@ struct flow_stream {
 	 * renumbers the direction (a decoy, as Linux ignores it) */
 	uint8_t isn_fixed;
 	uint8_t syn_n;       /* SYNs sent, of which the last FLOW_SYN_ISNS are kept */
+	uint8_t urg_pending; /* urg_off names a pending urgent byte */
+	uint8_t memo_next;   /* table internal: the memo entry to overwrite next */
 	uint32_t syn_isn[FLOW_SYN_ISNS]; /* their ISN + 1, for the SYN-ACK to match */
+	/* Data carried by the SYN (see "SYN data"): syn_len bytes held at
+	 * buf[0, syn_len), beyond len (0), until the peer says whether it
+	 * took them; 0: none held */
+	uint32_t syn_len;
+	/* Urgent data (see "Urgent data"): the pending urgent byte's offset,
+	 * valid when urg_pending (then urg_off >= len) */
+	uint32_t urg_off;
+	uint32_t urg_taken;  /* urgent bytes taken out of the stream (isn moved on
+			      * by as many, so isn - slid - urg_taken is ISN + 1) */
+	/* table internal: bytes below this offset were numbered before the
+	 * latest urgent byte was taken out, so a retransmission of them lands
+	 * one off: they are not compared (flows.inconsistent) */
+	uint32_t aligned;
+	/* table internal: the latest segments that brought bytes of the first
+	 * window (before any slide), by sequence number, length and a keyed
+	 * hash of their bytes, so a copy of one with other bytes is seen
+	 * after the analyzer slid the bytes away or finished (flows.inconsistent) */
+	struct flow_seg_memo {
+		uint32_t seq, hash;
+		uint16_t len;
+	} memo[FLOW_SEG_MEMO];
 };
 
 /*
@@ -200,6 +280,13 @@ struct flow_stats {
 	uint64_t stream_gaps;      /* always 0: holes are skipped now (kept for old readers) */
 	uint64_t stream_holes;     /* holes skipped (capture loss), see "Holes" */
 	uint64_t rst_ignored;      /* RSTs the connecting stack would drop (no answer) */
+	uint64_t urgent;           /* urgent bytes taken out of streams ("Urgent data") */
+	uint64_t noack_ignored;    /* segments with data but no ACK (nor SYN, RST): Linux
+				    * discards them, so their data is not taken */
+	uint64_t syn_data_dropped; /* SYNs whose data the stream did not take ("SYN data") */
+	uint64_t inconsistent;     /* segments whose bytes differ from those held for the
+				    * same range (a decoy: which copy the receiver took
+				    * is not known; Zeek's rexmit_inconsistency) */
 };
 
 struct flow_table;
@@ -231,7 +318,9 @@ void flow_table_free(struct flow_table *ft);
  * as Linux's receiver takes them (stream_write has the one approximation);
  * skipping holes that
  * will not be filled, see
- * "Holes"). Also expires idle flows by p->ts_us.
+ * "Holes"; taking out urgent bytes, ignoring segments without ACK and
+ * holding SYN data, see "What the receiver reads"). Also expires idle
+ * flows by p->ts_us.
  * Streams take TCP payload only (not from RST segments); bytes[] counts L4
  * payload bytes. Returns the flow (owned by the table, valid until a later
  * table call may end it), or NULL when p is not IP (ipv not 4 or 6), is a

@@ -1310,6 +1310,330 @@ static void test_reasm_slide(void)
 	flow_table_free(ft);
 }
 
+/* ---------------------------------------------- what Linux's receiver reads */
+
+/* A TCP segment whose header (l4) carries urgent pointer urg (urg < 0: no
+ * header at all, as tcp() makes). */
+static struct flow *useg(struct flow_table *ft, uint8_t flags, uint32_t seq, const char *data,
+			 int urg)
+{
+	struct pkt p = mk(P_TCP, C_IP, 40000, S_IP, 443, 2 * SEC);
+	uint8_t h[20] = {0};
+
+	p.tcp_flags = flags;
+	p.seq = seq;
+	p.ack = 1;
+	p.payload = (const uint8_t *)data;
+	p.payload_len = data ? strlen(data) : 0;
+	if (urg >= 0) {
+		h[12] = 5 << 4;
+		h[13] = flags;
+		h[18] = (uint8_t)(urg >> 8);
+		h[19] = (uint8_t)urg;
+		p.l4 = h;
+		p.l4_len = sizeof(h);
+	}
+	return flow_table_update(ft, &p);
+}
+
+/* A segment with URG set and urgent pointer urg. */
+static void urg(struct flow_table *ft, uint32_t seq, const char *data, int ptr)
+{
+	useg(ft, TH_ACK | TH_PUSH | TH_URG, seq, data, ptr);
+}
+
+/*
+ * Urgent data (MSG_OOB): with Linux's defaults the byte the urgent pointer
+ * names (seq + urg_ptr - 1) is taken out of the stream, so
+ * "Host: ev" + OOB "X" + "il.example" reads evil.example, and a ClientHello
+ * with an OOB byte after its record header is still a ClientHello. The
+ * numbering after it stays right for later, retransmitted and out-of-order
+ * segments.
+ */
+static void test_urgent(void)
+{
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct flow *f = conn(ft, 1);
+	const struct flow_stats *fs = flow_table_stats(ft);
+
+	cdata(ft, 1, "GET / HTTP/1.1\r\nHost: ev");   /* [0,24) */
+	urg(ft, 25, "X", 1);                           /* the byte at 25 */
+	cdata(ft, 26, "il.example\r\n");
+	CHECK(stream_is(f, 0, "GET / HTTP/1.1\r\nHost: evil.example\r\n"));
+	CHECK_EQ(fs->urgent, 1);
+	/* retransmissions, with URG or without, of the byte or around it,
+	 * change nothing and differ from nothing */
+	urg(ft, 25, "X", 1);
+	cdata(ft, 1, "GET / HTTP/1.1\r\nHost: evXil.example\r\n");
+	cdata(ft, 24, "vXil");
+	CHECK(stream_is(f, 0, "GET / HTTP/1.1\r\nHost: evil.example\r\n"));
+	CHECK_EQ(fs->urgent, 1);
+	CHECK_EQ(fs->inconsistent, 0);
+	/* a differing copy past the byte is still seen as one */
+	cdata(ft, 26, "IL");
+	CHECK_EQ(fs->inconsistent, 1);
+	/* later data, out of order first, lands after it */
+	cdata(ft, 42, "ZZ");                           /* seq 38.. is next */
+	cdata(ft, 38, "abcd");
+	CHECK(stream_is(f, 0, "GET / HTTP/1.1\r\nHost: evil.example\r\nabcdZZ"));
+	/* the sequence numbers the client sent are still its own */
+	CHECK(flow_seq_sent(f, 0, 43));
+	CHECK(!flow_seq_sent(f, 0, 100));
+	flow_table_free(ft);
+
+	/* a pointer past the segment: the byte is taken when it comes; one
+	 * before what is held in order, or not after the pending one, is
+	 * ignored; a later one replaces the pending one, whose byte stays */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	fs = flow_table_stats(ft);
+	urg(ft, 1, "ab", 5);                           /* byte 4 (seq 5) */
+	CHECK(stream_is(f, 0, "ab"));
+	cdata(ft, 3, "cdXef");
+	CHECK(stream_is(f, 0, "abcdef"));
+	urg(ft, 2, "b", 1);                            /* before len: ignored */
+	urg(ft, 8, "gh", 4);                           /* seq 11 pending */
+	urg(ft, 9, "h", 2);                            /* seq 10: not after it */
+	urg(ft, 9, "h", 4);                            /* seq 12: replaces 11 */
+	cdata(ft, 10, "ijk");                          /* 11 stays, 12 goes */
+	CHECK(stream_is(f, 0, "abcdefghij"));
+	CHECK_EQ(fs->urgent, 2);
+	/* an urgent pointer of 0 names the segment's first byte (Linux reads
+	 * seq + 0 with tcp_stdurg off) */
+	urg(ft, 13, "Ylm", 0);
+	CHECK(stream_is(f, 0, "abcdefghijlm"));
+	CHECK_EQ(fs->urgent, 3);
+	/* URG with no header to read (a hand-made packet): nothing taken */
+	useg(ft, TH_ACK | TH_URG, 16, "n", -1);
+	CHECK(stream_is(f, 0, "abcdefghijlmn"));
+	flow_table_free(ft);
+
+	/* the urgent byte inside held out-of-order data: taken when the
+	 * hole before it fills; a copy of that segment adds nothing */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	fs = flow_table_stats(ft);
+	urg(ft, 4, "wXy", 2);                          /* held; X is seq 5 */
+	CHECK_EQ(f->st[0].len, 0);
+	cdata(ft, 1, "abc");
+	CHECK(stream_is(f, 0, "abcwy"));
+	urg(ft, 4, "wXy", 2);
+	cdata(ft, 7, "z");
+	CHECK(stream_is(f, 0, "abcwyz"));
+	CHECK_EQ(fs->urgent, 1);
+	CHECK_EQ(fs->inconsistent, 0);
+	/* pending past a slide: the offset moves with the window */
+	urg(ft, 8, "1", 3);                            /* seq 10 pending */
+	f->st[0].consumed = 3;
+	flow_stream_slide(&f->st[0]);
+	CHECK(stream_is(f, 0, "wyz1"));
+	cdata(ft, 9, "2U3");
+	CHECK(stream_is(f, 0, "wyz123"));
+	CHECK_EQ(fs->urgent, 2);
+	flow_table_free(ft);
+
+	/* the urgent byte in held data after a hole skipped at FIN, and
+	 * inside such a hole (the receiver had the byte and dropped it, so
+	 * the data after the hole keeps its place) */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	cdata(ft, 1, "ab");
+	urg(ft, 6, "ef", 0);                           /* held; e (seq 6) urgent */
+	CHECK(f->st[0].urg_pending && f->st[0].urg_off == 5);
+	useg(ft, TH_ACK | TH_FIN, 8, NULL, -1);
+	/* ab, the hole's 3 zeros, e taken out, f */
+	CHECK(f->st[0].len == 6 && memcmp(f->st[0].buf, "ab\0\0\0f", 6) == 0);
+	flow_table_free(ft);
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	cdata(ft, 1, "ab");
+	urg(ft, 3, NULL, 2);                           /* seq 4, not yet here */
+	cdata(ft, 6, "ef");
+	useg(ft, TH_ACK | TH_FIN, 8, NULL, -1);
+	CHECK(f->st[0].len == 6 && memcmp(f->st[0].buf, "ab\0\0ef", 6) == 0);
+	CHECK(f->st[0].holes == 1 && f->st[0].resync == 4);
+	flow_table_free(ft);
+
+	/* midstream, the first segment urgent */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = useg(ft, TH_ACK | TH_PUSH | TH_URG, 7000, "!GET", 1);
+	CHECK(stream_is(f, 0, "GET"));
+	flow_table_free(ft);
+}
+
+/*
+ * A segment without ACK (nor SYN, RST) is discarded by Linux in every
+ * state: a decoy sent so, at the real request's sequence number, no
+ * longer stands in for it; nor does its FIN skip holes, nor its data make
+ * an answer.
+ */
+static void test_noack(void)
+{
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct flow *f = conn(ft, 1);
+	const struct flow_stats *fs = flow_table_stats(ft);
+
+	tcp(ft, C_IP, 40000, S_IP, 443, TH_PUSH, 1, 0, "Host: good.example", SEC, NULL);
+	CHECK_EQ(f->st[0].len, 0);
+	CHECK(!(f->state & FLOW_DATA0));
+	cdata(ft, 1, "Host: evil.example");
+	CHECK(stream_is(f, 0, "Host: evil.example"));
+	CHECK_EQ(fs->noack_ignored, 1);
+	CHECK_EQ(fs->inconsistent, 0);
+	/* held data past a hole: a FIN without ACK skips nothing */
+	cdata(ft, 30, "later");
+	tcp(ft, C_IP, 40000, S_IP, 443, TH_FIN, 35, 0, NULL, SEC, NULL);
+	CHECK_EQ(f->st[0].holes, 0);
+	CHECK_EQ(f->fin_dirs, 0);
+	/* data from the server without ACK is no answer */
+	tcp(ft, S_IP, 443, C_IP, 40000, TH_PUSH, 1001, 0, "HTTP/1.1 200", SEC, NULL);
+	CHECK(!(f->state & FLOW_DATA1));
+	CHECK_EQ(f->st[1].len, 0);
+	CHECK_EQ(fs->noack_ignored, 2);
+	flow_table_free(ft);
+}
+
+/*
+ * Data carried in a SYN: the receiver takes it only with Fast Open (its
+ * SYN-ACK acknowledges it), else the client sends it again after the
+ * handshake; a SYN-data decoy no longer wins over the real bytes.
+ */
+static void test_syn_data(void)
+{
+	/* refused (SYN-ACK for the SYN alone): dropped, the real bytes win */
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	const struct flow_stats *fs = flow_table_stats(ft);
+	struct flow *f = tcp(ft, C_IP, 40000, S_IP, 80, TH_SYN, 1000, 0, "Host: good.example",
+			     SEC, NULL);
+	CHECK_EQ(f->st[0].len, 0);                     /* held, not the stream's */
+	CHECK_EQ(f->st[0].syn_len, 18);
+	tcp(ft, S_IP, 80, C_IP, 40000, TH_SYN | TH_ACK, 5000, 1001, NULL, SEC, NULL);
+	CHECK_EQ(f->st[0].syn_len, 0);
+	CHECK_EQ(fs->syn_data_dropped, 1);
+	tcp(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1001, 5001, "Host: evil.example", SEC,
+	    NULL);
+	CHECK(stream_is(f, 0, "Host: evil.example"));
+	flow_table_free(ft);
+
+	/* Fast Open: the SYN-ACK acknowledges the data, which is the stream's
+	 * first bytes; a differing copy of them later is counted, not taken */
+	ft = flow_table_new(NULL, NULL, NULL);
+	fs = flow_table_stats(ft);
+	f = tcp(ft, C_IP, 40000, S_IP, 80, TH_SYN, 1000, 0, "GET / HTTP/1.1\r\n", SEC, NULL);
+	tcp(ft, C_IP, 40000, S_IP, 80, TH_SYN, 1000, 0, "GET / HTTP/1.1\r\n", SEC, NULL);
+	tcp(ft, S_IP, 80, C_IP, 40000, TH_SYN | TH_ACK, 5000, 1017, NULL, SEC, NULL);
+	CHECK(stream_is(f, 0, "GET / HTTP/1.1\r\n"));
+	CHECK(f->st[0].isn_fixed);
+	tcp(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1017, 5001, "Host: a\r\n\r\n", SEC, NULL);
+	CHECK(stream_is(f, 0, "GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+	tcp(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1001, 5001, "PUT", SEC, NULL);
+	CHECK(stream_is(f, 0, "GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+	CHECK_EQ(fs->syn_data_dropped, 0);
+	CHECK_EQ(fs->inconsistent, 1);
+	/* a SYN with data after that (Linux ignores it) adds nothing */
+	tcp(ft, C_IP, 40000, S_IP, 80, TH_SYN, 1000, 0, "GET / HTTP/1.1\r\nHost: b\r\n\r\nXX",
+	    SEC, NULL);
+	CHECK(stream_is(f, 0, "GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+	flow_table_free(ft);
+
+	/* part of it acknowledged: that part taken */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = tcp(ft, C_IP, 40000, S_IP, 80, TH_SYN, 1000, 0, "abcdef", SEC, NULL);
+	tcp(ft, S_IP, 80, C_IP, 40000, TH_SYN | TH_ACK, 5000, 1004, NULL, SEC, NULL);
+	CHECK(stream_is(f, 0, "abc"));
+	CHECK_EQ(flow_table_stats(ft)->syn_data_dropped, 1);
+	flow_table_free(ft);
+
+	/* a decoy SYN of another ISN after a SYN with data drops the data;
+	 * its SYN-ACK then numbers from the decoy as before */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = tcp(ft, C_IP, 40000, S_IP, 80, TH_SYN, 1000, 0, "abc", SEC, NULL);
+	tcp(ft, C_IP, 40000, S_IP, 80, TH_SYN, 7000, 0, NULL, SEC, NULL);
+	CHECK_EQ(f->st[0].syn_len, 0);
+	tcp(ft, S_IP, 80, C_IP, 40000, TH_SYN | TH_ACK, 5000, 1004, NULL, SEC, NULL);
+	CHECK_EQ(f->st[0].len, 0);
+	flow_table_free(ft);
+
+	/* no SYN-ACK seen (one direction captured): the client's next
+	 * segment says; from the SYN's data again: dropped ... */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = tcp(ft, C_IP, 40000, S_IP, 80, TH_SYN, 1000, 0, "Host: good.example", SEC, NULL);
+	tcp(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1001, 5001, "Host: evil.example", SEC,
+	    NULL);
+	CHECK(stream_is(f, 0, "Host: evil.example"));
+	flow_table_free(ft);
+	/* ... going on after it: taken */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = tcp(ft, C_IP, 40000, S_IP, 80, TH_SYN, 1000, 0, "GET / ", SEC, NULL);
+	tcp(ft, C_IP, 40000, S_IP, 80, TH_ACK, 1007, 5001, NULL, SEC, NULL);
+	CHECK(stream_is(f, 0, "GET / "));
+	tcp(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1007, 5001, "HTTP/1.0", SEC, NULL);
+	CHECK(stream_is(f, 0, "GET / HTTP/1.0"));
+	flow_table_free(ft);
+}
+
+/*
+ * Copies that differ: the bytes kept do not change (the first in order;
+ * held ones as before), the segment is counted in flows.inconsistent, in
+ * order or not, and after the analyzer slid the bytes away or finished.
+ * Skipped holes (zeros) filled later are no inconsistency.
+ */
+static void test_inconsistent(void)
+{
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct flow *f = conn(ft, 1);
+	const struct flow_stats *fs = flow_table_stats(ft);
+
+	cdata(ft, 1, "Host: good.example\r\n");
+	cdata(ft, 1, "Host: good.example\r\n");        /* the same: nothing */
+	CHECK_EQ(fs->inconsistent, 0);
+	cdata(ft, 1, "Host: evil.example\r\n");
+	CHECK(stream_is(f, 0, "Host: good.example\r\n"));
+	CHECK_EQ(fs->inconsistent, 1);
+	cdata(ft, 7, "evil");                          /* a part of it */
+	CHECK_EQ(fs->inconsistent, 2);
+	/* slid away: the remembered segment still tells */
+	f->st[0].consumed = f->st[0].len;
+	flow_stream_slide(&f->st[0]);
+	cdata(ft, 1, "Host: evil.example\r\n");
+	CHECK_EQ(fs->inconsistent, 3);
+	cdata(ft, 1, "Host: good.example\r\n");
+	CHECK_EQ(fs->inconsistent, 3);
+	/* done: likewise */
+	flow_stream_done(ft, f, 0);
+	cdata(ft, 1, "Host: evil.example\r\n");
+	CHECK_EQ(fs->inconsistent, 4);
+	flow_table_free(ft);
+
+	/* out of order: over held bytes, and in order over held bytes; which
+	 * copy wins is as before */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	fs = flow_table_stats(ft);
+	cdata(ft, 11, "1111");                         /* [10,14) */
+	cdata(ft, 11, "1111");
+	CHECK_EQ(fs->inconsistent, 0);
+	cdata(ft, 9, "22222222");                      /* [8,16): lower, wins */
+	CHECK_EQ(fs->inconsistent, 1);
+	cdata(ft, 1, "abcdefghij");                    /* [0,10) over 8, 9 */
+	CHECK(stream_is(f, 0, "abcdefghij222222"));
+	CHECK_EQ(fs->inconsistent, 2);
+	flow_table_free(ft);
+
+	/* a hole skipped (zeros), its bytes arriving after: not counted */
+	struct flow_config cfg = {.ooo_max = 1};
+	ft = flow_table_new(&cfg, NULL, NULL);
+	f = conn(ft, 1);
+	fs = flow_table_stats(ft);
+	cdata(ft, 1, "ab");
+	cdata(ft, 5, "ef");
+	cdata(ft, 9, "ij");                            /* skips [2,4) */
+	CHECK_EQ(f->st[0].holes, 1);
+	cdata(ft, 3, "cd");
+	CHECK_EQ(fs->inconsistent, 0);
+	flow_table_free(ft);
+}
+
 int main(void)
 {
 	test_direction();
@@ -1326,5 +1650,9 @@ int main(void)
 	test_find();
 	test_churn();
 	test_bounded();
+	test_urgent();
+	test_noack();
+	test_syn_data();
+	test_inconsistent();
 	return check_done();
 }
