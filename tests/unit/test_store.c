@@ -617,6 +617,75 @@ static void test_event_ids(enum store_writer mode)
 	remove_db(db);
 }
 
+/* Two writers on one database, each with its own alerts: every alert gets
+ * a row of its own, and each writer's later upserts update its own rows
+ * (each store numbers its alerts from max(id) + 1 at open, so both hand
+ * out the same ids). Then a writer alone again keeps its ids. */
+static void alert_put(struct store *s, int64_t id, const char *subject, uint64_t count)
+{
+	struct store_alert a = {.id = id, .class = "dns_tunnel", .severity = 3, .first_ts = 1,
+				.last_ts = 1 + count, .count = count, .src_ip = "10.99.0.10",
+				.subject = subject};
+	CHECK_EQ(store_alert_upsert(s, &a), 0);
+}
+
+static void test_alert_ids_shared(enum store_writer mode)
+{
+	char db[512], err[512];
+	struct store *s1 = NULL, *s2 = NULL;
+	struct store_config cfg = {.writer = mode, .batch_ms = 600000};
+
+	path_in(db, sizeof(db), "alert_ids.db");
+	remove_db(db);
+	CHECK_EQ(store_open(&s1, db, &cfg, err, sizeof(err)), 0);
+	alert_put(s1, store_alert_id(s1), "before.test", 1);
+	CHECK_EQ(store_close(s1), 0);
+
+	CHECK_EQ(store_open(&s1, db, &cfg, err, sizeof(err)), 0);
+	CHECK_EQ(store_open(&s2, db, &cfg, err, sizeof(err)), 0);
+	int64_t a1 = store_alert_id(s1), b1 = store_alert_id(s2);
+	CHECK_EQ(a1, 2);
+	CHECK_EQ(b1, 2); /* the same id in both processes */
+	alert_put(s2, b1, "b1.test", 1);
+	int64_t b2 = store_alert_id(s2);
+	alert_put(s2, b2, "b2.test", 1);
+	CHECK_EQ(store_flush(s2), 0);
+	alert_put(s1, a1, "a1.test", 1);
+	CHECK_EQ(store_flush(s1), 0);
+	/* both grow (each batch committed before the other writes: a batch
+	 * holds the write lock); s1's next alert comes in the same batch as
+	 * a1's update */
+	alert_put(s2, b1, "b1.test", 7);
+	CHECK_EQ(store_flush(s2), 0);
+	alert_put(s1, a1, "a1.test", 5);
+	int64_t a2 = store_alert_id(s1);
+	alert_put(s1, a2, "a2.test", 1);
+	alert_put(s1, a2, "a2.test", 2);
+	CHECK_EQ(store_flush(s1), 0);
+	alert_put(s2, b2, "b2.test", 9);
+	CHECK_EQ(store_flush(s2), 0);
+	alert_put(s1, a1, "a1.test", 6);
+	CHECK_EQ(store_flush(s1), 0);
+	alert_put(s2, b2, "b2.test", 10);
+	CHECK_EQ(store_close(s2), 0);
+	alert_put(s1, a1, "a1.test", 8);
+	CHECK_EQ(store_close(s1), 0);
+
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM alerts"), 5);
+	CHECK_EQ(sql_int(db, "SELECT count(DISTINCT subject) FROM alerts"), 5);
+	CHECK_EQ(sql_int(db, "SELECT count FROM alerts WHERE subject = 'before.test'"), 1);
+	CHECK_EQ(sql_int(db, "SELECT count FROM alerts WHERE subject = 'a1.test'"), 8);
+	CHECK_EQ(sql_int(db, "SELECT count FROM alerts WHERE subject = 'a2.test'"), 2);
+	CHECK_EQ(sql_int(db, "SELECT count FROM alerts WHERE subject = 'b1.test'"), 7);
+	CHECK_EQ(sql_int(db, "SELECT count FROM alerts WHERE subject = 'b2.test'"), 10);
+	/* rows in the order they were first committed */
+	CHECK_EQ(sql_int(db, "SELECT id FROM alerts WHERE subject = 'b1.test'"), 2);
+	CHECK_EQ(sql_int(db, "SELECT id FROM alerts WHERE subject = 'b2.test'"), 3);
+	CHECK_EQ(sql_int(db, "SELECT id FROM alerts WHERE subject = 'a1.test'"), 4);
+	CHECK_EQ(sql_int(db, "SELECT id FROM alerts WHERE subject = 'a2.test'"), 5);
+	remove_db(db);
+}
+
 static void test_refused(void)
 {
 	char db[512], uri[600], err[512];
@@ -1744,6 +1813,8 @@ int main(void)
 	test_table_answers();
 	test_event_ids(STORE_WRITER_INLINE);
 	test_event_ids(STORE_WRITER_THREAD);
+	test_alert_ids_shared(STORE_WRITER_INLINE);
+	test_alert_ids_shared(STORE_WRITER_THREAD);
 	test_events(STORE_WRITER_INLINE);
 	test_events(STORE_WRITER_THREAD);
 	test_addresses(STORE_WRITER_INLINE);
