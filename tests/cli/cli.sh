@@ -335,6 +335,31 @@ n=$("$EW" events -d "$T/urg.db" --json | wc -l)
 [ "$rc" -eq 0 ] && [ "$n" -eq 217 ] && ok ||
 	bad "SIGURG from outside during a pipe replay: exit $rc, $n events (want 0, 217): $(cat "$T/err")"
 
+# Two writers on one database: a replay that opened it (and took its alert
+# ids from max(id) + 1) waits on a pipe while another replay writes its
+# alerts; each one's alerts get rows of their own, none overwritten, with
+# their counts.
+rm -f "$T/clash.db"* "$T/fifo"
+"$EW" replay -q -d "$T/clash.db" "$PCAPS/demo.pcap"
+mkfifo "$T/fifo"
+"$EW" replay -q -d "$T/clash.db" - < "$T/fifo" 2> "$T/err" &
+ew=$!
+exec 3> "$T/fifo"
+sleep 1
+"$EW" replay -q -d "$T/clash.db" "$PCAPS/demo.pcap" "$PCAPS/web_icmp.pcap" 2>> "$T/err"
+rc2=$?
+cat "$PCAPS/demo.pcap" >&3
+exec 3>&-
+wait "$ew"
+rc=$?
+"$EW" alerts -d "$T/clash.db" --json > "$T/clash.json"
+n=$(wc -l < "$T/clash.json")
+# demo.pcap's two alerts three times, web_icmp's one, each with its counts
+dc=$(grep -c '"class":"dns_tunnel".*"count":73,' "$T/clash.json")
+[ "$rc" -eq 0 ] && [ "$rc2" -eq 0 ] && [ "$n" -eq 7 ] && [ "$dc" -eq 3 ] &&
+	[ "$(sqlite3 "$T/clash.db" "SELECT count(DISTINCT id) FROM alerts")" = 7 ] && ok ||
+	bad "two writers: exit $rc and $rc2, $n alerts (want 7), $dc dns_tunnel of 73: $(cat "$T/err")"
+
 # A capture cut part-way: keeps what came before, says where, exits 1.
 size=$(wc -c < "$PCAPS/dns_basic.pcap")
 head -c $((size - 40)) "$PCAPS/dns_basic.pcap" > "$T/cut.pcap"
