@@ -49,8 +49,10 @@
  * crash loses it with the batch.
  *
  * Migrations: schema_migrations[] (schema/NNN_*.sql, embedded at build time)
- * are applied in order, each in its own transaction together with
- * PRAGMA user_version = N.
+ * are applied in order, all in one BEGIN IMMEDIATE transaction that first
+ * reads the version again and checks the tables (migrate()), each with
+ * PRAGMA user_version = N; so processes opening one database at once see
+ * it before or after another's migration, never half-way.
  */
 #include "store.h"
 
@@ -61,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -1502,26 +1505,76 @@ out:
 	} while (0)
 #define DBMSG (s->db ? sqlite3_errmsg(s->db) : "out of memory")
 
-static int migrate(struct store *s, int64_t have, char *err, size_t errlen)
+/* Is the connection's last error one that waiting may clear (another
+ * connection holds a lock SQLite did not wait for: switching the journal
+ * mode, say, which does not call the busy handler)? */
+static int busy_error(struct store *s)
 {
+	int e = sqlite3_errcode(s->db) & 0xff;
+	return e == SQLITE_BUSY || e == SQLITE_LOCKED;
+}
+
+/* query_one, tried again while it fails busy, for up to the busy timeout. */
+static int query_retry(struct store *s, const char *sql, int64_t *out, char *txt, size_t txtlen)
+{
+	const double until = sync_now() + s->cfg.busy_ms / 1000.0;
+	long nap_us = 1000;
+
+	for (;;) {
+		if (query_one(s, sql, out, txt, txtlen) == 0)
+			return 0;
+		if (!busy_error(s) || sync_now() >= until)
+			return -1;
+		nanosleep(&(struct timespec){0, nap_us * 1000}, NULL);
+		if (nap_us < 50000)
+			nap_us *= 2;
+	}
+}
+
+/* The schema's version and the tables in the database, read in one
+ * transaction (so together: a migration makes its tables and sets the
+ * version in one). Returns 0 or -1. */
+static int schema_state(struct store *s, int64_t *version, int64_t *tables)
+{
+	int rc = query_one(s, "PRAGMA user_version", version, NULL, 0);
+	if (rc == 0)
+		rc = query_one(s, "SELECT count(*) FROM sqlite_master WHERE type = 'table'", tables,
+			       NULL, 0);
+	return rc;
+}
+
+/*
+ * Check the schema and bring it up to date, atomically: under BEGIN
+ * IMMEDIATE (the write lock, waited for within the busy timeout) the
+ * version is read again, a database without our schema must still hold no
+ * table, and every pending migration is applied, with PRAGMA user_version,
+ * in that one transaction. So two processes opening one new (or old)
+ * database at once see it before or after the other's migration, never
+ * half-way: the second finds it done.
+ */
+static int migrate(struct store *s, char *err, size_t errlen)
+{
+	int64_t now = 0, tables = 0;
+
+	if (exec_sql(s, "BEGIN IMMEDIATE") < 0)
+		FAIL("%s: schema: begin: %s", s->path, DBMSG);
+	if (schema_state(s, &now, &tables) < 0)
+		FAIL("%s: not a database, or unreadable: %s", s->path, DBMSG);
+	if (now == 0 && tables > 0)
+		FAIL("%s: not an egresswatch database (it holds %lld other table%s and no "
+		     "egresswatch schema); give a new file",
+		     s->path, (long long)tables, tables == 1 ? "" : "s");
+	if (now > store_schema_version())
+		FAIL("%s: schema version %lld is newer than this egresswatch supports (%d); "
+		     "use a newer egresswatch or another database",
+		     s->path, (long long)now, store_schema_version());
 	for (const struct schema_migration *m = schema_migrations; m->sql; m++) {
 		char pragma[64];
-		int64_t now = 0;
-		if (m->version <= have)
+		if (m->version <= now)
 			continue;
-		if (exec_sql(s, "BEGIN IMMEDIATE") < 0)
-			FAIL("%s: migration %s: begin: %s", s->path, m->name, DBMSG);
-		/* Another process may have migrated meanwhile. */
-		if (query_one(s, "PRAGMA user_version", &now, NULL, 0) < 0)
-			FAIL("%s: migration %s: %s", s->path, m->name, DBMSG);
-		if (now >= m->version) {
-			if (exec_sql(s, "COMMIT") < 0)
-				FAIL("%s: migration %s: commit: %s", s->path, m->name, DBMSG);
-			continue;
-		}
 		/* Say so when it updates an existing database: moving its rows
 		 * can take a while (002: ~5 s for 1.4M events). */
-		if (have > 0)
+		if (now > 0)
 			log_info("store", "%s: updating the schema to version %d (%s)", s->path,
 				 m->version, m->name);
 		/* user_version takes no bound parameter; the text is built from
@@ -1531,9 +1584,9 @@ static int migrate(struct store *s, int64_t have, char *err, size_t errlen)
 			FAIL("%s: migration %s: %s", s->path, m->name, DBMSG);
 		if (exec_sql(s, pragma) < 0)
 			FAIL("%s: migration %s: user_version: %s", s->path, m->name, DBMSG);
-		if (exec_sql(s, "COMMIT") < 0)
-			FAIL("%s: migration %s: commit: %s", s->path, m->name, DBMSG);
 	}
+	if (exec_sql(s, "COMMIT") < 0)
+		FAIL("%s: schema: commit: %s", s->path, DBMSG);
 	return 0;
 fail:
 	if (s->db && !sqlite3_get_autocommit(s->db))
@@ -1657,7 +1710,11 @@ int store_open(struct store **out, const char *path, const struct store_config *
 		FAIL("%s: database is read-only", path);
 	if (sqlite3_busy_timeout(s->db, (int)s->cfg.busy_ms) != SQLITE_OK)
 		FAIL("%s: busy timeout: %s", path, DBMSG);
-	if (query_one(s, "PRAGMA user_version", &version, NULL, 0) < 0)
+	/* A first look, without the write lock (migrate() looks again under
+	 * it): the version and the tables of one moment. */
+	int64_t tables = 0;
+	if (exec_sql(s, "BEGIN") < 0 || schema_state(s, &version, &tables) < 0 ||
+	    exec_sql(s, "COMMIT") < 0)
 		FAIL("%s: not a database, or unreadable: %s", path, DBMSG);
 	if (version > known)
 		FAIL("%s: schema version %lld is newer than this egresswatch supports (%d); "
@@ -1666,22 +1723,22 @@ int store_open(struct store **out, const char *path, const struct store_config *
 	if (version == 0) {
 		/* Without our schema, the file must hold no table either: a
 		 * database of something else given by mistake is not written
-		 * into. */
-		int64_t tables = 0;
+		 * into (not even switched to WAL). */
 		char ps[40];
-		if (query_one(s, "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-			      &tables, NULL, 0) < 0)
-			FAIL("%s: not a database, or unreadable: %s", path, DBMSG);
 		if (tables > 0)
 			FAIL("%s: not an egresswatch database (it holds %lld other table%s and no "
 			     "egresswatch schema); give a new file", path, (long long)tables,
 			     tables == 1 ? "" : "s");
-		/* before the first page is written, which switching to WAL does */
+		/* before the first page is written, which switching to WAL
+		 * does (a no-op if another process wrote it meanwhile) */
 		snprintf(ps, sizeof(ps), "PRAGMA page_size = %d", NEW_PAGE_SIZE);
-		if (exec_sql(s, ps) < 0)
+		if (query_retry(s, ps, NULL, NULL, 0) < 0)
 			FAIL("%s: page_size: %s", path, DBMSG);
 	}
-	if (query_one(s, "PRAGMA journal_mode = WAL", NULL, mode, sizeof(mode)) < 0)
+	/* Switching to WAL takes an exclusive lock without waiting (another
+	 * process opening the same new database at once holds it a moment):
+	 * tried again within the busy timeout. */
+	if (query_retry(s, "PRAGMA journal_mode = WAL", NULL, mode, sizeof(mode)) < 0)
 		FAIL("%s: journal_mode: %s", path, DBMSG);
 	if (strcmp(mode, "wal") != 0)
 		FAIL("%s: cannot switch to WAL (journal_mode is '%s')", path, mode);
@@ -1706,7 +1763,7 @@ int store_open(struct store **out, const char *path, const struct store_config *
 	}
 	if (exec_sql(s, "PRAGMA temp_store = MEMORY") < 0)
 		FAIL("%s: temp_store: %s", path, DBMSG);
-	if (version < known && migrate(s, version, err, errlen) < 0)
+	if (version < known && migrate(s, err, errlen) < 0)
 		goto fail;
 
 	const struct {
