@@ -172,6 +172,45 @@ out:
 	return rc;
 }
 
+/* Open db_path read-only into *db and read its schema version; with
+ * immutable, as the URI file:PATH?immutable=1 (SQLite then takes no lock
+ * and wants no -shm: for a file nothing writes). Returns SQLITE_OK or the
+ * failing call's extended result code (*db open either way, or NULL). */
+static int open_version(const char *db_path, int immutable, sqlite3 **db, int64_t *version)
+{
+	char uri[3 * 4096 + 32];
+	const char *name = db_path;
+	int flags = SQLITE_OPEN_READONLY;
+
+	*db = NULL;
+	if (immutable) {
+		/* the path percent-encoded, but for the characters a URI path
+		 * keeps as they are */
+		static const char keep[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					   "0123456789-._~/";
+		size_t n = (size_t)snprintf(uri, sizeof(uri), "file:");
+		for (const unsigned char *c = (const unsigned char *)db_path; *c; c++) {
+			if (n + 16 >= sizeof(uri))
+				return SQLITE_CANTOPEN;
+			if (strchr(keep, *c))
+				uri[n++] = (char)*c;
+			else
+				n += (size_t)snprintf(uri + n, sizeof(uri) - n, "%%%02X", *c);
+		}
+		snprintf(uri + n, sizeof(uri) - n, "?immutable=1");
+		name = uri;
+		flags |= SQLITE_OPEN_URI;
+	}
+	int rc = sqlite3_open_v2(name, db, flags, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_busy_timeout(*db, READ_BUSY_MS);
+	if (rc == SQLITE_OK && one_int(*db, "PRAGMA user_version", version) < 0)
+		rc = sqlite3_extended_errcode(*db);
+	if (rc == SQLITE_OK && !*db)
+		rc = SQLITE_NOMEM;
+	return rc;
+}
+
 int query_open(struct query **out, const char *db_path, char *err, size_t errlen)
 {
 	struct query *q;
@@ -192,15 +231,50 @@ int query_open(struct query **out, const char *db_path, char *err, size_t errlen
 		snprintf(err, errlen, "%s: out of memory", db_path);
 		goto fail;
 	}
-	if (sqlite3_open_v2(db_path, &q->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: cannot open database: %s", db_path,
-			 q->db ? sqlite3_errmsg(q->db) : "out of memory");
-		goto fail;
+	int rc = open_version(db_path, 0, &q->db, &version);
+	if ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY) {
+		/*
+		 * A database in WAL mode is read through its -shm file, which
+		 * a read-only directory or mount (an evidence copy) does not
+		 * let SQLite make. When there is no -wal file either, the
+		 * database was closed cleanly and its file holds every
+		 * committed row, and nothing can be writing it (a writer
+		 * would have made the -wal; an empty one holds nothing):
+		 * read it as immutable.
+		 */
+		char wal[4200];
+		struct stat wb;
+		snprintf(wal, sizeof(wal), "%s-wal", db_path);
+		if (stat(wal, &wb) == 0 && wb.st_size > 0) {
+			snprintf(err, errlen,
+				 "%s: cannot read: SQLite cannot make the database's -shm file "
+				 "(a read-only directory or mount?), and its -wal file holds rows "
+				 "not yet in the database: copy the database with its -wal and "
+				 "-shm files to writable storage",
+				 db_path);
+			goto fail;
+		}
+		int64_t v2 = 0;
+		sqlite3 *db2 = NULL;
+		int rc2 = open_version(db_path, 1, &db2, &v2);
+		if (rc2 == SQLITE_OK) {
+			sqlite3_close(q->db);
+			q->db = db2;
+			version = v2;
+			rc = SQLITE_OK;
+		} else {
+			sqlite3_close(db2);
+		}
 	}
-	if (sqlite3_busy_timeout(q->db, READ_BUSY_MS) != SQLITE_OK ||
-	    one_int(q->db, "PRAGMA user_version", &version) < 0) {
-		snprintf(err, errlen, "%s: not a database, or unreadable: %s", db_path,
-			 sqlite3_errmsg(q->db));
+	if (rc != SQLITE_OK) {
+		const char *msg = q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc);
+		if ((rc & 0xff) == SQLITE_NOTADB)
+			snprintf(err, errlen, "%s: not a database: %s", db_path, msg);
+		else if ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY ||
+			 (rc & 0xff) == SQLITE_PERM || (rc & 0xff) == SQLITE_IOERR)
+			snprintf(err, errlen, "%s: cannot read the database: %s", db_path, msg);
+		else
+			snprintf(err, errlen, "%s: not a database, or unreadable: %s", db_path, msg);
 		goto fail;
 	}
 	if (version == 0) {

@@ -7,7 +7,8 @@ set -u
 EW=$1
 PCAPS=$2
 T=$(mktemp -d /tmp/ew-cli.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+# (the read-only mount below is undone first, on any exit)
+trap 'umount "$T/romnt" 2>/dev/null; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 pass=0 fail=0
 
 ok() { pass=$((pass + 1)); }
@@ -135,6 +136,55 @@ expect 1 "^egresswatch events: $T/other.db: not an egresswatch database (no sche
 rm -f "$T/empty.db"
 sqlite3 "$T/empty.db" "PRAGMA user_version" >/dev/null
 expect 0 "" -- "$EW" replay -q -d "$T/empty.db" "$PCAPS/dns_basic.pcap"
+
+# A database on read-only media (an evidence copy, a read-only mount: as
+# root a read-only bind mount, else a directory without write permission,
+# which root would ignore), closed cleanly: SQLite cannot make the -shm its
+# WAL mode reads through, so it is read as immutable; events, alerts and
+# serve work. With a -wal file beside it (rows not in the file yet), the
+# message says what is wrong.
+mkdir -p "$T/rosrc" "$T/romnt"
+"$EW" replay -q -d "$T/rosrc/ev.db" "$PCAPS/demo.pcap"
+if [ "$(id -u)" = 0 ]; then
+	mount --bind "$T/rosrc" "$T/romnt" && mount -o remount,bind,ro "$T/romnt" && ro="$T/romnt"
+else
+	chmod 555 "$T/rosrc" && ro="$T/rosrc"
+fi
+if [ -n "${ro:-}" ] && ! touch "$ro/probe" 2>/dev/null; then
+	expect 0 "" -- "$EW" events -d "$ro/ev.db" --json
+	[ "$(wc -l < "$T/out")" -eq 217 ] && ok || bad "events on read-only media: $(wc -l < "$T/out") lines"
+	expect 0 "" -- "$EW" alerts -d "$ro/ev.db"
+	[ "$(wc -l < "$T/out")" -eq 2 ] && ok || bad "alerts on read-only media: $(cat "$T/out")"
+	"$EW" serve -d "$ro/ev.db" --api 127.0.0.1:0 > "$T/out" 2> "$T/err" &
+	sv=$!
+	i=0
+	while ! grep -q "serving API on" "$T/err" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/err")
+	n=$(curl -s --max-time 5 "http://127.0.0.1:${port:-1}/api/v1/alerts" | grep -o '"class"' | wc -l)
+	kill "$sv"
+	wait "$sv"
+	[ "$n" -eq 2 ] && ok || bad "serve on read-only media: $n alerts: $(cat "$T/err")"
+	[ ! -e "$ro/ev.db-wal" ] && [ ! -e "$ro/ev.db-shm" ] && ok || bad "reading made files on read-only media"
+else
+	echo "cli: read-only media not checked (no read-only mount or directory)"
+fi
+[ "$(id -u)" = 0 ] && umount "$T/romnt"
+chmod 755 "$T/rosrc"
+# ... with a -wal file beside it: refused, saying why
+cp "$T/rosrc/ev.db" "$T/rosrc/w.db"
+echo "not empty" > "$T/rosrc/w.db-wal"
+ro=
+if [ "$(id -u)" = 0 ]; then
+	mount --bind "$T/rosrc" "$T/romnt" && mount -o remount,bind,ro "$T/romnt" && ro="$T/romnt"
+else
+	chmod 555 "$T/rosrc" && ro="$T/rosrc"
+fi
+if [ -n "$ro" ] && ! touch "$ro/probe" 2>/dev/null; then
+	expect 1 "^egresswatch events: $ro/w.db: cannot read: SQLite cannot make the database's -shm file (a read-only directory or mount?), and its -wal file holds rows not yet in the database: copy" -- \
+		"$EW" events -d "$ro/w.db"
+fi
+[ "$(id -u)" = 0 ] && umount "$T/romnt"
+chmod 755 "$T/rosrc"
 
 # Several files in order, and stdin.
 expect 0 "" -- "$EW" replay -q -d "$T/two.db" "$PCAPS/dns_basic.pcap" "$PCAPS/dns_tcp.pcap"
