@@ -851,7 +851,19 @@ struct printer {
 	int64_t since, end; /* the listing runs over ids (since, end] */
 	uint64_t rows;
 	int drawn;
+	int werr; /* errno of the first failed write to out, or 0 */
 };
+
+/* A write to p->out returned ok (false: it failed, errno set): keep the
+ * first failure's errno for the message (print_rows). Returns 0 or -1. */
+static int wrote(struct printer *p, int ok)
+{
+	if (ok)
+		return 0;
+	if (!p->werr)
+		p->werr = errno ? errno : EIO;
+	return -1;
+}
 
 #define PROGRESS_ROWS 50000 /* rows between two progress lines (~0.4 s of --json) */
 
@@ -877,7 +889,8 @@ static int dump_line(struct printer *p, json_t *o)
 	json_decref(o);
 	if (n == 0)
 		return -1;
-	return fwrite(p->buf, 1, n, p->out) == n ? 0 : -1;
+	errno = 0;
+	return wrote(p, fwrite(p->buf, 1, n, p->out) == n);
 }
 
 /* A string member of a JSON object, or "" */
@@ -1048,12 +1061,11 @@ static int print_event(void *arg, const struct event_row *r)
 	} else {
 		table_detail(r, tc, sizeof(tc));
 	}
-	if (fprintf(p->out, "%s %-4s %-6s %s -> %s  %s  %s%s\n", ts, kind ? kind : "?",
-		    event_proto_name(r->proto, pbuf, sizeof(pbuf)), src, dst,
-		    r->name && *r->name ? r->name : "-", tc,
-		    (r->flags & OBS_F_MALFORMED) ? " malformed" : "") < 0)
-		return -1;
-	return 0;
+	errno = 0;
+	return wrote(p, fprintf(p->out, "%s %-4s %-6s %s -> %s  %s  %s%s\n", ts, kind ? kind : "?",
+				event_proto_name(r->proto, pbuf, sizeof(pbuf)), src, dst,
+				r->name && *r->name ? r->name : "-", tc,
+				(r->flags & OBS_F_MALFORMED) ? " malformed" : "") >= 0);
 }
 
 static int print_alert(void *arg, const struct alert_row *r)
@@ -1070,11 +1082,11 @@ static int print_alert(void *arg, const struct alert_row *r)
 	text_time(ts, sizeof(ts), r->first_ts);
 	endpoint(src, sizeof(src), r->src_ip, r->src_port);
 	endpoint(dst, sizeof(dst), r->dst_ip, r->dst_port);
-	if (fprintf(p->out, "%s %-8s %-18s %s -> %s  %s  count=%lld %s\n", ts, sev ? sev : "?",
-		    r->class_name ? r->class_name : "-", src, dst, r->subject ? r->subject : "-",
-		    (long long)r->count, r->outcome ? r->outcome : "unknown") < 0)
-		return -1;
-	return 0;
+	errno = 0;
+	return wrote(p, fprintf(p->out, "%s %-8s %-18s %s -> %s  %s  count=%lld %s\n", ts,
+				sev ? sev : "?", r->class_name ? r->class_name : "-", src, dst,
+				r->subject ? r->subject : "-", (long long)r->count,
+				r->outcome ? r->outcome : "unknown") >= 0);
 }
 
 /* The highest id of the listing's table(s) now (0 when empty or unknown). */
@@ -1110,12 +1122,16 @@ static int print_rows(const char *db_path, const char *what, FILE *out, int json
 	}
 	if (iter(q, f, &p, err, sizeof(err)) < 0)
 		goto out;
-	if (fflush(out) == EOF || ferror(out)) {
-		snprintf(err, sizeof(err), "%s: %s: write error: %s", db_path, what, strerror(errno));
+	errno = 0;
+	if (wrote(&p, fflush(out) != EOF && !ferror(out)) < 0)
 		goto out;
-	}
 	rc = 0;
 out:
+	/* A failed write is the output's, not the database's: named so
+	 * ("egresswatch events: stdout: No space left on device"). */
+	if (rc < 0 && p.werr)
+		snprintf(err, sizeof(err), "%s: %s", out == stdout ? "stdout" : "output",
+			 strerror(p.werr));
 	if (p.drawn)
 		fputs("\r\033[K", stderr);
 	if (rc < 0)

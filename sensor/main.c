@@ -339,9 +339,13 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 	char classes[512];
 	alert_classes(core, classes, sizeof(classes));
 	fprintf(f, "  alerts:    %s from %" PRIu64 " detections\n", classes, s->alerts);
-	if (ss)
-		fprintf(f, "  store:     %s, %" PRIu64 " events written, %" PRIu64 " errors\n", db,
-			ss->events, ss->errors + s->store_errors);
+	if (ss) {
+		/* errors counts the rows of every kind a failed write lost */
+		uint64_t lost = ss->errors + s->store_errors;
+		fprintf(f, "  store:     %s, %" PRIu64 " events written, %" PRIu64
+			   " rows not written%s\n", db, ss->events, lost,
+			lost ? " (events, alerts and counters: see the log)" : "");
+	}
 	if (eve) {
 		struct eve_stats es;
 		eve_get_stats(eve, &es);

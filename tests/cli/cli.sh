@@ -186,6 +186,17 @@ fi
 [ "$(id -u)" = 0 ] && umount "$T/romnt"
 chmod 755 "$T/rosrc"
 
+# Output that cannot be written (a full disk): the message names stdout, not
+# the database, and the status is 1; table and JSON alike.
+for c in events alerts; do
+	for j in "" --json; do
+		"$EW" $c -d "$T/rosrc/ev.db" $j > /dev/full 2> "$T/err"
+		rc=$?
+		[ "$rc" -eq 1 ] && [ "$(cat "$T/err")" = "egresswatch $c: stdout: No space left on device" ] && ok ||
+			bad "$c $j > /dev/full: exit $rc: $(cat "$T/err")"
+	done
+done
+
 # Several files in order, and stdin.
 expect 0 "" -- "$EW" replay -q -d "$T/two.db" "$PCAPS/dns_basic.pcap" "$PCAPS/dns_tcp.pcap"
 "$EW" events -d "$T/two.db" --json > "$T/two.json"
@@ -432,7 +443,7 @@ egresswatch replay: 2 files, 254 packets, 32535 bytes in T s (R packets/s)
   analyzers: dns 219 (1 truncated, 10 malformed), tls 1, quic 0, http 2, icmp 6
   detectors: egress 125, icmp_tunnel 6, metadata 2, rebind 0, dns_tunnel 229
   alerts:    2 (dns_tunnel 1, metadata_probe 1) from 75 detections
-  store:     $T/sum.db, 238 events written, 0 errors
+  store:     $T/sum.db, 238 events written, 0 rows not written
 SUMEOF
 diff "$T/want" "$T/sum" >"$T/diff" && ok || bad "replay summary differs: $(cat "$T/diff")"
 # With nothing decoded, the layers line says so.
