@@ -45,7 +45,12 @@ struct query {
 #define EVENTS_OF(table) "SELECT " EVENT_COLS " FROM " table " WHERE id > :since" TIME_COND
 /* and with a host: the events to or from it (a scan; the tables are keyed by
  * id alone) */
-#define HOST_COND " AND (src_ip = :host OR dst_ip = :host)"
+/* :host is the address in its canonical form (query_canon_addr: an
+ * IPv4-mapped IPv6 address as its IPv4 one), :hostm its IPv4-mapped IPv6
+ * form when it is an IPv4 address (else :host again): an IPv6 packet that
+ * carried it so is stored so */
+#define HOST_COND                                                                        \
+	" AND (src_ip = :host OR dst_ip = :host OR src_ip = :hostm OR dst_ip = :hostm)"
 /* and with a name: the name itself or one under it, each with or without a
  * port after it (an HTTP Host header's), ASCII case ignored (LIKE's), a
  * trailing dot on the name (a Host or SNI sent so) ignored; the patterns
@@ -463,10 +468,18 @@ static int name_patterns(sqlite3_stmt *st, const char *name)
 
 int query_canon_addr(const char *text, char *buf, size_t len)
 {
+	static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	unsigned char a[16];
 	int af = strchr(text, ':') ? AF_INET6 : AF_INET;
 
-	if (inet_pton(af, text, a) != 1 || !inet_ntop(af, a, buf, (socklen_t)len))
+	if (inet_pton(af, text, a) != 1)
+		return -1;
+	/* ::ffff:a.b.c.d is the IPv4 address a.b.c.d (as Zeek reads it) */
+	if (af == AF_INET6 && !memcmp(a, v4mapped, sizeof(v4mapped))) {
+		memmove(a, a + 12, 4);
+		af = AF_INET;
+	}
+	if (!inet_ntop(af, a, buf, (socklen_t)len))
 		return -1;
 	return 0;
 }
@@ -504,8 +517,15 @@ static int64_t iter_events(struct query *q, const struct event_filter *f, event_
 		brc |= bind_i64(st, ":k1", lo);
 		brc |= bind_i64(st, ":k2", hi != lo ? hi : 0); /* no kind 0: one branch */
 	}
-	if (host)
+	if (host) {
+		char mapped[80];
 		brc |= bind_text(st, ":host", host);
+		if (!strchr(host, ':') && strlen(host) < 64)
+			snprintf(mapped, sizeof(mapped), "::ffff:%s", host);
+		else
+			snprintf(mapped, sizeof(mapped), "%s", host);
+		brc |= bind_text(st, ":hostm", mapped);
+	}
 	if (name)
 		brc |= name_patterns(st, name);
 	brc |= bind_i64(st, ":from", f && f->timed ? f->from_us : INT64_MIN);

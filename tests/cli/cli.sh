@@ -75,6 +75,28 @@ expect 2 "replay: $T/missing.pcap: No such file or directory\$" -- "$EW" replay 
 [ ! -s "$T/out" ] && [ "$(wc -l <"$T/err")" -eq 1 ] && ok || bad "a missing capture printed more: $(cat "$T/out" "$T/err")"
 expect 2 "replay: $T/missing.pcap: No such file or directory\$" -- "$EW" replay -d "$T/a.db" "$PCAPS/demo.pcap" "$T/missing.pcap"
 [ ! -e "$T/a.db" ] && ok || bad "a missing second capture left a database behind"
+# ... and a first file that is not a capture (or too short for a header):
+# nothing can be read, so no database either; with --merge, any such file.
+# A later file that is not one ends the run there, what came before kept.
+printf 'root:x:0:0:root:/root:/bin/sh\n' > "$T/passwd"
+printf 'ab' > "$T/short.pcap"
+expect 2 "^egresswatch replay: $T/passwd: unknown file format\$" -- "$EW" replay -d "$T/a.db" "$T/passwd"
+[ ! -e "$T/a.db" ] && ok || bad "a first file that is not a capture left a database behind"
+expect 2 "^egresswatch replay: $T/short.pcap: truncated dump file; tried to read 4 file header bytes, only got 2\$" -- \
+	"$EW" replay -d "$T/a.db" "$T/short.pcap"
+[ ! -e "$T/a.db" ] && ok || bad "a first file too short for a header left a database behind"
+expect 2 "^egresswatch replay: $T/passwd: unknown file format\$" -- "$EW" replay -d "$T/a.db" --merge "$PCAPS/demo.pcap" "$T/passwd"
+[ ! -e "$T/a.db" ] && ok || bad "replay --merge with a file that is not a capture left a database behind"
+expect 2 "^egresswatch replay: $T/passwd: unknown file format\$" -- "$EW" replay -q -d "$T/a.db" "$PCAPS/demo.pcap" "$T/passwd"
+[ "$("$EW" events -d "$T/a.db" --json | wc -l)" -eq 217 ] && ok || bad "the capture before a file that is not one was not kept"
+rm -f "$T/a.db" "$T/a.db-wal" "$T/a.db-shm"
+# --host and --src take an IPv4-mapped IPv6 address as its IPv4 address.
+"$EW" replay -q -d "$T/mapped.db" "$PCAPS/demo.pcap"
+for h in 10.99.0.10 ::ffff:10.99.0.10 ::ffff:a63:a; do
+	[ "$("$EW" events -d "$T/mapped.db" --host "$h" | wc -l)" -eq 217 ] &&
+		[ "$("$EW" alerts -d "$T/mapped.db" --src "$h" | wc -l)" -eq 2 ] && ok ||
+		bad "--host/--src $h: $("$EW" events -d "$T/mapped.db" --host "$h" | wc -l) events"
+done
 # A directory stands for its capture files in `ls -v` order: a fixture cut
 # into 12 files named as tcpdump -C names them (trace, trace1, ..., trace11,
 # where plain name order would put trace10 before trace2), one of them

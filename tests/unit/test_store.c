@@ -742,6 +742,66 @@ static void test_open_race(enum store_writer mode)
 	remove_db(db);
 }
 
+/* An IPv4-mapped IPv6 address is its IPv4 address (as Zeek reads it): in
+ * query_canon_addr (--host, --src, host=, src=), and the events filter
+ * finds the IPv4 packets and an IPv6 packet that carried the mapped form,
+ * by either spelling. */
+static void test_mapped_host(void)
+{
+	char db[512], err[512], buf[64];
+	struct store *s = NULL;
+	struct query *q = NULL;
+	static struct ids c;
+	static const struct {
+		const char *in, *out;
+	} canon[] = {
+		{"::ffff:10.99.0.10", "10.99.0.10"}, {"::FFFF:0a63:000a", "10.99.0.10"},
+		{"0:0:0:0:0:ffff:10.99.0.10", "10.99.0.10"}, {"10.99.0.10", "10.99.0.10"},
+		{"::10.99.0.10", "::10.99.0.10"}, {"64:ff9b::10.99.0.10", "64:ff9b::a63:a"},
+		{"fd00::1", "fd00::1"},
+	};
+
+	for (size_t i = 0; i < sizeof(canon) / sizeof(canon[0]); i++) {
+		CHECK_EQ(query_canon_addr(canon[i].in, buf, sizeof(buf)), 0);
+		CHECK_STR(buf, canon[i].out);
+	}
+	CHECK_EQ(query_canon_addr("::ffff:10.99.0", buf, sizeof(buf)), -1);
+
+	path_in(db, sizeof(db), "mapped.db");
+	remove_db(db);
+	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), 0);
+	struct fake f4, f6, other;
+	fake_make(&f4, 1, OBS_DNS_QUERY);
+	fake_make(&f6, 2, OBS_DNS_QUERY);
+	f6.p.ipv = 6;
+	memset(f6.p.src, 0, 16);
+	f6.p.src[10] = f6.p.src[11] = 0xff;
+	f6.p.src[12] = 10, f6.p.src[13] = 99, f6.p.src[14] = 0, f6.p.src[15] = 10;
+	memset(f6.p.dst, 0, 16);
+	f6.p.dst[0] = 0xfd, f6.p.dst[15] = 0x53;
+	fake_make(&other, 3, OBS_DNS_QUERY);
+	other.p.src[3] = 11;
+	CHECK_EQ(store_event(s, &f4.o, 0), 0);
+	CHECK_EQ(store_event(s, &f6.o, 0), 0);
+	CHECK_EQ(store_event(s, &other.o, 0), 0);
+	CHECK_EQ(store_close(s), 0);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events WHERE src_ip = '::ffff:10.99.0.10'"), 1);
+
+	CHECK_EQ(query_open(&q, db, err, sizeof(err)), 0);
+	const char *spellings[] = {"10.99.0.10", "::ffff:10.99.0.10", "::ffff:a63:a"};
+	for (size_t i = 0; i < 3; i++) {
+		CHECK_EQ(query_canon_addr(spellings[i], buf, sizeof(buf)), 0);
+		struct event_filter ef = {.host = buf, .limit = -1};
+		memset(&c, 0, sizeof(c));
+		CHECK_EQ(query_events(q, &ef, collect, &c, NULL, err, sizeof(err)), 2);
+	}
+	struct event_filter ef6 = {.host = "fd00::53", .limit = -1};
+	memset(&c, 0, sizeof(c));
+	CHECK_EQ(query_events(q, &ef6, collect, &c, NULL, err, sizeof(err)), 1);
+	query_close(q);
+	remove_db(db);
+}
+
 static void test_refused(void)
 {
 	char db[512], uri[600], err[512];
@@ -1873,6 +1933,7 @@ int main(void)
 	test_alert_ids_shared(STORE_WRITER_THREAD);
 	test_open_race(STORE_WRITER_INLINE);
 	test_open_race(STORE_WRITER_THREAD);
+	test_mapped_host();
 	test_events(STORE_WRITER_INLINE);
 	test_events(STORE_WRITER_THREAD);
 	test_addresses(STORE_WRITER_INLINE);
