@@ -45,7 +45,12 @@ struct query {
 #define EVENTS_OF(table) "SELECT " EVENT_COLS " FROM " table " WHERE id > :since" TIME_COND
 /* and with a host: the events to or from it (a scan; the tables are keyed by
  * id alone) */
-#define HOST_COND " AND (src_ip = :host OR dst_ip = :host)"
+/* :host is the address in its canonical form (query_canon_addr: an
+ * IPv4-mapped IPv6 address as its IPv4 one), :hostm its IPv4-mapped IPv6
+ * form when it is an IPv4 address (else :host again): an IPv6 packet that
+ * carried it so is stored so */
+#define HOST_COND                                                                        \
+	" AND (src_ip = :host OR dst_ip = :host OR src_ip = :hostm OR dst_ip = :hostm)"
 /* and with a name: the name itself or one under it, each with or without a
  * port after it (an HTTP Host header's), ASCII case ignored (LIKE's), a
  * trailing dot on the name (a Host or SNI sent so) ignored; the patterns
@@ -172,6 +177,45 @@ out:
 	return rc;
 }
 
+/* Open db_path read-only into *db and read its schema version; with
+ * immutable, as the URI file:PATH?immutable=1 (SQLite then takes no lock
+ * and wants no -shm: for a file nothing writes). Returns SQLITE_OK or the
+ * failing call's extended result code (*db open either way, or NULL). */
+static int open_version(const char *db_path, int immutable, sqlite3 **db, int64_t *version)
+{
+	char uri[3 * 4096 + 32];
+	const char *name = db_path;
+	int flags = SQLITE_OPEN_READONLY;
+
+	*db = NULL;
+	if (immutable) {
+		/* the path percent-encoded, but for the characters a URI path
+		 * keeps as they are */
+		static const char keep[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					   "0123456789-._~/";
+		size_t n = (size_t)snprintf(uri, sizeof(uri), "file:");
+		for (const unsigned char *c = (const unsigned char *)db_path; *c; c++) {
+			if (n + 16 >= sizeof(uri))
+				return SQLITE_CANTOPEN;
+			if (strchr(keep, *c))
+				uri[n++] = (char)*c;
+			else
+				n += (size_t)snprintf(uri + n, sizeof(uri) - n, "%%%02X", *c);
+		}
+		snprintf(uri + n, sizeof(uri) - n, "?immutable=1");
+		name = uri;
+		flags |= SQLITE_OPEN_URI;
+	}
+	int rc = sqlite3_open_v2(name, db, flags, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_busy_timeout(*db, READ_BUSY_MS);
+	if (rc == SQLITE_OK && one_int(*db, "PRAGMA user_version", version) < 0)
+		rc = sqlite3_extended_errcode(*db);
+	if (rc == SQLITE_OK && !*db)
+		rc = SQLITE_NOMEM;
+	return rc;
+}
+
 int query_open(struct query **out, const char *db_path, char *err, size_t errlen)
 {
 	struct query *q;
@@ -192,15 +236,50 @@ int query_open(struct query **out, const char *db_path, char *err, size_t errlen
 		snprintf(err, errlen, "%s: out of memory", db_path);
 		goto fail;
 	}
-	if (sqlite3_open_v2(db_path, &q->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: cannot open database: %s", db_path,
-			 q->db ? sqlite3_errmsg(q->db) : "out of memory");
-		goto fail;
+	int rc = open_version(db_path, 0, &q->db, &version);
+	if ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY) {
+		/*
+		 * A database in WAL mode is read through its -shm file, which
+		 * a read-only directory or mount (an evidence copy) does not
+		 * let SQLite make. When there is no -wal file either, the
+		 * database was closed cleanly and its file holds every
+		 * committed row, and nothing can be writing it (a writer
+		 * would have made the -wal; an empty one holds nothing):
+		 * read it as immutable.
+		 */
+		char wal[4200];
+		struct stat wb;
+		snprintf(wal, sizeof(wal), "%s-wal", db_path);
+		if (stat(wal, &wb) == 0 && wb.st_size > 0) {
+			snprintf(err, errlen,
+				 "%s: cannot read: SQLite cannot make the database's -shm file "
+				 "(a read-only directory or mount?), and its -wal file holds rows "
+				 "not yet in the database: copy the database with its -wal and "
+				 "-shm files to writable storage",
+				 db_path);
+			goto fail;
+		}
+		int64_t v2 = 0;
+		sqlite3 *db2 = NULL;
+		int rc2 = open_version(db_path, 1, &db2, &v2);
+		if (rc2 == SQLITE_OK) {
+			sqlite3_close(q->db);
+			q->db = db2;
+			version = v2;
+			rc = SQLITE_OK;
+		} else {
+			sqlite3_close(db2);
+		}
 	}
-	if (sqlite3_busy_timeout(q->db, READ_BUSY_MS) != SQLITE_OK ||
-	    one_int(q->db, "PRAGMA user_version", &version) < 0) {
-		snprintf(err, errlen, "%s: not a database, or unreadable: %s", db_path,
-			 sqlite3_errmsg(q->db));
+	if (rc != SQLITE_OK) {
+		const char *msg = q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc);
+		if ((rc & 0xff) == SQLITE_NOTADB)
+			snprintf(err, errlen, "%s: not a database: %s", db_path, msg);
+		else if ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY ||
+			 (rc & 0xff) == SQLITE_PERM || (rc & 0xff) == SQLITE_IOERR)
+			snprintf(err, errlen, "%s: cannot read the database: %s", db_path, msg);
+		else
+			snprintf(err, errlen, "%s: not a database, or unreadable: %s", db_path, msg);
 		goto fail;
 	}
 	if (version == 0) {
@@ -389,10 +468,18 @@ static int name_patterns(sqlite3_stmt *st, const char *name)
 
 int query_canon_addr(const char *text, char *buf, size_t len)
 {
+	static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	unsigned char a[16];
 	int af = strchr(text, ':') ? AF_INET6 : AF_INET;
 
-	if (inet_pton(af, text, a) != 1 || !inet_ntop(af, a, buf, (socklen_t)len))
+	if (inet_pton(af, text, a) != 1)
+		return -1;
+	/* ::ffff:a.b.c.d is the IPv4 address a.b.c.d (as Zeek reads it) */
+	if (af == AF_INET6 && !memcmp(a, v4mapped, sizeof(v4mapped))) {
+		memmove(a, a + 12, 4);
+		af = AF_INET;
+	}
+	if (!inet_ntop(af, a, buf, (socklen_t)len))
 		return -1;
 	return 0;
 }
@@ -430,8 +517,15 @@ static int64_t iter_events(struct query *q, const struct event_filter *f, event_
 		brc |= bind_i64(st, ":k1", lo);
 		brc |= bind_i64(st, ":k2", hi != lo ? hi : 0); /* no kind 0: one branch */
 	}
-	if (host)
+	if (host) {
+		char mapped[80];
 		brc |= bind_text(st, ":host", host);
+		if (!strchr(host, ':') && strlen(host) < 64)
+			snprintf(mapped, sizeof(mapped), "::ffff:%s", host);
+		else
+			snprintf(mapped, sizeof(mapped), "%s", host);
+		brc |= bind_text(st, ":hostm", mapped);
+	}
 	if (name)
 		brc |= name_patterns(st, name);
 	brc |= bind_i64(st, ":from", f && f->timed ? f->from_us : INT64_MIN);
@@ -777,7 +871,19 @@ struct printer {
 	int64_t since, end; /* the listing runs over ids (since, end] */
 	uint64_t rows;
 	int drawn;
+	int werr; /* errno of the first failed write to out, or 0 */
 };
+
+/* A write to p->out returned ok (false: it failed, errno set): keep the
+ * first failure's errno for the message (print_rows). Returns 0 or -1. */
+static int wrote(struct printer *p, int ok)
+{
+	if (ok)
+		return 0;
+	if (!p->werr)
+		p->werr = errno ? errno : EIO;
+	return -1;
+}
 
 #define PROGRESS_ROWS 50000 /* rows between two progress lines (~0.4 s of --json) */
 
@@ -803,7 +909,8 @@ static int dump_line(struct printer *p, json_t *o)
 	json_decref(o);
 	if (n == 0)
 		return -1;
-	return fwrite(p->buf, 1, n, p->out) == n ? 0 : -1;
+	errno = 0;
+	return wrote(p, fwrite(p->buf, 1, n, p->out) == n);
 }
 
 /* A string member of a JSON object, or "" */
@@ -974,12 +1081,11 @@ static int print_event(void *arg, const struct event_row *r)
 	} else {
 		table_detail(r, tc, sizeof(tc));
 	}
-	if (fprintf(p->out, "%s %-4s %-6s %s -> %s  %s  %s%s\n", ts, kind ? kind : "?",
-		    event_proto_name(r->proto, pbuf, sizeof(pbuf)), src, dst,
-		    r->name && *r->name ? r->name : "-", tc,
-		    (r->flags & OBS_F_MALFORMED) ? " malformed" : "") < 0)
-		return -1;
-	return 0;
+	errno = 0;
+	return wrote(p, fprintf(p->out, "%s %-4s %-6s %s -> %s  %s  %s%s\n", ts, kind ? kind : "?",
+				event_proto_name(r->proto, pbuf, sizeof(pbuf)), src, dst,
+				r->name && *r->name ? r->name : "-", tc,
+				(r->flags & OBS_F_MALFORMED) ? " malformed" : "") >= 0);
 }
 
 static int print_alert(void *arg, const struct alert_row *r)
@@ -996,11 +1102,11 @@ static int print_alert(void *arg, const struct alert_row *r)
 	text_time(ts, sizeof(ts), r->first_ts);
 	endpoint(src, sizeof(src), r->src_ip, r->src_port);
 	endpoint(dst, sizeof(dst), r->dst_ip, r->dst_port);
-	if (fprintf(p->out, "%s %-8s %-18s %s -> %s  %s  count=%lld %s\n", ts, sev ? sev : "?",
-		    r->class_name ? r->class_name : "-", src, dst, r->subject ? r->subject : "-",
-		    (long long)r->count, r->outcome ? r->outcome : "unknown") < 0)
-		return -1;
-	return 0;
+	errno = 0;
+	return wrote(p, fprintf(p->out, "%s %-8s %-18s %s -> %s  %s  count=%lld %s\n", ts,
+				sev ? sev : "?", r->class_name ? r->class_name : "-", src, dst,
+				r->subject ? r->subject : "-", (long long)r->count,
+				r->outcome ? r->outcome : "unknown") >= 0);
 }
 
 /* The highest id of the listing's table(s) now (0 when empty or unknown). */
@@ -1036,12 +1142,16 @@ static int print_rows(const char *db_path, const char *what, FILE *out, int json
 	}
 	if (iter(q, f, &p, err, sizeof(err)) < 0)
 		goto out;
-	if (fflush(out) == EOF || ferror(out)) {
-		snprintf(err, sizeof(err), "%s: %s: write error: %s", db_path, what, strerror(errno));
+	errno = 0;
+	if (wrote(&p, fflush(out) != EOF && !ferror(out)) < 0)
 		goto out;
-	}
 	rc = 0;
 out:
+	/* A failed write is the output's, not the database's: named so
+	 * ("egresswatch events: stdout: No space left on device"). */
+	if (rc < 0 && p.werr)
+		snprintf(err, sizeof(err), "%s: %s", out == stdout ? "stdout" : "output",
+			 strerror(p.werr));
 	if (p.drawn)
 		fputs("\r\033[K", stderr);
 	if (rc < 0)

@@ -104,8 +104,10 @@ const char *query_events_sql(const char *kind, int host, int name);
 int query_canon_name(const char *text, char *buf, size_t len);
 
 /* text, an IPv4 or IPv6 address in any form inet_pton takes, in the form
- * the database stores (inet_ntop's) into buf. Returns 0, or -1 when it is
- * not an address. */
+ * the database stores (inet_ntop's) into buf; an IPv4-mapped IPv6 address
+ * (::ffff:10.0.0.1) is its IPv4 address (as Zeek reads it; the events
+ * filter also finds an IPv6 packet that carried the mapped form). Returns 0,
+ * or -1 when it is not an address. */
 int query_canon_addr(const char *text, char *buf, size_t len);
 
 /* "info".."critical" or "1".."5" -> 1..5; -1 for anything else. */

@@ -35,21 +35,28 @@ static int capture_magic(const uint8_t *m, size_t n)
 	return 0;
 }
 
-/* 1 when path starts as a capture file does, 0 when it does not, -1 when it
- * cannot be read (left to the caller's checks, which name the error). */
-static int looks_like_capture(const char *path)
+int inputs_sniff(const char *path, size_t *got)
 {
 	uint8_t m[4];
-	ssize_t got;
+	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -1;
-	got = read(fd, m, sizeof(m));
+	n = read(fd, m, sizeof(m));
 	close(fd);
-	if (got < 0)
+	if (n < 0)
 		return -1;
-	return capture_magic(m, (size_t)got);
+	if (got)
+		*got = (size_t)n;
+	return capture_magic(m, (size_t)n);
+}
+
+/* 1 when path starts as a capture file does, 0 when it does not, -1 when it
+ * cannot be read (left to the caller's checks, which name the error). */
+static int looks_like_capture(const char *path)
+{
+	return inputs_sniff(path, NULL);
 }
 
 static int push(struct inputs *in, size_t *cap, char *p)

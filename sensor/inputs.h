@@ -26,4 +26,9 @@ int inputs_expand(char *const *args, unsigned n, const char *who, struct inputs 
 
 void inputs_free(struct inputs *in);
 
+/* Whether the file at path starts as a capture file does (its first four
+ * bytes: pcap, pcapng, gzip, zstd): 1, 0 when it does not, -1 when it
+ * cannot be read. *got (if not NULL) gets the bytes read, at most 4. */
+int inputs_sniff(const char *path, size_t *got);
+
 #endif

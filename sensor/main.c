@@ -339,9 +339,13 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 	char classes[512];
 	alert_classes(core, classes, sizeof(classes));
 	fprintf(f, "  alerts:    %s from %" PRIu64 " detections\n", classes, s->alerts);
-	if (ss)
-		fprintf(f, "  store:     %s, %" PRIu64 " events written, %" PRIu64 " errors\n", db,
-			ss->events, ss->errors + s->store_errors);
+	if (ss) {
+		/* errors counts the rows of every kind a failed write lost */
+		uint64_t lost = ss->errors + s->store_errors;
+		fprintf(f, "  store:     %s, %" PRIu64 " events written, %" PRIu64
+			   " rows not written%s\n", db, ss->events, lost,
+			lost ? " (events, alerts and counters: see the log)" : "");
+	}
 	if (eve) {
 		struct eve_stats es;
 		eve_get_stats(eve, &es);
@@ -595,6 +599,28 @@ static int check_inputs(char *const *paths, unsigned n)
 	return 0;
 }
 
+/* The files a replay reads before its first packet (the first; with
+ * --merge, every one), when they are regular files: one that is not a
+ * capture would end the run before a packet, so it does so before the
+ * database is created, with the words the capture reader would use. */
+static int check_first_bytes(char *const *paths, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct stat st;
+		size_t got = 0;
+		if (!strcmp(paths[i], "-") || stat(paths[i], &st) < 0 || !S_ISREG(st.st_mode) ||
+		    inputs_sniff(paths[i], &got) != 0)
+			continue;
+		if (got < 4)
+			fprintf(stderr, "egresswatch replay: %s: truncated dump file; tried to read 4 "
+					"file header bytes, only got %zu\n", paths[i], got);
+		else
+			fprintf(stderr, "egresswatch replay: %s: unknown file format\n", paths[i]);
+		return -1;
+	}
+	return 0;
+}
+
 /* `egresswatch version`: ours, then each library's own idea of its version,
  * read at run time (what is loaded, not what was built against). */
 static void print_version(void)
@@ -750,7 +776,7 @@ static int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "egresswatch replay: %s\n", err);
 		return EXIT_USAGE;
 	}
-	if (check_inputs(in.paths, in.n) < 0) {
+	if (check_inputs(in.paths, in.n) < 0 || check_first_bytes(in.paths, win.merge ? in.n : 1) < 0) {
 		rc = EXIT_USAGE;
 		goto out;
 	}

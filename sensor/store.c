@@ -49,8 +49,10 @@
  * crash loses it with the batch.
  *
  * Migrations: schema_migrations[] (schema/NNN_*.sql, embedded at build time)
- * are applied in order, each in its own transaction together with
- * PRAGMA user_version = N.
+ * are applied in order, all in one BEGIN IMMEDIATE transaction that first
+ * reads the version again and checks the tables (migrate()), each with
+ * PRAGMA user_version = N; so processes opening one database at once see
+ * it before or after another's migration, never half-way.
  */
 #include "store.h"
 
@@ -61,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -148,6 +151,7 @@ struct store {
 
 	/* statements, prepared at open from stmt_defs */
 	sqlite3_stmt *st_begin, *st_commit, *st_rollback, *st_stat, *st_alert, *st_max_id;
+	sqlite3_stmt *st_alert_max_id;
 	sqlite3_stmt *st_event[STORE_FAM_COUNT];       /* one row into each family's table */
 	sqlite3_stmt *st_event_group[STORE_FAM_COUNT]; /* EVENT_GROUP rows (threaded) */
 	sqlite3_stmt *st_expire[STORE_FAM_COUNT];      /* retention (cfg.retain_us) */
@@ -196,6 +200,20 @@ struct store {
 	pthread_mutex_t err_lock; /* errmsg is written by the writer thread */
 	char errmsg[512];
 	char errcopy[512];
+
+	/* alert ids (writer side, alert_row): the ids store_alert_id() hands
+	 * out are this process's; the row each one went to, which another
+	 * process writing the same database may have made differ, is kept as
+	 * ranges (local lo..hi -> row local + delta), sorted and disjoint, at
+	 * most AMAP_MAX of them; amap_log lists the ids first mapped in the
+	 * open transaction, so that a lost transaction forgets them */
+	struct amap {
+		int64_t lo, hi, delta;
+	} *amap;
+	size_t amap_n, amap_cap;
+	int64_t *amap_log;
+	size_t amap_log_n, amap_log_cap;
+	int64_t next_alert_row; /* in a transaction: the next new alert's row, 0: not read */
 
 	/* caller-side state */
 	int64_t next_alert_id;
@@ -267,7 +285,11 @@ static const char SQL_STAT[] =
 	"INSERT INTO stats(name, value) VALUES(?1, ?2) "
 	"ON CONFLICT(name) DO UPDATE SET value = excluded.value";
 /* An alert row, inserted or replaced; either way its seq becomes the next
- * in the table (schema/003_alert_seq.sql), found through alerts_seq. */
+ * in the table (schema/003_alert_seq.sql), found through alerts_seq. ?1 is
+ * the row's id: a new alert's is past SQL_ALERT_MAX_ID read under this
+ * transaction's write lock, so the INSERT never meets another process's
+ * row; a later write of the same alert replaces the row it made
+ * (alert_row). */
 static const char SQL_ALERT[] =
 	"INSERT INTO alerts(id, class, severity, first_ts, last_ts, count, outcome, proto, "
 	"src_ip, src_port, dst_ip, dst_port, subject, score, rule, summary, evidence, seq) "
@@ -279,6 +301,8 @@ static const char SQL_ALERT[] =
 	"src_port = excluded.src_port, dst_ip = excluded.dst_ip, dst_port = excluded.dst_port, "
 	"subject = excluded.subject, score = excluded.score, rule = excluded.rule, "
 	"summary = excluded.summary, evidence = excluded.evidence, seq = excluded.seq";
+
+static const char SQL_ALERT_MAX_ID[] = "SELECT coalesce(max(id), 0) FROM alerts";
 
 int store_schema_version(void)
 {
@@ -402,6 +426,8 @@ static void stage_clear(struct store *s)
 	s->staged = 0;
 }
 
+static void amap_undo(struct store *s);
+
 /* A failed statement may have rolled the whole transaction back (FULL, IOERR,
  * NOMEM, BUSY in some cases): then the open batch is lost, the rows written
  * and the events still staged. */
@@ -414,7 +440,162 @@ static void check_txn_alive(struct store *s)
 		s->pend_rows = s->pend_events = s->pend_alerts = s->pend_stats = 0;
 		s->pend_expired = 0;
 		stage_clear(s);
+		amap_undo(s);
 	}
+}
+
+/* ---- alert ids (writer side) ------------------------------------------ */
+
+/*
+ * An alert's id in this process (store_alert_id(): max(id) + 1 at open,
+ * then counting up) is not its row's id: another process writing the same
+ * database (a replay appended to a database a watch writes) may have taken
+ * that id since. So the row of a new alert is numbered as events are: past
+ * max(id) of the alerts read under the transaction's write lock
+ * (next_alert_row), and the row each id went to is kept for the alert's
+ * later writes (count, outcome, last hit). Alone on a database every id is
+ * its row's, and the map is one range; each time another process's alerts
+ * come in between, a new range starts. At most AMAP_MAX ranges are kept,
+ * the oldest dropped first (an alert of a dropped range that is written
+ * again would get a second row; that takes 65,536 runs of another
+ * process's alerts while it stays open). A transaction that is lost
+ * forgets the ids it mapped (amap_undo): their rows were never made.
+ */
+#define AMAP_MAX 65536u
+
+/* The range holding id, or -1. */
+static long amap_find(const struct store *s, int64_t id)
+{
+	size_t lo = 0, hi = s->amap_n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (id < s->amap[mid].lo)
+			hi = mid;
+		else if (id > s->amap[mid].hi)
+			lo = mid + 1;
+		else
+			return (long)mid;
+	}
+	return -1;
+}
+
+/* Room for one more range at index at (moved up). Returns 0 or -1. */
+static int amap_open(struct store *s, size_t at)
+{
+	if (s->amap_n == s->amap_cap) {
+		size_t cap = s->amap_cap ? s->amap_cap * 2 : 16;
+		struct amap *m = realloc(s->amap, cap * sizeof(*m));
+		if (!m)
+			return -1;
+		s->amap = m;
+		s->amap_cap = cap;
+	}
+	memmove(s->amap + at + 1, s->amap + at, (s->amap_n - at) * sizeof(*s->amap));
+	s->amap_n++;
+	return 0;
+}
+
+/* Map id (not mapped) to row. Returns 0 or -1 (out of memory). */
+static int amap_add(struct store *s, int64_t id, int64_t row)
+{
+	const int64_t delta = row - id;
+	size_t at = s->amap_n;
+
+	if (s->amap_log_n == s->amap_log_cap) {
+		size_t cap = s->amap_log_cap ? s->amap_log_cap * 2 : 64;
+		int64_t *l = realloc(s->amap_log, cap * sizeof(*l));
+		if (!l)
+			return -1;
+		s->amap_log = l;
+		s->amap_log_cap = cap;
+	}
+	if (at && s->amap[at - 1].hi + 1 == id && s->amap[at - 1].delta == delta) {
+		s->amap[at - 1].hi = id; /* the usual case: the next id */
+	} else {
+		if (s->amap_n >= AMAP_MAX) {
+			memmove(s->amap, s->amap + 1, (s->amap_n - 1) * sizeof(*s->amap));
+			s->amap_n--;
+			at = s->amap_n;
+		}
+		/* an id below the last mapped one: one whose first write was
+		 * lost with its transaction, written again */
+		while (at && s->amap[at - 1].lo > id)
+			at--;
+		if (amap_open(s, at) < 0)
+			return -1;
+		s->amap[at] = (struct amap){id, id, delta};
+	}
+	s->amap_log[s->amap_log_n++] = id;
+	return 0;
+}
+
+/* Forget id's row. */
+static void amap_forget(struct store *s, int64_t id)
+{
+	long i = amap_find(s, id);
+
+	if (i < 0)
+		return;
+	struct amap *m = &s->amap[i];
+	if (m->lo == m->hi) {
+		memmove(m, m + 1, (s->amap_n - (size_t)i - 1) * sizeof(*m));
+		s->amap_n--;
+	} else if (id == m->hi) {
+		m->hi--;
+	} else if (id == m->lo) {
+		m->lo++;
+	} else {
+		struct amap upper = {id + 1, m->hi, m->delta};
+		m->hi = id - 1;
+		if (amap_open(s, (size_t)i + 1) == 0)
+			s->amap[i + 1] = upper;
+	}
+}
+
+/* The open transaction is lost: its new alerts made no rows. */
+static void amap_undo(struct store *s)
+{
+	while (s->amap_log_n)
+		amap_forget(s, s->amap_log[--s->amap_log_n]);
+	s->next_alert_row = 0;
+}
+
+/* The row of alert id, in the open transaction, into *row: the row its
+ * first write made, or for a new alert the next past max(id). Returns 0,
+ * 1 for a new alert, or -1. */
+static int alert_row(struct store *s, int64_t id, int64_t *row)
+{
+	long i = amap_find(s, id);
+
+	if (i >= 0) {
+		*row = id + s->amap[i].delta;
+		return 0;
+	}
+	if (!s->next_alert_row) {
+		int rc = sqlite3_step(s->st_alert_max_id);
+		if (rc == SQLITE_ROW)
+			s->next_alert_row = sqlite3_column_int64(s->st_alert_max_id, 0) + 1;
+		if (sqlite3_reset(s->st_alert_max_id) != SQLITE_OK || rc != SQLITE_ROW) {
+			s->next_alert_row = 0;
+			return -1;
+		}
+	}
+	if (amap_add(s, id, s->next_alert_row) < 0)
+		return -1;
+	*row = s->next_alert_row++;
+	return 1;
+}
+
+/* The first write of alert id failed, its transaction going on: it made no
+ * row (and the row id is given to the next new alert). */
+static void alert_row_failed(struct store *s, int64_t id)
+{
+	if (!s->in_txn || !s->amap_log_n || s->amap_log[s->amap_log_n - 1] != id)
+		return;
+	s->amap_log_n--;
+	amap_forget(s, id);
+	s->next_alert_row--;
 }
 
 /* max(id) over the event tables, into *out. Returns 0 or -1. */
@@ -442,6 +623,8 @@ static int txn_begin(struct store *s, uint64_t ts)
 		return -1;
 	}
 	s->next_event_id = max_id + 1;
+	s->next_alert_row = 0; /* read when the batch's first new alert comes */
+	s->amap_log_n = 0;
 	s->in_txn = 1;
 	s->batch_ts0 = ts;
 	s->batch_newest = 0;
@@ -529,9 +712,11 @@ static int txn_commit(struct store *s)
 		s->in_txn = 0;
 		s->pend_rows = s->pend_events = s->pend_alerts = s->pend_stats = 0;
 		s->pend_expired = 0;
+		amap_undo(s);
 		return -1;
 	}
 	s->in_txn = 0;
+	s->amap_log_n = 0; /* the new alerts' rows are made */
 	fail_recovered(s);
 	atomic_fetch_add_explicit(&s->n_expired, s->pend_expired, memory_order_relaxed);
 	s->pend_expired = 0;
@@ -766,6 +951,7 @@ static int apply(struct store *s, const struct qrec *r)
 	const char *what;
 	int brc = SQLITE_OK;
 	uint64_t ts = 0;
+	int new_alert = 0;
 
 	switch (r->op) {
 	case OP_EVENT:
@@ -776,10 +962,22 @@ static int apply(struct store *s, const struct qrec *r)
 		brc |= bind_str(st, 1, r, &cur, ST_NAME);
 		brc |= sqlite3_bind_int64(st, 2, r->v[0]);
 		break;
-	case OP_ALERT:
+	case OP_ALERT: {
+		int64_t row = 0;
 		st = s->st_alert;
 		what = "write alert";
-		brc |= sqlite3_bind_int64(st, 1, r->v[0]);
+		/* its row is found (or numbered) under the write lock */
+		if (txn_begin(s, ts) < 0) {
+			count_err(s, "begin", 1);
+			return -1;
+		}
+		new_alert = alert_row(s, r->v[0], &row);
+		if (new_alert < 0) {
+			count_err(s, "alert id", 1);
+			check_txn_alive(s);
+			return -1;
+		}
+		brc |= sqlite3_bind_int64(st, 1, row);
 		brc |= bind_str(st, 2, r, &cur, AL_CLASS);
 		brc |= sqlite3_bind_int(st, 3, (int)r->v[1]);
 		brc |= sqlite3_bind_int64(st, 4, r->v[2]);
@@ -797,6 +995,7 @@ static int apply(struct store *s, const struct qrec *r)
 		brc |= bind_str(st, 16, r, &cur, AL_SUMMARY);
 		brc |= bind_str(st, 17, r, &cur, AL_EVIDENCE);
 		break;
+	}
 	case OP_FLUSH:
 		return txn_commit(s);
 	default:
@@ -806,6 +1005,8 @@ static int apply(struct store *s, const struct qrec *r)
 	if (brc != SQLITE_OK) {
 		sqlite3_clear_bindings(st);
 		count_err(s, "bind", 1);
+		if (new_alert)
+			alert_row_failed(s, r->v[0]);
 		return -1;
 	}
 	if (txn_begin(s, ts) < 0) {
@@ -816,6 +1017,8 @@ static int apply(struct store *s, const struct qrec *r)
 	if (step_done(st) != SQLITE_DONE) {
 		count_err(s, what, 1);
 		check_txn_alive(s);
+		if (new_alert)
+			alert_row_failed(s, r->v[0]);
 		return -1;
 	}
 	return batch_rows_done(s, r->op, 1, ts);
@@ -1302,26 +1505,76 @@ out:
 	} while (0)
 #define DBMSG (s->db ? sqlite3_errmsg(s->db) : "out of memory")
 
-static int migrate(struct store *s, int64_t have, char *err, size_t errlen)
+/* Is the connection's last error one that waiting may clear (another
+ * connection holds a lock SQLite did not wait for: switching the journal
+ * mode, say, which does not call the busy handler)? */
+static int busy_error(struct store *s)
 {
+	int e = sqlite3_errcode(s->db) & 0xff;
+	return e == SQLITE_BUSY || e == SQLITE_LOCKED;
+}
+
+/* query_one, tried again while it fails busy, for up to the busy timeout. */
+static int query_retry(struct store *s, const char *sql, int64_t *out, char *txt, size_t txtlen)
+{
+	const double until = sync_now() + s->cfg.busy_ms / 1000.0;
+	long nap_us = 1000;
+
+	for (;;) {
+		if (query_one(s, sql, out, txt, txtlen) == 0)
+			return 0;
+		if (!busy_error(s) || sync_now() >= until)
+			return -1;
+		nanosleep(&(struct timespec){0, nap_us * 1000}, NULL);
+		if (nap_us < 50000)
+			nap_us *= 2;
+	}
+}
+
+/* The schema's version and the tables in the database, read in one
+ * transaction (so together: a migration makes its tables and sets the
+ * version in one). Returns 0 or -1. */
+static int schema_state(struct store *s, int64_t *version, int64_t *tables)
+{
+	int rc = query_one(s, "PRAGMA user_version", version, NULL, 0);
+	if (rc == 0)
+		rc = query_one(s, "SELECT count(*) FROM sqlite_master WHERE type = 'table'", tables,
+			       NULL, 0);
+	return rc;
+}
+
+/*
+ * Check the schema and bring it up to date, atomically: under BEGIN
+ * IMMEDIATE (the write lock, waited for within the busy timeout) the
+ * version is read again, a database without our schema must still hold no
+ * table, and every pending migration is applied, with PRAGMA user_version,
+ * in that one transaction. So two processes opening one new (or old)
+ * database at once see it before or after the other's migration, never
+ * half-way: the second finds it done.
+ */
+static int migrate(struct store *s, char *err, size_t errlen)
+{
+	int64_t now = 0, tables = 0;
+
+	if (exec_sql(s, "BEGIN IMMEDIATE") < 0)
+		FAIL("%s: schema: begin: %s", s->path, DBMSG);
+	if (schema_state(s, &now, &tables) < 0)
+		FAIL("%s: not a database, or unreadable: %s", s->path, DBMSG);
+	if (now == 0 && tables > 0)
+		FAIL("%s: not an egresswatch database (it holds %lld other table%s and no "
+		     "egresswatch schema); give a new file",
+		     s->path, (long long)tables, tables == 1 ? "" : "s");
+	if (now > store_schema_version())
+		FAIL("%s: schema version %lld is newer than this egresswatch supports (%d); "
+		     "use a newer egresswatch or another database",
+		     s->path, (long long)now, store_schema_version());
 	for (const struct schema_migration *m = schema_migrations; m->sql; m++) {
 		char pragma[64];
-		int64_t now = 0;
-		if (m->version <= have)
+		if (m->version <= now)
 			continue;
-		if (exec_sql(s, "BEGIN IMMEDIATE") < 0)
-			FAIL("%s: migration %s: begin: %s", s->path, m->name, DBMSG);
-		/* Another process may have migrated meanwhile. */
-		if (query_one(s, "PRAGMA user_version", &now, NULL, 0) < 0)
-			FAIL("%s: migration %s: %s", s->path, m->name, DBMSG);
-		if (now >= m->version) {
-			if (exec_sql(s, "COMMIT") < 0)
-				FAIL("%s: migration %s: commit: %s", s->path, m->name, DBMSG);
-			continue;
-		}
 		/* Say so when it updates an existing database: moving its rows
 		 * can take a while (002: ~5 s for 1.4M events). */
-		if (have > 0)
+		if (now > 0)
 			log_info("store", "%s: updating the schema to version %d (%s)", s->path,
 				 m->version, m->name);
 		/* user_version takes no bound parameter; the text is built from
@@ -1331,9 +1584,9 @@ static int migrate(struct store *s, int64_t have, char *err, size_t errlen)
 			FAIL("%s: migration %s: %s", s->path, m->name, DBMSG);
 		if (exec_sql(s, pragma) < 0)
 			FAIL("%s: migration %s: user_version: %s", s->path, m->name, DBMSG);
-		if (exec_sql(s, "COMMIT") < 0)
-			FAIL("%s: migration %s: commit: %s", s->path, m->name, DBMSG);
 	}
+	if (exec_sql(s, "COMMIT") < 0)
+		FAIL("%s: schema: commit: %s", s->path, DBMSG);
 	return 0;
 fail:
 	if (s->db && !sqlite3_get_autocommit(s->db))
@@ -1363,10 +1616,11 @@ static int prepare_event_insert(struct store *s, unsigned f, unsigned rows, sqli
 /* Finalize every prepared statement. Returns how many failed. */
 static int finalize_all(struct store *s)
 {
-	sqlite3_stmt **sts[6 + 3 * STORE_FAM_COUNT] = {&s->st_begin, &s->st_commit,
+	sqlite3_stmt **sts[7 + 3 * STORE_FAM_COUNT] = {&s->st_begin, &s->st_commit,
 							&s->st_rollback, &s->st_stat,
-							&s->st_alert, &s->st_max_id};
-	unsigned n = 6, bad = 0;
+							&s->st_alert, &s->st_max_id,
+							&s->st_alert_max_id};
+	unsigned n = 7, bad = 0;
 
 	for (unsigned f = 0; f < STORE_FAM_COUNT; f++) {
 		sts[n++] = &s->st_event[f];
@@ -1385,6 +1639,8 @@ static void free_stages(struct store *s)
 {
 	for (unsigned f = 0; f < STORE_FAM_COUNT; f++)
 		free(s->stage[f].buf);
+	free(s->amap);
+	free(s->amap_log);
 }
 
 int store_open(struct store **out, const char *path, const struct store_config *cfg,
@@ -1454,7 +1710,11 @@ int store_open(struct store **out, const char *path, const struct store_config *
 		FAIL("%s: database is read-only", path);
 	if (sqlite3_busy_timeout(s->db, (int)s->cfg.busy_ms) != SQLITE_OK)
 		FAIL("%s: busy timeout: %s", path, DBMSG);
-	if (query_one(s, "PRAGMA user_version", &version, NULL, 0) < 0)
+	/* A first look, without the write lock (migrate() looks again under
+	 * it): the version and the tables of one moment. */
+	int64_t tables = 0;
+	if (exec_sql(s, "BEGIN") < 0 || schema_state(s, &version, &tables) < 0 ||
+	    exec_sql(s, "COMMIT") < 0)
 		FAIL("%s: not a database, or unreadable: %s", path, DBMSG);
 	if (version > known)
 		FAIL("%s: schema version %lld is newer than this egresswatch supports (%d); "
@@ -1463,22 +1723,22 @@ int store_open(struct store **out, const char *path, const struct store_config *
 	if (version == 0) {
 		/* Without our schema, the file must hold no table either: a
 		 * database of something else given by mistake is not written
-		 * into. */
-		int64_t tables = 0;
+		 * into (not even switched to WAL). */
 		char ps[40];
-		if (query_one(s, "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-			      &tables, NULL, 0) < 0)
-			FAIL("%s: not a database, or unreadable: %s", path, DBMSG);
 		if (tables > 0)
 			FAIL("%s: not an egresswatch database (it holds %lld other table%s and no "
 			     "egresswatch schema); give a new file", path, (long long)tables,
 			     tables == 1 ? "" : "s");
-		/* before the first page is written, which switching to WAL does */
+		/* before the first page is written, which switching to WAL
+		 * does (a no-op if another process wrote it meanwhile) */
 		snprintf(ps, sizeof(ps), "PRAGMA page_size = %d", NEW_PAGE_SIZE);
-		if (exec_sql(s, ps) < 0)
+		if (query_retry(s, ps, NULL, NULL, 0) < 0)
 			FAIL("%s: page_size: %s", path, DBMSG);
 	}
-	if (query_one(s, "PRAGMA journal_mode = WAL", NULL, mode, sizeof(mode)) < 0)
+	/* Switching to WAL takes an exclusive lock without waiting (another
+	 * process opening the same new database at once holds it a moment):
+	 * tried again within the busy timeout. */
+	if (query_retry(s, "PRAGMA journal_mode = WAL", NULL, mode, sizeof(mode)) < 0)
 		FAIL("%s: journal_mode: %s", path, DBMSG);
 	if (strcmp(mode, "wal") != 0)
 		FAIL("%s: cannot switch to WAL (journal_mode is '%s')", path, mode);
@@ -1503,7 +1763,7 @@ int store_open(struct store **out, const char *path, const struct store_config *
 	}
 	if (exec_sql(s, "PRAGMA temp_store = MEMORY") < 0)
 		FAIL("%s: temp_store: %s", path, DBMSG);
-	if (version < known && migrate(s, version, err, errlen) < 0)
+	if (version < known && migrate(s, err, errlen) < 0)
 		goto fail;
 
 	const struct {
@@ -1516,6 +1776,7 @@ int store_open(struct store **out, const char *path, const struct store_config *
 		{SQL_STAT, &s->st_stat},
 		{SQL_ALERT, &s->st_alert},
 		{SQL_EVENT_MAX_ID, &s->st_max_id},
+		{SQL_ALERT_MAX_ID, &s->st_alert_max_id},
 	};
 	for (size_t i = 0; i < sizeof(stmt_defs) / sizeof(stmt_defs[0]); i++)
 		if (sqlite3_prepare_v3(s->db, stmt_defs[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
@@ -1537,8 +1798,10 @@ int store_open(struct store **out, const char *path, const struct store_config *
 		}
 	}
 
+	/* this process's alert ids start there, so that alone on the
+	 * database each is its row's (alert_row) */
 	int64_t max_id = 0;
-	if (query_one(s, "SELECT coalesce(max(id), 0) FROM alerts", &max_id, NULL, 0) < 0)
+	if (query_one(s, SQL_ALERT_MAX_ID, &max_id, NULL, 0) < 0)
 		FAIL("%s: alerts: %s", path, DBMSG);
 	s->next_alert_id = max_id + 1;
 

@@ -150,8 +150,9 @@ int store_put_stat(struct store *s, const char *name, int64_t value);
 
 /*
  * An aggregated alert row (architecture.md section 4). The core aggregates;
- * the store only writes: the first upsert of an id inserts the row, later
- * upserts of the same id replace every column (count, last_ts, outcome,
+ * the store only writes: the first upsert of an id inserts a row (numbered
+ * past every row of the database, under the write lock), later upserts of
+ * the same id replace every column of that row (count, last_ts, outcome,
  * evidence, ...). Strings are copied; NULL strings are stored as NULL
  * (outcome NULL as "unknown").
  */
@@ -172,10 +173,14 @@ struct store_alert {
 	const char *evidence;  /* items separated by GS (0x1d) */
 };
 
-/* Allocate the id of a new alert row (max(id) at open + 1, then increasing). */
+/* Allocate the id of a new alert (max(id) at open + 1, then increasing).
+ * It is this process's handle of the alert: its row's id is the same while
+ * no other process writes alerts into the database, and otherwise the next
+ * free one when the alert is first written (store.c, alert_row), which its
+ * later upserts then update. */
 int64_t store_alert_id(struct store *s);
 
-/* Insert or update an alert row (in the current batch). Returns 0 or -1. */
+/* Insert or update the alert's row (in the current batch). Returns 0 or -1. */
 int store_alert_upsert(struct store *s, const struct store_alert *a);
 
 /* A snapshot of the counters, refreshed by each call (call from the store's

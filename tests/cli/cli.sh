@@ -7,7 +7,8 @@ set -u
 EW=$1
 PCAPS=$2
 T=$(mktemp -d /tmp/ew-cli.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+# (the read-only mount below is undone first, on any exit)
+trap 'umount "$T/romnt" 2>/dev/null; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 pass=0 fail=0
 
 ok() { pass=$((pass + 1)); }
@@ -74,6 +75,28 @@ expect 2 "replay: $T/missing.pcap: No such file or directory\$" -- "$EW" replay 
 [ ! -s "$T/out" ] && [ "$(wc -l <"$T/err")" -eq 1 ] && ok || bad "a missing capture printed more: $(cat "$T/out" "$T/err")"
 expect 2 "replay: $T/missing.pcap: No such file or directory\$" -- "$EW" replay -d "$T/a.db" "$PCAPS/demo.pcap" "$T/missing.pcap"
 [ ! -e "$T/a.db" ] && ok || bad "a missing second capture left a database behind"
+# ... and a first file that is not a capture (or too short for a header):
+# nothing can be read, so no database either; with --merge, any such file.
+# A later file that is not one ends the run there, what came before kept.
+printf 'root:x:0:0:root:/root:/bin/sh\n' > "$T/passwd"
+printf 'ab' > "$T/short.pcap"
+expect 2 "^egresswatch replay: $T/passwd: unknown file format\$" -- "$EW" replay -d "$T/a.db" "$T/passwd"
+[ ! -e "$T/a.db" ] && ok || bad "a first file that is not a capture left a database behind"
+expect 2 "^egresswatch replay: $T/short.pcap: truncated dump file; tried to read 4 file header bytes, only got 2\$" -- \
+	"$EW" replay -d "$T/a.db" "$T/short.pcap"
+[ ! -e "$T/a.db" ] && ok || bad "a first file too short for a header left a database behind"
+expect 2 "^egresswatch replay: $T/passwd: unknown file format\$" -- "$EW" replay -d "$T/a.db" --merge "$PCAPS/demo.pcap" "$T/passwd"
+[ ! -e "$T/a.db" ] && ok || bad "replay --merge with a file that is not a capture left a database behind"
+expect 2 "^egresswatch replay: $T/passwd: unknown file format\$" -- "$EW" replay -q -d "$T/a.db" "$PCAPS/demo.pcap" "$T/passwd"
+[ "$("$EW" events -d "$T/a.db" --json | wc -l)" -eq 217 ] && ok || bad "the capture before a file that is not one was not kept"
+rm -f "$T/a.db" "$T/a.db-wal" "$T/a.db-shm"
+# --host and --src take an IPv4-mapped IPv6 address as its IPv4 address.
+"$EW" replay -q -d "$T/mapped.db" "$PCAPS/demo.pcap"
+for h in 10.99.0.10 ::ffff:10.99.0.10 ::ffff:a63:a; do
+	[ "$("$EW" events -d "$T/mapped.db" --host "$h" | wc -l)" -eq 217 ] &&
+		[ "$("$EW" alerts -d "$T/mapped.db" --src "$h" | wc -l)" -eq 2 ] && ok ||
+		bad "--host/--src $h: $("$EW" events -d "$T/mapped.db" --host "$h" | wc -l) events"
+done
 # A directory stands for its capture files in `ls -v` order: a fixture cut
 # into 12 files named as tcpdump -C names them (trace, trace1, ..., trace11,
 # where plain name order would put trace10 before trace2), one of them
@@ -135,6 +158,66 @@ expect 1 "^egresswatch events: $T/other.db: not an egresswatch database (no sche
 rm -f "$T/empty.db"
 sqlite3 "$T/empty.db" "PRAGMA user_version" >/dev/null
 expect 0 "" -- "$EW" replay -q -d "$T/empty.db" "$PCAPS/dns_basic.pcap"
+
+# A database on read-only media (an evidence copy, a read-only mount: as
+# root a read-only bind mount, else a directory without write permission,
+# which root would ignore), closed cleanly: SQLite cannot make the -shm its
+# WAL mode reads through, so it is read as immutable; events, alerts and
+# serve work. With a -wal file beside it (rows not in the file yet), the
+# message says what is wrong.
+mkdir -p "$T/rosrc" "$T/romnt"
+"$EW" replay -q -d "$T/rosrc/ev.db" "$PCAPS/demo.pcap"
+if [ "$(id -u)" = 0 ]; then
+	mount --bind "$T/rosrc" "$T/romnt" && mount -o remount,bind,ro "$T/romnt" && ro="$T/romnt"
+else
+	chmod 555 "$T/rosrc" && ro="$T/rosrc"
+fi
+if [ -n "${ro:-}" ] && ! touch "$ro/probe" 2>/dev/null; then
+	expect 0 "" -- "$EW" events -d "$ro/ev.db" --json
+	[ "$(wc -l < "$T/out")" -eq 217 ] && ok || bad "events on read-only media: $(wc -l < "$T/out") lines"
+	expect 0 "" -- "$EW" alerts -d "$ro/ev.db"
+	[ "$(wc -l < "$T/out")" -eq 2 ] && ok || bad "alerts on read-only media: $(cat "$T/out")"
+	"$EW" serve -d "$ro/ev.db" --api 127.0.0.1:0 > "$T/out" 2> "$T/err" &
+	sv=$!
+	i=0
+	while ! grep -q "serving API on" "$T/err" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/err")
+	n=$(curl -s --max-time 5 "http://127.0.0.1:${port:-1}/api/v1/alerts" | grep -o '"class"' | wc -l)
+	kill "$sv"
+	wait "$sv"
+	[ "$n" -eq 2 ] && ok || bad "serve on read-only media: $n alerts: $(cat "$T/err")"
+	[ ! -e "$ro/ev.db-wal" ] && [ ! -e "$ro/ev.db-shm" ] && ok || bad "reading made files on read-only media"
+else
+	echo "cli: read-only media not checked (no read-only mount or directory)"
+fi
+[ "$(id -u)" = 0 ] && umount "$T/romnt"
+chmod 755 "$T/rosrc"
+# ... with a -wal file beside it: refused, saying why
+cp "$T/rosrc/ev.db" "$T/rosrc/w.db"
+echo "not empty" > "$T/rosrc/w.db-wal"
+ro=
+if [ "$(id -u)" = 0 ]; then
+	mount --bind "$T/rosrc" "$T/romnt" && mount -o remount,bind,ro "$T/romnt" && ro="$T/romnt"
+else
+	chmod 555 "$T/rosrc" && ro="$T/rosrc"
+fi
+if [ -n "$ro" ] && ! touch "$ro/probe" 2>/dev/null; then
+	expect 1 "^egresswatch events: $ro/w.db: cannot read: SQLite cannot make the database's -shm file (a read-only directory or mount?), and its -wal file holds rows not yet in the database: copy" -- \
+		"$EW" events -d "$ro/w.db"
+fi
+[ "$(id -u)" = 0 ] && umount "$T/romnt"
+chmod 755 "$T/rosrc"
+
+# Output that cannot be written (a full disk): the message names stdout, not
+# the database, and the status is 1; table and JSON alike.
+for c in events alerts; do
+	for j in "" --json; do
+		"$EW" $c -d "$T/rosrc/ev.db" $j > /dev/full 2> "$T/err"
+		rc=$?
+		[ "$rc" -eq 1 ] && [ "$(cat "$T/err")" = "egresswatch $c: stdout: No space left on device" ] && ok ||
+			bad "$c $j > /dev/full: exit $rc: $(cat "$T/err")"
+	done
+done
 
 # Several files in order, and stdin.
 expect 0 "" -- "$EW" replay -q -d "$T/two.db" "$PCAPS/dns_basic.pcap" "$PCAPS/dns_tcp.pcap"
@@ -335,6 +418,31 @@ n=$("$EW" events -d "$T/urg.db" --json | wc -l)
 [ "$rc" -eq 0 ] && [ "$n" -eq 217 ] && ok ||
 	bad "SIGURG from outside during a pipe replay: exit $rc, $n events (want 0, 217): $(cat "$T/err")"
 
+# Two writers on one database: a replay that opened it (and took its alert
+# ids from max(id) + 1) waits on a pipe while another replay writes its
+# alerts; each one's alerts get rows of their own, none overwritten, with
+# their counts.
+rm -f "$T/clash.db"* "$T/fifo"
+"$EW" replay -q -d "$T/clash.db" "$PCAPS/demo.pcap"
+mkfifo "$T/fifo"
+"$EW" replay -q -d "$T/clash.db" - < "$T/fifo" 2> "$T/err" &
+ew=$!
+exec 3> "$T/fifo"
+sleep 1
+"$EW" replay -q -d "$T/clash.db" "$PCAPS/demo.pcap" "$PCAPS/web_icmp.pcap" 2>> "$T/err"
+rc2=$?
+cat "$PCAPS/demo.pcap" >&3
+exec 3>&-
+wait "$ew"
+rc=$?
+"$EW" alerts -d "$T/clash.db" --json > "$T/clash.json"
+n=$(wc -l < "$T/clash.json")
+# demo.pcap's two alerts three times, web_icmp's one, each with its counts
+dc=$(grep -c '"class":"dns_tunnel".*"count":73,' "$T/clash.json")
+[ "$rc" -eq 0 ] && [ "$rc2" -eq 0 ] && [ "$n" -eq 7 ] && [ "$dc" -eq 3 ] &&
+	[ "$(sqlite3 "$T/clash.db" "SELECT count(DISTINCT id) FROM alerts")" = 7 ] && ok ||
+	bad "two writers: exit $rc and $rc2, $n alerts (want 7), $dc dns_tunnel of 73: $(cat "$T/err")"
+
 # A capture cut part-way: keeps what came before, says where, exits 1.
 size=$(wc -c < "$PCAPS/dns_basic.pcap")
 head -c $((size - 40)) "$PCAPS/dns_basic.pcap" > "$T/cut.pcap"
@@ -357,7 +465,7 @@ egresswatch replay: 2 files, 254 packets, 32535 bytes in T s (R packets/s)
   analyzers: dns 219 (1 truncated, 10 malformed), tls 1, quic 0, http 2, icmp 6
   detectors: egress 125, icmp_tunnel 6, metadata 2, rebind 0, dns_tunnel 229
   alerts:    2 (dns_tunnel 1, metadata_probe 1) from 75 detections
-  store:     $T/sum.db, 238 events written, 0 errors
+  store:     $T/sum.db, 238 events written, 0 rows not written
 SUMEOF
 diff "$T/want" "$T/sum" >"$T/diff" && ok || bad "replay summary differs: $(cat "$T/diff")"
 # With nothing decoded, the layers line says so.

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -614,6 +615,190 @@ static void test_event_ids(enum store_writer mode)
 	CHECK_EQ(sql_int(db, "SELECT count(*) FROM (SELECT id, flow_id, row_number() OVER "
 			     "(ORDER BY id) AS rn FROM events) WHERE flow_id = rn AND id = rn"),
 		 40);
+	remove_db(db);
+}
+
+/* Two writers on one database, each with its own alerts: every alert gets
+ * a row of its own, and each writer's later upserts update its own rows
+ * (each store numbers its alerts from max(id) + 1 at open, so both hand
+ * out the same ids). Then a writer alone again keeps its ids. */
+static void alert_put(struct store *s, int64_t id, const char *subject, uint64_t count)
+{
+	struct store_alert a = {.id = id, .class = "dns_tunnel", .severity = 3, .first_ts = 1,
+				.last_ts = 1 + count, .count = count, .src_ip = "10.99.0.10",
+				.subject = subject};
+	CHECK_EQ(store_alert_upsert(s, &a), 0);
+}
+
+static void test_alert_ids_shared(enum store_writer mode)
+{
+	char db[512], err[512];
+	struct store *s1 = NULL, *s2 = NULL;
+	struct store_config cfg = {.writer = mode, .batch_ms = 600000};
+
+	path_in(db, sizeof(db), "alert_ids.db");
+	remove_db(db);
+	CHECK_EQ(store_open(&s1, db, &cfg, err, sizeof(err)), 0);
+	alert_put(s1, store_alert_id(s1), "before.test", 1);
+	CHECK_EQ(store_close(s1), 0);
+
+	CHECK_EQ(store_open(&s1, db, &cfg, err, sizeof(err)), 0);
+	CHECK_EQ(store_open(&s2, db, &cfg, err, sizeof(err)), 0);
+	int64_t a1 = store_alert_id(s1), b1 = store_alert_id(s2);
+	CHECK_EQ(a1, 2);
+	CHECK_EQ(b1, 2); /* the same id in both processes */
+	alert_put(s2, b1, "b1.test", 1);
+	int64_t b2 = store_alert_id(s2);
+	alert_put(s2, b2, "b2.test", 1);
+	CHECK_EQ(store_flush(s2), 0);
+	alert_put(s1, a1, "a1.test", 1);
+	CHECK_EQ(store_flush(s1), 0);
+	/* both grow (each batch committed before the other writes: a batch
+	 * holds the write lock); s1's next alert comes in the same batch as
+	 * a1's update */
+	alert_put(s2, b1, "b1.test", 7);
+	CHECK_EQ(store_flush(s2), 0);
+	alert_put(s1, a1, "a1.test", 5);
+	int64_t a2 = store_alert_id(s1);
+	alert_put(s1, a2, "a2.test", 1);
+	alert_put(s1, a2, "a2.test", 2);
+	CHECK_EQ(store_flush(s1), 0);
+	alert_put(s2, b2, "b2.test", 9);
+	CHECK_EQ(store_flush(s2), 0);
+	alert_put(s1, a1, "a1.test", 6);
+	CHECK_EQ(store_flush(s1), 0);
+	alert_put(s2, b2, "b2.test", 10);
+	CHECK_EQ(store_close(s2), 0);
+	alert_put(s1, a1, "a1.test", 8);
+	CHECK_EQ(store_close(s1), 0);
+
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM alerts"), 5);
+	CHECK_EQ(sql_int(db, "SELECT count(DISTINCT subject) FROM alerts"), 5);
+	CHECK_EQ(sql_int(db, "SELECT count FROM alerts WHERE subject = 'before.test'"), 1);
+	CHECK_EQ(sql_int(db, "SELECT count FROM alerts WHERE subject = 'a1.test'"), 8);
+	CHECK_EQ(sql_int(db, "SELECT count FROM alerts WHERE subject = 'a2.test'"), 2);
+	CHECK_EQ(sql_int(db, "SELECT count FROM alerts WHERE subject = 'b1.test'"), 7);
+	CHECK_EQ(sql_int(db, "SELECT count FROM alerts WHERE subject = 'b2.test'"), 10);
+	/* rows in the order they were first committed */
+	CHECK_EQ(sql_int(db, "SELECT id FROM alerts WHERE subject = 'b1.test'"), 2);
+	CHECK_EQ(sql_int(db, "SELECT id FROM alerts WHERE subject = 'b2.test'"), 3);
+	CHECK_EQ(sql_int(db, "SELECT id FROM alerts WHERE subject = 'a1.test'"), 4);
+	CHECK_EQ(sql_int(db, "SELECT id FROM alerts WHERE subject = 'a2.test'"), 5);
+	remove_db(db);
+}
+
+/* Processes opening one new database at once (replays started together):
+ * each finds it new, or made by another, never half-made ("not an
+ * egresswatch database (it holds 6 other tables ...)") or locked while it
+ * switches to WAL. Children released together through a pipe; each opens,
+ * writes an event and an alert, closes. */
+static void test_open_race(enum store_writer mode)
+{
+	char db[512];
+	const int kids = 4, rounds = 30;
+	int failed = 0;
+
+	path_in(db, sizeof(db), "race.db");
+	for (int round = 0; round < rounds; round++) {
+		int go[2];
+		pid_t pid[4];
+		remove_db(db);
+		if (pipe(go) < 0) {
+			CHECK(0);
+			return;
+		}
+		for (int k = 0; k < kids; k++) {
+			pid[k] = fork();
+			if (pid[k] == 0) {
+				char err[512], c;
+				struct store *s = NULL;
+				struct store_config cfg = {.writer = mode};
+				struct fake f;
+				close(go[1]);
+				(void)!read(go[0], &c, 1);
+				if (store_open(&s, db, &cfg, err, sizeof(err)) < 0) {
+					fprintf(stderr, "open race: %s\n", err);
+					_exit(1);
+				}
+				fake_make(&f, (uint64_t)k, OBS_DNS_QUERY);
+				alert_put(s, store_alert_id(s), "race.test", 1);
+				_exit(store_event(s, &f.o, 1) == 0 && store_close(s) == 0 ? 0 : 1);
+			}
+		}
+		close(go[0]);
+		close(go[1]);
+		for (int k = 0; k < kids; k++) {
+			int st = 0;
+			if (pid[k] < 0 || waitpid(pid[k], &st, 0) < 0 || !WIFEXITED(st) ||
+			    WEXITSTATUS(st) != 0)
+				failed++;
+		}
+		if (sql_int(db, "SELECT count(*) FROM events") != kids ||
+		    sql_int(db, "SELECT count(*) FROM alerts") != kids ||
+		    sql_int(db, "PRAGMA page_size") != 16384)
+			failed++;
+	}
+	CHECK_EQ(failed, 0);
+	remove_db(db);
+}
+
+/* An IPv4-mapped IPv6 address is its IPv4 address (as Zeek reads it): in
+ * query_canon_addr (--host, --src, host=, src=), and the events filter
+ * finds the IPv4 packets and an IPv6 packet that carried the mapped form,
+ * by either spelling. */
+static void test_mapped_host(void)
+{
+	char db[512], err[512], buf[64];
+	struct store *s = NULL;
+	struct query *q = NULL;
+	static struct ids c;
+	static const struct {
+		const char *in, *out;
+	} canon[] = {
+		{"::ffff:10.99.0.10", "10.99.0.10"}, {"::FFFF:0a63:000a", "10.99.0.10"},
+		{"0:0:0:0:0:ffff:10.99.0.10", "10.99.0.10"}, {"10.99.0.10", "10.99.0.10"},
+		{"::10.99.0.10", "::10.99.0.10"}, {"64:ff9b::10.99.0.10", "64:ff9b::a63:a"},
+		{"fd00::1", "fd00::1"},
+	};
+
+	for (size_t i = 0; i < sizeof(canon) / sizeof(canon[0]); i++) {
+		CHECK_EQ(query_canon_addr(canon[i].in, buf, sizeof(buf)), 0);
+		CHECK_STR(buf, canon[i].out);
+	}
+	CHECK_EQ(query_canon_addr("::ffff:10.99.0", buf, sizeof(buf)), -1);
+
+	path_in(db, sizeof(db), "mapped.db");
+	remove_db(db);
+	CHECK_EQ(store_open(&s, db, NULL, err, sizeof(err)), 0);
+	struct fake f4, f6, other;
+	fake_make(&f4, 1, OBS_DNS_QUERY);
+	fake_make(&f6, 2, OBS_DNS_QUERY);
+	f6.p.ipv = 6;
+	memset(f6.p.src, 0, 16);
+	f6.p.src[10] = f6.p.src[11] = 0xff;
+	f6.p.src[12] = 10, f6.p.src[13] = 99, f6.p.src[14] = 0, f6.p.src[15] = 10;
+	memset(f6.p.dst, 0, 16);
+	f6.p.dst[0] = 0xfd, f6.p.dst[15] = 0x53;
+	fake_make(&other, 3, OBS_DNS_QUERY);
+	other.p.src[3] = 11;
+	CHECK_EQ(store_event(s, &f4.o, 0), 0);
+	CHECK_EQ(store_event(s, &f6.o, 0), 0);
+	CHECK_EQ(store_event(s, &other.o, 0), 0);
+	CHECK_EQ(store_close(s), 0);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM events WHERE src_ip = '::ffff:10.99.0.10'"), 1);
+
+	CHECK_EQ(query_open(&q, db, err, sizeof(err)), 0);
+	const char *spellings[] = {"10.99.0.10", "::ffff:10.99.0.10", "::ffff:a63:a"};
+	for (size_t i = 0; i < 3; i++) {
+		CHECK_EQ(query_canon_addr(spellings[i], buf, sizeof(buf)), 0);
+		struct event_filter ef = {.host = buf, .limit = -1};
+		memset(&c, 0, sizeof(c));
+		CHECK_EQ(query_events(q, &ef, collect, &c, NULL, err, sizeof(err)), 2);
+	}
+	struct event_filter ef6 = {.host = "fd00::53", .limit = -1};
+	memset(&c, 0, sizeof(c));
+	CHECK_EQ(query_events(q, &ef6, collect, &c, NULL, err, sizeof(err)), 1);
+	query_close(q);
 	remove_db(db);
 }
 
@@ -1744,6 +1929,11 @@ int main(void)
 	test_table_answers();
 	test_event_ids(STORE_WRITER_INLINE);
 	test_event_ids(STORE_WRITER_THREAD);
+	test_alert_ids_shared(STORE_WRITER_INLINE);
+	test_alert_ids_shared(STORE_WRITER_THREAD);
+	test_open_race(STORE_WRITER_INLINE);
+	test_open_race(STORE_WRITER_THREAD);
+	test_mapped_host();
 	test_events(STORE_WRITER_INLINE);
 	test_events(STORE_WRITER_THREAD);
 	test_addresses(STORE_WRITER_INLINE);
