@@ -490,6 +490,40 @@ void core_input_start(struct core *c)
 		c->input_start = 1;
 }
 
+/*
+ * The SYN-ACK p acknowledged the data its SYN carried (TCP Fast Open), so
+ * that data is now the client's stream (flow.c held it until then): the
+ * analyzers read it as if the SYN had just brought it, from a copy of p
+ * turned around, before p itself (the server's answer comes after the
+ * request). The client may send no more data, so this is its only turn.
+ */
+static void core_syn_data(struct core *c, const struct pkt *p)
+{
+	const struct flow_stream *st = &p->flow->st[!p->dir];
+	struct pkt q = *p;
+
+	if (!st->buf || !st->len)
+		return;
+	memcpy(q.src, p->dst, sizeof(q.src));
+	memcpy(q.dst, p->src, sizeof(q.dst));
+	q.sport = p->dport;
+	q.dport = p->sport;
+	q.dir = !p->dir;
+	q.tcp_flags = TH_SYN;
+	q.seq = st->isn;
+	q.ack = 0;
+	q.payload = st->buf;
+	q.payload_len = st->len;
+	q.l4 = NULL;
+	q.l4_len = 0;
+	q.flags &= ~(uint32_t)PKT_SHORT;
+	const struct mod_list *l = &c->by_class[pkt_class(&q)];
+	for (unsigned k = 0; k < l->n; k++) {
+		unsigned i = l->idx[k];
+		core_count(&c->stats.mod[i], modules[i]->on_packet(c->mod_state[i], &q, &c->emit));
+	}
+}
+
 void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 		 uint32_t caplen, uint32_t wirelen, uint32_t iface)
 {
@@ -525,6 +559,8 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 	 * its ports, if any, are not a connection's. */
 	if (!(p.flags & PKT_L4_BAD))
 		flow_table_update(c->flows, &p);
+	if (p.flow && flow_table_syn_taken(c->flows))
+		core_syn_data(c, &p);
 
 	const struct mod_list *l = &c->by_class[pkt_class(&p)];
 	for (unsigned k = 0; k < l->n; k++) {

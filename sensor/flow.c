@@ -145,6 +145,7 @@ struct flow_table {
 	uint32_t ahead_h; /* flow_table_prefetch: the hint's hash, */
 	int ahead_ok;     /* when there was one */
 	struct flow_stats stats;
+	int syn_taken; /* flow_table_syn_taken */
 };
 
 /* A tuple as seen on the wire (src is the sender). */
@@ -1397,8 +1398,10 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
 			 * (Fast Open), else dropped */
 			if (c->syn_len) {
 				stream_syn_decide(ft, c, (int32_t)(p->ack - c->isn));
-				if (c->len)
+				if (c->len) {
 					c->isn_fixed = 1;
+					ft->syn_taken = 1;
+				}
 			}
 			/* the server's ACK names the client's ISN; it decides
 			 * between SYNs of other ISNs (a retry, a decoy) while
@@ -1634,6 +1637,15 @@ void flow_table_expire(struct flow_table *ft, uint64_t now_us)
 	}
 }
 
+int flow_table_syn_taken(struct flow_table *ft)
+{
+	int r = ft && ft->syn_taken;
+
+	if (ft)
+		ft->syn_taken = 0;
+	return r;
+}
+
 struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 {
 	struct flow_key k;
@@ -1643,6 +1655,7 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 
 	if (!ft || !p)
 		return NULL;
+	ft->syn_taken = 0;
 	p->flow = NULL;
 	p->dir = 0;
 	if (p->ipv != 4 && p->ipv != 6)

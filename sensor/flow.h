@@ -329,6 +329,15 @@ void flow_table_free(struct flow_table *ft);
 struct flow *flow_table_update(struct flow_table *ft, struct pkt *p);
 
 /*
+ * Did the last flow_table_update make a SYN's held data the client's stream
+ * (a SYN-ACK that acknowledges it: TCP Fast Open)? Then the analyzers must
+ * read that direction now, though the packet was the server's and carried
+ * nothing (the client may send no more data): 1 once, for that update, and
+ * 0 after.
+ */
+int flow_table_syn_taken(struct flow_table *ft);
+
+/*
  * Warm the caches for the packets about to be processed, from tuple hints
  * (decode_peek_tuple) read one packet ahead: the home slot of t's flow,
  * and the flow in the home slot of the previous hint's (the next packet's)

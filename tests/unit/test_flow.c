@@ -1510,6 +1510,7 @@ static void test_syn_data(void)
 	tcp(ft, S_IP, 80, C_IP, 40000, TH_SYN | TH_ACK, 5000, 1001, NULL, SEC, NULL);
 	CHECK_EQ(f->st[0].syn_len, 0);
 	CHECK_EQ(fs->syn_data_dropped, 1);
+	CHECK_EQ(flow_table_syn_taken(ft), 0); /* nothing for the analyzers */
 	tcp(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1001, 5001, "Host: evil.example", SEC,
 	    NULL);
 	CHECK(stream_is(f, 0, "Host: evil.example"));
@@ -1524,6 +1525,10 @@ static void test_syn_data(void)
 	tcp(ft, S_IP, 80, C_IP, 40000, TH_SYN | TH_ACK, 5000, 1017, NULL, SEC, NULL);
 	CHECK(stream_is(f, 0, "GET / HTTP/1.1\r\n"));
 	CHECK(f->st[0].isn_fixed);
+	/* the analyzers must read the client's stream now (core_syn_data):
+	 * the client may send nothing more; said once */
+	CHECK_EQ(flow_table_syn_taken(ft), 1);
+	CHECK_EQ(flow_table_syn_taken(ft), 0);
 	tcp(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1017, 5001, "Host: a\r\n\r\n", SEC, NULL);
 	CHECK(stream_is(f, 0, "GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
 	tcp(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1001, 5001, "PUT", SEC, NULL);
