@@ -885,11 +885,12 @@ static void usage_watch(FILE *f)
 	      "why) and reopens the --eve file.\n"
 	      "An interface that goes down or disappears is logged (and retried every 5 s\n"
 	      "when it disappears); the others go on.\n"
+	      "Under systemd (Type=notify) it reports readiness, reloads and stopping, and\n"
+	      "pings the watchdog when WatchdogSec= is set.\n"
+	      "\n"
 	      "Exit status: 0 stopped by SIGINT or SIGTERM; 1 a runtime failure (an\n"
 	      "interface or the database cannot be opened); 2 a usage error (a bad option,\n"
-	      "filter, rules file or --user).\n"
-	      "Under systemd (Type=notify) it reports readiness, reloads and stopping, and\n"
-	      "pings the watchdog when WatchdogSec= is set.\n",
+	      "filter, rules file or --user).\n",
 	      f);
 }
 
