@@ -20,19 +20,24 @@
  * joined with cat) is read past when it is of the same kind
  * (joined_header); a pcapng section header there hands the rest of the
  * file to pcapng.c (damaged).
- * Live sources are set up with pcap_create/pcap_activate so buffer size and
- * immediate mode can be chosen before activation.
+ * Live sources are set up with pcap_create/pcap_activate so buffer size,
+ * immediate mode (off by default: a TPACKET_V3 ring) and the block timeout
+ * can be chosen before activation; their pcap_stats counters are summed
+ * into 64 bits (capture_stats).
  */
 #include "capture.h"
 #include "instream.h"
 #include "pcapng.h"
 
 #include <errno.h>
+#include <net/if.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,6 +63,11 @@ struct capture {
 	int have_fhdr;       /* fhdr holds the 24 bytes */
 	int seekable;        /* a plain regular file: damage can be searched past */
 	int live;            /* an interface, not a file */
+	/* live: pcap_stats's 32-bit counters as last read, and their 64-bit
+	 * sums since the open (capture_stats) */
+	int have_stats;
+	unsigned last_recv, last_drop, last_ifdrop;
+	uint64_t sum_recv, sum_drop, sum_ifdrop;
 	int64_t last_sec;    /* the last record's time (seconds), for plausibility */
 	unsigned skips;      /* damaged places skipped, and their bytes */
 	uint64_t skipped;
@@ -223,13 +233,15 @@ fail:
 }
 
 struct capture *capture_open_live(const char *iface, const struct capture_live_opts *o,
-				  char *err, size_t errlen)
+				  int *bad_filter, char *err, size_t errlen)
 {
 	char perr[PCAP_ERRBUF_SIZE] = "";
 	struct capture *c = capture_alloc(iface);
 	struct bpf_program prog;
 	int r;
 
+	if (bad_filter)
+		*bad_filter = 0;
 	if (!c) {
 		snprintf(err, errlen, "%s: out of memory", iface);
 		return NULL;
@@ -243,8 +255,16 @@ struct capture *capture_open_live(const char *iface, const struct capture_live_o
 	pcap_set_snaplen(c->pcap, o->snaplen > 0 ? o->snaplen : 65535);
 	pcap_set_promisc(c->pcap, 1);
 	pcap_set_buffer_size(c->pcap, o->buffer_bytes > 0 ? o->buffer_bytes : 64 << 20);
+	/* Not immediate: libpcap 1.10 on Linux takes a TPACKET_V3 ring, whose
+	 * 256 KiB blocks hold packets end to end (a 64 MiB ring holds some
+	 * 300,000 small packets, whatever the snap length), and the kernel
+	 * hands a block over when it is full or timeout_ms after its first
+	 * packet (tp_retire_blk_tov), waking poll(2). Immediate mode gives
+	 * each packet at once but a TPACKET_V2 ring of fixed frames the size
+	 * of the snap length, each in a block of its own (-B 64 at -s 65535:
+	 * about 1,000 packets, in 128 MiB of mapped blocks). */
 	pcap_set_immediate_mode(c->pcap, o->immediate);
-	pcap_set_timeout(c->pcap, o->timeout_ms > 0 ? o->timeout_ms : 100);
+	pcap_set_timeout(c->pcap, o->timeout_ms > 0 ? o->timeout_ms : CAPTURE_TIMEOUT_MS);
 	pcap_set_tstamp_precision(c->pcap, PCAP_TSTAMP_PRECISION_MICRO);
 	r = pcap_activate(c->pcap);
 	if (r < 0) {
@@ -260,6 +280,8 @@ struct capture *capture_open_live(const char *iface, const struct capture_live_o
 		if (pcap_compile(c->pcap, &prog, o->bpf, 1, PCAP_NETMASK_UNKNOWN) < 0) {
 			snprintf(err, errlen, "%s: bad filter \"%s\": %s", iface, o->bpf,
 				 pcap_geterr(c->pcap));
+			if (bad_filter)
+				*bad_filter = 1;
 			goto fail;
 		}
 		r = pcap_setfilter(c->pcap, &prog);
@@ -717,12 +739,41 @@ int capture_stats(struct capture *c, uint64_t *received, uint64_t *dropped,
 		  uint64_t *if_dropped)
 {
 	struct pcap_stat ps;
-	if (!c->pcap || pcap_stats(c->pcap, &ps) < 0)
+	if (c->live && c->pcap && pcap_stats(c->pcap, &ps) == 0) {
+		/* unsigned differences: right across a wrap of libpcap's 32 bits */
+		c->sum_recv += (unsigned)(ps.ps_recv - c->last_recv);
+		c->sum_drop += (unsigned)(ps.ps_drop - c->last_drop);
+		c->sum_ifdrop += (unsigned)(ps.ps_ifdrop - c->last_ifdrop);
+		c->last_recv = ps.ps_recv;
+		c->last_drop = ps.ps_drop;
+		c->last_ifdrop = ps.ps_ifdrop;
+		c->have_stats = 1;
+	}
+	if (!c->have_stats)
 		return -1;
-	*received = ps.ps_recv;
-	*dropped = ps.ps_drop;
-	*if_dropped = ps.ps_ifdrop;
+	*received = c->sum_recv;
+	*dropped = c->sum_drop;
+	*if_dropped = c->sum_ifdrop;
 	return 0;
+}
+
+int capture_link_up(const char *iface)
+{
+	struct ifreq ifr;
+	int fd, r;
+
+	if (strlen(iface) >= sizeof(ifr.ifr_name) || !strcmp(iface, "any"))
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, iface, strlen(iface));
+	r = ioctl(fd, SIOCGIFFLAGS, &ifr);
+	close(fd);
+	if (r < 0)
+		return -1;
+	return (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING) ? 1 : 0;
 }
 
 int capture_fd(const struct capture *c)

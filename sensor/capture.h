@@ -1,8 +1,9 @@
 /*
  * capture.h - packet sources: capture files (pcap through libpcap, pcapng
  * through pcapng.h, "-" for stdin) and live interfaces through libpcap
- * (immediate mode, so a TPACKET_V2 ring on Linux; a BPF filter, a
- * configurable buffer).
+ * (by default a TPACKET_V3 ring of blocks retired every timeout_ms;
+ * immediate mode, a TPACKET_V2 ring of fixed frames, on request; a BPF
+ * filter, a configurable buffer).
  *
  * Packet bytes returned by capture_next() are borrowed from libpcap and valid
  * until the next call on the same source (pcap_next_ex's contract).
@@ -20,10 +21,17 @@ struct capture;
 struct capture_live_opts {
 	const char *bpf;      /* filter expression, NULL for none */
 	int snaplen;          /* default 65535 */
-	int buffer_bytes;     /* kernel ring size; default 64 MiB */
-	int immediate;        /* deliver packets as they arrive (default 1) */
-	int timeout_ms;       /* read timeout when not immediate (default 100) */
+	int buffer_bytes;     /* kernel ring size; default 64 MiB (libpcap takes an int) */
+	int immediate;        /* deliver each packet as it arrives: libpcap then
+			       * uses a TPACKET_V2 ring of frames each the size of
+			       * the snap length (default 0: a TPACKET_V3 ring of
+			       * 256 KiB blocks that packets fill end to end) */
+	int timeout_ms;       /* not immediate: a block is handed over when full or
+			       * after this long (default CAPTURE_TIMEOUT_MS) */
 };
+
+#define CAPTURE_TIMEOUT_MS 10
+#define CAPTURE_BUFFER_MAX_MB 2047 /* the largest -B libpcap can take (an int of bytes) */
 
 #define CAPTURE_SKIPS_TOLD 10 /* damaged places of a file told one by one (CAP_SKIPPED) */
 
@@ -53,9 +61,11 @@ struct capture_pkt {
  * message naming the file in err on failure. */
 struct capture *capture_open_file(const char *path, char *err, size_t errlen);
 
-/* Open a live interface. NULL and a message naming it on failure. */
+/* Open a live interface. NULL and a message naming it on failure; then
+ * *bad_filter (when not NULL) is 1 when it was o->bpf that failed (it does
+ * not compile for the interface's link type), 0 otherwise. */
 struct capture *capture_open_live(const char *iface, const struct capture_live_opts *o,
-				  char *err, size_t errlen);
+				  int *bad_filter, char *err, size_t errlen);
 
 /* Read the next packet. */
 enum capture_rc capture_next(struct capture *c, struct capture_pkt *out);
@@ -81,9 +91,21 @@ void capture_skips(const struct capture *c, unsigned *places, uint64_t *bytes);
 /* Files: bytes read so far and the file size (0 when unknown, e.g. stdin). */
 void capture_progress(const struct capture *c, uint64_t *done, uint64_t *total);
 
-/* Live: kernel counters (pcap_stats). Returns 0 or -1. */
+/* Live: kernel counters (pcap_stats) since this source was opened, 64-bit
+ * (libpcap's are 32-bit and wrap; each call adds what they moved since the
+ * last). When pcap_stats fails (the interface went away), the counts of the
+ * last call that succeeded. Returns 0, or -1 when there are none. A run that
+ * reopens an interface adds the closed source's last counts to the new
+ * one's (capture_stats just before capture_close). */
 int capture_stats(struct capture *c, uint64_t *received, uint64_t *dropped,
 		  uint64_t *if_dropped);
+
+/* Is live interface iface up with a carrier (IFF_UP and IFF_RUNNING, by
+ * ioctl SIOCGIFFLAGS in this process's network namespace)? 1 yes, 0 no,
+ * -1 unknown (no such interface, "any", or the ioctl failed). libpcap says
+ * nothing when a link goes down (its socket stays bound and simply gets no
+ * packets), so `watch` asks this once a second. */
+int capture_link_up(const char *iface);
 
 /* A descriptor to poll for readability (live), or -1. */
 int capture_fd(const struct capture *c);

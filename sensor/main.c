@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,8 +82,8 @@ static void usage_main(FILE *f)
 	      "         [--merge] [--no-progress] [--no-store] PCAP...\n"
 	      "                                  replay capture files into the database; prints a summary\n"
 	      "  watch  [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
-	      "         [--retain DURATION] [--eve FILE] [--api ADDR:PORT [--token-file FILE]]\n"
-	      "         [--user NAME]\n"
+	      "         [--immediate] [--retain DURATION] [--eve FILE] [--api ADDR:PORT\n"
+	      "         [--token-file FILE]] [--user NAME]\n"
 	      "                                  capture live from interfaces until SIGINT/SIGTERM\n"
 	      "  serve  [-d DB] [--api ADDR:PORT] [--token-file FILE]\n"
 	      "                                  HTTP API and dashboard over a database (docs/api.md)\n"
@@ -651,26 +652,45 @@ static void print_version(void)
 	printf("  allocator: %s\n", EW_ALLOCATOR);
 }
 
+/* An interface's kernel counters over the whole run: those of the handles
+ * closed when it went away (gone), and the open one's. */
+struct iface_counts {
+	uint64_t recv, drop, ifdrop;
+};
+
+static void iface_counts(struct capture *cap, const struct iface_counts *gone,
+			 struct iface_counts *out)
+{
+	uint64_t r, d, fd;
+
+	*out = *gone;
+	if (cap && capture_stats(cap, &r, &d, &fd) == 0) {
+		out->recv += r;
+		out->drop += d;
+		out->ifdrop += fd;
+	}
+}
+
 /*
  * The journal's account of a watch as it stops, after the last batch: what
- * the kernel delivered and dropped (all interfaces), the events stored and
- * those dropped from a full writer queue, and the alerts by class. As
- * Suricata's and Zeek's last lines, the numbers that say whether the run
- * saw everything.
+ * the kernel delivered and dropped (all interfaces, every handle the run
+ * opened on each), the events stored and those dropped from a full writer
+ * queue, and the alerts by class. As Suricata's and Zeek's last lines, the
+ * numbers that say whether the run saw everything.
  */
-static void log_stop_summary(struct core *core, struct capture *const *caps, unsigned n)
+static void log_stop_summary(struct core *core, struct capture *const *caps,
+			     const struct iface_counts *gone, unsigned n)
 {
 	uint64_t recv = 0, drop = 0, ifdrop = 0;
 	const struct store_stats *ss = core_store_stats(core);
 	char classes[512];
 
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t r, d, fd;
-		if (caps[i] && capture_stats(caps[i], &r, &d, &fd) == 0) {
-			recv += r;
-			drop += d;
-			ifdrop += fd;
-		}
+		struct iface_counts c;
+		iface_counts(caps[i], &gone[i], &c);
+		recv += c.recv;
+		drop += c.drop;
+		ifdrop += c.ifdrop;
 	}
 	alert_classes(core, classes, sizeof(classes));
 	log_info("capture", "%" PRIu64 " packets decoded; the kernel received %" PRIu64
@@ -860,18 +880,25 @@ out:
 static void usage_watch(FILE *f)
 {
 	fputs("usage: egresswatch watch [-c RULES] [-d DB] -i IFACE [-i IFACE]... [-f BPF] [-B MB] [-s SNAPLEN]\n"
-	      "                         [--retain DURATION] [--eve FILE] [--api ADDR:PORT\n"
-	      "                         [--token-file FILE]] [--user NAME]\n"
+	      "                         [--immediate] [--retain DURATION] [--eve FILE]\n"
+	      "                         [--api ADDR:PORT [--token-file FILE]] [--user NAME]\n"
 	      "\n"
 	      "Capture live on one or more interfaces (a bridge, veths) into one flow table\n"
 	      "and store events in DB until SIGINT or SIGTERM, which flush and exit 0.\n"
 	      "\n"
 	      "  -c, --rules RULES    rules file (default: the built-in rules)\n"
 	      "  -d, --db DB          SQLite database (default ./" DEFAULT_DB ")\n"
-	      "  -i, --interface IF   interface to capture on (repeatable, at most 16)\n"
+	      "  -i, --interface IF   interface to capture on (repeatable, each once, at\n"
+	      "                       most 16)\n"
 	      "  -f, --filter BPF     capture filter (pcap-filter(7) syntax)\n"
-	      "  -B, --buffer MB      kernel ring buffer per interface in MiB (default 64)\n"
+	      "  -B, --buffer MB      kernel ring buffer per interface in MiB, 1..2047\n"
+	      "                       (default 64)\n"
 	      "  -s, --snaplen N      bytes kept per packet (default 65535)\n"
+	      "      --immediate      hand each packet over as it arrives (libpcap's\n"
+	      "                       immediate mode: a TPACKET_V2 ring of snap-length\n"
+	      "                       frames, which holds far fewer packets than the\n"
+	      "                       default TPACKET_V3 ring, whose blocks come every\n"
+	      "                       10 ms)\n"
 	      "      --retain D       keep the events of the last D of packet time, deleting\n"
 	      "                       older ones as new ones come (D: N[s|m|h|d|w], e.g. 7d;\n"
 	      "                       1s..36600d; default: keep every event); alerts are kept\n"
@@ -888,9 +915,14 @@ static void usage_watch(FILE *f)
 	      "\n"
 	      "SIGHUP reloads the rules file (a bad file keeps the rules in force and logs\n"
 	      "why) and reopens the --eve file.\n"
-	      "An interface that goes down or disappears is retried every 5 s; the others go on.\n"
+	      "An interface that goes down or disappears is logged (and retried every 5 s\n"
+	      "when it disappears); the others go on.\n"
 	      "Under systemd (Type=notify) it reports readiness, reloads and stopping, and\n"
-	      "pings the watchdog when WatchdogSec= is set.\n",
+	      "pings the watchdog when WatchdogSec= is set.\n"
+	      "\n"
+	      "Exit status: 0 stopped by SIGINT or SIGTERM; 1 a runtime failure (an\n"
+	      "interface or the database cannot be opened); 2 a usage error (a bad option,\n"
+	      "filter, rules file or --user).\n",
 	      f);
 }
 
@@ -945,6 +977,7 @@ static int cmd_watch(int argc, char **argv)
 		{"user", required_argument, NULL, 'U'},
 		{"retain", required_argument, NULL, 'R'},
 		{"eve", required_argument, NULL, 'E'},
+		{"immediate", no_argument, NULL, 'I'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -959,8 +992,11 @@ static int cmd_watch(int argc, char **argv)
 	uint64_t watchdog_us = daemon_watchdog_usec();
 	const char *ifaces[MAX_IFACES];
 	struct capture *caps[MAX_IFACES] = {0};
+	struct iface_counts gone[MAX_IFACES] = {0}; /* of the handles closed */
+	int link_up[MAX_IFACES];                    /* as last seen: 1, 0, -1 unknown */
 	struct pollfd pfd[MAX_IFACES];
-	struct capture_live_opts lo = {.immediate = 1};
+	struct capture_live_opts lo = {.immediate = 0, .timeout_ms = CAPTURE_TIMEOUT_MS};
+	int bad_filter = 0;
 	struct core_config cfg = {0};
 	struct core *core = NULL;
 	struct rules *rules = NULL;
@@ -984,17 +1020,32 @@ static int cmd_watch(int argc, char **argv)
 					MAX_IFACES);
 				return EXIT_USAGE;
 			}
+			for (unsigned k = 0; k < n; k++)
+				if (!strcmp(ifaces[k], optarg)) {
+					/* each packet would be decoded and stored twice */
+					char shown[256];
+					text_escape(shown, sizeof(shown), (const uint8_t *)optarg,
+						    strlen(optarg), NULL);
+					fprintf(stderr, "egresswatch watch: -i %s is given more than "
+							"once\n", shown);
+					return EXIT_USAGE;
+				}
 			ifaces[n++] = optarg;
 			break;
 		case 'f':
 			lo.bpf = optarg;
 			break;
+		case 'I':
+			lo.immediate = 1;
+			break;
 		case 'B': {
 			char *end;
+			errno = 0;
 			long mb = strtol(optarg, &end, 10);
-			if (*end || mb < 1 || mb > 4096) {
-				fprintf(stderr, "egresswatch watch: --buffer %s: want 1..4096 MiB\n",
-					optarg);
+			/* libpcap takes the size in bytes as an int */
+			if (errno || end == optarg || *end || mb < 1 || mb > CAPTURE_BUFFER_MAX_MB) {
+				fprintf(stderr, "egresswatch watch: --buffer %s: want 1..%d MiB\n",
+					optarg, CAPTURE_BUFFER_MAX_MB);
 				return EXIT_USAGE;
 			}
 			lo.buffer_bytes = (int)(mb << 20);
@@ -1061,18 +1112,34 @@ static int cmd_watch(int argc, char **argv)
 		fprintf(stderr, "egresswatch watch: %s\n", err);
 		return EXIT_USAGE;
 	}
+	/* Usage errors before anything is opened or created: the filter (as
+	 * replay checks it; the interface's own link type is tried at open),
+	 * the user to run as. */
+	if (lo.bpf && reader_check_filter(lo.bpf, err, sizeof(err)) < 0) {
+		fprintf(stderr, "egresswatch watch: bad filter \"%s\": %s\n", lo.bpf, err);
+		return EXIT_USAGE;
+	}
+	if (run_as) {
+		errno = 0;
+		if (!getpwnam(run_as)) {
+			fprintf(stderr, "egresswatch watch: --user %s: %s\n", run_as,
+				errno ? strerror(errno) : "no such user");
+			return EXIT_USAGE;
+		}
+	}
 	if (rules_path && rules_load(rules_path, &rules, err, sizeof(err)) < 0) {
 		fprintf(stderr, "egresswatch watch: %s\n", err);
 		return EXIT_USAGE;
 	}
 	cfg.rules = rules;
 	for (unsigned i = 0; i < n; i++) {
-		caps[i] = capture_open_live(ifaces[i], &lo, err, sizeof(err));
+		caps[i] = capture_open_live(ifaces[i], &lo, &bad_filter, err, sizeof(err));
 		if (!caps[i]) {
 			fprintf(stderr, "egresswatch watch: %s\n", err);
-			rc = EXIT_RUNTIME;
+			rc = bad_filter ? EXIT_USAGE : EXIT_RUNTIME;
 			goto out;
 		}
+		link_up[i] = 1; /* libpcap opens only an interface that is up */
 		if (!decode_linktype_supported(capture_datalink(caps[i]))) {
 			fprintf(stderr, "egresswatch watch: %s: unsupported link type %s\n",
 				ifaces[i], capture_datalink_name(caps[i]));
@@ -1121,6 +1188,9 @@ static int cmd_watch(int argc, char **argv)
 	signal(SIGTERM, on_stop_signal);
 	signal(SIGHUP, on_hup_signal);
 	log_info("capture", "watching %u interface%s, database %s", n, n == 1 ? "" : "s", db);
+	if (lo.immediate)
+		log_info("capture", "immediate mode: a TPACKET_V2 ring of %d-byte frames per "
+			 "interface", lo.snaplen > 0 ? lo.snaplen : 65535);
 	if (retain_us)
 		log_info("store", "keeping the events of the last %s of packet time", retain_arg);
 	daemon_notify("READY=1\nSTATUS=capturing");
@@ -1140,12 +1210,13 @@ static int cmd_watch(int argc, char **argv)
 				/* An interface that went away: try again every 5 s. */
 				if (sync_now() < retry_at[i])
 					continue;
-				caps[i] = capture_open_live(ifaces[i], &lo, err, sizeof(err));
+				caps[i] = capture_open_live(ifaces[i], &lo, NULL, err, sizeof(err));
 				if (!caps[i]) {
 					retry_at[i] = sync_now() + 5.0;
 					continue;
 				}
 				pfd[i].fd = capture_fd(caps[i]);
+				link_up[i] = 1;
 				log_info("capture", "%s: capturing again", ifaces[i]);
 			}
 			while (budget-- > 0 && (r = capture_next(caps[i], &cp)) == CAP_PACKET)
@@ -1154,6 +1225,8 @@ static int cmd_watch(int argc, char **argv)
 				/* Down or gone (a veth deleted, a bridge taken down):
 				 * not fatal; the other interfaces go on. */
 				log_warn("capture", "%s; retrying every 5 s", capture_error(caps[i]));
+				/* its counts go on in the next handle's */
+				iface_counts(caps[i], &gone[i], &gone[i]);
 				capture_close(caps[i]);
 				caps[i] = NULL;
 				pfd[i].fd = -1;
@@ -1173,14 +1246,23 @@ static int cmd_watch(int argc, char **argv)
 		}
 		if (sync_now() - last_flush >= 1.0) {
 			for (unsigned i = 0; i < n; i++) {
-				uint64_t recv, drop, ifdrop;
+				struct iface_counts c;
 				char name[96];
-				if (!caps[i] || capture_stats(caps[i], &recv, &drop, &ifdrop) < 0)
-					continue;
+				/* a link taken down (or its carrier lost): libpcap
+				 * says nothing, its socket simply gets no packets */
+				int up = caps[i] ? capture_link_up(ifaces[i]) : -1;
+				if (up == 0 && link_up[i] != 0)
+					log_warn("capture", "%s: interface down (not up, or no carrier); "
+						 "capturing resumes when it comes back", ifaces[i]);
+				else if (up == 1 && link_up[i] == 0)
+					log_info("capture", "%s: interface up again", ifaces[i]);
+				if (up >= 0)
+					link_up[i] = up;
+				iface_counts(caps[i], &gone[i], &c);
 				snprintf(name, sizeof(name), "capture.%s.received", ifaces[i]);
-				core_put_stat(core, name, (int64_t)recv);
+				core_put_stat(core, name, (int64_t)c.recv);
 				snprintf(name, sizeof(name), "capture.%s.dropped", ifaces[i]);
-				core_put_stat(core, name, (int64_t)drop);
+				core_put_stat(core, name, (int64_t)c.drop);
 			}
 			if (eve)
 				put_eve_stats(core, eve);
@@ -1190,9 +1272,13 @@ static int cmd_watch(int argc, char **argv)
 		}
 	}
 	daemon_notify("STOPPING=1");
-	log_info("capture", "stopping; %" PRIu64 " packets", core_stats(core)->packets);
-	core_finish(core); /* the flows' ends, the alerts' final state, the last batch */
-	log_stop_summary(core, caps, n);
+	/* First the flows' ends, the alerts' final state and the last batch,
+	 * committed; only then the log lines (stderr may be a pipe whose reader
+	 * has gone: SIGPIPE is ignored, and a failed write is no failure). */
+	uint64_t stopped_at = core_stats(core)->packets;
+	core_finish(core);
+	log_info("capture", "stopping; %" PRIu64 " packets", stopped_at);
+	log_stop_summary(core, caps, gone, n);
 	if (retain_us) {
 		const struct store_stats *ss = core_store_stats(core);
 		if (ss)
@@ -1773,6 +1859,18 @@ int main(int argc, char **argv)
 			char prog[32];
 			snprintf(prog, sizeof(prog), "egresswatch %s", cmds[i].name);
 			argv[1] = prog;
+			/*
+			 * A write to a pipe whose reader has gone (`watch 2>&1 |
+			 * tee log` and Ctrl-C to the whole group) fails with EPIPE
+			 * rather than killing the process before it has settled
+			 * and committed what it holds: a failed log or summary
+			 * write is never fatal. `events` and `alerts` hold
+			 * nothing and keep the default, as cat and grep do: a
+			 * reader that stops reading (`events --json | head -1`)
+			 * ends them quietly.
+			 */
+			if (strcmp(cmds[i].name, "events") && strcmp(cmds[i].name, "alerts"))
+				signal(SIGPIPE, SIG_IGN);
 			return cmds[i].fn(argc - 1, argv + 1);
 		}
 	fprintf(stderr, "egresswatch: unknown command '%s' (see egresswatch --help)\n", argv[1]);

@@ -658,6 +658,47 @@ expect 0 "" -- "$EW" rules check -- "$(dirname "$0")/../../rules/default.yaml"
 expect 2 "^--help: " -- "$EW" rules check -- --help
 expect 2 "^egresswatch version: unexpected argument extra" -- "$EW" version extra
 expect 2 "^egresswatch watch: unexpected argument extra" -- "$EW" watch -i lo extra
+# watch's usage errors exit 2 before anything is opened or created (no
+# root needed: no interface is opened), each in one line naming the value:
+# a -B past what libpcap takes (an int of bytes; 2048 overflowed it), a
+# filter that does not compile, a user that does not exist, an interface
+# given twice (every packet would be stored twice).
+for b in 0 2048 4096 12x; do
+	expect 2 "^egresswatch watch: --buffer $b: want 1..2047 MiB\$" -- "$EW" watch -i lo -d "$T/w.db" -B "$b"
+done
+expect 2 '^egresswatch watch: bad filter "port nonsense": ' -- "$EW" watch -i lo -d "$T/w.db" -f "port nonsense"
+expect 2 "^egresswatch watch: --user ew-no-such-user: no such user\$" -- \
+	"$EW" watch -i lo -d "$T/w.db" --user ew-no-such-user
+expect 2 "^egresswatch watch: -i lo is given more than once\$" -- "$EW" watch -i lo -i eth9 -i lo -d "$T/w.db"
+[ ! -e "$T/w.db" ] && ok || bad "a watch usage error left a database behind"
+# A stdout whose reader has gone. replay ignores SIGPIPE: the summary's
+# write fails, the run still ends 0 with every event stored, nothing said.
+# events and alerts end quietly, as cat does (killed by SIGPIPE, nothing on
+# stderr).
+/usr/bin/python3 - "$EW" "$PCAPS/dns_basic.pcap" "$T" <<'PYEOF3' && ok || bad "a stdout whose reader has gone: see above"
+import os, subprocess, sys
+ew, pcap, t = sys.argv[1:4]
+def closed(*argv):
+    r, w = os.pipe()
+    os.close(r)
+    p = subprocess.run(argv, stdout=w, stderr=subprocess.PIPE)
+    os.close(w)
+    return p.returncode, p.stderr.decode()
+rc, err = closed(ew, "replay", "-d", t + "/sigpipe.db", pcap)
+bad = []
+if rc != 0 or err:
+    bad.append("replay to a closed pipe: status %d, stderr %r" % (rc, err))
+for cmd in (["events", "--json"], ["events"], ["alerts"]):
+    rc, err = closed(ew, *cmd, "-d", t + "/sigpipe.db")
+    if rc not in (0, -13) or err:
+        bad.append("%s to a closed pipe: status %d, stderr %r" % (" ".join(cmd), rc, err))
+n = subprocess.run([ew, "events", "--json", "-d", t + "/sigpipe.db"], capture_output=True).stdout.count(b"\n")
+if n != 28:
+    bad.append("replay to a closed pipe stored %d events, want 28" % n)
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PYEOF3
 expect 2 '^egresswatch events: --name a\\x01b: want a name' -- "$EW" events -d "$T/al.db" --name "$(printf 'a\001b')"
 
 # A pcapng cut inside a block: the same, in pcapng.c's words.

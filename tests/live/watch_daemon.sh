@@ -2,7 +2,9 @@
 # watch_daemon.sh - `egresswatch watch` as a service: readiness and stopping
 # through the systemd notification socket, running as an unprivileged user
 # (--user) with only CAP_NET_RAW, and an interface that
-# disappears and comes back (retried, not fatal).
+# disappears and comes back (retried, not fatal; the kernel's counts of the
+# handle before, drops included, are kept in the stats and the stop's
+# summary).
 #   watch_daemon.sh EGRESSWATCH
 # Everything happens in a network namespace of the test's own (ew-live-dmn)
 # on a veth pair inside it and loopback; no packet leaves it. Needs root; skips
@@ -53,7 +55,7 @@ sleep 0.5
 
 mkdir -p "$T/db" && chown nobody "$T/db"
 NOTIFY_SOCKET=$T/notify.sock ip netns exec "$NS" "$EW" watch -d "$T/db/live.db" -i lo -i dum0 \
-	--user nobody 2> "$T/log" &
+	-B 1 --user nobody 2> "$T/log" &
 PID=$!
 sleep 1.5
 grep -q "READY=1" "$T/notify.log" 2>/dev/null && ok || bad "no READY=1 on the notification socket"
@@ -61,6 +63,17 @@ uid=$(awk '/^Uid:/ {print $2}' /proc/$PID/status 2>/dev/null)
 [ "$uid" = "$(id -u nobody)" ] && ok || bad "watch runs as uid '$uid', not nobody"
 capeff=$(awk '/^CapEff:/ {print $2}' /proc/$PID/status 2>/dev/null)
 [ "$capeff" = "0000000000002000" ] && ok || bad "effective capabilities $capeff, want NET_RAW only"
+
+# Drops: 20,000 packets while the sensor is stopped overflow its 1 MiB
+# ring on dum0; they are counted (the stats are written once a second).
+kill -STOP "$PID"
+n=$(ip netns exec "$NS" /usr/bin/python3 "$(dirname "$0")/send_frames.py" dum1 20000 drop)
+kill -CONT "$PID"
+sleep 1.5
+recv1=$(sqlite3 "$T/db/live.db" "select value from stats where name = 'capture.dum0.received'")
+drop1=$(sqlite3 "$T/db/live.db" "select value from stats where name = 'capture.dum0.dropped'")
+[ "$n" = 20000 ] && [ "${recv1:-0}" -ge 20000 ] && [ "${drop1:-0}" -gt 0 ] && ok ||
+	bad "a burst into a 1 MiB ring: sent $n, stats received '$recv1' dropped '$drop1'"
 
 # The veth disappears: logged, retried, the sensor lives on.
 ip -n "$NS" link del dum0
@@ -98,6 +111,15 @@ sleep 1.5
 watch_stop
 sleep 1.2
 grep -q "STOPPING=1" "$T/notify.log" && ok || bad "no STOPPING=1 on the notification socket"
+# The counts of the handle closed when dum0 went away go on under the new
+# one's, in the stats and in the stop's summary (lo adds its own).
+recv2=$(sqlite3 "$T/db/live.db" "select value from stats where name = 'capture.dum0.received'")
+drop2=$(sqlite3 "$T/db/live.db" "select value from stats where name = 'capture.dum0.dropped'")
+[ "${recv2:-0}" -gt "${recv1:-0}" ] && [ "${drop2:-0}" -eq "${drop1:-0}" ] && ok ||
+	bad "counts across the reopen: received $recv1 then '$recv2', dropped $drop1 then '$drop2'"
+sum=$(sed -n 's/.* the kernel received \([0-9]*\) and dropped \([0-9]*\) .*/\1 \2/p' "$T/log")
+[ "${sum#* }" -ge "${drop1:-1}" ] && [ "${sum% *}" -gt "${recv1:-0}" ] && ok ||
+	bad "the stop's summary lost the first handle's counts: '$sum', before $recv1/$drop1: $(tail -n 1 "$T/log")"
 "$EW" events -d "$T/db/live.db" --json | grep -q '"qname":"daemon.test"' && ok ||
 	bad "the query sent after dropping root was not stored"
 "$EW" events -d "$T/db/live.db" --json | grep -q '"qname":"reopened.test"' && ok ||
