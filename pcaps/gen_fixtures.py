@@ -82,11 +82,17 @@ Files (all Ethernet unless stated):
                      a DNS query to the resolver in two fragments, a lone middle
                      fragment to the resolver, an ICMP port unreachable, a source route
                      with every hop taken and one that ends at the resolver.
+  tcp_decoys.pcap    eight HTTP requests for evil.example, most with a decoy for
+                     good.example that a Linux receiver does not read (bad TCP or IP
+                     checksum, no ACK, SYN data not taken), an urgent byte inside the
+                     Host, checksums left partial by offload or garbled by a rewrite,
+                     and a request in a SYN that TCP Fast Open takes (gen_tcp_decoys).
 """
 import base64
 import calendar
 import hashlib
 import os
+import socket
 import struct
 import sys
 
@@ -636,6 +642,93 @@ def gen_http_keepalive(out):
     recs.append(c.c_send(client_hello("secret.example.net"), step=300))
     recs += c.close()
     write_pcap(os.path.join(out, "http_keepalive.pcap"), LINKTYPE_ETHERNET, recs)
+
+# ---------------------------------------------------------------- tcp_decoys
+
+
+def gen_tcp_decoys(out):
+    """Eight connections to 10.99.0.2:8080, each carrying one request for
+    evil.example that a Linux receiver reads, and in most a decoy for
+    good.example, of the same length at the same sequence numbers, that it
+    does not read: (1) a decoy with a bad TCP checksum, (2) one with a bad
+    IPv4 header checksum, both after a handshake whose checksums are right;
+    (3) a client whose checksum offload left the pseudo-header's partial sum
+    in every segment, and (4) a capture rewritten without fixing checksums
+    (garbage in every client segment), neither with a decoy: both are read;
+    (5) an urgent byte (MSG_OOB) sent inside the Host; (6) a decoy without
+    ACK; (7) a decoy carried by the SYN, which the SYN-ACK does not take;
+    (8) the request carried by the SYN and taken (TCP Fast Open)."""
+    clk = Clock(BASE_US + 10800 * 1000000)
+    srv, port = "10.99.0.2", 8080
+    evil = b"GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n"
+    good = b"GET / HTTP/1.1\r\nHost: good.example\r\n\r\n"
+    ipid = [0x6000]
+
+    def partial(src, dst, tcplen):
+        words = socket.inet_aton(src) + socket.inet_aton(dst) + struct.pack("!HH", 6, tcplen)
+        s = sum(struct.unpack("!6H", words))
+        while s >> 16:
+            s = (s & 0xffff) + (s >> 16)
+        return s
+
+    def seg(client, sport, flags, seq, ack, data=b"", tcp_ck=None, ip_ck=None, urg=0,
+            step=1000):
+        ipid[0] += 1
+        src, dst = (CLIENT4, srv) if client else (srv, CLIENT4)
+        sp, dp = (sport, port) if client else (port, sport)
+        ip = IP(src=src, dst=dst, id=ipid[0], ttl=64, flags="DF")
+        if ip_ck is not None:
+            ip.chksum = ip_ck
+        t = TCP(sport=sp, dport=dp, seq=seq, ack=ack, flags=flags, urgptr=urg,
+                window=64240 if client else 65160)
+        if tcp_ck == "partial":
+            t.chksum = partial(src, dst, 20 + len(data))
+        elif tcp_ck is not None:
+            t.chksum = tcp_ck
+        p = ip / t
+        if data:
+            p = p / Raw(data)
+        mac = (MAC_CLIENT, MAC_GW) if client else (MAC_GW, MAC_CLIENT)
+        return (clk(step), ether(mac[0], mac[1], p))
+
+    recs = []
+
+    def conn(n, decoy=None, client_ck=None, syn_data=b"", tfo=False, urgent=False):
+        sport, c, s = 42000 + n, 100000 * n, 900000 * n
+        recs.append(seg(True, sport, "S", c, 0, syn_data, tcp_ck=client_ck, step=100000))
+        c += 1
+        took = len(syn_data) if tfo else 0
+        recs.append(seg(False, sport, "SA", s, c + took, step=400))
+        s += 1
+        c += took
+        recs.append(seg(True, sport, "A", c, s, tcp_ck=client_ck, step=100))
+        if decoy:
+            recs.append(seg(True, sport, decoy.get("flags", "PA"), c, s, good,
+                            tcp_ck=decoy.get("tcp_ck"), ip_ck=decoy.get("ip_ck"), step=300))
+        if urgent:
+            cut = evil.index(b"il.example")
+            data = evil[:cut] + b"X" + evil[cut:]
+            recs.append(seg(True, sport, "PAU", c, s, data, urg=cut + 1, step=300))
+            c += len(data)
+        elif not tfo:
+            recs.append(seg(True, sport, "PA", c, s, evil, tcp_ck=client_ck, step=300))
+            c += len(evil)
+        resp = b"HTTP/1.1 204 No Content\r\n\r\n"
+        recs.append(seg(False, sport, "PA", s, c, resp, step=500))
+        s += len(resp)
+        recs.append(seg(True, sport, "FA", c, s, tcp_ck=client_ck, step=5000))
+        recs.append(seg(False, sport, "FA", s, c + 1, step=300))
+        recs.append(seg(True, sport, "A", c + 1, s + 1, tcp_ck=client_ck, step=100))
+
+    conn(1, decoy={"tcp_ck": 0xdead})
+    conn(2, decoy={"ip_ck": 0xbeef})
+    conn(3, client_ck="partial")
+    conn(4, client_ck=0x0bad)
+    conn(5, urgent=True)
+    conn(6, decoy={"flags": "P"})
+    conn(7, syn_data=good)
+    conn(8, syn_data=evil, tfo=True)
+    write_pcap(os.path.join(out, "tcp_decoys.pcap"), LINKTYPE_ETHERNET, recs)
 
 # ---------------------------------------------------------------- dns_malformed
 
@@ -1213,6 +1306,7 @@ def main():
     gen_ether_padding(out)
     gen_demo(out)
     gen_egress_paths(out)
+    gen_tcp_decoys(out)
     return 0
 
 

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csum.h"
 #include "cursor.h"
 #include "hash.h"
 
@@ -1515,6 +1516,12 @@ static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct 
 		return tally(d, L_IPV4, DECODE_MALFORMED);
 	if (!cur_has(&v.c, ihl))
 		return tally(d, L_IPV4, DECODE_TRUNCATED); /* options cut */
+	{
+		struct cur hc = v.c;
+		const uint8_t *hb = cur_ptr(&hc, ihl);
+		if (hb && csum_fold(csum_add(0, hb, ihl)) != 0xffff)
+			p->flags |= PKT_IP_CSUM_BAD;
+	}
 	if (ihl > 20) {
 		struct cur opt = v.c;
 		cur_skip(&opt, 20);

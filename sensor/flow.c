@@ -63,6 +63,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "csum.h"
 #include "cursor.h"
 #include "decode.h"
 #include "mem.h"
@@ -1374,6 +1375,68 @@ static int rst_unacceptable(const struct flow *f, const struct pkt *p)
 	return (uint32_t)(p->ack - stream_isn1(c)) > (uint32_t)f->bytes[0];
 }
 
+/* The checksums of TCP segment p ("Checksums" in flow.h): 1 right, -1
+ * wrong (the IPv4 header's, or the TCP one and not offload's partial
+ * sum), 0 not known (cut by the capture, or offload's partial sum). */
+static int tcp_csum(const struct pkt *p)
+{
+	uint8_t ph[40];
+	size_t phn, len = p->l4 ? p->l4_len : 0;
+	const uint8_t *dst = (p->flags & PKT_SRCROUTE) ? p->route_to : p->dst;
+
+	if (p->flags & PKT_IP_CSUM_BAD)
+		return -1;
+	if ((p->flags & PKT_SHORT) || len < 20 || len > 0xffff)
+		return 0;
+	struct cur c = cur_init(p->l4, len);
+	const uint8_t *seg = cur_ptr(&c, len);
+	if (!seg)
+		return 0;
+	if (p->ipv == 4) {
+		memcpy(ph, p->src, 4);
+		memcpy(ph + 4, dst, 4);
+		ph[8] = 0;
+		ph[9] = PROTO_TCP;
+		ph[10] = (uint8_t)(len >> 8);
+		ph[11] = (uint8_t)len;
+		phn = 12;
+	} else {
+		memcpy(ph, p->src, 16);
+		memcpy(ph + 16, dst, 16);
+		ph[32] = ph[33] = 0;
+		ph[34] = (uint8_t)(len >> 8);
+		ph[35] = (uint8_t)len;
+		ph[36] = ph[37] = ph[38] = 0;
+		ph[39] = PROTO_TCP;
+		phn = 40;
+	}
+	uint64_t pseudo = csum_add(0, ph, phn);
+	if (csum_fold(csum_add(pseudo, seg, len)) == 0xffff)
+		return 1;
+	uint16_t field = (uint16_t)(seg[16] << 8 | seg[17]);
+	return field == csum_be(csum_fold(pseudo)) ? 0 : -1;
+}
+
+/* Is TCP segment p one its receiver drops for a bad checksum, in a
+ * direction whose sender computes them ("Checksums" in flow.h)? Counts it
+ * (1), or notes a right one (0). */
+static int tcp_csum_drop(struct flow_table *ft, struct flow *f, const struct pkt *p, int dir)
+{
+	struct flow_stream *st = f->st ? &f->st[dir] : NULL;
+	size_t n = p->payload ? p->payload_len : 0;
+
+	if (!st || (!n && !(p->tcp_flags & (TH_SYN | TH_FIN | TH_RST)) && st->csum_ok >= 2))
+		return 0;
+	int r = tcp_csum(p);
+	if (r > 0 && st->csum_ok < 2)
+		st->csum_ok++;
+	if (r < 0 && st->csum_ok >= 2) {
+		ft->stats.bad_checksum++;
+		return 1;
+	}
+	return 0;
+}
+
 static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *p, int dir)
 {
 	const uint8_t fl = p->tcp_flags;
@@ -1704,6 +1767,14 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 		f->last_us = p->ts_us;
 	}
 
+	if (p->proto == PROTO_TCP && tcp_csum_drop(ft, f, p, dir)) {
+		/* dropped by its receiver before TCP sees it: nothing of it
+		 * reaches a stream or an analyzer */
+		p->payload_len = 0;
+		p->flow = f;
+		p->dir = dir;
+		return f;
+	}
 	size_t plen = p->payload ? p->payload_len : 0;
 	f->pkts[dir]++;
 	f->bytes[dir] += plen;

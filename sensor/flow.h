@@ -91,6 +91,24 @@
  * Counted, SYNs whose data the stream did not take (or took in part):
  * flows.syn_data_dropped. Data on a SYN-ACK is taken as before.
  *
+ * Checksums. A receiver drops a segment whose IPv4 header or TCP checksum
+ * is wrong, so a decoy sent with a bad one would stand in for the real
+ * bytes. But a capture taken where the sender's checksum offload has not
+ * run yet (the sending host, a veth, a bridge of containers) holds
+ * checksums that are not computed: the partial sum of the pseudo-header
+ * that offload leaves (told apart exactly), or garbage (some drivers; and
+ * a capture rewritten without fixing them, tcprewrite's default). So the
+ * verdict is by direction, as Suricata's "auto" mode does it: once two
+ * segments of a direction had right checksums, its sender computes them,
+ * and a later segment with a wrong one (not the offload's partial sum) is
+ * ignored as the receiver ignores it: no state, no data, no answer
+ * (flows.bad_checksum). Before that, and in a direction of partial sums,
+ * every segment counts as before (an offloading sender's decoy cannot be
+ * told from its real segments, and is left to flows.inconsistent). The
+ * segments checked are those that carry data, SYN, FIN or RST, and every
+ * segment until the direction is settled; a segment cut by the capture
+ * cannot be checked and counts.
+ *
  * Differing copies. Bytes that arrive for a range already held (in order,
  * or out of order) and differ from it are a sender saying two things; the
  * receiver took one (a decoy with a bad checksum, a short TTL, an old
@@ -203,6 +221,8 @@ struct flow_stream {
 	uint8_t syn_n;       /* SYNs sent, of which the last FLOW_SYN_ISNS are kept */
 	uint8_t urg_pending; /* urg_off names a pending urgent byte */
 	uint8_t memo_next;   /* table internal: the memo entry to overwrite next */
+	uint8_t csum_ok;     /* table internal: segments with right checksums, up to 2
+			      * ("Checksums": 2 means the sender computes them) */
 	uint32_t syn_isn[FLOW_SYN_ISNS]; /* their ISN + 1, for the SYN-ACK to match */
 	/* Data carried by the SYN (see "SYN data"): syn_len bytes held at
 	 * buf[0, syn_len), beyond len (0), until the peer says whether it
@@ -287,6 +307,8 @@ struct flow_stats {
 	uint64_t inconsistent;     /* segments whose bytes differ from those held for the
 				    * same range (a decoy: which copy the receiver took
 				    * is not known; Zeek's rexmit_inconsistency) */
+	uint64_t bad_checksum;     /* TCP segments ignored for a wrong IP or TCP checksum
+				    * in a direction whose checksums are right ("Checksums") */
 };
 
 struct flow_table;

@@ -327,11 +327,13 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 			   "alert rows began afresh), %" PRIu64 " packets folded",
 			s->time_restarts, s->time_folded);
 	/* what a Linux receiver would not have read: decoys among them */
-	if (fs->urgent || fs->noack_ignored || fs->syn_data_dropped || fs->inconsistent)
+	if (fs->urgent || fs->noack_ignored || fs->syn_data_dropped || fs->inconsistent ||
+	    fs->bad_checksum)
 		fprintf(f, "; TCP read as Linux reads it: %" PRIu64 " urgent bytes taken out, %" PRIu64
 			   " segments without ACK ignored, %" PRIu64 " SYN data dropped, %" PRIu64
-			   " differing copies",
-			fs->urgent, fs->noack_ignored, fs->syn_data_dropped, fs->inconsistent);
+			   " with bad checksums ignored, %" PRIu64 " differing copies",
+			fs->urgent, fs->noack_ignored, fs->syn_data_dropped, fs->bad_checksum,
+			fs->inconsistent);
 	fputc('\n', f);
 	fprintf(f, "  events:    dns %" PRIu64 " (%" PRIu64 " queries, %" PRIu64
 		   " responses), http %" PRIu64 ", tls %" PRIu64 ", icmp %" PRIu64

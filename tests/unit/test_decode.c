@@ -94,6 +94,20 @@ static size_t mk_icmp(uint8_t *o, uint8_t type, const void *pl, size_t n)
 }
 
 /* IPv4 with optw words of NOP options; frag is the flags+offset field. */
+/* Set the IPv4 header checksum of the header at o (after a test edits it). */
+static void ip4_csum(uint8_t *o)
+{
+	size_t h = (size_t)(o[0] & 15) * 4;
+	uint32_t sum = 0;
+
+	put16(o + 10, 0);
+	for (size_t i = 0; i + 1 < h; i += 2)
+		sum += (uint32_t)o[i] << 8 | o[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	put16(o + 10, ~sum & 0xffff);
+}
+
 static size_t mk_ip4(uint8_t *o, uint8_t proto, unsigned id, unsigned frag, unsigned optw,
 		     const uint8_t *l4, size_t n)
 {
@@ -110,6 +124,7 @@ static size_t mk_ip4(uint8_t *o, uint8_t proto, unsigned id, unsigned frag, unsi
 	memcpy(o + 12, SRC4, 4);
 	memcpy(o + 16, DST4, 4);
 	memset(o + 20, 1, 4 * (size_t)optw);
+	ip4_csum(o);
 	if (n)
 		memcpy(o + h, l4, n);
 	return h + n;
@@ -811,6 +826,21 @@ static void test_lies(void)
 	CHECK(h.p.flags & PKT_SHORT);
 	CHECK(payload_is(&h.p, "hello", 5));
 	CHECK_EQ(st->malformed[L_IPV4], 4);
+
+	/* the IPv4 header checksum: right (mk_ip4's), then wrong, then 0
+	 * (offload): flagged PKT_IP_CSUM_BAD, decoded all the same (flows
+	 * weigh it, flow.h "Checksums") */
+	ln = mk_udp(l4, 40000, 53, "hi", 2);
+	n = mk_frame(f, DLT_EN10MB, 4, ip, mk_ip4(ip, 17, 1, 0, 0, l4, ln));
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	CHECK_EQ(h.p.flags & PKT_IP_CSUM_BAD, 0);
+	f[14 + 11] ^= 1;
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	CHECK(h.p.flags & PKT_IP_CSUM_BAD);
+	CHECK(payload_is(&h.p, "hi", 2));
+	put16(f + 14 + 10, 0);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+	CHECK(h.p.flags & PKT_IP_CSUM_BAD);
 
 	/* Ethernet padding: a 2-byte UDP payload in a 60-byte frame */
 	ln = mk_udp(l4, 40000, 53, "hi", 2);
@@ -1575,6 +1605,7 @@ static size_t mk_ip4_at(uint8_t *o, uint8_t proto, const uint8_t *src, const uin
 
 	memcpy(o + 12, src, 4);
 	memcpy(o + 16, dst, 4);
+	ip4_csum(o);
 	return len;
 }
 
