@@ -1430,9 +1430,14 @@ static int tcp_csum_drop(struct flow_table *ft, struct flow *f, const struct pkt
 	int r = tcp_csum(p);
 	if (r > 0 && st->csum_ok < 2)
 		st->csum_ok++;
-	if (r < 0 && st->csum_ok >= 2) {
-		ft->stats.bad_checksum++;
-		return 1;
+	if (r < 0) {
+		if (st->csum_ok >= 2) {
+			ft->stats.bad_checksum++;
+			return 1;
+		}
+		/* two right ones in a row settle it: a rewritten capture's
+		 * garbage is right by chance one time in 65,536 */
+		st->csum_ok = 0;
 	}
 	return 0;
 }

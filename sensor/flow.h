@@ -99,7 +99,9 @@
  * that offload leaves (told apart exactly), or garbage (some drivers; and
  * a capture rewritten without fixing them, tcprewrite's default). So the
  * verdict is by direction, as Suricata's "auto" mode does it: once two
- * segments of a direction had right checksums, its sender computes them,
+ * segments of a direction in a row (a wrong one between starts the count
+ * again: garbage is right by chance one time in 65,536) had right
+ * checksums, its sender computes them,
  * and a later segment with a wrong one (not the offload's partial sum) is
  * ignored as the receiver ignores it: no state, no data, no answer
  * (flows.bad_checksum). Before that, and in a direction of partial sums,
@@ -221,8 +223,8 @@ struct flow_stream {
 	uint8_t syn_n;       /* SYNs sent, of which the last FLOW_SYN_ISNS are kept */
 	uint8_t urg_pending; /* urg_off names a pending urgent byte */
 	uint8_t memo_next;   /* table internal: the memo entry to overwrite next */
-	uint8_t csum_ok;     /* table internal: segments with right checksums, up to 2
-			      * ("Checksums": 2 means the sender computes them) */
+	uint8_t csum_ok;     /* table internal: segments with right checksums in a row,
+			      * up to 2 ("Checksums": 2 means the sender computes them) */
 	uint32_t syn_isn[FLOW_SYN_ISNS]; /* their ISN + 1, for the SYN-ACK to match */
 	/* Data carried by the SYN (see "SYN data"): syn_len bytes held at
 	 * buf[0, syn_len), beyond len (0), until the peer says whether it

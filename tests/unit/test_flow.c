@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../unit/check.h"
+#include "csum.h"
 #include "decode.h"
 #include "flow.h"
 
@@ -1583,6 +1584,99 @@ static void test_syn_data(void)
  * order or not, and after the analyzer slid the bytes away or finished.
  * Skipped holes (zeros) filled later are no inconsistency.
  */
+/* A TCP segment with its header bytes (l4) and a checksum that is right
+ * (how 1), offload's partial sum (0), wrong (-1), or right under a wrong
+ * IPv4 header checksum (-2). */
+static struct flow *tcp_ck(struct flow_table *ft, uint32_t s, uint16_t sp, uint32_t d,
+			   uint16_t dp, uint8_t flags, uint32_t seq, uint32_t ack, const char *data,
+			   int how)
+{
+	static uint8_t seg[1500];
+	size_t n = data ? strlen(data) : 0, len = 20 + n;
+	struct pkt p = mk(P_TCP, s, sp, d, dp, 2 * SEC);
+	uint8_t ph[12];
+
+	memset(seg, 0, 20);
+	seg[0] = (uint8_t)(sp >> 8), seg[1] = (uint8_t)sp;
+	seg[2] = (uint8_t)(dp >> 8), seg[3] = (uint8_t)dp;
+	put32(seg + 4, seq);
+	put32(seg + 8, ack);
+	seg[12] = 5 << 4;
+	seg[13] = flags;
+	seg[14] = 0xfa;
+	memcpy(seg + 20, data ? data : "", n);
+	memcpy(ph, p.src, 4);
+	memcpy(ph + 4, p.dst, 4);
+	ph[8] = 0, ph[9] = 6, ph[10] = (uint8_t)(len >> 8), ph[11] = (uint8_t)len;
+	uint64_t pseudo = csum_add(0, ph, 12);
+	uint16_t ck = how == 0 ? csum_be(csum_fold(pseudo))
+			       : (uint16_t)~csum_be(csum_fold(csum_add(pseudo, seg, len)));
+	if (how == -1)
+		ck ^= 0x0101;
+	seg[16] = (uint8_t)(ck >> 8), seg[17] = (uint8_t)ck;
+	p.tcp_flags = flags;
+	p.seq = seq;
+	p.ack = ack;
+	p.l4 = seg;
+	p.l4_len = len;
+	p.payload = seg + 20;
+	p.payload_len = n;
+	if (how == -2)
+		p.flags |= PKT_IP_CSUM_BAD;
+	struct flow *f = flow_table_update(ft, &p);
+	CHECK(p.flow == f);
+	return f;
+}
+
+/* "Checksums" (flow.h): a wrong checksum is ignored once a direction had two
+ * right ones in a row, never where offload leaves partial sums, and
+ * garbage between right ones starts the count again. */
+static void test_checksums(void)
+{
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	const struct flow_stats *fs = flow_table_stats(ft);
+	struct flow *f;
+
+	/* right SYN, a wrong ACK (the count starts again), right ACK: not
+	 * settled, so the wrong data after it is taken (a rewrite's garbage) */
+	f = tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_SYN, 1000, 0, NULL, 1);
+	tcp_ck(ft, S_IP, 80, C_IP, 40000, TH_SYN | TH_ACK, 5000, 1001, NULL, 1);
+	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_ACK, 1001, 5001, NULL, -1);
+	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_ACK, 1001, 5001, NULL, 1);
+	CHECK_EQ(f->st[0].csum_ok, 1);
+	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1001, 5001, "GET /a HTTP/1.1\r\n", -1);
+	CHECK(stream_is(f, 0, "GET /a HTTP/1.1\r\n"));
+	CHECK_EQ(fs->bad_checksum, 0);
+	CHECK_EQ(f->st[0].csum_ok, 0);
+	/* two right ones in a row: settled; then a decoy with a wrong TCP or
+	 * IPv4 checksum is ignored, the real bytes taken */
+	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_ACK, 1018, 5001, NULL, 1);
+	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_ACK, 1018, 5001, NULL, 1);
+	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1018, 5001, "Host: good\r\n", -1);
+	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1018, 5001, "Host: good\r\n", -2);
+	CHECK_EQ(fs->bad_checksum, 2);
+	CHECK(stream_is(f, 0, "GET /a HTTP/1.1\r\n"));
+	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1018, 5001, "Host: evil\r\n", 1);
+	CHECK(stream_is(f, 0, "GET /a HTTP/1.1\r\nHost: evil\r\n"));
+	/* ... and a wrong RST neither ends nor refuses it */
+	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_RST | TH_ACK, 1030, 5001, NULL, -1);
+	CHECK_EQ(f->state & FLOW_RST_INIT, 0);
+	CHECK_EQ(fs->bad_checksum, 3);
+	/* the server's direction is its own: not settled, so taken */
+	CHECK_EQ(f->st[1].csum_ok, 1);
+	tcp_ck(ft, S_IP, 80, C_IP, 40000, TH_ACK | TH_PUSH, 5001, 1030, "HTTP/1.1 200", -1);
+	CHECK(stream_is(f, 1, "HTTP/1.1 200"));
+	CHECK_EQ(fs->bad_checksum, 3);
+
+	/* offload's partial sums are never wrong, even after right ones */
+	f = tcp_ck(ft, C_IP, 40001, S_IP, 80, TH_SYN, 2000, 0, NULL, 1);
+	tcp_ck(ft, C_IP, 40001, S_IP, 80, TH_ACK, 2001, 1, NULL, 1);
+	tcp_ck(ft, C_IP, 40001, S_IP, 80, TH_ACK | TH_PUSH, 2001, 1, "GET /b HTTP/1.1\r\n", 0);
+	CHECK(stream_is(f, 0, "GET /b HTTP/1.1\r\n"));
+	CHECK_EQ(fs->bad_checksum, 3);
+	flow_table_free(ft);
+}
+
 static void test_inconsistent(void)
 {
 	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
@@ -1659,5 +1753,6 @@ int main(void)
 	test_noack();
 	test_syn_data();
 	test_inconsistent();
+	test_checksums();
 	return check_done();
 }
