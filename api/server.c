@@ -1001,8 +1001,8 @@ static enum MHD_Result h_metrics(struct req *r)
 	g = json_object_get(st, "fragments");
 	prom_family(m, "egresswatch_fragments_total", "counter",
 		    "IP fragments held, overlapping, duplicate or conflicting (overlapping "
-		    "with other bytes); datagrams reassembled, expired or evicted (a bound "
-		    "was hit).");
+		    "with other bytes), refused for a bad header checksum; datagrams "
+		    "reassembled, expired or evicted (a bound was hit).");
 	json_object_foreach(g, key, v)
 		if (json_is_integer(v))
 			prom_sample(m, "egresswatch_fragments_total", "result", key, NULL, NULL,

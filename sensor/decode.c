@@ -1495,7 +1495,7 @@ static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct 
 	struct frag_in fi;
 	struct view v;
 	uint8_t vihl, nh;
-	uint16_t total, id, frag;
+	uint16_t total, id, frag, csum;
 	size_t ihl, len;
 	enum decode_result r;
 
@@ -1508,7 +1508,7 @@ static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct 
 	frag = cur_be16(&h);
 	p->ttl = cur_u8(&h);
 	p->proto = cur_u8(&h);
-	cur_skip(&h, 2); /* checksum */
+	csum = cur_be16(&h); /* checked below, over the whole header */
 	cur_bytes(&h, p->src, 4);
 	cur_bytes(&h, p->dst, 4);
 	ihl = (size_t)(vihl & 0x0f) * 4;
@@ -1535,6 +1535,14 @@ static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct 
 	if (!(frag & 0x2000) && !(frag & 0x1fff))
 		return decode_l4(d, &v, p);
 
+	/* a fragment whose header checksum is wrong never reaches Linux's
+	 * reassembly (ip_rcv_core drops it): a decoy sent first would win
+	 * ("first arrival"). 0 is offload's uncomputed field (Windows'
+	 * captures), not a sum: such fragments are taken as before. */
+	if ((p->flags & PKT_IP_CSUM_BAD) && csum != 0) {
+		d->stats.frag_bad_checksum++;
+		return tally(d, L_FRAG, DECODE_MALFORMED);
+	}
 	memset(&fi, 0, sizeof(fi));
 	fi.key[0] = 4;
 	fi.key[1] = p->proto;

@@ -61,6 +61,7 @@ struct decode_stats {
 	uint64_t frag_overlap;   /* fragments that overlapped earlier data (dups too) */
 	uint64_t frag_duplicate; /* fragments that brought no new byte at all */
 	uint64_t frag_conflict;  /* fragments whose overlapping bytes differ from those held */
+	uint64_t frag_bad_checksum; /* IPv4 fragments refused for a wrong header checksum */
 };
 
 /* Zero in any field means its default. */

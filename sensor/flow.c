@@ -1345,6 +1345,55 @@ static int tcp_urg_ptr(const struct pkt *p)
 	return c.err ? -1 : v;
 }
 
+/* The window scale option (RFC 7323) of TCP segment p's header: its shift
+ * (at most 14), or -1 when it has none. */
+static int tcp_wscale_opt(const struct pkt *p)
+{
+	struct cur c = cur_init(p->l4, p->l4 ? p->l4_len : 0);
+
+	cur_skip(&c, 12);
+	size_t hlen = (size_t)(cur_u8(&c) >> 4) * 4;
+	if (c.err || hlen <= 20)
+		return -1;
+	struct cur o = cur_init(p->l4, p->l4_len);
+	cur_skip(&o, 20);
+	o = cur_take(&o, hlen - 20);
+	while (!o.err && cur_left(&o)) {
+		uint8_t kind = cur_u8(&o);
+		if (kind == 0)
+			break;
+		if (kind == 1)
+			continue;
+		uint8_t len = cur_u8(&o);
+		if (o.err || len < 2)
+			break;
+		struct cur v = cur_take(&o, len - 2u);
+		if (kind == 3 && len == 3) {
+			uint8_t sh = cur_u8(&v);
+			return v.err ? -1 : sh > 14 ? 14 : sh;
+		}
+	}
+	return -1;
+}
+
+/* Would the receiver take the urgent pointer of TCP segment p (seq, n bytes)
+ * of direction st, its peer's stream peer? Linux reads it only from a
+ * segment it accepts (tcp_sequence): not wholly before what it has read in
+ * order (an old retransmission), nor starting past the window the receiver
+ * advertised from there (its last window, taken as at least 64 KiB: the
+ * capture sees the window late, and a sender respects a smaller one). */
+static int urg_acceptable(const struct flow_stream *st, const struct flow_stream *peer,
+			  uint32_t seq, size_t n)
+{
+	if (!st->isn_set)
+		return 1;
+	const int64_t off = (int32_t)(seq - st->isn);
+	if (off + (int64_t)n < (int64_t)st->len)
+		return 0;
+	const int64_t win = peer->win_set && peer->win > 65535 ? peer->win : 65535;
+	return off <= (int64_t)st->len + win;
+}
+
 /* A segment with none of SYN, ACK and RST: Linux discards it in every
  * state (tcp_rcv_state_process, tcp_rcv_established: "!th->ack"), so its
  * data, FIN and urgent pointer never reach the receiver. */
@@ -1414,7 +1463,12 @@ static int tcp_csum(const struct pkt *p)
 	if (csum_fold(csum_add(pseudo, seg, len)) == 0xffff)
 		return 1;
 	uint16_t field = (uint16_t)(seg[16] << 8 | seg[17]);
-	return field == csum_be(csum_fold(pseudo)) ? 0 : -1;
+	if (field == csum_be(csum_fold(pseudo)))
+		return 0;
+	/* a segment longer than an Ethernet frame holds was coalesced by the
+	 * capturing host (LRO, which may leave the first segment's checksum)
+	 * or is one the sending host's offload had yet to cut: not known */
+	return len > 1480 ? 0 : -1;
 }
 
 /* Is TCP segment p one its receiver drops for a bad checksum, in a
@@ -1425,7 +1479,7 @@ static int tcp_csum_drop(struct flow_table *ft, struct flow *f, const struct pkt
 	struct flow_stream *st = f->st ? &f->st[dir] : NULL;
 	size_t n = p->payload ? p->payload_len : 0;
 
-	if (!st || (!n && !(p->tcp_flags & (TH_SYN | TH_FIN | TH_RST)) && st->csum_ok >= 2))
+	if (!st || (!n && !(p->tcp_flags & (TH_SYN | TH_FIN | TH_RST | TH_URG)) && st->csum_ok >= 2))
 		return 0;
 	int r = tcp_csum(p);
 	if (r > 0 && st->csum_ok < 2)
@@ -1453,6 +1507,20 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
 		if (n)
 			ft->stats.noack_ignored++;
 		return;
+	}
+	if (fl & TH_SYN) {
+		int ws = tcp_wscale_opt(p);
+		st->wscale = (uint8_t)(ws < 0 ? 0 : ws + 1);
+		if (!(fl & TH_ACK))
+			st->syn_data = n > 0;
+	}
+	if (fl & TH_ACK) {
+		/* the window this sender advertises for its peer's data: a
+		 * SYN's is never scaled, and scaling needs both SYNs' option */
+		const struct flow_stream *peer = &f->st[!dir];
+		unsigned sh = !(fl & TH_SYN) && st->wscale && peer->wscale ? st->wscale - 1u : 0;
+		st->win = (uint32_t)p->tcp_win << sh;
+		st->win_set = 1;
 	}
 	if (fl & TH_SYN) {
 		if (!(fl & TH_ACK)) {
@@ -1518,13 +1586,22 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
 		stream_syn_hold(ft, st, seq, p->payload, n);
 		return;
 	}
+	if ((fl & (TH_SYN | TH_ACK)) == (TH_SYN | TH_ACK) && n && (f->state & FLOW_SYN) &&
+	    !f->st[!dir].syn_data) {
+		/* data on a SYN-ACK: a client queues it only after a Fast Open
+		 * SYN of its own (tcp_rcv_fastopen_synack), which carries data;
+		 * else it is dropped and the server sends it again (a SYN not
+		 * captured: taken, as before) */
+		ft->stats.syn_data_dropped++;
+		return;
+	}
 	if (st->syn_len && !(fl & TH_SYN)) {
 		/* SYN data held and no SYN-ACK seen (a capture of one
 		 * direction): the sender goes on after what the peer took,
 		 * so its first segment since says how much (from 0 again: none) */
 		stream_syn_decide(ft, st, (int32_t)(seq - st->isn));
 	}
-	if ((fl & TH_URG) && !(fl & TH_SYN)) {
+	if ((fl & TH_URG) && !(fl & TH_SYN) && urg_acceptable(st, &f->st[!dir], seq, n)) {
 		int up = tcp_urg_ptr(p);
 		if (up >= 0)
 			stream_urgent(st, seq, (uint16_t)up, n);

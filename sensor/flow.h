@@ -59,8 +59,12 @@
  * defaults), the byte an urgent pointer names (seq + urg_ptr - 1; seq when
  * urg_ptr is 0) is taken out of the stream (send(.., MSG_OOB); Linux's
  * tcp_check_urg and tcp_recvmsg). One urgent byte is pending per
- * direction: a pointer before the bytes held in order (rcv_nxt) is
- * ignored, and so is one not after the pending one; a later one replaces
+ * direction: a pointer from a segment Linux would not accept (wholly
+ * before the bytes held in order, an old retransmission; or starting past
+ * the window its receiver last advertised from there, scaled as both SYNs
+ * asked and taken as at least 64 KiB) is not read at all; a pointer before
+ * the bytes held in order (rcv_nxt) is ignored, and so is one not after
+ * the pending one; a later one replaces
  * it, and the replaced byte then stays in the stream. The byte may lie
  * past its segment or in held data: it is taken out when the in-order
  * stream reaches it (also when a skipped hole covers it: a zero goes).
@@ -89,7 +93,10 @@
  * capture the sender thus decides alone; a decoy it sends so is left for
  * flows.inconsistent to show (the real bytes arrive as a differing copy).
  * Counted, SYNs whose data the stream did not take (or took in part):
- * flows.syn_data_dropped. Data on a SYN-ACK is taken as before.
+ * flows.syn_data_dropped. Data on a SYN-ACK is taken only when the
+ * client's SYN carried data (its own Fast Open, tcp_rcv_fastopen_synack) or
+ * was not captured; else the client drops it and the server sends it again
+ * (also counted in flows.syn_data_dropped).
  *
  * Checksums. A receiver drops a segment whose IPv4 header or TCP checksum
  * is wrong, so a decoy sent with a bad one would stand in for the real
@@ -107,9 +114,15 @@
  * (flows.bad_checksum). Before that, and in a direction of partial sums,
  * every segment counts as before (an offloading sender's decoy cannot be
  * told from its real segments, and is left to flows.inconsistent). The
- * segments checked are those that carry data, SYN, FIN or RST, and every
- * segment until the direction is settled; a segment cut by the capture
- * cannot be checked and counts.
+ * segments checked are those that carry data, SYN, FIN, RST or URG, and
+ * every segment until the direction is settled; a segment cut by the
+ * capture cannot be checked and counts, and a wrong sum on a segment
+ * longer than an Ethernet frame holds (1480 bytes of TCP: coalesced by the
+ * capturing host's LRO, which may leave the first segment's checksum, or
+ * not yet cut by the sender's offload) is taken as not known. Offload's
+ * partial sum stays "not known" even in a settled direction: the
+ * capturing host's GRO leaves it on the segments it coalesces, so a decoy
+ * that carries it is left to flows.inconsistent.
  *
  * Differing copies. Bytes that arrive for a range already held (in order,
  * or out of order) and differ from it are a sender saying two things; the
@@ -223,6 +236,10 @@ struct flow_stream {
 	uint8_t syn_n;       /* SYNs sent, of which the last FLOW_SYN_ISNS are kept */
 	uint8_t urg_pending; /* urg_off names a pending urgent byte */
 	uint8_t memo_next;   /* table internal: the memo entry to overwrite next */
+	uint8_t wscale;      /* table internal: 1 + the window scale this direction's
+			      * sender asked for in its SYN (RFC 7323); 0: none seen */
+	uint8_t win_set;     /* table internal: win is known */
+	uint8_t syn_data;    /* table internal: this direction's SYN carried data */
 	uint8_t csum_ok;     /* table internal: segments with right checksums in a row,
 			      * up to 2 ("Checksums": 2 means the sender computes them) */
 	uint32_t syn_isn[FLOW_SYN_ISNS]; /* their ISN + 1, for the SYN-ACK to match */
@@ -230,6 +247,9 @@ struct flow_stream {
 	 * buf[0, syn_len), beyond len (0), until the peer says whether it
 	 * took them; 0: none held */
 	uint32_t syn_len;
+	/* table internal: the receive window this direction's sender last
+	 * advertised for its peer's data, in bytes (scaled), valid when win_set */
+	uint32_t win;
 	/* Urgent data (see "Urgent data"): the pending urgent byte's offset,
 	 * valid when urg_pending (then urg_off >= len) */
 	uint32_t urg_off;

@@ -308,6 +308,8 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 	 * differently (docs/architecture.md, "What a bad packet does") */
 	if (ds->frag_conflict)
 		fprintf(f, ", %" PRIu64 " conflicting", ds->frag_conflict);
+	if (ds->frag_bad_checksum)
+		fprintf(f, ", %" PRIu64 " with bad checksums refused", ds->frag_bad_checksum);
 	fputc('\n', f);
 	fprintf(f, "  layers:   ");
 	int any = 0;

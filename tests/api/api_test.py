@@ -493,7 +493,8 @@ def test_stats_metrics(port, db, alerts):
            "malformed": table["decode.ipv4.malformed"]}, str(s["decode"].get("ipv4")))
     check("stats analyzers", s["analyzers"]["dns"]["ok"] == table["module.dns.ok"] and
           set(s["analyzers"]["dns"]) == {"ok", "truncated", "malformed"})
-    frag_keys = {"held", "reassembled", "expired", "evicted", "overlap", "duplicate", "conflict"}
+    frag_keys = {"held", "reassembled", "expired", "evicted", "overlap", "duplicate", "conflict",
+                 "bad_checksum"}
     check("stats fragments", set(s.get("fragments", {})) == frag_keys and
           all(s["fragments"][k] == table["fragments." + k] for k in frag_keys),
           str(s.get("fragments")))

@@ -1404,9 +1404,27 @@ static void test_urgent(void)
 	urg(ft, 13, "Ylm", 0);
 	CHECK(stream_is(f, 0, "abcdefghijlm"));
 	CHECK_EQ(fs->urgent, 3);
+
 	/* URG with no header to read (a hand-made packet): nothing taken */
 	useg(ft, TH_ACK | TH_URG, 16, "n", -1);
 	CHECK(stream_is(f, 0, "abcdefghijlmn"));
+	flow_table_free(ft);
+
+	/* a pointer carried by a segment Linux does not accept is not read:
+	 * an old retransmission (wholly before what is held in order) naming
+	 * the next byte, and a pure ACK starting far past the window naming a
+	 * byte there (which would block the real pointer after it) */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	fs = flow_table_stats(ft);
+	cdata(ft, 1, "GET /evil HTTP/1.1\r\n");        /* seq 1..20 */
+	urg(ft, 1, "GET ", 21);                        /* names seq 21 */
+	cdata(ft, 21, "Host: a\r\n");                  /* seq 21..29 */
+	CHECK(stream_is(f, 0, "GET /evil HTTP/1.1\r\nHost: a\r\n"));
+	useg(ft, TH_ACK | TH_URG, 30 + 5000000, NULL, 1);
+	urg(ft, 30, "bXc", 2);                         /* seq 31, the X */
+	CHECK(stream_is(f, 0, "GET /evil HTTP/1.1\r\nHost: a\r\nbc"));
+	CHECK_EQ(fs->urgent, 1);
 	flow_table_free(ft);
 
 	/* the urgent byte inside held out-of-order data: taken when the
@@ -1591,7 +1609,7 @@ static struct flow *tcp_ck(struct flow_table *ft, uint32_t s, uint16_t sp, uint3
 			   uint16_t dp, uint8_t flags, uint32_t seq, uint32_t ack, const char *data,
 			   int how)
 {
-	static uint8_t seg[1500];
+	static uint8_t seg[2048];
 	size_t n = data ? strlen(data) : 0, len = 20 + n;
 	struct pkt p = mk(P_TCP, s, sp, d, dp, 2 * SEC);
 	uint8_t ph[12];
@@ -1658,22 +1676,51 @@ static void test_checksums(void)
 	CHECK(stream_is(f, 0, "GET /a HTTP/1.1\r\n"));
 	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1018, 5001, "Host: evil\r\n", 1);
 	CHECK(stream_is(f, 0, "GET /a HTTP/1.1\r\nHost: evil\r\n"));
-	/* ... and a wrong RST neither ends nor refuses it */
-	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_RST | TH_ACK, 1030, 5001, NULL, -1);
-	CHECK_EQ(f->state & FLOW_RST_INIT, 0);
+	/* ... a wrong pure ACK with URG names no urgent byte (its pointer, 0,
+	 * would take the next byte out) ... */
+	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_URG, 1030, 5001, NULL, -1);
 	CHECK_EQ(fs->bad_checksum, 3);
+	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1030, 5001, "X", 1);
+	CHECK(stream_is(f, 0, "GET /a HTTP/1.1\r\nHost: evil\r\nX"));
+	CHECK_EQ(fs->urgent, 0);
+	/* ... and a wrong RST neither ends nor refuses it */
+	tcp_ck(ft, C_IP, 40000, S_IP, 80, TH_RST | TH_ACK, 1031, 5001, NULL, -1);
+	CHECK_EQ(f->state & FLOW_RST_INIT, 0);
+	CHECK_EQ(fs->bad_checksum, 4);
 	/* the server's direction is its own: not settled, so taken */
 	CHECK_EQ(f->st[1].csum_ok, 1);
 	tcp_ck(ft, S_IP, 80, C_IP, 40000, TH_ACK | TH_PUSH, 5001, 1030, "HTTP/1.1 200", -1);
 	CHECK(stream_is(f, 1, "HTTP/1.1 200"));
-	CHECK_EQ(fs->bad_checksum, 3);
+	CHECK_EQ(fs->bad_checksum, 4);
 
 	/* offload's partial sums are never wrong, even after right ones */
 	f = tcp_ck(ft, C_IP, 40001, S_IP, 80, TH_SYN, 2000, 0, NULL, 1);
 	tcp_ck(ft, C_IP, 40001, S_IP, 80, TH_ACK, 2001, 1, NULL, 1);
 	tcp_ck(ft, C_IP, 40001, S_IP, 80, TH_ACK | TH_PUSH, 2001, 1, "GET /b HTTP/1.1\r\n", 0);
 	CHECK(stream_is(f, 0, "GET /b HTTP/1.1\r\n"));
-	CHECK_EQ(fs->bad_checksum, 3);
+	CHECK_EQ(fs->bad_checksum, 4);
+	/* a wrong sum on a segment longer than an Ethernet frame holds (LRO
+	 * on the capturing host, or a send offload had yet to cut) is not
+	 * known, not wrong */
+	{
+		static char big[1600];
+		memset(big, 'z', sizeof(big) - 1);
+		tcp_ck(ft, C_IP, 40001, S_IP, 80, TH_ACK | TH_PUSH, 2018, 1, big, -1);
+		CHECK_EQ(f->st[0].len, 17 + sizeof(big) - 1);
+		CHECK_EQ(fs->bad_checksum, 4);
+	}
+	flow_table_free(ft);
+
+	/* data on a SYN-ACK whose SYN carried none: the client drops it (no
+	 * Fast Open of its own), and reads what the server sends again */
+	ft = flow_table_new(NULL, NULL, NULL);
+	fs = flow_table_stats(ft);
+	f = tcp(ft, C_IP, 40002, S_IP, 80, TH_SYN, 3000, 0, NULL, SEC, NULL);
+	tcp(ft, S_IP, 80, C_IP, 40002, TH_SYN | TH_ACK, 9000, 3001, "HTTP/1.1 200 decoy", SEC, NULL);
+	CHECK_EQ(f->st[1].len, 0);
+	CHECK_EQ(fs->syn_data_dropped, 1);
+	tcp(ft, S_IP, 80, C_IP, 40002, TH_ACK | TH_PUSH, 9001, 3001, "HTTP/1.1 403 real", SEC, NULL);
+	CHECK(stream_is(f, 1, "HTTP/1.1 403 real"));
 	flow_table_free(ft);
 }
 
