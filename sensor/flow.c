@@ -1816,6 +1816,15 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 	f = lookup(ft, &k, h, &dir, &ref);
 
 	int pure_syn = p->proto == PROTO_TCP && (p->tcp_flags & (TH_SYN | TH_ACK)) == TH_SYN;
+	if (f && pure_syn && f->st && f->st[dir].csum_ok >= 2 && tcp_csum(p) < 0) {
+		/* a SYN its receiver drops for a bad checksum, from a sender
+		 * whose checksums are right: it ends nothing, starts nothing */
+		ft->stats.bad_checksum++;
+		p->payload_len = 0;
+		p->flow = f;
+		p->dir = dir;
+		return f;
+	}
 	if (f && pure_syn) {
 		if (flow_closed(f) && dir == 0 && f->st[0].isn_set &&
 		    stream_isn1(&f->st[0]) == p->seq + 1) {

@@ -1711,6 +1711,28 @@ static void test_checksums(void)
 	}
 	flow_table_free(ft);
 
+	/* a SYN with a bad checksum and another ISN after a half close (port
+	 * reuse, were it real) ends nothing when its sender's checksums are
+	 * right: its receiver drops it */
+	ft = flow_table_new(NULL, NULL, NULL);
+	fs = flow_table_stats(ft);
+	f = tcp_ck(ft, C_IP, 40003, S_IP, 80, TH_SYN, 4000, 0, NULL, 1);
+	tcp_ck(ft, S_IP, 80, C_IP, 40003, TH_SYN | TH_ACK, 8000, 4001, NULL, 1);
+	tcp_ck(ft, C_IP, 40003, S_IP, 80, TH_ACK, 4001, 8001, NULL, 1);
+	tcp_ck(ft, C_IP, 40003, S_IP, 80, TH_ACK | TH_FIN, 4001, 8001, NULL, 1);
+	uint64_t id = f->id;
+	tcp_ck(ft, C_IP, 40003, S_IP, 80, TH_SYN, 6000, 0, NULL, -1);
+	CHECK_EQ(fs->bad_checksum, 1);
+	CHECK_EQ(fs->expired, 0);
+	struct flow *g = tcp_ck(ft, S_IP, 80, C_IP, 40003, TH_ACK | TH_PUSH, 8001, 4002, "srv", 1);
+	CHECK(g == f && g->id == id);
+	CHECK(stream_is(f, 1, "srv"));
+	/* ... and a right one starts the new connection */
+	g = tcp_ck(ft, C_IP, 40003, S_IP, 80, TH_SYN, 6000, 0, NULL, 1);
+	CHECK(g->id != id);
+	CHECK_EQ(fs->expired, 1);
+	flow_table_free(ft);
+
 	/* data on a SYN-ACK whose SYN carried none: the client drops it (no
 	 * Fast Open of its own), and reads what the server sends again */
 	ft = flow_table_new(NULL, NULL, NULL);
