@@ -1061,6 +1061,35 @@ static enum decode_result decode_tcp(struct decoder *d, struct view *v, struct p
 	return DECODE_OK;
 }
 
+/* Is the checksum of UDP datagram p (l4, whole) set and wrong? 0 means
+ * none was computed (allowed over IPv4, and for tunnels over IPv6, RFC
+ * 6935), so it is never wrong. A tunnel's outer datagram is checked by the
+ * endpoint's UDP socket before it decapsulates (udp_queue_rcv_one_skb), so
+ * a wrong one (a decoy's) never reaches the inner flow. */
+static int udp_csum_wrong(const struct pkt *p)
+{
+	uint8_t ph[40];
+	size_t phn, len = p->l4_len;
+	struct cur c = cur_init(p->l4, len);
+	const uint8_t *dg = cur_ptr(&c, len);
+
+	if (!dg || len < 8 || len > 0xffff || (dg[6] == 0 && dg[7] == 0))
+		return 0;
+	if (p->ipv == 4) {
+		memcpy(ph, p->src, 4);
+		memcpy(ph + 4, p->dst, 4);
+		ph[8] = 0, ph[9] = 17, ph[10] = (uint8_t)(len >> 8), ph[11] = (uint8_t)len;
+		phn = 12;
+	} else {
+		memcpy(ph, p->src, 16);
+		memcpy(ph + 16, p->dst, 16);
+		memset(ph + 32, 0, 8);
+		ph[34] = (uint8_t)(len >> 8), ph[35] = (uint8_t)len, ph[39] = 17;
+		phn = 40;
+	}
+	return csum_fold(csum_add(csum_add(0, ph, phn), dg, len)) != 0xffff;
+}
+
 /* UDP, narrowed to the UDP length; VXLAN and GENEVE ports are opened. */
 static enum decode_result decode_udp(struct decoder *d, struct view *v, struct pkt *p)
 {
@@ -1092,11 +1121,11 @@ static enum decode_result decode_udp(struct decoder *d, struct view *v, struct p
 	      u.missing && p->dport != UDP_PORT_VXLAN && p->dport != UDP_PORT_GENEVE
 		      ? DECODE_TRUNCATED
 		      : DECODE_OK);
-	if (p->dport == UDP_PORT_VXLAN)
-		return decap(d, &u, p, TUN_VXLAN);
-	if (p->dport == UDP_PORT_GENEVE)
-		return decap(d, &u, p, TUN_GENEVE);
-	return DECODE_OK;
+	if (p->dport != UDP_PORT_VXLAN && p->dport != UDP_PORT_GENEVE)
+		return DECODE_OK;
+	if (!u.missing && udp_csum_wrong(p))
+		p->flags |= PKT_IP_CSUM_BAD; /* the tunnel endpoint drops it */
+	return decap(d, &u, p, p->dport == UDP_PORT_VXLAN ? TUN_VXLAN : TUN_GENEVE);
 }
 
 /* ICMP and ICMPv6: l4 is the whole message, payload what follows the

@@ -99,7 +99,8 @@
  * (also counted in flows.syn_data_dropped).
  *
  * Checksums. A receiver drops a segment whose IPv4 header or TCP checksum
- * is wrong, so a decoy sent with a bad one would stand in for the real
+ * is wrong (or whose VXLAN or GENEVE tunnel's outer UDP checksum is:
+ * PKT_IP_CSUM_BAD), so a decoy sent with a bad one would stand in for the real
  * bytes. But a capture taken where the sender's checksum offload has not
  * run yet (the sending host, a veth, a bridge of containers) holds
  * checksums that are not computed: the partial sum of the pseudo-header

@@ -32,8 +32,9 @@ enum pkt_flags {
 	 * or a segment routing header) with hops left: route_to is where the
 	 * sender wants the packet to end up. */
 	PKT_SRCROUTE = 1u << 4,
-	/* An IPv4 header (the innermost's or a tunnel's) whose checksum is
-	 * wrong: a receiver drops it (flow.c weighs it, flow.h "Checksums") */
+	/* An IPv4 header (the innermost's or a tunnel's), or a VXLAN or
+	 * GENEVE tunnel's outer UDP datagram, whose checksum is wrong: a
+	 * receiver drops it (flow.c weighs it, flow.h "Checksums") */
 	PKT_IP_CSUM_BAD = 1u << 5,
 };
 

@@ -2140,6 +2140,28 @@ static void test_tunnels(void)
 		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
 		check_inner(&h, ipv, 1);
 		check_hop(&h, 17, 50000, 4789);
+		CHECK_EQ(h.p.flags & PKT_IP_CSUM_BAD, 0); /* outer checksum 0: none */
+		/* the outer UDP checksum, right, then wrong: the endpoint drops
+		 * a wrong one before it decapsulates (flows weigh the flag) */
+		{
+			uint8_t *u = f + 14 + 20;
+			size_t ul = (size_t)(u[4] << 8 | u[5]);
+			uint32_t sum = 17 + (uint32_t)ul;
+			for (size_t j = 0; j < 8; j += 2)
+				sum += (uint32_t)(f[14 + 12 + j] << 8 | f[14 + 12 + j + 1]);
+			for (size_t j = 0; j < ul; j += 2)
+				sum += (uint32_t)(u[j] << 8 | (j + 1 < ul ? u[j + 1] : 0));
+			while (sum >> 16)
+				sum = (sum & 0xffff) + (sum >> 16);
+			put16(u + 6, ~sum & 0xffff);
+			CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+			check_inner(&h, ipv, 1);
+			CHECK_EQ(h.p.flags & PKT_IP_CSUM_BAD, 0);
+			u[7] ^= 0x10;
+			CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+			check_inner(&h, ipv, 1);
+			CHECK(h.p.flags & PKT_IP_CSUM_BAD);
+		}
 		/* GENEVE with an option, Ethernet; and carrying IP directly */
 		k = mk_geneve(pl, 2, 0x6558);
 		k += mk_eth(pl + k, type);
@@ -2156,7 +2178,7 @@ static void test_tunnels(void)
 	CHECK_EQ(st->ok[L_TUNNEL], 4);
 	CHECK_EQ(st->ok[L_GRE], 18);
 	CHECK_EQ(st->ok[L_ERSPAN], 6);
-	CHECK_EQ(st->ok[L_VXLAN], 2);
+	CHECK_EQ(st->ok[L_VXLAN], 6);
 	CHECK_EQ(st->ok[L_GENEVE], 4);
 	CHECK_EQ(st->not_ip, 0);
 	for (i = 0; i < L_COUNT; i++) {
