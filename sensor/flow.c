@@ -99,6 +99,7 @@ union stream_pair {
 	union stream_pair *next;
 };
 _Static_assert(sizeof(union stream_pair) % 64 == 0, "stream pairs: whole cache lines");
+_Static_assert(sizeof(struct flow_stream) <= 128, "a pair of stream records: 256 bytes");
 
 /* Keeps every flow of a chunk on its own cache lines (see struct flow). */
 _Static_assert(sizeof(struct flow) % 64 == 0, "struct flow: whole cache lines");
@@ -932,7 +933,8 @@ static int memo_differs(struct flow_table *ft, const struct flow_stream *st, uin
 {
 	for (unsigned i = 0; i < FLOW_SEG_MEMO; i++) {
 		const struct flow_seg_memo *m = &st->memo[i];
-		if (m->len && m->seq == seq && m->len == n && m->hash != seg_hash(ft, data, n)) {
+		if (st->memo_len[i] && m->seq == seq && st->memo_len[i] == n &&
+		    m->hash != seg_hash(ft, data, n)) {
 			ft->stats.inconsistent++;
 			return 1;
 		}
@@ -947,10 +949,10 @@ static void memo_put(const struct flow_table *ft, struct flow_stream *st, uint32
 {
 	if (n == 0 || n > UINT16_MAX)
 		return;
-	struct flow_seg_memo *m = &st->memo[st->memo_next++ % FLOW_SEG_MEMO];
-	m->seq = seq;
-	m->len = (uint16_t)n;
-	m->hash = seg_hash(ft, data, n);
+	unsigned i = st->memo_next++ % FLOW_SEG_MEMO;
+	st->memo[i].seq = seq;
+	st->memo[i].hash = seg_hash(ft, data, n);
+	st->memo_len[i] = (uint16_t)n;
 }
 
 /*

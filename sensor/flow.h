@@ -263,10 +263,11 @@ struct flow_stream {
 	/* table internal: the latest segments that brought bytes of the first
 	 * window (before any slide), by sequence number, length and a keyed
 	 * hash of their bytes, so a copy of one with other bytes is seen
-	 * after the analyzer slid the bytes away or finished (flows.inconsistent) */
+	 * after the analyzer slid the bytes away or finished (flows.inconsistent);
+	 * their lengths apart, so that a stream record stays 128 bytes */
+	uint16_t memo_len[FLOW_SEG_MEMO];
 	struct flow_seg_memo {
 		uint32_t seq, hash;
-		uint16_t len;
 	} memo[FLOW_SEG_MEMO];
 };
 
