@@ -1262,19 +1262,28 @@ static int stream_unused(const struct flow_stream *st)
 	       !st->done && !st->overflow;
 }
 
-/* Number the direction from isn (byte 0); what its peer acknowledged, the
- * pending urgent byte and SYN data held were of the old numbering. */
+/* Number the direction from isn (byte 0); what its peer acknowledged and
+ * the pending urgent byte were of the old numbering. SYN data held stays
+ * with its own SYN (syn_held_isn1): the peer may answer that one. */
 static void stream_rebase(struct flow_table *ft, struct flow_stream *st, uint32_t isn)
 {
+	(void)ft;
 	st->isn = isn;
 	st->isn_set = 1;
 	st->acked_set = 0;
 	st->urg_pending = 0;
 	st->aligned = 0;
-	if (st->syn_len) {
-		st->syn_len = 0;
-		ft->stats.syn_data_dropped++;
-	}
+}
+
+/* ISN + 1 of the SYN whose data is held (byte 0 of that numbering), when
+ * it is still among the SYNs kept: 1 and *isn1 set, else 0. */
+static int syn_held_isn1(const struct flow_stream *st, uint32_t *isn1)
+{
+	if (!st->syn_len || (uint8_t)(st->syn_n - st->syn_hold_i) > FLOW_SYN_ISNS ||
+	    st->syn_n == st->syn_hold_i)
+		return 0;
+	*isn1 = st->syn_isn[st->syn_hold_i % FLOW_SYN_ISNS];
+	return 1;
 }
 
 /*
@@ -1289,9 +1298,11 @@ static void stream_rebase(struct flow_table *ft, struct flow_stream *st, uint32_
 static void stream_syn_hold(struct flow_table *ft, struct flow_stream *st, uint32_t seq,
 			    const uint8_t *data, size_t n)
 {
+	uint32_t held;
+
 	if (!data || n == 0)
 		return;
-	if (st->syn_len && st->isn == seq)
+	if (syn_held_isn1(st, &held) && held == seq)
 		return; /* the held SYN again */
 	if (st->syn_len || !stream_unused(st) || st->isn != seq) {
 		ft->stats.syn_data_dropped++;
@@ -1304,6 +1315,7 @@ static void stream_syn_hold(struct flow_table *ft, struct flow_stream *st, uint3
 	}
 	memcpy(st->buf, data, m);
 	st->syn_len = m;
+	st->syn_hold_i = (uint8_t)(st->syn_n - 1); /* the SYN just counted */
 }
 
 /*
@@ -1315,13 +1327,18 @@ static void stream_syn_hold(struct flow_table *ft, struct flow_stream *st, uint3
  * nothing else is (len 0, no held range): the sender's segments come
  * after the decision.
  */
-static void stream_syn_decide(struct flow_table *ft, struct flow_stream *st, int64_t k)
+static void stream_syn_decide(struct flow_table *ft, struct flow_stream *st, uint32_t to)
 {
+	uint32_t held;
+
 	if (!st->syn_len)
 		return;
+	int64_t k = syn_held_isn1(st, &held) ? (int32_t)(to - held) : 0;
 	if (k > 0 && k <= (int64_t)st->syn_len) {
 		if (k < (int64_t)st->syn_len)
 			ft->stats.syn_data_dropped++;
+		if (st->isn != held) /* a later SYN of another ISN came between */
+			stream_rebase(ft, st, held);
 		st->len = (uint32_t)k;
 		st->syn_len = 0;
 		ooo_absorb(st);
@@ -1535,7 +1552,7 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
 			/* the SYN's data: taken as far as this ACK names it
 			 * (Fast Open), else dropped */
 			if (c->syn_len) {
-				stream_syn_decide(ft, c, (int32_t)(p->ack - c->isn));
+				stream_syn_decide(ft, c, p->ack);
 				if (c->len) {
 					c->isn_fixed = 1;
 					ft->syn_taken = 1;
@@ -1601,7 +1618,7 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
 		/* SYN data held and no SYN-ACK seen (a capture of one
 		 * direction): the sender goes on after what the peer took,
 		 * so its first segment since says how much (from 0 again: none) */
-		stream_syn_decide(ft, st, (int32_t)(seq - st->isn));
+		stream_syn_decide(ft, st, seq);
 	}
 	if ((fl & TH_URG) && !(fl & TH_SYN) && urg_acceptable(st, &f->st[!dir], seq, n)) {
 		int up = tcp_urg_ptr(p);

@@ -93,7 +93,11 @@
  * capture the sender thus decides alone; a decoy it sends so is left for
  * flows.inconsistent to show (the real bytes arrive as a differing copy).
  * Counted, SYNs whose data the stream did not take (or took in part):
- * flows.syn_data_dropped. Data on a SYN-ACK is taken only when the
+ * flows.syn_data_dropped. The data stays with its own SYN: a SYN of
+ * another ISN after it (a retry, or a decoy that a tap near the client
+ * records before the SYN-ACK) does not drop it, and the SYN-ACK's ACK says
+ * which SYN the server answered (syn_hold_i among the syn_isn kept).
+ * Data on a SYN-ACK is taken only when the
  * client's SYN carried data (its own Fast Open, tcp_rcv_fastopen_synack) or
  * was not captured; else the client drops it and the server sends it again
  * (also counted in flows.syn_data_dropped).
@@ -241,6 +245,8 @@ struct flow_stream {
 			      * sender asked for in its SYN (RFC 7323); 0: none seen */
 	uint8_t win_set;     /* table internal: win is known */
 	uint8_t syn_data;    /* table internal: this direction's SYN carried data */
+	uint8_t syn_hold_i;  /* table internal: which SYN (its number among syn_n) the
+			      * data held belongs to */
 	uint8_t csum_ok;     /* table internal: segments with right checksums in a row,
 			      * up to 2 ("Checksums": 2 means the sender computes them) */
 	uint32_t syn_isn[FLOW_SYN_ISNS]; /* their ISN + 1, for the SYN-ACK to match */

@@ -1568,14 +1568,31 @@ static void test_syn_data(void)
 	CHECK_EQ(flow_table_stats(ft)->syn_data_dropped, 1);
 	flow_table_free(ft);
 
-	/* a decoy SYN of another ISN after a SYN with data drops the data;
-	 * its SYN-ACK then numbers from the decoy as before */
+	/* a SYN of another ISN after a SYN with data (a decoy, as a tap near
+	 * the client records it before the SYN-ACK) keeps the data with its
+	 * own SYN: a Linux server with Fast Open answers the first, takes its
+	 * data and resets the other; the SYN-ACK says which */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = tcp(ft, C_IP, 40000, S_IP, 80, TH_SYN, 1000, 0, "abc", SEC, NULL);
+	tcp(ft, C_IP, 40000, S_IP, 80, TH_SYN, 7000, 0, "xyz", SEC, NULL);
+	CHECK_EQ(f->st[0].syn_len, 3);
+	tcp(ft, S_IP, 80, C_IP, 40000, TH_SYN | TH_ACK, 5000, 1004, NULL, SEC, NULL);
+	CHECK(stream_is(f, 0, "abc"));
+	CHECK_EQ(f->st[0].isn, 1001);
+	tcp(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 1004, 5001, "def", SEC, NULL);
+	CHECK(stream_is(f, 0, "abcdef"));
+	flow_table_free(ft);
+	/* ... and when the SYN-ACK answers the other, the data goes and the
+	 * numbering is the other's */
 	ft = flow_table_new(NULL, NULL, NULL);
 	f = tcp(ft, C_IP, 40000, S_IP, 80, TH_SYN, 1000, 0, "abc", SEC, NULL);
 	tcp(ft, C_IP, 40000, S_IP, 80, TH_SYN, 7000, 0, NULL, SEC, NULL);
-	CHECK_EQ(f->st[0].syn_len, 0);
-	tcp(ft, S_IP, 80, C_IP, 40000, TH_SYN | TH_ACK, 5000, 1004, NULL, SEC, NULL);
+	tcp(ft, S_IP, 80, C_IP, 40000, TH_SYN | TH_ACK, 5000, 7001, NULL, SEC, NULL);
 	CHECK_EQ(f->st[0].len, 0);
+	CHECK_EQ(f->st[0].syn_len, 0);
+	CHECK_EQ(f->st[0].isn, 7001);
+	tcp(ft, C_IP, 40000, S_IP, 80, TH_ACK | TH_PUSH, 7001, 5001, "ghi", SEC, NULL);
+	CHECK(stream_is(f, 0, "ghi"));
 	flow_table_free(ft);
 
 	/* no SYN-ACK seen (one direction captured): the client's next
