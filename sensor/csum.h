@@ -50,6 +50,29 @@ static inline uint16_t csum_fold(uint64_t sum)
 	return (uint16_t)sum;
 }
 
+/* The running sum of the pseudo-header (RFC 768, RFC 9293 3.1, RFC 8200
+ * 8.1) of a TCP or UDP segment of len bytes from src to dst (4 or 16 bytes
+ * by ipv; dst the final destination when a route names one). */
+static inline uint64_t csum_pseudo(int ipv, const uint8_t *src, const uint8_t *dst, uint8_t proto,
+				   size_t len)
+{
+	uint8_t ph[40] = {0};
+	size_t a = ipv == 4 ? 4 : 16;
+
+	memcpy(ph, src, a);
+	memcpy(ph + a, dst, a);
+	if (ipv == 4) {
+		ph[9] = proto;
+		ph[10] = (uint8_t)(len >> 8);
+		ph[11] = (uint8_t)len;
+		return csum_add(0, ph, 12);
+	}
+	ph[34] = (uint8_t)(len >> 8);
+	ph[35] = (uint8_t)len;
+	ph[39] = proto;
+	return csum_add(0, ph, 40);
+}
+
 /* A folded sum as a checksum field reads big-endian. */
 static inline uint16_t csum_be(uint16_t x)
 {

@@ -1068,26 +1068,13 @@ static enum decode_result decode_tcp(struct decoder *d, struct view *v, struct p
  * a wrong one (a decoy's) never reaches the inner flow. */
 static int udp_csum_wrong(const struct pkt *p)
 {
-	uint8_t ph[40];
-	size_t phn, len = p->l4_len;
+	size_t len = p->l4_len;
 	struct cur c = cur_init(p->l4, len);
 	const uint8_t *dg = cur_ptr(&c, len);
 
 	if (!dg || len < 8 || len > 0xffff || (dg[6] == 0 && dg[7] == 0))
 		return 0;
-	if (p->ipv == 4) {
-		memcpy(ph, p->src, 4);
-		memcpy(ph + 4, p->dst, 4);
-		ph[8] = 0, ph[9] = 17, ph[10] = (uint8_t)(len >> 8), ph[11] = (uint8_t)len;
-		phn = 12;
-	} else {
-		memcpy(ph, p->src, 16);
-		memcpy(ph + 16, p->dst, 16);
-		memset(ph + 32, 0, 8);
-		ph[34] = (uint8_t)(len >> 8), ph[35] = (uint8_t)len, ph[39] = 17;
-		phn = 40;
-	}
-	return csum_fold(csum_add(csum_add(0, ph, phn), dg, len)) != 0xffff;
+	return csum_fold(csum_add(csum_pseudo(p->ipv, p->src, p->dst, 17, len), dg, len)) != 0xffff;
 }
 
 /* UDP, narrowed to the UDP length; VXLAN and GENEVE ports are opened. */

@@ -1448,8 +1448,7 @@ static int rst_unacceptable(const struct flow *f, const struct pkt *p)
  * sum), 0 not known (cut by the capture, or offload's partial sum). */
 static int tcp_csum(const struct pkt *p)
 {
-	uint8_t ph[40];
-	size_t phn, len = p->l4 ? p->l4_len : 0;
+	size_t len = p->l4 ? p->l4_len : 0;
 	const uint8_t *dst = (p->flags & PKT_SRCROUTE) ? p->route_to : p->dst;
 
 	if (p->flags & PKT_IP_CSUM_BAD)
@@ -1460,25 +1459,7 @@ static int tcp_csum(const struct pkt *p)
 	const uint8_t *seg = cur_ptr(&c, len);
 	if (!seg)
 		return 0;
-	if (p->ipv == 4) {
-		memcpy(ph, p->src, 4);
-		memcpy(ph + 4, dst, 4);
-		ph[8] = 0;
-		ph[9] = PROTO_TCP;
-		ph[10] = (uint8_t)(len >> 8);
-		ph[11] = (uint8_t)len;
-		phn = 12;
-	} else {
-		memcpy(ph, p->src, 16);
-		memcpy(ph + 16, dst, 16);
-		ph[32] = ph[33] = 0;
-		ph[34] = (uint8_t)(len >> 8);
-		ph[35] = (uint8_t)len;
-		ph[36] = ph[37] = ph[38] = 0;
-		ph[39] = PROTO_TCP;
-		phn = 40;
-	}
-	uint64_t pseudo = csum_add(0, ph, phn);
+	uint64_t pseudo = csum_pseudo(p->ipv, p->src, dst, PROTO_TCP, len);
 	if (csum_fold(csum_add(pseudo, seg, len)) == 0xffff)
 		return 1;
 	uint16_t field = (uint16_t)(seg[16] << 8 | seg[17]);

@@ -1629,7 +1629,6 @@ static struct flow *tcp_ck(struct flow_table *ft, uint32_t s, uint16_t sp, uint3
 	static uint8_t seg[2048];
 	size_t n = data ? strlen(data) : 0, len = 20 + n;
 	struct pkt p = mk(P_TCP, s, sp, d, dp, 2 * SEC);
-	uint8_t ph[12];
 
 	memset(seg, 0, 20);
 	seg[0] = (uint8_t)(sp >> 8), seg[1] = (uint8_t)sp;
@@ -1640,10 +1639,7 @@ static struct flow *tcp_ck(struct flow_table *ft, uint32_t s, uint16_t sp, uint3
 	seg[13] = flags;
 	seg[14] = 0xfa;
 	memcpy(seg + 20, data ? data : "", n);
-	memcpy(ph, p.src, 4);
-	memcpy(ph + 4, p.dst, 4);
-	ph[8] = 0, ph[9] = 6, ph[10] = (uint8_t)(len >> 8), ph[11] = (uint8_t)len;
-	uint64_t pseudo = csum_add(0, ph, 12);
+	uint64_t pseudo = csum_pseudo(4, p.src, p.dst, 6, len);
 	uint16_t ck = how == 0 ? csum_be(csum_fold(pseudo))
 			       : (uint16_t)~csum_be(csum_fold(csum_add(pseudo, seg, len)));
 	if (how == -1)
