@@ -1189,14 +1189,16 @@ static int head_news(const struct http_dir *d, const struct flow_stream *s)
 	return 0;
 }
 
-/* How many of the (at most 8) first bytes of buf[0..n) are CR or LF: empty
- * lines before a head, which RFC 9112 2.2 says to ignore. */
+/* How many of the first bytes of buf[0..n) are CR or LF: empty lines before
+ * a head, which RFC 9112 2.2 says to ignore. nginx and squid skip any number
+ * of them (200 CRLF before a request: served), so there is no bound but the
+ * stream's window. */
 static uint32_t blank_prefix(const uint8_t *buf, uint32_t n)
 {
 	struct cur c = cur_init(buf, n);
 	uint32_t k = 0;
 
-	while (k < 8 && cur_has(&c, 1)) {
+	while (cur_has(&c, 1)) {
 		uint8_t b = cur_u8(&c);
 		if (b != '\r' && b != '\n')
 			break;

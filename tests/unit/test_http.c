@@ -611,6 +611,32 @@ static void test_claim(void)
 	c.f.app = APP_NONE;
 	conn_close(&c);
 
+	/* any number of empty lines before the first request (nginx and squid
+	 * serve one behind 200 CRLF), and between requests */
+	conn_open(&c, 16384);
+	{
+		char lead[600 + 64];
+		size_t k = 0;
+		for (int i = 0; i < 200; i++)
+			lead[k++] = '\r', lead[k++] = '\n';
+		for (int i = 0; i < 20; i++)
+			lead[k++] = '\n';
+		const char *r1 = "GET /lead HTTP/1.1\r\nHost: evil.test\r\n\r\n";
+		memcpy(lead + k, r1, strlen(r1));
+		k += strlen(r1);
+		CHECK_EQ(feed(&c, 0, lead, k), MOD_OK);
+		CHECK_EQ(c.f.app, APP_HTTP);
+		CHECK_EQ(c.cap.n, 1);
+		CHECK_STR(c.cap.ev[0].name, "evil.test");
+		/* 20 more CRLF, then another */
+		const char *r2 = "GET /2 HTTP/1.1\r\nHost: b.test\r\n\r\n";
+		memcpy(lead + 40, r2, strlen(r2));
+		CHECK_EQ(feed(&c, 0, lead, 40 + strlen(r2)), MOD_OK);
+		CHECK_EQ(c.cap.n, 2);
+		CHECK_STR(c.cap.ev[1].name, "b.test");
+	}
+	conn_close(&c);
+
 	/* a method split across segments: wait, then claim */
 	conn_open(&c, 16384);
 	CHECK_EQ(feeds(&c, 0, "GE"), MOD_NOT_MINE);
