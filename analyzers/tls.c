@@ -1230,7 +1230,10 @@ static int first_message(struct tls_state *st, const struct pkt *p, struct flow_
 		write_record(h);
 		ret = MOD_MALFORMED;
 	}
-	if (r != TLS_ASM_DONE && !(h->hs_type == TLS_CLIENT_HELLO && h->has_sni))
+	/* A ClientHello that cannot be whole (cut by the stream's window, as
+	 * one of over 16 KiB with its SNI past it; or its records broke) is
+	 * still a hello that went out: reported with what it has, flagged */
+	if (r != TLS_ASM_DONE && h->hs_type != TLS_CLIENT_HELLO)
 		return ret;
 	e = emit_hello(h, p, out);
 	if (e < 0)
