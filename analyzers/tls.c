@@ -1390,6 +1390,24 @@ static int tls_on_packet(void *state, const struct pkt *p, struct emit *out)
 		r = tls_claim(f);
 		if (r != MOD_OK)
 			return r;
+		if (p->dir) {
+			/* claimed on the server's packet (an HTTP CONNECT tunnel
+			 * handed back when its 200 came): the client's hello,
+			 * sent with the CONNECT, was never offered, and the
+			 * client may send nothing more. Read it now, from a copy
+			 * of the packet turned around. */
+			struct pkt q = *p;
+			memcpy(q.src, p->dst, sizeof(q.src));
+			memcpy(q.dst, p->src, sizeof(q.dst));
+			q.sport = p->dport;
+			q.dport = p->sport;
+			q.dir = 0;
+			r = tls_direction(state, f->app_state, &q, out);
+			if (r < 0)
+				return r;
+			int r2 = tls_direction(state, f->app_state, p, out);
+			return r2 < 0 ? r2 : r == MOD_OK ? r2 : r;
+		}
 	} else if (f->app != APP_TLS || !f->app_state) {
 		return MOD_NOT_MINE;
 	}

@@ -860,6 +860,7 @@ struct conn {
 	struct sink sink;
 	uint32_t seq[2];
 	uint16_t cport;
+	struct flow *f; /* the flow of the last segment */
 };
 
 static void put32(uint8_t *a, uint32_t v)
@@ -888,7 +889,7 @@ static int seg(struct conn *c, int dir, uint8_t flags, const uint8_t *data, size
 	p.payload = data;
 	p.payload_len = n;
 	c->seq[dir] += (uint32_t)n + ((flags & TH_SYN) ? 1 : 0);
-	if (!flow_table_update(c->ft, &p))
+	if (!(c->f = flow_table_update(c->ft, &p)))
 		return -1;
 	if (!n)
 		return MOD_OK;
@@ -958,6 +959,32 @@ static void test_module(void)
 	CHECK_EQ(c.sink.code[1], 0x1302);
 	CHECK_STR(c.sink.name[1], "");
 	conn_close(&c);
+
+	/* an HTTP CONNECT with the hello in the same segment, a proxy's 200,
+	 * then the ServerHello, and the client sends nothing more: HTTP hands
+	 * the flow back with its cursors past the two heads (done by hand
+	 * here), and the claim, on the server's packet, reads the client's
+	 * hello first */
+	{
+		static const char con[] = "CONNECT seg.example:443 HTTP/1.1\r\n\r\n";
+		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+		struct bb *cs = new_bb();
+		raw(cs, con, strlen(con));
+		raw(cs, s->b, s->n);
+		conn_open(&c, 40007, NULL);
+		CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, cs->b, cs->n), MOD_NOT_MINE);
+		struct flow *cf = c.f;
+		CHECK_EQ(seg(&c, 1, TH_ACK | TH_PUSH, (const uint8_t *)ok, strlen(ok)), MOD_NOT_MINE);
+		cf->st[0].consumed = (uint32_t)strlen(con);
+		cf->st[1].consumed = (uint32_t)strlen(ok);
+		CHECK_EQ(seg(&c, 1, TH_ACK, ss->b, ss->n), MOD_OK);
+		CHECK_EQ(c.sink.n, 2);
+		CHECK_EQ(c.sink.kind[0], OBS_TLS_CLIENT_HELLO);
+		CHECK_STR(c.sink.name[0], "seg.example");
+		CHECK_EQ(c.sink.kind[1], OBS_TLS_SERVER_HELLO);
+		conn_close(&c);
+		free(cs);
+	}
 
 	/* not ours: HTTP, SSLv2, a flow owned by another analyzer */
 	conn_open(&c, 40002, NULL);
