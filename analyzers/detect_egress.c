@@ -773,12 +773,7 @@ static void on_http_response(struct egress_state *st, const struct obs *o, struc
 		 methodn ? " " : "", (int)targetn, target);
 	snprintf(detail, sizeof(detail), "the proxy answered 403 to %.200s", subject);
 	/* The alert is the client's: its address is the row's source. */
-	q = *p;
-	memcpy(q.src, p->dst, sizeof(q.src));
-	memcpy(q.dst, p->src, sizeof(q.dst));
-	q.sport = p->dport;
-	q.dport = p->sport;
-	q.dir = !p->dir;
+	q = pkt_turned(p);
 	emit_alert(out, &q, "proxy_denied", SEV_MEDIUM, 60, subject, detail,
 		   evidence[0] ? evidence : NULL, "blocked");
 }

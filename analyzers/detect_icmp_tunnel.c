@@ -170,15 +170,8 @@ static void raise_tunnel(struct emit *out, const struct pkt *p, int reply, int s
 			 const char *detail, const char *evidence)
 {
 	char subject[64];
-	struct pkt q = *p;
+	struct pkt q = reply ? pkt_turned(p) : *p;
 
-	if (reply) {
-		memcpy(q.src, p->dst, sizeof(q.src));
-		memcpy(q.dst, p->src, sizeof(q.dst));
-		q.sport = p->dport;
-		q.dport = p->sport;
-		q.dir = !p->dir;
-	}
 	text_addr(subject, sizeof(subject), q.ipv, q.dst);
 	struct alert a = {
 		.class = "icmp_tunnel",

@@ -1396,12 +1396,7 @@ static int tls_on_packet(void *state, const struct pkt *p, struct emit *out)
 			 * sent with the CONNECT, was never offered, and the
 			 * client may send nothing more. Read it now, from a copy
 			 * of the packet turned around. */
-			struct pkt q = *p;
-			memcpy(q.src, p->dst, sizeof(q.src));
-			memcpy(q.dst, p->src, sizeof(q.dst));
-			q.sport = p->dport;
-			q.dport = p->sport;
-			q.dir = 0;
+			struct pkt q = pkt_turned(p);
 			r = tls_direction(state, f->app_state, &q, out);
 			if (r < 0)
 				return r;

@@ -502,15 +502,10 @@ void core_input_start(struct core *c)
 static void core_syn_data(struct core *c, const struct pkt *p)
 {
 	const struct flow_stream *st = &p->flow->st[!p->dir];
-	struct pkt q = *p;
+	struct pkt q = pkt_turned(p);
 
 	if (!st->buf || !st->len)
 		return;
-	memcpy(q.src, p->dst, sizeof(q.src));
-	memcpy(q.dst, p->src, sizeof(q.dst));
-	q.sport = p->dport;
-	q.dport = p->sport;
-	q.dir = !p->dir;
 	q.tcp_flags = TH_SYN;
 	q.seq = st->isn;
 	q.ack = 0;

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct flow;
 
@@ -83,5 +84,20 @@ struct pkt {
 	int dir;
 	uint32_t iface; /* capture source index (which -i, or which file) */
 };
+
+/* p seen from its other end: addresses, ports and direction swapped, all
+ * else as it is (an alert owed to the peer, or the analyzers reading the
+ * other direction's stream on this packet's turn). */
+static inline struct pkt pkt_turned(const struct pkt *p)
+{
+	struct pkt q = *p;
+
+	memcpy(q.src, p->dst, sizeof(q.src));
+	memcpy(q.dst, p->src, sizeof(q.dst));
+	q.sport = p->dport;
+	q.dport = p->sport;
+	q.dir = !p->dir;
+	return q;
+}
 
 #endif
