@@ -110,18 +110,26 @@ static struct cur trim(struct cur v)
 
 enum { LINE_OK = 0, LINE_SHORT, LINE_BAD, LINE_CTL };
 
+/* What line_take lets through (LINE_CTL) rather than refuse. */
+enum {
+	LT_VALUES = 1, /* a field line: controls but CR after its first ':' */
+	LT_CR = 2,     /* a request line: a bare CR */
+};
+
 /*
  * Take the next line of *c: *line gets its bytes without the CRLF or LF and
  * *c moves past the terminator. Returns LINE_OK; LINE_SHORT when the bytes
  * end before a line end (*c untouched); LINE_BAD at a byte that may not
  * appear in a head (NUL and other controls but HT, DEL, a CR not followed by
- * LF): *bad and *bad_at (its offset in the line) say which. With values set
+ * LF): *bad and *bad_at (its offset in the line) say which. With LT_VALUES
  * (a field line), such a byte after the line's first ':' is in a field
  * value, which nginx and squid pass on: the line is taken all the same and
- * LINE_CTL says it held one (*bad, *bad_at the first). A bare CR stays
- * LINE_BAD: where the line ends is then in doubt.
+ * LINE_CTL says it held one (*bad, *bad_at the first). A bare CR there stays
+ * LINE_BAD: where the line ends is then in doubt. In a request line
+ * (LT_CR) squid reads a bare CR as whitespace and serves the request, so
+ * the line goes on to its LF and LINE_CTL says so.
  */
-static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at, int values)
+static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at, int how)
 {
 	struct cur r = *c;
 	size_t n = 0;
@@ -148,7 +156,8 @@ static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at, 
 			}
 		}
 		if ((b < 0x20 && b != '\t') || b == 0x7f) {
-			if (!values || !colon || b == '\r') {
+			int ok = b == '\r' ? (how & LT_CR) : (how & LT_VALUES) && colon;
+			if (!ok) {
 				*bad = b;
 				*bad_at = n;
 				return LINE_BAD;
@@ -567,26 +576,35 @@ static void head_reset(struct http_head *h, int response)
 	h->meta = 0;
 	h->content_length = -1;
 	h->te = h->chunked = 0;
-	h->head_len = h->seen = 0;
+	h->head_len = h->seen = h->taken = 0;
+	h->lines = 0;
 	h->malformed = h->fatal = h->cut = 0;
 }
 
 int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_head *h)
 {
+	head_reset(h, response);
+	return http_parse_more(buf, len, h);
+}
+
+int http_parse_more(const uint8_t *buf, size_t len, struct http_head *h)
+{
 	struct cur all = cur_init(buf, len);
 	int is_short, bad = 0;
-	struct cur c = cur_take_upto(&all, HTTP_HEAD_MAX, &is_short);
+	const size_t base = h->taken; /* buf[0] is byte base of the head */
+	struct cur c = cur_take_upto(&all, base < HTTP_HEAD_MAX ? HTTP_HEAD_MAX - base : 0,
+				     &is_short);
 	size_t avail = cur_left(&c), bad_at = 0;
-	int lines = 0;
 
-	head_reset(h, response);
 	/* RFC 9112 2.2: empty lines before the start line are ignored */
-	while (peek(&c) == '\r' || peek(&c) == '\n')
-		cur_skip(&c, 1);
+	if (h->lines == 0)
+		while (peek(&c) == '\r' || peek(&c) == '\n')
+			cur_skip(&c, 1);
 	for (;;) {
-		size_t off = avail - cur_left(&c);
+		size_t off = base + avail - cur_left(&c);
 		struct cur line;
-		int r = line_take(&c, &line, &bad, &bad_at, lines > 0);
+		int r = line_take(&c, &line, &bad, &bad_at,
+				  h->lines > 0 ? LT_VALUES : h->response ? 0 : LT_CR);
 
 		if (r == LINE_CTL) {
 			/* in a field value: the head goes on, flagged */
@@ -599,24 +617,25 @@ int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_he
 			break;
 		}
 		if (r == LINE_SHORT) {
-			h->seen = avail;
+			h->seen = base + avail;
+			h->taken = off;
 			if (!is_short)
 				note(h, 1, "head longer than %d bytes", HTTP_HEAD_MAX);
 			break;
 		}
-		if (lines++ == 0) {
-			if (response)
+		if (h->lines++ == 0) {
+			if (h->response)
 				status_line(h, line);
 			else
 				request_line(h, line);
 			if (h->fatal) {
-				h->seen = avail - cur_left(&c);
+				h->seen = base + avail - cur_left(&c);
 				break;
 			}
 			continue;
 		}
 		if (cur_left(&line) == 0) {
-			h->head_len = h->seen = avail - cur_left(&c);
+			h->head_len = h->seen = h->taken = base + avail - cur_left(&c);
 			break;
 		}
 		field_line(h, line);
@@ -629,7 +648,7 @@ int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_he
 		return MOD_TRUNCATED;
 	if (h->te && h->content_length >= 0)
 		note(h, 0, "Transfer-Encoding with Content-Length");
-	if (!response && h->te && !h->chunked)
+	if (!h->response && h->te && !h->chunked)
 		note(h, 1, "Transfer-Encoding without chunked");
 	return h->malformed ? MOD_MALFORMED : MOD_OK;
 }
@@ -678,8 +697,8 @@ static int request_line_shape(const uint8_t *buf, size_t len)
 	for (;;) {
 		b = peek(&c);
 		if (b < 0)
-			return n < HTTP_HEAD_MAX ? -1 : 0;
-		if (n >= HTTP_HEAD_MAX)
+			return n < HTTP_HEAD_HOLD ? -1 : 0;
+		if (n >= HTTP_HEAD_HOLD)
 			return 0;
 		if (b == '\n' || b == '\r')
 			break;
@@ -862,6 +881,8 @@ enum body_state {
 struct http_dir {
 	uint8_t stop;      /* nothing more is parsed in this direction */
 	uint8_t body;      /* enum body_state */
+	uint8_t longh;     /* a head over HTTP_HEAD_HOLD is being read a line
+			    * at a time: its state is in the flow's roomy part */
 	uint64_t left;     /* body bytes still to skip */
 	uint32_t wait_len; /* stream length when the last head was incomplete */
 };
@@ -881,8 +902,21 @@ struct http_flow {
 			    * response the client direction waits for; 0 none */
 	uint8_t wait_connect;
 	uint8_t tunnel;    /* a 2xx answered CONNECT: hand the flow back */
+	uint8_t roomy;     /* allocated as a struct http_flow_roomy */
+	uint8_t simple;    /* an HTTP/0.9 request was answered */
 	uint32_t q_first, q_n; /* FIFO of unanswered requests */
 	struct http_pending q[HTTP_PIPELINE_MAX];
+};
+
+/*
+ * A flow that met a head longer than HTTP_HEAD_HOLD grows, once, into this
+ * (still one flat allocation, which the flow table frees): the heads being
+ * read a line at a time, one per direction, kept between packets while the
+ * window moves on past their complete lines.
+ */
+struct http_flow_roomy {
+	struct http_flow fs;
+	struct http_head head[2];
 };
 
 /* Per module: working space shared by all flows (one packet at a time). */
@@ -1173,12 +1207,13 @@ static int response_done(struct http_state *ms, struct http_flow *fs, const stru
 }
 
 /* Is there anything new since the last incomplete head: a line end, a byte
- * that breaks the head, or the size bound? Saves re-parsing a long head per
- * small segment. */
+ * that breaks the head, or (once) HTTP_HEAD_HOLD bytes held? Saves
+ * re-parsing a long head per small segment: the bytes after wait_len are
+ * looked at once each. */
 static int head_news(const struct http_dir *d, const struct flow_stream *s)
 {
 	if (!d->wait_len || d->wait_len <= s->consumed || d->wait_len > s->len ||
-	    s->len - s->consumed >= HTTP_HEAD_MAX)
+	    (!d->longh && s->len - s->consumed >= HTTP_HEAD_HOLD))
 		return 1;
 	struct cur c = cur_init(s->buf + d->wait_len, s->len - d->wait_len);
 	while (cur_has(&c, 1)) {
@@ -1217,15 +1252,91 @@ static int skip_blank_lines(struct flow_stream *s, uint32_t end)
 	return n > 0;
 }
 
-/* Parse what the packet's direction has, from where the last call stopped. */
-static int http_stream(struct http_state *ms, struct http_flow *fs, const struct pkt *p,
+/*
+ * HTTP/0.9 (RFC 1945's Simple-Request): "GET /x" CRLF, one line without a
+ * version, is a whole request; nginx serves it (the body alone comes back)
+ * and squid forwards it. Nothing in the client's stream says that it is
+ * whole: no empty line follows. The server's answer does: when the server
+ * sends while the client's bytes waiting for their head's end are exactly
+ * one request line without a version, the server took them as a request.
+ * Emit it (as the client's packet: p turned around); the client sends
+ * nothing more on such a connection. A server answer that does not start
+ * like a status line is the bare body: the server direction stops, quietly.
+ */
+static int simple_request(struct http_state *ms, struct flow *f, struct http_flow *fs,
+			  const struct pkt *p, struct emit *out)
+{
+	struct http_dir *d = &fs->d[0];
+	const struct flow_stream *s = &f->st[0], *srv = &f->st[1];
+	const struct http_head *h = &ms->head;
+
+	if (d->stop || d->body != BODY_NONE || d->longh || fs->wait_seq || !s->buf ||
+	    s->consumed >= s->len)
+		return MOD_OK;
+	uint32_t end = flow_stream_avail(s, s->consumed);
+	if (end <= s->consumed)
+		return MOD_OK;
+	size_t n = end - s->consumed;
+	if (http_parse_head(s->buf + s->consumed, n, 0, &ms->head) != MOD_TRUNCATED ||
+	    !h->have_line || h->lines != 1 || h->version[0] || h->taken != n)
+		return MOD_OK;
+	struct pkt q = pkt_turned(p);
+	int r = request_done(ms, fs, &q, out, MOD_MALFORMED);
+	if (r < 0)
+		return r;
+	d->stop = 1;
+	d->wait_len = 0;
+	fs->simple = 1;
+	/* "HTTP/" or the start of it: a status line (squid's answer) */
+	size_t k = srv->buf && srv->len > srv->consumed ? srv->len - srv->consumed : 0;
+	if (k > 5)
+		k = 5;
+	if (!k || memcmp(srv->buf + srv->consumed, "HTTP/", k) != 0)
+		fs->d[1].stop = 1;
+	return r;
+}
+
+/*
+ * The saved state of the head being read a line at a time in direction
+ * dir, growing the flow's state into a struct http_flow_roomy the first
+ * time (f->app_state and *fsp move). NULL when memory runs out.
+ */
+static struct http_head *long_head(struct flow *f, struct http_flow **fsp, int dir)
+{
+	struct http_flow *fs = *fsp;
+
+	if (!fs->roomy) {
+		struct http_flow_roomy *r = realloc(fs, sizeof(*r));
+		if (!r)
+			return NULL;
+		r->fs.roomy = 1;
+		f->app_state = r;
+		*fsp = fs = &r->fs;
+	}
+	return &((struct http_flow_roomy *)fs)->head[dir];
+}
+
+/*
+ * Parse what the packet's direction has, from where the last call stopped.
+ * A head longer than HTTP_HEAD_HOLD (a request with a few large cookies or
+ * tokens: nginx takes up to 32 KiB, squid 64 KiB) is read a line at a time:
+ * its complete lines are parsed, its state saved (long_head) and the window
+ * moved past them, so that the rest of it, and the requests after it, fit.
+ */
+static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *p,
 		       struct emit *out)
 {
 	int dir = p->dir ? 1 : 0;
-	struct flow_stream *s = &p->flow->st[dir];
+	struct flow_stream *s = &f->st[dir];
+	struct http_flow *fs = f->app_state;
 	struct http_dir *d = &fs->d[dir];
 	int ret = MOD_OK;
 
+	if (dir == 1 && !fs->simple) {
+		ret = simple_request(ms, f, fs, p, out);
+		if (ret < 0)
+			return ret;
+	}
 	while (!d->stop && s->buf && s->consumed < s->len && !(dir == 0 && fs->wait_seq)) {
 		/* Never read across a hole the flow table skipped (capture
 		 * loss): parse up to it, and stop the direction inside it. */
@@ -1255,16 +1366,34 @@ static int http_stream(struct http_state *ms, struct http_flow *fs, const struct
 		}
 		/* Empty lines before a head are ignored (RFC 9112 2.2): clients
 		 * send a stray CRLF after a body or a CONNECT head. */
-		if (skip_blank_lines(s, end))
+		if (!d->longh && skip_blank_lines(s, end))
 			continue;
 		if (!final && !head_news(d, s))
 			break;
-		r = http_parse_head(c.p, cur_left(&c), dir, &ms->head);
+		size_t base = 0; /* head bytes before c */
+		if (d->longh) {
+			ms->head = *long_head(f, &fs, dir);
+			base = ms->head.taken;
+			r = http_parse_more(c.p, cur_left(&c), &ms->head);
+		} else {
+			r = http_parse_head(c.p, cur_left(&c), dir, &ms->head);
+		}
 		if (r == MOD_TRUNCATED && !final) {
+			if (!d->longh && cur_left(&c) >= HTTP_HEAD_HOLD) {
+				if (!long_head(f, &fs, dir))
+					return -ENOMEM;
+				d = &fs->d[dir];
+				d->longh = 1;
+			}
+			if (d->longh) {
+				*long_head(f, &fs, dir) = ms->head;
+				s->consumed += (uint32_t)(ms->head.taken - base);
+			}
 			d->wait_len = s->len;
 			break;
 		}
 		d->wait_len = 0;
+		d->longh = 0;
 		r = dir ? response_done(ms, fs, p, out, r) : request_done(ms, fs, p, out, r);
 		if (r < 0)
 			return r;
@@ -1273,7 +1402,7 @@ static int http_stream(struct http_state *ms, struct http_flow *fs, const struct
 			d->stop = 1;
 			break;
 		}
-		s->consumed += (uint32_t)ms->head.head_len;
+		s->consumed += (uint32_t)(ms->head.head_len - base);
 	}
 	/* What was parsed (heads, and bodies as they pass) is not needed
 	 * again: the window moves on, so a keep-alive connection is followed
@@ -1288,7 +1417,6 @@ static int http_stream(struct http_state *ms, struct http_flow *fs, const struct
 		/* Hand the tunnel back: the client stream's consumed cursor sits
 		 * after the CONNECT head, where another analyzer (TLS) may claim
 		 * the flow. */
-		struct flow *f = p->flow;
 		free(f->app_state);
 		f->app_state = NULL;
 		f->app = APP_NONE;
@@ -1330,7 +1458,7 @@ static int http_on_packet(void *state, const struct pkt *p, struct emit *out)
 	} else if (f->app != APP_HTTP || !f->app_state) {
 		return MOD_NOT_MINE;
 	}
-	return http_stream(state, f->app_state, p, out);
+	return http_stream(state, f, p, out);
 }
 
 const struct module http_module = {

@@ -109,7 +109,8 @@
 
 #include "../sensor/record.h"
 
-#define HTTP_HEAD_MAX 8192    /* one head, terminator included */
+#define HTTP_HEAD_MAX 65536   /* one head, terminator included */
+#define HTTP_HEAD_HOLD 8192   /* a head longer is read a line at a time */
 #define HTTP_METHOD_LEN 32    /* method token bytes */
 #define HTTP_METHOD_MAX (HTTP_METHOD_LEN + 1)
 #define HTTP_URI_MAX 4096     /* escaped request-target + NUL */
@@ -163,6 +164,10 @@ struct http_head {
 	size_t head_len;           /* bytes of the head with its terminator; 0
 				    * unless the empty line was found */
 	size_t seen;               /* bytes examined (up to the damage) */
+	size_t taken;              /* bytes of its complete lines read so far
+				    * (the empty lines before it included): where
+				    * http_parse_more goes on */
+	unsigned lines;            /* complete lines read so far */
 	int malformed;             /* a rule above was broken: why says which */
 	int fatal;                 /* ... and the stream's framing is lost */
 	int cut;                   /* a value was cut to fit its buffer */
@@ -180,6 +185,16 @@ struct http_head {
  * head_len is set unless h->fatal). Pure: no globals, no allocation.
  */
 int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_head *h);
+
+/*
+ * Go on with the head in h, which http_parse_head or this function left
+ * MOD_TRUNCATED: buf[0..len) is its bytes from h->taken on (the rest of a
+ * line that was not complete, and what followed), so a head longer than
+ * the bytes one can hold is read a line at a time. Reads at most
+ * HTTP_HEAD_MAX - h->taken bytes; returns as http_parse_head does, with
+ * every length and offset counted from the head's first byte.
+ */
+int http_parse_more(const uint8_t *buf, size_t len, struct http_head *h);
 
 /*
  * Does the client stream buf[0..len) start like an HTTP request: a known

@@ -445,10 +445,10 @@ static void test_hostile(void)
 	memcpy(big + HTTP_HEAD_MAX - 3, "\r\n\r\n", 4);
 	CHECK_EQ(http_parse_head(big, HTTP_HEAD_MAX - 1, 0, &H), MOD_TRUNCATED);
 	CHECK_EQ(http_parse_head(big, HTTP_HEAD_MAX, 0, &H), MOD_MALFORMED);
-	CHECK_STR(H.why, "head longer than 8192 bytes");
+	CHECK_STR(H.why, "head longer than 65536 bytes");
 	CHECK_EQ(http_parse_head(big, HTTP_HEAD_MAX + 64, 0, &H), MOD_MALFORMED);
 	CHECK(H.fatal);
-	CHECK_STR(H.why, "head longer than 8192 bytes");
+	CHECK_STR(H.why, "head longer than 65536 bytes");
 	CHECK_STR(H.method, "GET");
 	CHECK_EQ(H.seen, HTTP_HEAD_MAX);
 
@@ -463,7 +463,7 @@ static void test_hostile(void)
 		{"GET / HTTP/1.1\r\nX: a\rb\r\n\r\n", 0, 1, "control byte 0x0d at offset 20"},
 		{"GET /\x01 HTTP/1.1\r\n\r\n", 0, 1, "control byte 0x01 at offset 5"},
 		{"GET / HTTP/1.1\r\nX: \x7f\r\n\r\n", 0, 0, "control byte 0x7f at offset 19"},
-		{"GET / HTTP/1.1\rHost: a\r\n\r\n", 0, 1, "control byte 0x0d at offset 14"},
+		{"GET / HTTP/1.1\rHost: a\r\n\r\n", 0, 0, "control byte 0x0d at offset 14"},
 		{"GET / HTTP/1.1\r\n\x16\x03\x01", 0, 1, "control byte 0x16 at offset 16"},
 		{"GET /\r\n\r\n", 0, 0, "bad request line: no HTTP version"},
 		{"OPTIONS\r\n\r\n", 0, 0, "bad request line: no request-target"},
@@ -560,10 +560,10 @@ static void test_sniff(void)
 	}
 	CHECK_EQ(http_sniff(NULL, 0), -1);
 	/* a line that does not end within a head's bound is no request */
-	static uint8_t lng[HTTP_HEAD_MAX + 8];
+	static uint8_t lng[HTTP_HEAD_HOLD + 8];
 	memcpy(lng, "FETCH /", 7);
 	memset(lng + 7, 'a', sizeof(lng) - 7);
-	CHECK_EQ(http_sniff(lng, HTTP_HEAD_MAX - 1), -1);
+	CHECK_EQ(http_sniff(lng, HTTP_HEAD_HOLD - 1), -1);
 	CHECK_EQ(http_sniff(lng, sizeof(lng)), 0);
 }
 
@@ -1028,19 +1028,37 @@ static void test_stream_bounds(void)
 	CHECK_EQ(c.cap.ev[1].flags, 0);
 	conn_close(&c);
 
-	/* a head that never ends: malformed once it passes 8 KiB */
+	/* a line that never ends: cut by the window once the line fills it */
 	conn_open(&c, 16384);
 	feeds(&c, 0, "GET /big HTTP/1.1\r\nX-Pad: ");
 	static char pad[1024];
 	memset(pad, 'p', sizeof(pad));
 	int r = MOD_OK;
-	for (int i = 0; i < 8 && r == MOD_OK; i++)
+	for (int i = 0; i < 24 && r == MOD_OK; i++)
 		r = feed(&c, 0, pad, sizeof(pad));
+	CHECK_EQ(r, MOD_TRUNCATED);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_TRUNCATED);
+	CHECK_STR(c.cap.ev[0].aux, "/big");
+	CHECK_EQ(c.cap.ev[0].size, 16384 + 19); /* the request line had gone */
+	conn_close(&c);
+
+	/* a head that never ends, in lines: malformed once it passes 64 KiB */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /big HTTP/1.1\r\n");
+	r = MOD_OK;
+	for (int i = 0; i < 80 && r == MOD_OK; i++) {
+		memcpy(pad, "X-Pad: ", 7);
+		memcpy(pad + sizeof(pad) - 2, "\r\n", 2);
+		r = feed(&c, 0, pad, sizeof(pad));
+	}
 	CHECK_EQ(r, MOD_MALFORMED);
 	CHECK_EQ(c.cap.n, 1);
-	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "head longer than 8192 bytes");
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "head longer than 65536 bytes");
 	CHECK_STR(c.cap.ev[0].aux, "/big");
 	CHECK_EQ(c.cap.ev[0].size, HTTP_HEAD_MAX);
+	CHECK_EQ(feeds(&c, 0, "\r\nGET /next HTTP/1.1\r\n\r\n"), MOD_OK);
+	CHECK_EQ(c.cap.n, 1); /* the direction stopped */
 	conn_close(&c);
 
 	/* the stream cap cuts a head: emitted as truncated */
@@ -1145,6 +1163,233 @@ static void test_keepalive_long(void)
 	CHECK(c.f.st[0].slid > 3 * 16384 && c.f.st[1].slid > 6 * 16384);
 	CHECK_EQ(c.f.st[0].len, 0);
 	conn_close(&c);
+}
+
+/*
+ * A head of n bytes: the request line (or status line) start, then 1 KB
+ * field lines of padding, then the tail fields, then the empty line.
+ */
+static size_t big_head(char *buf, size_t cap, const char *start, size_t n, const char *tail)
+{
+	size_t k = (size_t)snprintf(buf, cap, "%s", start);
+	size_t t = strlen(tail) + 2;
+
+	while (k + t < n) {
+		size_t l = n - k - t < 1024 ? n - k - t : 1024;
+		if (l < 16) { /* too short for a field line: grow the last one */
+			memset(buf + k - 2, 'q', l);
+			k += l;
+			memcpy(buf + k - 2, "\r\n", 2);
+			continue;
+		}
+		int w = snprintf(buf + k, cap - k, "X-Pad-%04zu: ", k % 10000);
+		memset(buf + k + w, 'p', l - (size_t)w - 2);
+		memcpy(buf + k + l - 2, "\r\n", 2);
+		k += l;
+	}
+	memcpy(buf + k, tail, t - 2);
+	memcpy(buf + k + t - 2, "\r\n", 2);
+	return k + t;
+}
+
+/*
+ * Heads longer than HTTP_HEAD_HOLD, up to HTTP_HEAD_MAX (nginx takes
+ * 32 KiB, squid 64 KiB): read a line at a time past the 16 KiB window, so
+ * a Host after 30 KB of cookies is seen and so is the request after it on
+ * the same connection (before, a head over 8 KiB stopped the direction).
+ */
+static void test_long_heads(void)
+{
+	static char head[HTTP_HEAD_MAX + 4096];
+	struct conn c;
+	size_t n;
+	static const size_t sizes[] = {HTTP_HEAD_HOLD - 1, HTTP_HEAD_HOLD + 1, 16383, 16384,
+				       16385, 30000, 50000, HTTP_HEAD_MAX};
+	static const size_t steps[] = {1400, 1, 333, 8191, 4000};
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (size_t j = 0; j < sizeof(steps) / sizeof(steps[0]); j++) {
+			size_t step = steps[j];
+			if (step == 1 && sizes[i] > 20000)
+				continue;
+			n = big_head(head, sizeof(head), "GET /long HTTP/1.1\r\n", sizes[i],
+				     "Cookie: c=1\r\nHost: evil.example\r\nContent-Length: 3\r\n");
+			CHECK_EQ(n, sizes[i]);
+			memcpy(head + n, "abc", 3);
+			n += 3;
+			n += (size_t)snprintf(head + n, sizeof(head) - n,
+					      "GET /next HTTP/1.1\r\nHost: next.example\r\n\r\n");
+			conn_open(&c, 16384);
+			for (size_t k = 0; k < n; k += step)
+				feed(&c, 0, head + k, n - k < step ? n - k : step);
+			feeds(&c, 1, "HTTP/1.1 204 No Content\r\n\r\n");
+			if (c.cap.n != 3)
+				fprintf(stderr, "long head %zu in %zu-byte steps: %zu events\n",
+					sizes[i], step, c.cap.n);
+			CHECK_EQ(c.cap.n, 3);
+			CHECK_EQ(c.cap.ev[0].flags, 0);
+			CHECK_STR(c.cap.ev[0].name, "evil.example");
+			CHECK_STR(c.cap.ev[0].aux, "/long");
+			CHECK_EQ(c.cap.ev[0].size, sizes[i]);
+			CHECK_STR(EVF(&c.cap.ev[0], RQ_CL), "3");
+			CHECK_STR(c.cap.ev[1].name, "next.example");
+			CHECK_EQ(c.cap.ev[1].flags, 0);
+			CHECK_EQ(c.cap.ev[2].type, 204);
+			CHECK_STR(c.cap.ev[2].name, "evil.example"); /* paired */
+			CHECK_EQ(c.f.st[0].overflow, 0);
+			conn_close(&c);
+		}
+	}
+
+	/* a long response head (a page of Set-Cookie), its body, the next */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /a HTTP/1.1\r\nHost: a.example\r\n\r\n"
+		     "HEAD /b HTTP/1.1\r\nHost: b.example\r\n\r\n");
+	n = big_head(head, sizeof(head), "HTTP/1.1 200 OK\r\n", 40000,
+		     "Server: big\r\nContent-Length: 5\r\n");
+	memcpy(head + n, "hello", 5);
+	feed_segments(&c, 1, head, n + 5);
+	feeds(&c, 1, "HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n");
+	CHECK_EQ(c.cap.n, 4);
+	CHECK_EQ(c.cap.ev[2].type, 200);
+	CHECK_EQ(c.cap.ev[2].size, 40000);
+	CHECK_STR(EVF(&c.cap.ev[2], RS_SERVER), "big");
+	CHECK_STR(c.cap.ev[2].name, "a.example");
+	CHECK_STR(c.cap.ev[3].name, "b.example"); /* HEAD: no body */
+	conn_close(&c);
+
+	/* both directions long at once, interleaved */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /a HTTP/1.1\r\nHost: a.example\r\n\r\n");
+	static char rq[40000];
+	size_t m = big_head(rq, sizeof(rq), "GET /b HTTP/1.1\r\n", 30000, "Host: b.example\r\n");
+	n = big_head(head, sizeof(head), "HTTP/1.1 200 OK\r\n", 30000, "Content-Length: 0\r\n");
+	for (size_t k = 0; k < 30000; k += 1000) {
+		feed(&c, 0, rq + k, 1000);
+		feed(&c, 1, head + k, 1000);
+	}
+	CHECK_EQ(m + n, 60000);
+	CHECK_EQ(c.cap.n, 3);
+	CHECK_STR(c.cap.ev[1].name, "b.example");
+	CHECK_EQ(c.cap.ev[2].type, 200);
+	CHECK_STR(c.cap.ev[2].name, "a.example");
+	conn_close(&c);
+
+	/* a control byte past the window: its offset is the head's */
+	conn_open(&c, 16384);
+	n = big_head(head, sizeof(head), "GET /ctl HTTP/1.1\r\n", 20000, "Host: x\x01y\r\n");
+	feed_segments(&c, 0, head, n);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+	CHECK_STR(c.cap.ev[0].name, "x\\x01y");
+	char why[64];
+	snprintf(why, sizeof(why), "control byte 0x01 at offset %zu", n - 6);
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), why);
+	conn_close(&c);
+
+	/* cut by capture loss inside: emitted truncated, with what was read */
+	conn_open(&c, 16384);
+	n = big_head(head, sizeof(head), "GET /lost HTTP/1.1\r\nHost: early.example\r\n",
+		     30000, "Host: late.example\r\n");
+	feed_segments(&c, 0, head, 20000);
+	c.f.st[0].gap = 1;
+	feeds(&c, 0, "");
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_TRUNCATED);
+	CHECK_STR(c.cap.ev[0].name, "early.example");
+	conn_close(&c);
+
+	/* the parser alone, a line at a time */
+	n = big_head(head, sizeof(head), "GET /p HTTP/1.1\r\n", 30000, "Host: p.example\r\n");
+	CHECK_EQ(http_parse_head((const uint8_t *)head, 10000, 0, &H), MOD_TRUNCATED);
+	size_t at = H.taken;
+	CHECK(at > 8000 && at <= 10000);
+	CHECK_EQ(H.lines, 1 + (at - 17) / 1024);
+	CHECK_EQ(http_parse_more((const uint8_t *)head + at, n - at, &H), MOD_OK);
+	CHECK_EQ(H.head_len, 30000);
+	CHECK_STR(H.host, "p.example");
+}
+
+/*
+ * Requests servers take that have no ordinary head: HTTP/0.9's one line
+ * (nginx answers with the body alone, squid with a status line), and a
+ * request line with a bare CR in it (squid reads it as whitespace). Before,
+ * neither made an event.
+ */
+static void test_old_and_odd(void)
+{
+	struct conn c;
+
+	/* nginx: the body alone comes back */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET /http09\r\n"), MOD_OK);
+	CHECK_EQ(c.cap.n, 0); /* nothing says the request is whole yet */
+	CHECK_EQ(feeds(&c, 1, "ok81 /http09\n"), MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(c.cap.ev[0].kind, OBS_HTTP_REQUEST);
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+	CHECK_STR(c.cap.ev[0].aux, "/http09");
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_METHOD), "GET");
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_VERSION), "");
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "bad request line: no HTTP version");
+	CHECK_EQ(c.cap.ev[0].size, 13);
+	CHECK_EQ(feeds(&c, 1, "more body\n"), MOD_OK); /* the body: no event */
+	CHECK_EQ(c.cap.n, 1);
+	conn_close(&c);
+
+	/* squid: a status line comes back, and pairs with it */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET http://evil.test/sq-09\r\n");
+	feeds(&c, 1, "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nContent-Length: 3\r\n\r\nok\n");
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_STR(c.cap.ev[0].aux, "http://evil.test/sq-09");
+	CHECK_EQ(c.cap.ev[1].type, 200);
+	CHECK_STR(c.cap.ev[1].aux, "http://evil.test/sq-09");
+	CHECK_EQ(c.cap.ev[1].flags, 0);
+	conn_close(&c);
+
+	/* a status line in pieces still is one */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /x\n");
+	feeds(&c, 1, "HTT");
+	feeds(&c, 1, "P/1.0 404 Not Found\r\n\r\n");
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_EQ(c.cap.ev[1].type, 404);
+	conn_close(&c);
+
+	/* not a simple request: more than its line, a version, or a line
+	 * not yet whole when the server speaks */
+	static const char *const not09[] = {
+		"GET /x\r\nHost: a\r\n", "GET /x HTTP/1.1\r\n", "GET /x", "GET /x\r\nH",
+	};
+	for (size_t i = 0; i < sizeof(not09) / sizeof(not09[0]); i++) {
+		conn_open(&c, 16384);
+		feeds(&c, 0, not09[i]);
+		feeds(&c, 1, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+		CHECK_EQ(c.cap.n, 1);
+		CHECK_EQ(c.cap.ev[0].kind, OBS_HTTP_RESPONSE);
+		CHECK_STR(c.cap.ev[0].aux, ""); /* unpaired */
+		conn_close(&c);
+	}
+
+	/* a bare CR in a request line: read as whitespace, as squid does */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET http://evil.test/sq-cr HTTP/1.1\rHost: evil.test\r\n\r\n"
+			      "GET /after HTTP/1.1\r\nHost: after.test\r\n\r\n"),
+		 MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+	CHECK_STR(c.cap.ev[0].aux, "http://evil.test/sq-cr");
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "control byte 0x0d at offset 35");
+	CHECK_STR(c.cap.ev[1].name, "after.test");
+	conn_close(&c);
+	/* ... but not in a status line, nor in a field line */
+	CHECK_EQ(http_parse_head((const uint8_t *)"HTTP/1.1 200 OK\rX\r\n\r\n", 22, 1, &H),
+		 MOD_MALFORMED);
+	CHECK(H.fatal);
+	CHECK_EQ(http_parse_head((const uint8_t *)"GET / HTTP/1.1\r\nA: b\rc\r\n\r\n", 27, 0, &H),
+		 MOD_MALFORMED);
+	CHECK(H.fatal);
 }
 
 /* ---- JSON ------------------------------------------------------------------ */
@@ -1276,6 +1521,8 @@ int main(void)
 	test_interim_upgrade_connect();
 	test_stream_bounds();
 	test_keepalive_long();
+	test_long_heads();
+	test_old_and_odd();
 	test_json();
 	return check_done();
 }
