@@ -12,12 +12,15 @@
  * locale-free ASCII tests, never <ctype.h>.
  *
  * Hostile-input rules (each breaks the head and is counted as malformed):
- *   - a head is at most HTTP_HEAD_MAX bytes, terminator included; more
- *     without an empty line is "head longer than 8192 bytes";
+ *   - a head is at most HTTP_HEAD_MAX bytes, terminator included (squid's
+ *     default bound; nginx's is 32 KiB); more without an empty line is
+ *     "head longer than 65536 bytes";
  *   - bytes allowed in a head: HT, LF, CR just before LF, 0x20..0x7e and
  *     0x80..0xff; NUL, other controls, DEL and a bare CR are "control byte"
  *     (in a field value, after the line's first ':', all but a bare CR
- *     are the softer kind below: nginx and squid pass them on);
+ *     are the softer kind below: nginx and squid pass them on; so is a
+ *     bare CR in a request line, which squid reads as whitespace: the line
+ *     runs to its LF and the CR splits nothing);
  *   - a request line that does not start with a method token; the status
  *     line is HTTP-version SP 3DIGIT [SP reason], the version exactly
  *     "HTTP/" DIGIT "." DIGIT;
@@ -45,6 +48,18 @@
  *     token, whitespace, a target, whitespace and "HTTP/" 1*DIGIT "."
  *     1*DIGIT (http_sniff; not the HTTP/2 preface); nothing else is looked
  *     at, so the TLS and DNS analyzers may claim the rest;
+ *   - a head longer than HTTP_HEAD_HOLD is read a line at a time
+ *     (http_parse_more): its complete lines are parsed, its state is kept
+ *     with the flow (which grows once, by two struct http_head) and the
+ *     window moves on past them, so a head up to HTTP_HEAD_MAX is read
+ *     whole whatever the 16 KiB window, as long as each line and each
+ *     segment fits the window beside the line before it;
+ *   - HTTP/0.9: a request line without a version, alone (no byte after
+ *     its line end), is a whole request when the server sends while it
+ *     waits: it is emitted then (the server's packet turned around),
+ *     malformed for its missing version, and the client direction stops;
+ *     a server answer that does not start with "HTTP/" is the bare body,
+ *     and the server direction stops without a malformed count;
  *   - pipelined requests give one event each; a body is skipped by
  *     Content-Length or by walking chunked framing (chunk-size lines, data,
  *     trailer) as its bytes arrive; a request without either has no body;
