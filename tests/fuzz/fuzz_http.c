@@ -8,8 +8,11 @@
  * (both ways), then both are cut into segments whose sizes come from a
  * xorshift generator seeded by the input size, appended alternately to the
  * flow's two streams the way the flow table appends (capped at
- * FUZZ_STREAM_MAX, which sets overflow) and handed to the module, so
- * pipelining, bodies, pairing, splits and the caps are reached. Every
+ * the window, which sets overflow) and handed to the module, so
+ * pipelining, bodies, pairing, splits and the caps are reached. The window
+ * is FUZZ_STREAM_MAX, or the sensor's 16 KiB for an input over
+ * HTTP_HEAD_HOLD (run such inputs with -max_len=70000), so that heads read
+ * a line at a time past the window are reached too. Every
  * record, from the parser or from an observation, must be escaped text that
  * http_info_json reads back.
  *
@@ -32,6 +35,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_STREAM_MAX 4096
+#define FUZZ_STREAM_WIDE 16384 /* the sensor's window */
+
+static size_t window = FUZZ_STREAM_MAX;
 
 static void check_record(const char *info, size_t len, int kind)
 {
@@ -98,10 +104,10 @@ static void feed(void *state, struct flow *f, struct emit *out, int dir, const u
 	struct pkt p;
 
 	if (!s->overflow) {
-		size_t k = n < FUZZ_STREAM_MAX - s->len ? n : FUZZ_STREAM_MAX - s->len;
+		size_t k = n < window - s->len ? n : window - s->len;
 		memcpy(s->buf + s->len, d, k);
 		s->len += (uint32_t)k;
-		if (s->len >= FUZZ_STREAM_MAX)
+		if (s->len >= window)
 			s->overflow = 1;
 	}
 	memset(&p, 0, sizeof(p));
@@ -142,8 +148,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(fst, 0, sizeof(fst));
 	f.st = fst;
 	f.proto = IPPROTO_TCP;
-	f.st[0].buf = malloc(FUZZ_STREAM_MAX);
-	f.st[1].buf = malloc(FUZZ_STREAM_MAX);
+	window = size > HTTP_HEAD_HOLD ? FUZZ_STREAM_WIDE : FUZZ_STREAM_MAX;
+	f.st[0].buf = malloc(window);
+	f.st[1].buf = malloc(window);
 	if (!f.st[0].buf || !f.st[1].buf || http_module.init(NULL, &state) < 0)
 		abort();
 	while (off[0] < len[0] || off[1] < len[1]) {
