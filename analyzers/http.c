@@ -30,6 +30,7 @@
 #include "../sensor/record.h"
 #include "../sensor/text.h"
 #include "module.h"
+#include "proxyproto.h"
 
 /* ---- locale-free ASCII classes ------------------------------------------- */
 
@@ -1431,21 +1432,31 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 	return ret;
 }
 
-/* Claim an unclaimed flow whose client stream starts with a method. */
+/*
+ * Claim an unclaimed flow whose client stream starts with a method, also
+ * behind a PROXY protocol header (proxyproto.h): the server skips it and
+ * reads the request after it, so the stream is read from there.
+ */
 static int http_claim(struct flow *f, const struct pkt *p)
 {
-	const struct flow_stream *s = &f->st[0];
+	struct flow_stream *s = &f->st[0];
 	struct http_flow *fs;
+	int pp;
 
 	if (p->dir != 0 || f->app_state || s->done ||
 	    !s->buf)
 		return MOD_NOT_MINE;
-	uint32_t at = s->consumed + blank_prefix(s->buf + s->consumed, s->len - s->consumed);
+	pp = proxyproto_stream(s);
+	if (pp < 0)
+		return MOD_NOT_MINE; /* it may yet be a header: ask again */
+	uint32_t from = s->consumed + (uint32_t)pp;
+	uint32_t at = from + blank_prefix(s->buf + from, s->len - from);
 	if (http_sniff(s->buf + at, s->len - at) != 1)
 		return MOD_NOT_MINE;
 	fs = calloc(1, sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
+	s->consumed = from;
 	f->app = APP_HTTP;
 	f->app_state = fs;
 	return MOD_OK;

@@ -48,6 +48,13 @@
  *     token, whitespace, a target, whitespace and "HTTP/" 1*DIGIT "."
  *     1*DIGIT (http_sniff; not the HTTP/2 preface); nothing else is looked
  *     at, so the TLS and DNS analyzers may claim the rest;
+ *   - a PROXY protocol header (v1 or v2, proxyproto.h) at the very start of
+ *     the client stream is skipped as nginx's `listen ... proxy_protocol`
+ *     and HAProxy's `accept-proxy` skip it: the flow is claimed when what
+ *     follows it would be, and read from there (the header is no part of
+ *     any head, nor of its size); while the first bytes may still become
+ *     a header (at most 107 bytes of a v1 line, a v2 header's 16 + length)
+ *     the claim waits, until the window is full or a hole cuts them;
  *   - a head longer than HTTP_HEAD_HOLD is read a line at a time
  *     (http_parse_more): its complete lines are parsed, its state is kept
  *     with the flow (which grows once, by two struct http_head) and the

@@ -40,6 +40,7 @@
 #include "../sensor/record.h"
 #include "../sensor/text.h"
 #include "module.h"
+#include "proxyproto.h"
 #include "sha256.h"
 
 enum { CT_CCS = 20, CT_HANDSHAKE = 22 };
@@ -1156,15 +1157,14 @@ static void tls_fini(void *state)
 }
 
 /*
- * A TLS handshake record header at s->consumed: 0x16, major 3, any minor.
+ * A TLS handshake record header at s[0..n): 0x16, major 3, any minor.
  * The record version is legacy (RFC 8446 5.1: ignored but for its major),
  * and OpenSSL takes a first record of 3.5 or 3.255; holding the minor to
  * 0..4 let such a ClientHello pass unread.
  */
-static int tls_sniff(const struct flow_stream *s)
+static int tls_sniff(const uint8_t *s, size_t n)
 {
-	struct cur c = cur_init(s->buf ? s->buf + s->consumed : NULL,
-				s->buf && s->len > s->consumed ? s->len - s->consumed : 0);
+	struct cur c = cur_init(s, n);
 	uint8_t type = cur_u8(&c), major = cur_u8(&c);
 
 	cur_skip(&c, 1); /* minor: any */
@@ -1354,18 +1354,26 @@ done:
  * says where each direction's records start. "Starts" is at the stream's
  * consumed: 0, unless an analyzer handed the flow back (app APP_NONE, no
  * app_state) with its cursors past what it read, e.g. at an HTTP CONNECT
- * tunnel; each direction's TLS then starts at its consumed.
+ * tunnel; each direction's TLS then starts at its consumed. At 0, a PROXY
+ * protocol header (proxyproto.h) may come first: the server skips it, and
+ * so does the claim, which then slides the window past it so that the
+ * hello has the whole window, as it has without the header.
  */
 static int tls_claim(struct flow *f)
 {
 	struct flow_stream *c = &f->st[0];
 	struct tls_flow *tf;
-	size_t off = 0;
-	int direct = tls_sniff(c), kind = 0;
+	size_t off = 0, from;
+	int direct, kind = 0, pp;
 
 	if (f->app_state || !c->buf || c->consumed > c->len)
 		return MOD_NOT_MINE;
-	if (!direct && tls_upgrade(c->buf + c->consumed, c->len - c->consumed, 1, &kind, &off) != 1)
+	pp = proxyproto_stream(c);
+	if (pp < 0)
+		return MOD_NOT_MINE; /* it may yet be a header: ask again */
+	from = c->consumed + (size_t)pp;
+	direct = tls_sniff(c->buf + from, c->len - from);
+	if (!direct && tls_upgrade(c->buf + from, c->len - from, 1, &kind, &off) != 1)
 		return MOD_NOT_MINE;
 	tf = calloc(1, sizeof(*tf));
 	if (!tf)
@@ -1373,7 +1381,9 @@ static int tls_claim(struct flow *f)
 	tf->upgrade = kind;
 	tf->started[0] = 1;
 	tf->started[1] = direct;
-	c->consumed += (uint32_t)off;
+	c->consumed = (uint32_t)(from + off);
+	if (pp)
+		flow_stream_slide(c);
 	f->app = APP_TLS;
 	f->app_state = tf;
 	return MOD_OK;

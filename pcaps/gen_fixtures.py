@@ -1291,6 +1291,70 @@ def gen_egress_paths(out):
     write_pcap(os.path.join(out, "egress_paths.pcap"), LINKTYPE_ETHERNET, recs)
 
 
+# ---------------------------------------------------------------- proxyproto
+
+
+def gen_proxyproto(out):
+    """proxyproto.pcap: HTTP requests and TLS ClientHellos behind a PROXY
+    protocol header (HAProxy's v1 line, v2 binary) at the start of the
+    client's stream, as nginx `listen ... proxy_protocol` and HAProxy
+    `accept-proxy` take them, from the agent 10.99.0.10 to 10.99.0.80:
+    (1) v1 TCP4 then a GET, with its 200; (2) v2 PROXY TCP4 with a TLV then
+    a GET; (3) v1 then a ClientHello; (4) v2 then a ClientHello; (5) v1 TCP6
+    alone in its segment, the GET in the next; (6) v2 LOCAL cut inside its
+    fixed part, the ClientHello in three segments; (7) PROXY UNKNOWN then a
+    GET; and (8) a header the specification refuses (port 65536), which is
+    no header: the GET behind it is not read (a server refuses the
+    connection)."""
+    clk = Clock(BASE_US + 14400 * 1000000)
+    srv = "10.99.0.80"
+    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n"
+    sig = b"\r\n\r\n\x00\r\nQUIT\n"
+
+    def get(host):
+        return b"GET /pp HTTP/1.1\r\nHost: %s\r\nUser-Agent: curl/7.88.1\r\n\r\n" % host
+
+    def v1(sport, dport):
+        return b"PROXY TCP4 10.99.0.10 %s %d %d\r\n" % (srv.encode(), sport, dport)
+
+    def v2(cmd, fam, body):
+        return sig + bytes([0x20 | cmd, fam]) + struct.pack("!H", len(body)) + body
+
+    def v2_inet(sport, dport):
+        addrs = socket.inet_aton("10.99.0.10") + socket.inet_aton(srv)
+        tlv = b"\x02" + struct.pack("!H", 13) + b"pp.example.test"[:13]
+        return v2(1, 0x11, addrs + struct.pack("!HH", sport, dport) + tlv)
+
+    recs = []
+
+    def conn(n, dport, pieces, resp=None):
+        sport = 43000 + n
+        c = TcpConn(clk, CLIENT4, srv, sport, dport, 200000 * n, 700000 * n,
+                    ipid=0x7000 + 0x100 * n, smac=MAC_GW)
+        recs.extend(c.handshake())
+        for p in pieces(sport, dport):
+            recs.append(c.c_send(p, step=300))
+        if resp:
+            recs.append(c.s_send(resp, step=500))
+        else:
+            recs.append(c.s_ack())
+        recs.extend(c.close())
+
+    conn(1, 80, lambda s, d: [v1(s, d) + get(b"v1.hidden.example")], ok)
+    conn(2, 80, lambda s, d: [v2_inet(s, d) + get(b"v2.hidden.example")], ok)
+    conn(3, 443, lambda s, d: [v1(s, d) + client_hello("v1.tls.hidden.example")])
+    conn(4, 443, lambda s, d: [v2_inet(s, d) + client_hello("v2.tls.hidden.example")])
+    conn(5, 80, lambda s, d: [b"PROXY TCP6 2001:db8::10 2001:db8::80 %d %d\r\n" % (s, d),
+                              get(b"v1-tcp6.hidden.example")], ok)
+    hello = v2(0, 0x00, b"") + client_hello("local.tls.hidden.example")
+    conn(6, 443, lambda s, d: [hello[:9], hello[9:14], hello[14:200], hello[200:]])
+    conn(7, 80, lambda s, d: [b"PROXY UNKNOWN\r\n" + get(b"unknown.hidden.example")], ok)
+    conn(8, 80, lambda s, d: [b"PROXY TCP4 10.99.0.10 10.99.0.80 65536 80\r\n" +
+                              get(b"refused.hidden.example")],
+         b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    write_pcap(os.path.join(out, "proxyproto.pcap"), LINKTYPE_ETHERNET, recs)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -1307,6 +1371,7 @@ def main():
     gen_demo(out)
     gen_egress_paths(out)
     gen_tcp_decoys(out)
+    gen_proxyproto(out)
     return 0
 
 

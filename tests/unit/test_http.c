@@ -1224,7 +1224,7 @@ static void test_long_heads(void)
 				feed(&c, 0, head + k, n - k < step ? n - k : step);
 			feeds(&c, 1, "HTTP/1.1 204 No Content\r\n\r\n");
 			if (c.cap.n != 3)
-				fprintf(stderr, "long head %zu in %zu-byte steps: %zu events\n",
+				fprintf(stderr, "long head %zu in %zu-byte steps: %d events\n",
 					sizes[i], step, c.cap.n);
 			CHECK_EQ(c.cap.n, 3);
 			CHECK_EQ(c.cap.ev[0].flags, 0);

@@ -1,0 +1,281 @@
+/*
+ * proxyproto.c - the PROXY protocol header before a client's first bytes
+ * (the rules are in proxyproto.h).
+ *
+ * Every step answers one of three ways: the bytes are right so far and
+ * complete (PP_OK), wrong (PP_BAD: no header, whatever follows), or right
+ * so far but cut (PP_SHORT: more bytes may finish it). A cut v1 line is
+ * "ask again" only while it is under PROXY_V1_MAX bytes; a v2 header is
+ * judged byte by byte as its fixed part arrives, then waits for its
+ * length's worth.
+ */
+#include "proxyproto.h"
+
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "../sensor/cursor.h"
+#include "../sensor/flow.h"
+
+enum { PP_OK = 0, PP_BAD, PP_SHORT };
+
+static const uint8_t v2_sig[12] = {'\r', '\n', '\r', '\n', 0, '\r', '\n', 'Q', 'U', 'I', 'T', '\n'};
+
+/* The next byte without taking it; -1 when there is none. */
+static int peek(const struct cur *c)
+{
+	struct cur t = *c;
+	uint8_t b = cur_u8(&t);
+	return t.err ? -1 : b;
+}
+
+/* Take the literal s, as far as the bytes go. */
+static int lit(struct cur *c, const char *s)
+{
+	for (; *s; s++) {
+		int b = peek(c);
+		if (b < 0)
+			return PP_SHORT;
+		if (b != (uint8_t)*s)
+			return PP_BAD;
+		cur_skip(c, 1);
+	}
+	return PP_OK;
+}
+
+static int is_digit(int b)
+{
+	return b >= '0' && b <= '9';
+}
+
+static int is_hex(int b)
+{
+	return is_digit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F');
+}
+
+enum tok_class { TOK_V4, TOK_V6, TOK_PORT };
+
+static int in_class(int b, enum tok_class k)
+{
+	switch (k) {
+	case TOK_V4:
+		return is_digit(b) || b == '.';
+	case TOK_V6:
+		return is_hex(b) || b == ':' || b == '.';
+	default:
+		return is_digit(b);
+	}
+}
+
+/*
+ * A token of 1..max bytes of class k, ended by the byte end (taken too):
+ * *tok gets it without end. A byte outside the class, or a token too long,
+ * is PP_BAD at once, so that a line that cannot be a header is refused
+ * before its end arrives.
+ */
+static int token(struct cur *c, enum tok_class k, size_t max, int end, struct cur *tok)
+{
+	struct cur t = *c;
+	size_t n = 0;
+
+	for (;;) {
+		int b = peek(&t);
+		if (b < 0)
+			return PP_SHORT;
+		cur_skip(&t, 1);
+		if (b == end)
+			break;
+		if (n == max || !in_class(b, k))
+			return PP_BAD;
+		n++;
+	}
+	if (n == 0)
+		return PP_BAD;
+	*tok = cur_take(c, n);
+	cur_skip(c, 1);
+	return PP_OK;
+}
+
+/*
+ * An address in the text of its family. inet_pton takes exactly the forms
+ * the specification allows (IPv4: four decimal numbers 0..255 without
+ * leading zeros, as glibc and musl both refuse "01"; IPv6: groups of hex
+ * digits, one "::" at most, an IPv4 tail, 128 bits), so it judges the
+ * token, copied out through the cursor.
+ */
+static int address(struct cur *c, int v6)
+{
+	char text[46]; /* INET6_ADDRSTRLEN */
+	uint8_t bin[16];
+	struct cur tok;
+	int r = token(c, v6 ? TOK_V6 : TOK_V4, v6 ? 45 : 15, ' ', &tok);
+
+	if (r != PP_OK)
+		return r;
+	size_t n = cur_left(&tok);
+	cur_bytes(&tok, text, n);
+	text[n] = '\0';
+	return inet_pton(v6 ? AF_INET6 : AF_INET, text, bin) == 1 ? PP_OK : PP_BAD;
+}
+
+/* A port: decimal 0..65535, no leading zero (but "0"), ended by end. */
+static int port(struct cur *c, int end)
+{
+	struct cur tok;
+	unsigned v = 0;
+	int r = token(c, TOK_PORT, 5, end, &tok);
+
+	if (r != PP_OK)
+		return r;
+	if (cur_left(&tok) > 1 && peek(&tok) == '0')
+		return PP_BAD;
+	while (cur_has(&tok, 1))
+		v = v * 10 + (unsigned)(cur_u8(&tok) - '0');
+	return v <= 65535 ? PP_OK : PP_BAD;
+}
+
+/* "UNKNOWN": the receiver ignores anything before the first CRLF. */
+static int v1_unknown(struct cur *c)
+{
+	for (;;) {
+		int b = peek(c);
+		if (b < 0)
+			return PP_SHORT;
+		cur_skip(c, 1);
+		if (b != '\r')
+			continue;
+		b = peek(c);
+		if (b < 0)
+			return PP_SHORT;
+		if (b == '\n') {
+			cur_skip(c, 1);
+			return PP_OK;
+		}
+	}
+}
+
+/* addr SP addr SP port SP port CRLF */
+static int v1_inet(struct cur *c, int v6)
+{
+	int r;
+
+	if ((r = address(c, v6)) != PP_OK || (r = address(c, v6)) != PP_OK ||
+	    (r = port(c, ' ')) != PP_OK || (r = port(c, '\r')) != PP_OK)
+		return r;
+	return lit(c, "\n");
+}
+
+/* The line, from "PROXY". */
+static int v1_line(struct cur *c)
+{
+	static const char *const proto[] = {"TCP4 ", "TCP6 ", "UNKNOWN"};
+	int r = lit(c, "PROXY "), shrt = 0;
+
+	if (r != PP_OK)
+		return r;
+	for (int i = 0; i < 3; i++) {
+		struct cur t = *c;
+		r = lit(&t, proto[i]);
+		if (r == PP_SHORT)
+			shrt = 1;
+		if (r != PP_OK)
+			continue;
+		*c = t;
+		return i == 2 ? v1_unknown(c) : v1_inet(c, i == 1);
+	}
+	return shrt ? PP_SHORT : PP_BAD;
+}
+
+static int v1(const uint8_t *buf, size_t len)
+{
+	struct cur all = cur_init(buf, len);
+	int is_short;
+	struct cur c = cur_take_upto(&all, PROXY_V1_MAX, &is_short);
+	size_t avail = cur_left(&c);
+	int r = v1_line(&c);
+
+	if (r == PP_SHORT) /* no CRLF within PROXY_V1_MAX bytes: none */
+		return is_short ? -1 : 0;
+	if (r == PP_BAD)
+		return 0;
+	return (int)(avail - cur_left(&c));
+}
+
+/* The address block a PROXY command's family needs (0: UNSPEC); -1 for
+ * a family the specification does not name. */
+static int v2_addr_len(uint8_t fam)
+{
+	switch (fam) {
+	case 0x00:
+		return 0;
+	case 0x11: case 0x12:
+		return 12;
+	case 0x21: case 0x22:
+		return 36;
+	case 0x31: case 0x32:
+		return 216;
+	default:
+		return -1;
+	}
+}
+
+static int v2(const uint8_t *buf, size_t len)
+{
+	struct cur c = cur_init(buf, len);
+	uint8_t vc, fam;
+	uint16_t n;
+
+	for (size_t i = 0; i < sizeof(v2_sig); i++) {
+		int b = peek(&c);
+		if (b < 0)
+			return -1;
+		if (b != v2_sig[i])
+			return 0;
+		cur_skip(&c, 1);
+	}
+	if (!cur_has(&c, 1))
+		return -1;
+	vc = cur_u8(&c);
+	if (vc >> 4 != 2 || (vc & 0x0f) > 1)
+		return 0; /* version 2; LOCAL or PROXY */
+	if (!cur_has(&c, 1))
+		return -1;
+	fam = cur_u8(&c);
+	if ((vc & 0x0f) == 1 && v2_addr_len(fam) < 0)
+		return 0;
+	if (!cur_has(&c, 2))
+		return -1;
+	n = cur_be16(&c);
+	if ((vc & 0x0f) == 1 && n < v2_addr_len(fam))
+		return 0; /* the addresses do not fit */
+	if (!cur_has(&c, n))
+		return -1;
+	return PROXY_V2_FIXED + n;
+}
+
+int proxyproto_parse(const uint8_t *buf, size_t len)
+{
+	struct cur c = cur_init(buf, len);
+
+	switch (peek(&c)) {
+	case -1:
+		return -1;
+	case 'P':
+		return v1(buf, len);
+	case '\r':
+		return v2(buf, len);
+	default:
+		return 0;
+	}
+}
+
+int proxyproto_stream(const struct flow_stream *s)
+{
+	if (!s->buf || s->done || s->consumed || s->slid)
+		return 0;
+	uint32_t avail = flow_stream_avail(s, 0);
+	int r = proxyproto_parse(s->buf, avail);
+	if (r < 0 && (s->overflow || avail < s->len))
+		return 0; /* no more bytes will come before the cut */
+	return r;
+}
