@@ -48,9 +48,9 @@
  *     token, whitespace, a target, whitespace and "HTTP/" 1*DIGIT "."
  *     1*DIGIT (http_sniff; not the HTTP/2 preface); nothing else is looked
  *     at, so the TLS and DNS analyzers may claim the rest;
- *   - a PROXY protocol header (v1 or v2, proxyproto.h) at the very start of
+ *   - a PROXY protocol header (v1 or v2, proxyproto.h) at the start of
  *     the client stream is skipped as nginx's `listen ... proxy_protocol`
- *     and HAProxy's `accept-proxy` skip it: the flow is claimed when what
+ *     skips it: the flow is claimed when what
  *     follows it would be, and read from there (the header is no part of
  *     any head, nor of its size); while the first bytes may still become
  *     a header (at most 107 bytes of a v1 line, a v2 header's 16 + length)

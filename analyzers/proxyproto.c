@@ -11,7 +11,6 @@
  */
 #include "proxyproto.h"
 
-#include <arpa/inet.h>
 #include <string.h>
 
 #include "../sensor/cursor.h"
@@ -53,85 +52,48 @@ static int is_hex(int b)
 	return is_digit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F');
 }
 
-enum tok_class { TOK_V4, TOK_V6, TOK_PORT };
-
-static int in_class(int b, enum tok_class k)
+/*
+ * An address, as nginx reads it: any run (even none) of hex digits, ':'
+ * and '.', ended by SP (taken too). The receiver does not parse it, so
+ * neither the family's form nor leading zeros matter ("a", "01.2.3.4",
+ * IPv6 text after TCP4 are all taken). Another byte is PP_BAD at once, so
+ * that a line that cannot be a header is refused before its end arrives.
+ */
+static int address(struct cur *c)
 {
-	switch (k) {
-	case TOK_V4:
-		return is_digit(b) || b == '.';
-	case TOK_V6:
-		return is_hex(b) || b == ':' || b == '.';
-	default:
-		return is_digit(b);
+	for (;;) {
+		int b = peek(c);
+		if (b < 0)
+			return PP_SHORT;
+		cur_skip(c, 1);
+		if (b == ' ')
+			return PP_OK;
+		if (!is_hex(b) && b != ':' && b != '.')
+			return PP_BAD;
 	}
 }
 
-/*
- * A token of 1..max bytes of class k, ended by the byte end (taken too):
- * *tok gets it without end. A byte outside the class, or a token too long,
- * is PP_BAD at once, so that a line that cannot be a header is refused
- * before its end arrives.
- */
-static int token(struct cur *c, enum tok_class k, size_t max, int end, struct cur *tok)
+/* A port, as nginx reads it: one or more decimal digits (leading zeros
+ * too) worth at most 65535, ended by end (taken too). */
+static int port(struct cur *c, int end)
 {
-	struct cur t = *c;
+	unsigned v = 0;
 	size_t n = 0;
 
 	for (;;) {
-		int b = peek(&t);
+		int b = peek(c);
 		if (b < 0)
 			return PP_SHORT;
-		cur_skip(&t, 1);
+		cur_skip(c, 1);
 		if (b == end)
-			break;
-		if (n == max || !in_class(b, k))
+			return n ? PP_OK : PP_BAD;
+		if (!is_digit(b))
+			return PP_BAD;
+		v = v * 10 + (unsigned)(b - '0');
+		if (v > 65535)
 			return PP_BAD;
 		n++;
 	}
-	if (n == 0)
-		return PP_BAD;
-	*tok = cur_take(c, n);
-	cur_skip(c, 1);
-	return PP_OK;
-}
-
-/*
- * An address in the text of its family. inet_pton takes exactly the forms
- * the specification allows (IPv4: four decimal numbers 0..255 without
- * leading zeros, as glibc and musl both refuse "01"; IPv6: groups of hex
- * digits, one "::" at most, an IPv4 tail, 128 bits), so it judges the
- * token, copied out through the cursor.
- */
-static int address(struct cur *c, int v6)
-{
-	char text[46]; /* INET6_ADDRSTRLEN */
-	uint8_t bin[16];
-	struct cur tok;
-	int r = token(c, v6 ? TOK_V6 : TOK_V4, v6 ? 45 : 15, ' ', &tok);
-
-	if (r != PP_OK)
-		return r;
-	size_t n = cur_left(&tok);
-	cur_bytes(&tok, text, n);
-	text[n] = '\0';
-	return inet_pton(v6 ? AF_INET6 : AF_INET, text, bin) == 1 ? PP_OK : PP_BAD;
-}
-
-/* A port: decimal 0..65535, no leading zero (but "0"), ended by end. */
-static int port(struct cur *c, int end)
-{
-	struct cur tok;
-	unsigned v = 0;
-	int r = token(c, TOK_PORT, 5, end, &tok);
-
-	if (r != PP_OK)
-		return r;
-	if (cur_left(&tok) > 1 && peek(&tok) == '0')
-		return PP_BAD;
-	while (cur_has(&tok, 1))
-		v = v * 10 + (unsigned)(cur_u8(&tok) - '0');
-	return v <= 65535 ? PP_OK : PP_BAD;
 }
 
 /* "UNKNOWN": the receiver ignores anything before the first CRLF. */
@@ -155,11 +117,11 @@ static int v1_unknown(struct cur *c)
 }
 
 /* addr SP addr SP port SP port CRLF */
-static int v1_inet(struct cur *c, int v6)
+static int v1_inet(struct cur *c)
 {
 	int r;
 
-	if ((r = address(c, v6)) != PP_OK || (r = address(c, v6)) != PP_OK ||
+	if ((r = address(c)) != PP_OK || (r = address(c)) != PP_OK ||
 	    (r = port(c, ' ')) != PP_OK || (r = port(c, '\r')) != PP_OK)
 		return r;
 	return lit(c, "\n");
@@ -181,7 +143,7 @@ static int v1_line(struct cur *c)
 		if (r != PP_OK)
 			continue;
 		*c = t;
-		return i == 2 ? v1_unknown(c) : v1_inet(c, i == 1);
+		return i == 2 ? v1_unknown(c) : v1_inet(c);
 	}
 	return shrt ? PP_SHORT : PP_BAD;
 }
@@ -201,21 +163,18 @@ static int v1(const uint8_t *buf, size_t len)
 	return (int)(avail - cur_left(&c));
 }
 
-/* The address block a PROXY command's family needs (0: UNSPEC); -1 for
- * a family the specification does not name. */
+/* The address block the receiver reads for a PROXY command over family
+ * and transport fam: nginx reads addresses for INET and INET6 over STREAM
+ * only, and skips the block of any other (UNIX, unknown, DGRAM) unread. */
 static int v2_addr_len(uint8_t fam)
 {
 	switch (fam) {
-	case 0x00:
-		return 0;
-	case 0x11: case 0x12:
+	case 0x11:
 		return 12;
-	case 0x21: case 0x22:
+	case 0x21:
 		return 36;
-	case 0x31: case 0x32:
-		return 216;
 	default:
-		return -1;
+		return 0;
 	}
 }
 
@@ -236,13 +195,11 @@ static int v2(const uint8_t *buf, size_t len)
 	if (!cur_has(&c, 1))
 		return -1;
 	vc = cur_u8(&c);
-	if (vc >> 4 != 2 || (vc & 0x0f) > 1)
-		return 0; /* version 2; LOCAL or PROXY */
+	if (vc >> 4 != 2)
+		return 0; /* version 2; a command other than PROXY: skipped */
 	if (!cur_has(&c, 1))
 		return -1;
 	fam = cur_u8(&c);
-	if ((vc & 0x0f) == 1 && v2_addr_len(fam) < 0)
-		return 0;
 	if (!cur_has(&c, 2))
 		return -1;
 	n = cur_be16(&c);
@@ -271,10 +228,12 @@ int proxyproto_parse(const uint8_t *buf, size_t len)
 
 int proxyproto_stream(const struct flow_stream *s)
 {
-	if (!s->buf || s->done || s->consumed || s->slid)
+	if (!s->buf || s->done || s->consumed > s->len)
 		return 0;
-	uint32_t avail = flow_stream_avail(s, 0);
-	int r = proxyproto_parse(s->buf, avail);
+	uint32_t avail = flow_stream_avail(s, s->consumed);
+	if (avail < s->consumed)
+		return 0;
+	int r = proxyproto_parse(s->buf + s->consumed, avail - s->consumed);
 	if (r < 0 && (s->overflow || avail < s->len))
 		return 0; /* no more bytes will come before the cut */
 	return r;

@@ -7,25 +7,30 @@
  * running its own such server could otherwise hide its HTTP and TLS from
  * the analyzers behind one line.
  *
- * The header is checked as the specification says
- * (https://www.haproxy.org/download/2.9/doc/proxy-protocol.txt), through
- * sensor/cursor.h:
+ * The header is taken as the most lenient common receiver, nginx's
+ * `proxy_protocol`, takes it (the specification,
+ * https://www.haproxy.org/download/2.9/doc/proxy-protocol.txt, is
+ * stricter, but a header nginx serves behind would otherwise hide what
+ * follows it), through sensor/cursor.h:
  *   v1  "PROXY" SP then either "UNKNOWN" and any bytes up to the first
- *       CRLF, or "TCP4" SP addr SP addr SP port SP port CRLF (IPv4 as four
- *       decimal numbers 0..255 without leading zeros) or the same with
- *       "TCP6" (IPv6 text, one "::" at most, 128 bits); ports decimal
- *       0..65535 without leading zeros; at most PROXY_V1_MAX bytes with the
- *       CRLF, so a longer line is none;
- *   v2  the 12-byte signature "\r\n\r\n\0\r\nQUIT\n", version 2 and command
- *       LOCAL (0) or PROXY (1) in the 13th byte, the family byte, a 16-bit
- *       length, then that many bytes. With PROXY the family is one the
- *       specification names (UNSPEC, or INET, INET6, UNIX over STREAM or
- *       DGRAM) and the length holds its addresses (12, 36, 216 bytes); with
- *       LOCAL the family is ignored, as the receiver ignores it. What lies
- *       after the addresses (TLVs) is skipped by the length, unread.
+ *       CRLF, or "TCP4" or "TCP6", SP, addr SP addr SP port SP port CRLF:
+ *       an address any run (even none) of hex digits, ':' and '.' (nginx
+ *       does not parse it: "a", "01.2.3.4", IPv6 text after TCP4 all do),
+ *       a port one or more decimal digits worth at most 65535 (leading
+ *       zeros too); at most PROXY_V1_MAX bytes with the CRLF, so a longer
+ *       line is none;
+ *   v2  the 12-byte signature "\r\n\r\n\0\r\nQUIT\n", version 2 in the
+ *       13th byte's high half, the family byte, a 16-bit length, then that
+ *       many bytes. With the PROXY command (1) over TCP/IPv4 (0x11) or
+ *       TCP/IPv6 (0x21) the length holds the addresses (12, 36 bytes);
+ *       every other command, family and transport is skipped by the
+ *       length, unread, as nginx skips it. TLVs are skipped too.
  *
- * Where: only at the very start of the client stream (offset 0, nothing
- * consumed or slid), never mid-stream nor after a CONNECT. While the bytes
+ * Where: at the client stream's cursor (consumed) when the flow is not
+ * claimed: its start, or where an analyzer that handed the flow back
+ * stopped, the start of an HTTP CONNECT tunnel (the agent's own
+ * proxy_protocol server reached through the egress proxy); never
+ * mid-stream. While the bytes
  * so far could still become a header the claim waits, as it waits for a
  * request line; the wait is bounded by the header's own bound (107 bytes;
  * 16 + 65535 for v2) and by the stream's window: when no more bytes can
@@ -51,10 +56,10 @@
 int proxyproto_parse(const uint8_t *buf, size_t len);
 
 /*
- * The header at the start of the client stream s, as the claims read it:
- * its length when s starts with one (nothing consumed nor slid yet), 0 when
- * it does not (or the analyzer's cursor has moved), -1 while it may yet
- * (more bytes can still come: no hole before them, window not full).
+ * The header at the cursor of the unclaimed client stream s, as the claims
+ * read it: its length when the bytes from s->consumed start with one, 0
+ * when they do not, -1 while they may yet (more bytes can still come: no
+ * hole before them, window not full).
  */
 struct flow_stream;
 int proxyproto_stream(const struct flow_stream *s);

@@ -1354,7 +1354,7 @@ done:
  * says where each direction's records start. "Starts" is at the stream's
  * consumed: 0, unless an analyzer handed the flow back (app APP_NONE, no
  * app_state) with its cursors past what it read, e.g. at an HTTP CONNECT
- * tunnel; each direction's TLS then starts at its consumed. At 0, a PROXY
+ * tunnel; each direction's TLS then starts at its consumed. There a PROXY
  * protocol header (proxyproto.h) may come first: the server skips it, and
  * so does the claim, which then slides the window past it so that the
  * hello has the whole window, as it has without the header.

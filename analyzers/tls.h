@@ -51,8 +51,8 @@
  * response) and MySQL's SSLRequest (the server's after its greeting):
  * tls_upgrade. The text is looked at up to TLS_STARTTLS_SCAN
  * bytes. Each direction's cursor is its stream's consumed. A PROXY
- * protocol header (v1 or v2, proxyproto.h) at the very start of the client
- * stream comes before either, as servers behind HAProxy or with nginx's
+ * protocol header (v1 or v2, proxyproto.h) at the start of the client
+ * stream (or of a CONNECT tunnel) comes before either, as servers behind HAProxy or with nginx's
  * `proxy_protocol` take it: the claim skips it, waiting while the first
  * bytes may still become one, and slides the client's window past it, so
  * the hello has the whole window as it would without the header.

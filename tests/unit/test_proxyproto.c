@@ -76,6 +76,18 @@ static void test_v1_valid(void)
 		"PROXY UNKNOWN\r\n",
 		"PROXY UNKNOWN ffff:f...f:ffff ffff:f...f:ffff 65535 65535\r\n",
 		"PROXY UNKNOWN\r\r\n", /* anything before the first CRLF is ignored */
+		/* nginx checks an address's bytes, not its form, and a port's
+		 * value, not its digits: it serves behind each of these */
+		"PROXY TCP4 a b 1 2\r\n",
+		"PROXY TCP4 01.2.3.4 5.6.7.8 01 2\r\n",
+		"PROXY TCP4 2001:db8::1 2001:db8::2 1 2\r\n", /* IPv6 text in TCP4 */
+		"PROXY TCP6 1.2.3.4 5.6.7.8 1 2\r\n",        /* IPv4 text in TCP6 */
+		"PROXY TCP4 256.2.3.4 1.2.3 1 00\r\n",
+		"PROXY TCP4 1.2.3.4.5 1111.2.3.4444 0000065535 2\r\n",
+		"PROXY TCP6 2001:db8::1::2 1:2:3:4:5:6:7:8:9 1 2\r\n",
+		"PROXY TCP6 12345::1 ::1 1 2\r\n",
+		"PROXY TCP4  5.6.7.8 1 2\r\n", /* an empty address */
+		"PROXY TCP4 1.2.3.4.5.6.7.8.9.1.2.3.4.5.6.7.8.9.1.2.3.4.5.6.7.8.9 : 1 2\r\n",
 	};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		CHECK_EQ(parse_s(ok[i]), strlen(ok[i]));
@@ -100,18 +112,12 @@ static void test_v1_bad(void)
 		/* family */
 		"PROXY TCP5 1.2.3.4 5.6.7.8 1 2\r\n", "PROXY UDP4 1.2.3.4 5.6.7.8 1 2\r\n",
 		"PROXY tcp4 1.2.3.4 5.6.7.8 1 2\r\n", "PROXY TCP4\r\n", "PROXY \r\n",
-		"PROXY TCP4 2001:db8::1 2001:db8::2 1 2\r\n", /* IPv6 text in TCP4 */
-		"PROXY TCP6 1.2.3.4 5.6.7.8 1 2\r\n",        /* IPv4 text in TCP6 */
-		/* addresses */
-		"PROXY TCP4 256.2.3.4 5.6.7.8 1 2\r\n", "PROXY TCP4 01.2.3.4 5.6.7.8 1 2\r\n",
-		"PROXY TCP4 1.2.3 5.6.7.8 1 2\r\n", "PROXY TCP4 1.2.3.4.5 5.6.7.8 1 2\r\n",
-		"PROXY TCP4 1.2.3.4  5.6.7.8 1 2\r\n", "PROXY TCP4 1.2.3.4 5.6.7.x 1 2\r\n",
-		"PROXY TCP4 1111.2.3.4444 5.6.7.8 1 2\r\n", "PROXY TCP4 1.2.3.4.5.6.7.8.9 5.6.7.8 1 2",
-		"PROXY TCP6 2001:db8::1::2 ::1 1 2\r\n", "PROXY TCP6 1:2:3:4:5:6:7:8:9 ::1 1 2\r\n",
-		"PROXY TCP6 12345::1 ::1 1 2\r\n", "PROXY TCP6 ::g ::1 1 2\r\n",
-		/* ports */
+		/* addresses: a byte other than a hex digit, ':' or '.' */
+		"PROXY TCP4 1.2.3.4 5.6.7.x 1 2\r\n", "PROXY TCP6 ::g ::1 1 2\r\n",
+		"PROXY TCP4 1.2.3.4\t5.6.7.8 1 2\r\n", "PROXY TCP4 1.2.3.4/8 5.6.7.8 1 2\r\n",
+		/* ports: no digits, another byte, more than 65535 */
 		"PROXY TCP4 1.2.3.4 5.6.7.8 65536 2\r\n", "PROXY TCP4 1.2.3.4 5.6.7.8 1 99999\r\n",
-		"PROXY TCP4 1.2.3.4 5.6.7.8 01 2\r\n", "PROXY TCP4 1.2.3.4 5.6.7.8 1 00\r\n",
+		"PROXY TCP4 1.2.3.4  5.6.7.8 1 2\r\n", /* "5.6.7.8" read as a port */
 		"PROXY TCP4 1.2.3.4 5.6.7.8 -1 2\r\n", "PROXY TCP4 1.2.3.4 5.6.7.8 123456 2\r\n",
 		"PROXY TCP4 1.2.3.4 5.6.7.8  2\r\n", "PROXY TCP4 1.2.3.4 5.6.7.8 1 \r\n",
 		"PROXY TCP4 1.2.3.4 5.6.7.8 1\r\n", "PROXY TCP4 1.2.3.4 5.6.7.8 0x1 2\r\n",
@@ -140,8 +146,10 @@ static void test_v1_bad(void)
 
 	/* a token that cannot end well is refused at once, before its line's
 	 * end arrives */
-	CHECK_EQ(parse_s("PROXY TCP4 1.2.3.4.5.6.7.8.9.1"), 0);
+	CHECK_EQ(parse_s("PROXY TCP4 1.2.3.4.5.6.7.8.9.1"), -1);
+	CHECK_EQ(parse_s("PROXY TCP4 1.2.3.4.5.6.7.8.x"), 0);
 	CHECK_EQ(parse_s("PROXY TCP4 1.2.3.4 5.6.7.8 123456"), 0);
+	CHECK_EQ(parse_s("PROXY TCP4 1.2.3.4 5.6.7.8 0000012345"), -1);
 	CHECK_EQ(parse_s("PROXY TCP4 1.2.3.4 5.6.7.8 12345"), -1);
 	CHECK_EQ(parse_s("PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r"), -1);
 	CHECK_EQ(parse_s("PROXY TCP"), -1);
@@ -186,6 +194,11 @@ static void test_v2(void)
 		{0x20, 0x11, 12},
 		{0x20, 0xff, 3},        /* LOCAL: the family is ignored */
 		{0x20, 0x11, 0},        /* ... and so are the addresses */
+		/* nginx reads addresses for INET and INET6 over STREAM only and
+		 * skips any other block, and any command but PROXY, unread */
+		{0x22, 0x11, 12}, {0x2f, 0x11, 0}, {0x21, 0x13, 12}, {0x21, 0x10, 0},
+		{0x21, 0x01, 12}, {0x21, 0x41, 12}, {0x21, 0xff, 300}, {0x21, 0x31, 215},
+		{0x21, 0x12, 0}, {0x21, 0x22, 1},
 	};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		size_t n = v2(b, ok[i].vc, ok[i].fam, ok[i].n);
@@ -212,17 +225,9 @@ static void test_v2(void)
 		{0x31, 0x11, 12, 13}, /* version 3 */
 		{0x01, 0x11, 12, 13}, /* version 0 */
 		{0xf1, 0x11, 12, 13},
-		{0x22, 0x11, 12, 13}, /* command 2 */
-		{0x2f, 0x11, 12, 13},
-		{0x21, 0x13, 12, 14}, /* transport 3 */
-		{0x21, 0x10, 12, 14}, /* INET, transport UNSPEC */
-		{0x21, 0x01, 12, 14}, /* UNSPEC family, STREAM */
-		{0x21, 0x41, 12, 14}, /* family 4 */
-		{0x21, 0xff, 300, 14},
 		{0x21, 0x11, 11, 16}, /* IPv4 addresses need 12 */
 		{0x21, 0x11, 0, 16},
 		{0x21, 0x21, 35, 16}, /* IPv6 36 */
-		{0x21, 0x31, 215, 16},/* UNIX 216 */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		n = v2(b, bad[i].vc, bad[i].fam, bad[i].n);
@@ -338,13 +343,25 @@ static void test_stream(void)
 	s.holes = 0;
 	s.len = 39;
 	CHECK_EQ(proxyproto_stream(&s), 36);
-	/* not at the start of the stream: never */
+	/* read at the cursor: where an analyzer that handed the flow back
+	 * stopped (the start of a CONNECT tunnel), and only there */
 	s.consumed = 1;
 	CHECK_EQ(proxyproto_stream(&s), 0);
+	uint8_t b2[64];
+	memcpy(b2, "ABCD", 4);
+	memcpy(b2 + 4, h, sizeof(h) - 1);
+	s.buf = b2;
+	s.len = sizeof(h) - 1 + 4;
+	s.consumed = 4;
+	s.slid = 600;
+	CHECK_EQ(proxyproto_stream(&s), 36);
 	s.consumed = 0;
-	s.slid = 36;
 	CHECK_EQ(proxyproto_stream(&s), 0);
-	s.slid = 0;
+	s.consumed = 5;
+	CHECK_EQ(proxyproto_stream(&s), 0);
+	s.consumed = s.len + 1; /* never past the bytes */
+	CHECK_EQ(proxyproto_stream(&s), 0);
+	s.consumed = 4;
 	s.done = 1;
 	CHECK_EQ(proxyproto_stream(&s), 0);
 }
@@ -599,6 +616,40 @@ static void test_analyzers(void)
 	static const char bad1[] = "PROXY TCP4 10.99.0.10 10.99.0.80 65536 80\r\n";
 	s = run((const uint8_t *)bad1, strlen(bad1), ch, chn, 0, 0);
 	CHECK_EQ(s.n, 0);
+	/* one nginx serves behind: an address it does not parse */
+	static const char odd[] = "PROXY TCP4 a 01.2.3.4 01 80\r\n";
+	s = run((const uint8_t *)odd, strlen(odd), ch, chn, 0, 0);
+	CHECK(is_tls(&s));
+}
+
+/* Through the egress proxy to the agent's own proxy_protocol server: a
+ * CONNECT tunnel whose first bytes are a PROXY header, then the hello.
+ * The tunnel's start is where the header is looked for. */
+static void test_tunnel(void)
+{
+	static const char connect[] = "CONNECT hidden.example:443 HTTP/1.1\r\n"
+				      "Host: hidden.example:443\r\n\r\n";
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	uint8_t ch[256], v2b[64];
+	size_t chn = client_hello(ch, "hidden.example"), v2n = v2h(v2b);
+	struct conn c;
+
+	for (int v = 1; v <= 2; v++) {
+		conn_open(&c);
+		seg(&c, 0, TH_ACK | TH_PUSH, connect, strlen(connect));
+		seg(&c, 1, TH_ACK | TH_PUSH, ok, strlen(ok));
+		if (v == 1)
+			seg(&c, 0, TH_ACK | TH_PUSH, v1h, strlen(v1h));
+		else
+			seg(&c, 0, TH_ACK | TH_PUSH, v2b, v2n);
+		seg(&c, 0, TH_ACK | TH_PUSH, ch, chn);
+		CHECK_EQ(c.sink.n, 3);
+		CHECK_EQ(c.sink.kind[0], OBS_HTTP_REQUEST);
+		CHECK_EQ(c.sink.kind[1], OBS_HTTP_RESPONSE);
+		CHECK_EQ(c.sink.kind[2], OBS_TLS_CLIENT_HELLO);
+		CHECK_STR(c.sink.name[2], "hidden.example");
+		conn_close(&c);
+	}
 }
 
 /* The header, then the hello after it past the window's first 16 KiB less
@@ -649,5 +700,6 @@ int main(void)
 	test_stream();
 	test_analyzers();
 	test_tls_window();
+	test_tunnel();
 	return check_done();
 }
