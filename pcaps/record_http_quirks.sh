@@ -1,7 +1,8 @@
 #!/bin/bash
 # record_http_quirks.sh - record HTTP requests that real servers take but that have no
 # ordinary head, sent by a Python client to nginx and squid, into
-# pcaps/http_quirks.pcap
+# pcaps/http_quirks.pcap, and long heads and an upload captured with segmentation
+# offload on, into pcaps/http_gso.pcap
 #
 # README
 #   sudo pcaps/record_http_quirks.sh [OUTDIR]      (default: the folder of this script)
@@ -28,7 +29,15 @@
 #   5. squid: an HTTP/0.9 request in absolute form: squid answers with a status line
 #   6. squid: a request line with a bare CR before "Host:" (squid reads it as
 #      whitespace and fetches the URI)
-# Every socket times out after 3 s; the capture stops by itself after 60 s, the safety
+# Then TSO/GSO go back on for the agent's veth (its switch-side end keeps them off,
+# so the bridge cuts what it forwards into wire-size segments) and dumpcap captures
+# "tcp" on it again (http_gso.pcap): the capture holds the sender's segments as the
+# kernel handed them to the veth, up to 64 KiB each, as it does on any veth or bridge
+# with offloads on (their checksums are the offload's partial sums):
+#   7. nginx, keep-alive: a GET whose head is 31,185 bytes (eight 3,900-byte fields,
+#      then Host), then a second GET
+#   8. nginx, keep-alive: a POST with a 100,000-byte body, then a GET
+# Every socket times out after 3 s; each capture stops by itself after 60 s, the safety
 # capture on the switch ports after 120 s, and tshark then checks that no packet went
 # to an address other than these hosts'. A trap kills every process started here and
 # deletes the namespaces on any exit.
@@ -96,6 +105,7 @@ http {
 	server {
 		listen $IP_S:80;
 		server_name $D;
+		client_max_body_size 1m;
 		location / { return 200 "ok \$request_uri\n"; }
 	}
 }
@@ -161,6 +171,22 @@ if case == "keepalive":
     s.sendall(b"GET " + target + b"/after-long-head HTTP/1.1\r\nHost: " + vhost + b"\r\n\r\n")
     show("keepalive 2", answer(s))
     s.close()
+elif case == "gso-head":
+    head = b"GET /gso-long-head HTTP/1.1\r\n" + pad(8, 3900) + b"Host: " + vhost + b"\r\n\r\n"
+    s = conn()
+    s.sendall(head)
+    show("gso-head (%d-byte head)" % len(head), answer(s))
+    s.sendall(b"GET /after-gso-head HTTP/1.1\r\nHost: " + vhost + b"\r\n\r\n")
+    show("gso-head 2", answer(s))
+    s.close()
+elif case == "gso-upload":
+    s = conn()
+    s.sendall(b"POST /upload HTTP/1.1\r\nHost: " + vhost + b"\r\nContent-Length: 100000\r\n\r\n"
+              + b"u" * 100000)
+    show("gso-upload", answer(s))
+    s.sendall(b"GET /after-upload HTTP/1.1\r\nHost: " + vhost + b"\r\n\r\n")
+    show("gso-upload 2", answer(s))
+    s.close()
 elif case == "late-host":
     head = b"GET /late-host HTTP/1.1\r\n" + pad(3, 3900) + b"Host: " + vhost + b"\r\n\r\n"
     s = conn()
@@ -208,10 +234,28 @@ agent http09 "$IP_P" 3128 "$D"
 agent bare-cr "$IP_P" 3128 "$D"
 netns_capture_stop --strict
 
+ip netns exec "$NS_A" ethtool -K "$IF_A" tx on tso on gso on >/dev/null
+netns_capture_start "$NS_A" "$IF_A" http_gso "tcp"
+agent gso-head "$IP_S" 80 "$D"
+agent gso-upload "$IP_S" 80 "$D"
+netns_capture_stop --strict
+
 netns_audit_finish "10\.97\.0\.(2|10|80)"
 
-cp "$TMP/http_quirks.pcap" "$OUTDIR/http_quirks.pcap"
-chmod 644 "$OUTDIR/http_quirks.pcap"
-echo "record_http_quirks.sh: wrote $OUTDIR/http_quirks.pcap ($(wc -c <"$OUTDIR/http_quirks.pcap") bytes)"
+for f in http_quirks http_gso; do
+	cp "$TMP/$f.pcap" "$OUTDIR/$f.pcap"
+	chmod 644 "$OUTDIR/$f.pcap"
+	echo "record_http_quirks.sh: wrote $OUTDIR/$f.pcap ($(wc -c <"$OUTDIR/$f.pcap") bytes)"
+done
+largest=$(python3 -c '
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+o, big = 24, 0
+while o + 16 <= len(d):
+    n = struct.unpack_from("<I", d, o + 8)[0]
+    big = max(big, n)
+    o += 16 + n
+print(big)' "$TMP/http_gso.pcap")
+echo "record_http_quirks.sh: largest frame in http_gso.pcap: $largest bytes"
 echo "record_http_quirks.sh: answers:"
 grep -a -E '^[a-z0-9 -]+( \([0-9]+-byte head\))?: ' "$TMP/agent.log" | sed 's/^/  /'

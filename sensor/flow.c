@@ -964,9 +964,9 @@ static void memo_put(const struct flow_table *ft, struct flow_stream *st, uint32
  * copy the stream keeps does not change.
  */
 static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t seq,
-		       const uint8_t *data, size_t n, int counted)
+		       const uint8_t *data, size_t n, int counted, int claimed)
 {
-	const uint32_t max = stream_limit(ft, st);
+	uint32_t max = stream_limit(ft, st);
 
 	if (st->done || st->overflow || st->gap || n == 0 || !data)
 		return;
@@ -983,6 +983,22 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 		ft->stats.inconsistent++;
 	if (e <= (int64_t)st->len)
 		return; /* retransmission: every byte already here */
+	if (e > (int64_t)max && s0 == (int64_t)st->len && n > FLOW_SEG_WIRE_MAX && !st->wide &&
+	    (claimed || s0 == 0)) {
+		/* More bytes than any wire segment, and more than the window
+		 * has left: a capture of segmentation offload (a veth or a
+		 * bridge hands libpcap the sender's TSO/GSO segments of up to
+		 * 64 KiB whole, loopback has a 64 KiB MTU). Cut at the window,
+		 * such a segment would end the direction for the analyzer that
+		 * slides past what it read (HTTP, DNS: the rest of a long head,
+		 * the request after an upload) and cut a hello that a receiver
+		 * reads whole: take it whole, in a window of FLOW_STREAM_WIDE
+		 * from now on, for the first bytes of a direction or in a flow
+		 * an analyzer claimed (the global cap still bounds all). */
+		st->wide = 1;
+		max = stream_limit(ft, st);
+		ft->stats.stream_widened++;
+	}
 	if (s >= (int64_t)max) {
 		ft->stats.stream_far++;
 		return;
@@ -1614,7 +1630,7 @@ static void tcp_update(struct flow_table *ft, struct flow *f, const struct pkt *
 		int fresh = !st->done && !st->overflow && st->slid == 0 &&
 			    (!st->isn_set || (int64_t)(int32_t)(seq - st->isn) + (int64_t)n >
 						     (int64_t)st->len);
-		stream_add(ft, st, seq, p->payload, n, counted);
+		stream_add(ft, st, seq, p->payload, n, counted, f->app != APP_NONE);
 		if (fresh && !counted)
 			memo_put(ft, st, seq, p->payload, n);
 	}

@@ -6,7 +6,10 @@
  * Memory is bounded whatever the input: at most max_flows flows (the least
  * recently seen is evicted), at most stream_max bytes held per direction
  * (the first stream_max bytes, or, for an analyzer that slides its window
- * with flow_stream_slide, the stream_max bytes after its cursor), at most
+ * with flow_stream_slide, the stream_max bytes after its cursor;
+ * FLOW_STREAM_WIDE bytes for a direction on one of wide_ports, or one that
+ * met an offload's segment, larger than FLOW_SEG_WIRE_MAX, that did not fit
+ * what was left of its window, in its first bytes or in a claimed flow), at most
  * ooo_max out-of-order segments held per direction, and a global cap on
  * stream bytes. Idle flows expire by packet time.
  *
@@ -325,6 +328,7 @@ struct flow_stats {
 	uint64_t ooo_dropped;      /* out-of-order segments not kept */
 	uint64_t stream_truncated; /* directions that hit stream_max */
 	uint64_t stream_far;       /* segments dropped: start >= stream_max past isn */
+	uint64_t stream_widened;   /* directions widened for an offload's segment */
 	uint64_t stream_capped;    /* directions stopped by stream_total_max */
 	uint64_t stream_cap_bytes; /* payload bytes not kept because of stream_total_max */
 	uint64_t stream_gaps;      /* always 0: holes are skipped now (kept for old readers) */
@@ -444,6 +448,11 @@ void flow_stream_slide(struct flow_stream *st);
  * still bounds what all streams hold.
  */
 #define FLOW_STREAM_WIDE (128u * 1024u + 4096u)
+
+/* More payload than a segment on the wire carries (a 9,000-byte jumbo
+ * MTU): a segment larger is an offload's (TSO/GSO, GRO, loopback), which
+ * may take a direction's window to FLOW_STREAM_WIDE (flow.c, stream_add). */
+#define FLOW_SEG_WIRE_MAX 9216u
 
 /*
  * How far an analyzer whose cursor is at `from` (normally st->consumed) may

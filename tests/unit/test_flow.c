@@ -1759,6 +1759,82 @@ static void test_checksums(void)
 	flow_table_free(ft);
 }
 
+/*
+ * Segments larger than any on the wire: a capture of segmentation offload
+ * (libpcap on a veth or a bridge gets the sender's TSO/GSO segments whole,
+ * 14,480 bytes and up). Cut at the 16 KiB window, one ended the direction
+ * for an analyzer that slides past what it read: the rest of a 31 KB HTTP
+ * head, sent in segments of 7,240, 7,240, 14,480 and 2,343 bytes, was lost
+ * with its Host. Such a segment, at the first bytes of a direction or in a
+ * claimed flow, now widens the window to FLOW_STREAM_WIDE and is taken
+ * whole; wire-size segments and unclaimed flows are cut as before.
+ */
+static void test_offload_segments(void)
+{
+	static char big[30001];
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct flow *f = conn(ft, 1);
+
+	/* unclaimed, past its first bytes: cut at the window as before */
+	memset(big, 'g', 14480);
+	big[14480] = '\0';
+	cdata(ft, 1, big);
+	CHECK_EQ(f->st[0].len, 14480);
+	cdata(ft, 1 + 14480, big);
+	CHECK_EQ(f->st[0].len, 16384);
+	CHECK(f->st[0].overflow && !f->st[0].wide);
+	CHECK_EQ(flow_table_stats(ft)->stream_widened, 0);
+	flow_table_free(ft);
+
+	/* the first bytes of a direction: 30,000 in one segment, whole */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	memset(big, 'h', 30000);
+	big[30000] = '\0';
+	cdata(ft, 1, big);
+	CHECK_EQ(f->st[0].len, 30000);
+	CHECK(f->st[0].wide && !f->st[0].overflow);
+	CHECK_EQ(flow_table_stats(ft)->stream_widened, 1);
+	CHECK(stream_is(f, 0, big));
+	flow_table_free(ft);
+
+	/* claimed: a segment that crosses the window's end is taken whole,
+	 * and the window stays FLOW_STREAM_WIDE */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	cdata(ft, 1, "GET / HTTP/1.1\r\n");
+	f->app = APP_HTTP;
+	memset(big, 'i', 14480);
+	big[14480] = '\0';
+	cdata(ft, 17, big);
+	CHECK_EQ(f->st[0].wide, 0);
+	cdata(ft, 17 + 14480, big);
+	CHECK_EQ(f->st[0].len, 16 + 2 * 14480);
+	CHECK(f->st[0].wide && !f->st[0].overflow);
+	cdata(ft, 17 + 2 * 14480, "tail");
+	CHECK_EQ(f->st[0].len, 16 + 2 * 14480 + 4);
+	CHECK_EQ(flow_table_stats(ft)->stream_widened, 1);
+	flow_table_free(ft);
+
+	/* claimed, wire-size segments: cut at the window as before */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	f->app = APP_HTTP;
+	memset(big, 'j', 1448);
+	big[1448] = '\0';
+	for (uint32_t i = 0; i < 12; i++)
+		cdata(ft, 1 + i * 1448, big);
+	CHECK_EQ(f->st[0].len, 16384);
+	CHECK(f->st[0].overflow && !f->st[0].wide);
+	/* ... and so is an offload's segment that starts past the window */
+	memset(big, 'k', 14480);
+	big[14480] = '\0';
+	cdata(ft, 1 + 12 * 1448, big);
+	CHECK_EQ(f->st[0].len, 16384);
+	CHECK_EQ(flow_table_stats(ft)->stream_widened, 0);
+	flow_table_free(ft);
+}
+
 static void test_inconsistent(void)
 {
 	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
@@ -1835,6 +1911,7 @@ int main(void)
 	test_noack();
 	test_syn_data();
 	test_inconsistent();
+	test_offload_segments();
 	test_checksums();
 	return check_done();
 }
