@@ -904,6 +904,12 @@ static void h2c_stream(struct step *st)
 		}
 		s->consumed += (uint32_t)used;
 	}
+	if (!d->stop && s->overflow && s->consumed >= s->len) {
+		/* the window filled before it could slide (a segment longer
+		 * than it): the bytes after it are lost, and the framing */
+		d->stop = 1;
+		st->ret = worse(st->ret, MOD_TRUNCATED);
+	}
 	flow_stream_slide(s);
 }
 

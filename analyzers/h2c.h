@@ -23,9 +23,10 @@
  *   - an HPACK decoding error (nghttp2's NGHTTP2_ERR_HEADER_COMP and the
  *     others): the dynamic table is then unknown, so nothing after it in
  *     the direction can be decoded; the head read so far is emitted,
- *     malformed;
- *   - a hole the flow table skipped (capture loss) inside the direction.
- * Other frame types (DATA, PRIORITY, RST_STREAM, PING, GOAWAY,
+ *     malformed.
+ * A hole the flow table skipped (capture loss), or bytes the window could
+ * not keep (a segment longer than it), stop the direction too, counted as
+ * truncated. Other frame types (DATA, PRIORITY, RST_STREAM, PING, GOAWAY,
  * WINDOW_UPDATE, unknown ones) are passed by their length as their bytes
  * arrive, without being held.
  *

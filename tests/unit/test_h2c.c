@@ -841,6 +841,19 @@ static void test_long_connection(void)
 	CHECK_STR(c.cap.ev[4].name, "www.example.com");
 	CHECK(!c.f.st[0].overflow);
 	conn_close(&c);
+
+	/* one segment longer than the window (4 KiB here): the bytes past it
+	 * are lost, the direction stops, counted truncated */
+	o->n = 0;
+	preface(o);
+	frame(o, DATA, 0, 1, body, 10000);
+	frame(o, HEADERS, END_HEADERS, 3, c42, sizeof(c42));
+	conn_open(&c, 4096);
+	feed(&c, 0, o->b, o->n);
+	CHECK_EQ(c.res[0], MOD_TRUNCATED);
+	CHECK_EQ(feed(&c, 0, c41, 0), MOD_OK);
+	CHECK_EQ(c.cap.n, 0);
+	conn_close(&c);
 	free(o);
 	free(sv);
 }
