@@ -902,7 +902,9 @@ struct http_flow {
 	uint64_t wait_seq; /* 1 + number of the CONNECT/Upgrade request whose
 			    * response the client direction waits for; 0 none */
 	uint8_t wait_connect;
-	uint8_t tunnel;    /* a 2xx answered CONNECT: hand the flow back */
+	uint8_t wait_h2c;  /* ... an Upgrade that offers h2c */
+	uint8_t tunnel;    /* a 2xx answered CONNECT, or a 101 an Upgrade to h2c:
+			    * hand the flow back */
 	uint8_t roomy;     /* allocated as a struct http_flow_roomy */
 	uint8_t simple;    /* an HTTP/0.9 request was answered */
 	uint32_t q_first, q_n; /* FIFO of unanswered requests */
@@ -1087,6 +1089,26 @@ static int emit_head(struct http_state *ms, const struct pkt *p, struct emit *ou
 	return out->obs(out, &ob);
 }
 
+/* Does the comma-separated list (an Upgrade value) hold tok (lowercase),
+ * ASCII case-insensitively? */
+static int list_has(const char *list, const char *tok)
+{
+	struct cur v = cur_init((const uint8_t *)list, strlen(list));
+
+	while (cur_has(&v, 1)) {
+		struct cur t = v;
+		size_t n = 0;
+
+		while (cur_has(&t, 1) && cur_u8(&t) != ',')
+			n++;
+		if (cur_ieq(trim(cur_take(&v, n)), tok))
+			return 1;
+		if (cur_has(&v, 1))
+			cur_skip(&v, 1);
+	}
+	return 0;
+}
+
 /* A request head was parsed (r from http_parse_head). */
 static int request_done(struct http_state *ms, struct http_flow *fs, const struct pkt *p,
 			struct emit *out, int r)
@@ -1120,6 +1142,7 @@ static int request_done(struct http_state *ms, struct http_flow *fs, const struc
 		if (strcmp(h->method, "CONNECT") == 0 || h->upgrade[0]) {
 			fs->wait_seq = seq + 1;
 			fs->wait_connect = strcmp(h->method, "CONNECT") == 0;
+			fs->wait_h2c = list_has(h->upgrade, "h2c");
 		}
 	}
 	if (r == MOD_OK || (r == MOD_MALFORMED && !h->fatal)) {
@@ -1190,8 +1213,10 @@ static int response_done(struct http_state *ms, struct http_flow *fs, const stru
 		fs->d[0].stop = fs->d[1].stop = 1;
 		fs->tunnel = 1;
 	} else if (status == 101) {
-		/* the connection now carries another protocol */
+		/* the connection now carries another protocol; HTTP/2 (RFC
+		 * 7540 3.2) is the h2c analyzer's, from the client's preface */
 		fs->d[0].stop = fs->d[1].stop = 1;
+		fs->tunnel = answers_wait && fs->wait_h2c;
 	} else if (interim || status == 204 || status == 304 || (q && q->head)) {
 		/* no body */
 	} else if (h->chunked) {
@@ -1423,8 +1448,8 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 		d->wait_len = d->wait_len > slid ? d->wait_len - slid : 0;
 	if (fs->tunnel) {
 		/* Hand the tunnel back: the client stream's consumed cursor sits
-		 * after the CONNECT head, where another analyzer (TLS) may claim
-		 * the flow. */
+		 * after the CONNECT (or Upgrade) head, where another analyzer
+		 * (TLS, h2c) may claim the flow. */
 		free(f->app_state);
 		f->app_state = NULL;
 		f->app = APP_NONE;

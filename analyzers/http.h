@@ -80,7 +80,10 @@
  *     connection, so the server direction stops after its head;
  *   - after a CONNECT request or a request with Upgrade, the client
  *     direction pauses until the response: 2xx to CONNECT (a tunnel) or 101
- *     (another protocol) stops both directions, anything else resumes;
+ *     (another protocol) stops both directions, anything else resumes; a
+ *     tunnel, and a 101 to an Upgrade that offered h2c (RFC 7540 3.2), hand
+ *     the flow back (APP_NONE), the client stream's cursor after the
+ *     request, for TLS or h2c (h2c.h) to claim;
  *   - when a direction stops growing (the flow table's 16 KiB stream cap
  *     or a hole never filled) inside a head, the head is emitted with
  *     OBS_F_TRUNCATED if its start line was complete; inside a body, the

@@ -8,6 +8,7 @@ extern const struct module dns_module;
 extern const struct module tls_module;
 extern const struct module quic_module;
 extern const struct module http_module;
+extern const struct module h2c_module;
 extern const struct module icmp_module;
 extern const struct module detect_egress_module;
 extern const struct module detect_icmp_tunnel_module;
@@ -20,6 +21,7 @@ const struct module *const modules[] = {
 	&tls_module,
 	&quic_module,
 	&http_module,
+	&h2c_module,
 	&icmp_module,
 	&detect_egress_module,
 	&detect_icmp_tunnel_module,

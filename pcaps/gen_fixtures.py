@@ -87,6 +87,12 @@ Files (all Ethernet unless stated):
                      checksum, no ACK, SYN data not taken), an urgent byte inside the
                      Host, checksums left partial by offload or garbled by a rewrite,
                      and a request in a SYN that TCP Fast Open takes (gen_tcp_decoys).
+  h2c_prior.pcap     HTTP/2 cleartext with prior knowledge: two requests for the
+                     metadata service on one connection (the second's :authority from
+                     HPACK's dynamic table, its HEADERS split over two segments), and a
+                     gRPC call whose HEADERS is PADDED with PRIORITY and continued by a
+                     CONTINUATION, answered with trailers (gen_h2c_prior; needs
+                     python3-hpack).
 """
 import base64
 import calendar
@@ -1353,6 +1359,82 @@ def gen_proxyproto(out):
                               get(b"refused.hidden.example")],
          b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
     write_pcap(os.path.join(out, "proxyproto.pcap"), LINKTYPE_ETHERNET, recs)
+# ---------------------------------------------------------------- h2c_prior
+
+
+def gen_h2c_prior(out):
+    """HTTP/2 in cleartext with prior knowledge (what `curl
+    --http2-prior-knowledge` and plaintext gRPC send): the agent asks the
+    metadata service for its credentials over h2c, the second request's
+    :authority taken from HPACK's dynamic table, its HEADERS frame split
+    over two segments; then a gRPC call whose HEADERS is PADDED with
+    PRIORITY and continued by a CONTINUATION, answered with a response and
+    trailers (no event). HPACK by python3-hpack (Huffman-coded, indexed),
+    imported here so that the other fixtures do not need it."""
+    from hpack import Encoder
+
+    def frame(ftype, flags, sid, payload):
+        return struct.pack("!I", len(payload))[1:] + bytes([ftype, flags]) + \
+            struct.pack("!I", sid) + payload
+
+    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+    settings_c = frame(4, 0, 0, struct.pack("!HI", 2, 0) + struct.pack("!HI", 4, 4194304))
+    settings_s = frame(4, 0, 0, struct.pack("!HI", 3, 100) + struct.pack("!HI", 1, 4096))
+    ack = frame(4, 1, 0, b"")
+
+    clk = Clock(BASE_US + 9000 * 1000000)
+    recs = []
+
+    # the metadata service over h2c, two requests on one connection
+    ce, se = Encoder(), Encoder()
+    c = TcpConn(clk, CLIENT4, "169.254.169.254", 43000, 80, 7000, 9000, smac=MAC_GW)
+    recs += c.handshake()
+    h1 = ce.encode([(":method", "GET"), (":scheme", "http"), (":authority", "169.254.169.254"),
+                    (":path", "/latest/meta-data/"), ("user-agent", "curl/7.88.1"),
+                    ("accept", "*/*")])
+    recs.append(c.c_send(preface + settings_c + frame(8, 0, 0, struct.pack("!I", 1 << 20)) +
+                         frame(1, 0x05, 1, h1), step=300))
+    recs.append(c.s_send(settings_s + ack, step=400))
+    recs.append(c.c_send(ack, step=100))
+    r1 = se.encode([(":status", "200"), ("server", "EC2ws"), ("content-length", "12")])
+    recs.append(c.s_send(frame(1, 0x04, 1, r1) + frame(0, 0x01, 1, b"iam/\nami-id\n"), step=400))
+    h3 = frame(1, 0x05, 3, ce.encode([
+        (":method", "GET"), (":scheme", "http"), (":authority", "169.254.169.254"),
+        (":path", "/latest/meta-data/iam/security-credentials/"),
+        ("user-agent", "curl/7.88.1"), ("accept", "*/*")]))
+    recs.append(c.c_send(h3[:7], step=300))
+    recs.append(c.c_send(h3[7:], step=100))
+    r3 = se.encode([(":status", "200"), ("server", "EC2ws"), ("content-length", "8")])
+    recs.append(c.s_send(frame(1, 0x04, 3, r3) + frame(0, 0x01, 3, b"ec2-role"), step=400))
+    recs.append(c.c_send(frame(7, 0, 0, struct.pack("!II", 3, 0)), step=300))
+    recs += c.close()
+
+    # a gRPC call: PADDED and PRIORITY, the block continued, trailers
+    ce, se = Encoder(), Encoder()
+    c = TcpConn(clk, CLIENT4, "10.99.0.80", 43002, 50051, 17000, 19000, smac=MAC_GW)
+    recs += c.handshake()
+    blk = ce.encode([(":method", "POST"), (":scheme", "http"),
+                     (":path", "/helloworld.Greeter/SayHello"),
+                     (":authority", "grpc.example.test:50051"), ("te", "trailers"),
+                     ("content-type", "application/grpc"),
+                     ("user-agent", "grpc-python/1.51.1 grpc-c/29.0.0 (linux; chttp2)")])
+    pad = 6
+    headers = frame(1, 0x08 | 0x20, 1, bytes([pad]) + struct.pack("!IB", 0, 15) +
+                    blk[:10] + bytes(pad))
+    cont = frame(9, 0x04, 1, blk[10:])
+    msg = b"\x00" + struct.pack("!I", 7) + b"\x0a\x05world"
+    recs.append(c.c_send(preface + settings_c + headers, step=300))
+    recs.append(c.c_send(cont + frame(0, 0x01, 1, msg), step=100))
+    recs.append(c.s_send(settings_s + ack, step=400))
+    recs.append(c.c_send(ack, step=100))
+    reply = b"\x00" + struct.pack("!I", 13) + b"\x0a\x0bHello world"
+    recs.append(c.s_send(frame(1, 0x04, 1, se.encode([(":status", "200"),
+                                                      ("content-type", "application/grpc")])) +
+                         frame(0, 0, 1, reply) +
+                         frame(1, 0x05, 1, se.encode([("grpc-status", "0"),
+                                                      ("grpc-message", "")])), step=500))
+    recs += c.close()
+    write_pcap(os.path.join(out, "h2c_prior.pcap"), LINKTYPE_ETHERNET, recs)
 
 
 def main():
@@ -1372,6 +1454,7 @@ def main():
     gen_egress_paths(out)
     gen_tcp_decoys(out)
     gen_proxyproto(out)
+    gen_h2c_prior(out)
     return 0
 
 

@@ -192,7 +192,7 @@ enum flow_state_bits {
 };
 
 /* Which application analyzer owns the flow's streams. */
-enum flow_app { APP_NONE = 0, APP_DNS, APP_HTTP, APP_TLS, APP_OTHER };
+enum flow_app { APP_NONE = 0, APP_DNS, APP_HTTP, APP_TLS, APP_OTHER, APP_HTTP2 };
 
 /* A byte range in offsets from isn: [start, end). */
 struct flow_seg {

@@ -462,7 +462,7 @@ egresswatch replay: 2 files, 254 packets, 32535 bytes in T s (R packets/s)
   layers:    link 254 ipv4 254 tcp 18 udp 229 (1 truncated) icmp 6
   flows:     120 created, 0 evicted
   events:    dns 229 (116 queries, 113 responses), http 2, tls 1, icmp 6; 9 malformed
-  analyzers: dns 219 (1 truncated, 10 malformed), tls 1, quic 0, http 2, icmp 6
+  analyzers: dns 219 (1 truncated, 10 malformed), tls 1, quic 0, http 2, h2c 0, icmp 6
   detectors: egress 125, icmp_tunnel 6, metadata 2, rebind 0, dns_tunnel 229
   alerts:    2 (dns_tunnel 1, metadata_probe 1) from 75 detections
   store:     $T/sum.db, 238 events written, 0 rows not written

@@ -1,0 +1,1065 @@
+/*
+ * h2c.c - the HTTP/2 cleartext (prior knowledge) analyzer: frames walked in
+ * both directions of a TCP flow through sensor/cursor.h, header blocks
+ * decoded with libnghttp2's HPACK inflater, requests and responses emitted
+ * with http.h's detail record. The rules and bounds are listed in h2c.h.
+ *
+ * A direction is read frame by frame from the flow's stream window: a
+ * frame whose payload is not needed (DATA above all) is passed as its bytes
+ * arrive, so the window never fills with a body; a SETTINGS frame and a
+ * whole header block are read once they are all in the window, so they are
+ * never copied. What was read is slid out of the window
+ * (flow_stream_slide), so a long-lived connection is followed to its end.
+ *
+ * The inflaters are not in flow->app_state, which the flow table frees with
+ * free() and no word to the module: they live in the module's slots, each
+ * tied to its flow by a ticket the flow's state keeps, and every byte
+ * nghttp2 allocates for them is counted against the slot and the module
+ * (the nghttp2_mem hooks), so the memory is bounded whatever the peer
+ * sends. Nothing here prints, judges or keeps a global.
+ */
+#include "h2c.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nghttp2/nghttp2.h>
+
+#include "../sensor/cursor.h"
+#include "../sensor/flow.h"
+#include "../sensor/record.h"
+#include "../sensor/text.h"
+#include "http.h"
+#include "module.h"
+
+static const uint8_t preface[H2C_PREFACE_LEN] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+enum frame_type {
+	FT_DATA = 0, FT_HEADERS = 1, FT_PRIORITY = 2, FT_RST_STREAM = 3, FT_SETTINGS = 4,
+	FT_PUSH_PROMISE = 5, FT_PING = 6, FT_GOAWAY = 7, FT_WINDOW_UPDATE = 8,
+	FT_CONTINUATION = 9,
+};
+
+enum frame_flag {
+	FF_ACK = 0x01, FF_END_STREAM = 0x01, FF_END_HEADERS = 0x04, FF_PADDED = 0x08,
+	FF_PRIORITY = 0x20,
+};
+
+enum { SET_HEADER_TABLE_SIZE = 1, SET_MAX_FRAME_SIZE = 5 };
+
+/* ---- per flow ------------------------------------------------------------- */
+
+/* One SETTINGS of the peer waiting for this direction's ACK: the
+ * SETTINGS_HEADER_TABLE_SIZE values it held (the smallest and the last;
+ * has = 0 when none). */
+struct h2c_table_set {
+	uint8_t has;
+	uint32_t min, last;
+};
+
+struct h2c_dir {
+	uint8_t stop;       /* nothing more is parsed in this direction */
+	uint32_t skip;      /* payload bytes of the current frame still to pass */
+	uint32_t max_frame; /* largest frame it may send (the peer's SETTINGS) */
+	uint32_t last_sid;  /* client: the highest stream it opened */
+	uint32_t q_n;       /* the peer's SETTINGS not yet acknowledged */
+	struct h2c_table_set q[H2C_SETTINGS_QUEUE];
+};
+
+struct h2c_pending {
+	uint32_t sid;       /* 0: free */
+	struct http_pair pair;
+};
+
+/* Per flow, in flow->app_state: one flat allocation. */
+struct h2c_flow {
+	uint64_t ticket;    /* the slot holding our inflaters, while it says so */
+	uint32_t slot;
+	uint8_t lost;       /* the slot went to another flow */
+	struct h2c_dir d[2];
+	uint32_t p_next;    /* next pending entry to overwrite */
+	struct h2c_pending pend[H2C_PENDING_MAX];
+};
+
+/* ---- per module ------------------------------------------------------------ */
+
+struct h2c_state;
+
+struct h2c_slot {
+	uint64_t ticket;    /* 0: free */
+	uint64_t last_us;   /* packet time of the flow's latest packet */
+	size_t heap;        /* bytes allocated by nghttp2 for this slot */
+	struct h2c_state *ms;
+	nghttp2_hd_inflater *inf[2];
+	/* the hooks, with this slot as their user data: nghttp2 1.52 keeps a
+	 * pointer to them in the inflater (its manual says it does not), so
+	 * they live as long as the slot */
+	nghttp2_mem mem;
+};
+
+/* A header block being decoded: what its fields said beyond struct
+ * http_head. */
+struct h2c_block {
+	unsigned pseudo;    /* pseudo-headers seen (PS_* bits) */
+	int regular;        /* a regular field was seen */
+	unsigned fields;    /* fields decoded */
+	int status_ok;      /* a sound :status */
+	char authority[HTTP_HOST_MAX];
+	size_t authority_len;
+};
+
+struct h2c_state {
+	struct http_head head;
+	struct h2c_block blk;
+	char info[HTTP_INFO_MAX];
+	uint64_t tickets;   /* tickets handed out */
+	size_t heap;        /* bytes allocated by nghttp2, all slots */
+	struct h2c_slot slots[H2C_FLOWS_MAX];
+};
+
+/* ---- counting allocator for nghttp2 ---------------------------------------- */
+
+/* Each allocation carries its size in front, so that free can count it
+ * back; 16 bytes keep the alignment malloc gives. */
+#define ALLOC_HEAD 16
+
+static void *h2c_malloc(size_t n, void *user)
+{
+	struct h2c_slot *sl = user;
+	size_t total;
+	uint8_t *b;
+
+	if (n > H2C_HEAP_MAX)
+		return NULL;
+	total = n + ALLOC_HEAD;
+	if (sl->heap + total > H2C_HEAP_MAX || sl->ms->heap + total > H2C_HEAP_TOTAL_MAX)
+		return NULL;
+	b = malloc(total);
+	if (!b)
+		return NULL;
+	memcpy(b, &total, sizeof(total));
+	sl->heap += total;
+	sl->ms->heap += total;
+	return b + ALLOC_HEAD;
+}
+
+static void h2c_free(void *ptr, void *user)
+{
+	struct h2c_slot *sl = user;
+	uint8_t *b;
+	size_t total;
+
+	if (!ptr)
+		return;
+	b = (uint8_t *)ptr - ALLOC_HEAD;
+	memcpy(&total, b, sizeof(total));
+	sl->heap -= total;
+	sl->ms->heap -= total;
+	free(b);
+}
+
+static void *h2c_calloc(size_t nmemb, size_t size, void *user)
+{
+	void *p;
+
+	if (size && nmemb > H2C_HEAP_MAX / size)
+		return NULL;
+	p = h2c_malloc(nmemb * size, user);
+	if (p)
+		memset(p, 0, nmemb * size);
+	return p;
+}
+
+static void *h2c_realloc(void *ptr, size_t n, void *user)
+{
+	size_t old;
+	void *p;
+
+	if (!ptr)
+		return h2c_malloc(n, user);
+	memcpy(&old, (uint8_t *)ptr - ALLOC_HEAD, sizeof(old));
+	old -= ALLOC_HEAD;
+	p = h2c_malloc(n, user);
+	if (!p)
+		return NULL; /* ptr stays valid, as realloc leaves it */
+	memcpy(p, ptr, old < n ? old : n);
+	h2c_free(ptr, user);
+	return p;
+}
+
+/* ---- slots ----------------------------------------------------------------- */
+
+static void slot_release(struct h2c_slot *sl)
+{
+	for (int i = 0; i < 2; i++) {
+		if (sl->inf[i])
+			nghttp2_hd_inflate_del(sl->inf[i]);
+		sl->inf[i] = NULL;
+	}
+	sl->ticket = 0;
+}
+
+/* The free slot, or the one whose flow was seen least recently. */
+static struct h2c_slot *slot_pick(struct h2c_state *ms)
+{
+	struct h2c_slot *best = &ms->slots[0];
+
+	for (size_t i = 0; i < H2C_FLOWS_MAX; i++) {
+		struct h2c_slot *sl = &ms->slots[i];
+		if (!sl->ticket)
+			return sl;
+		if (sl->last_us < best->last_us)
+			best = sl;
+	}
+	return best;
+}
+
+/* Give fs a slot with two fresh inflaters. 0, or -ENOMEM. */
+static int slot_take(struct h2c_state *ms, struct h2c_flow *fs, uint64_t now_us)
+{
+	struct h2c_slot *sl = slot_pick(ms);
+
+	slot_release(sl);
+	for (int i = 0; i < 2; i++) {
+		if (nghttp2_hd_inflate_new2(&sl->inf[i], &sl->mem) != 0) {
+			sl->inf[i] = NULL;
+			slot_release(sl);
+			return -ENOMEM;
+		}
+	}
+	sl->ticket = ++ms->tickets;
+	sl->last_us = now_us;
+	fs->ticket = sl->ticket;
+	fs->slot = (uint32_t)(sl - ms->slots);
+	return 0;
+}
+
+/* fs's slot when it still holds fs's inflaters, else NULL. */
+static struct h2c_slot *slot_of(struct h2c_state *ms, const struct h2c_flow *fs)
+{
+	struct h2c_slot *sl;
+
+	if (fs->slot >= H2C_FLOWS_MAX)
+		return NULL;
+	sl = &ms->slots[fs->slot];
+	return sl->ticket == fs->ticket ? sl : NULL;
+}
+
+/* ---- header fields ----------------------------------------------------------- */
+
+enum pseudo_bits {
+	PS_METHOD = 1u << 0, PS_PATH = 1u << 1, PS_AUTHORITY = 1u << 2, PS_SCHEME = 1u << 3,
+	PS_STATUS = 1u << 4, PS_PROTOCOL = 1u << 5,
+};
+
+static void note(struct http_head *h, const char *why)
+{
+	if (h->malformed)
+		return;
+	h->malformed = 1;
+	snprintf(h->why, sizeof(h->why), "%s", why);
+}
+
+static size_t put(struct http_head *h, char *dst, size_t cap, const uint8_t *s, size_t n)
+{
+	int cut = 0;
+	size_t k = text_escape(dst, cap, s, n, &cut);
+
+	h->cut |= cut;
+	return k;
+}
+
+/* Does name[0..n) equal lit (lowercase), ASCII case-insensitively? */
+static int name_is(const uint8_t *name, size_t n, const char *lit)
+{
+	size_t m = strlen(lit);
+
+	if (n != m)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		int b = name[i];
+		if (b >= 'A' && b <= 'Z')
+			b += 'a' - 'A';
+		if (b != (uint8_t)lit[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* content-length: 1*DIGIT, at most 18 significant; -1 when not. */
+static int64_t digits(const uint8_t *v, size_t n)
+{
+	int64_t x = 0;
+	int sig = 0;
+
+	if (n == 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return -1;
+		if ((x || v[i] != '0') && ++sig > 18)
+			return -1;
+		x = x * 10 + (v[i] - '0');
+	}
+	return x;
+}
+
+/* A pseudo-header (name starts with ':'). */
+static void pseudo_field(struct h2c_state *ms, const nghttp2_nv *nv)
+{
+	struct http_head *h = &ms->head;
+	struct h2c_block *b = &ms->blk;
+	const uint8_t *v = nv->value;
+	size_t n = nv->valuelen;
+	unsigned bit;
+
+	if (b->regular)
+		note(h, "pseudo-header after a regular field");
+	if (name_is(nv->name, nv->namelen, ":method"))
+		bit = PS_METHOD;
+	else if (name_is(nv->name, nv->namelen, ":path"))
+		bit = PS_PATH;
+	else if (name_is(nv->name, nv->namelen, ":authority"))
+		bit = PS_AUTHORITY;
+	else if (name_is(nv->name, nv->namelen, ":scheme"))
+		bit = PS_SCHEME;
+	else if (name_is(nv->name, nv->namelen, ":protocol"))
+		bit = PS_PROTOCOL;
+	else if (name_is(nv->name, nv->namelen, ":status"))
+		bit = PS_STATUS;
+	else {
+		note(h, "unknown pseudo-header");
+		return;
+	}
+	if (b->pseudo & bit) {
+		note(h, "repeated pseudo-header");
+		return;
+	}
+	b->pseudo |= bit;
+	if ((bit == PS_STATUS) != (h->response != 0)) {
+		note(h, h->response ? "request pseudo-header in a response"
+				    : ":status in a request");
+		return;
+	}
+	switch (bit) {
+	case PS_METHOD:
+		put(h, h->method, sizeof(h->method), v, n);
+		if (n > HTTP_METHOD_LEN)
+			note(h, "method longer than 32 bytes");
+		break;
+	case PS_PATH:
+		h->uri_len = put(h, h->uri, sizeof(h->uri), v, n);
+		break;
+	case PS_AUTHORITY:
+		b->authority_len = put(h, b->authority, sizeof(b->authority), v, n);
+		break;
+	case PS_STATUS:
+		if (n == 3 && v[0] >= '1' && v[0] <= '9' && v[1] >= '0' && v[1] <= '9' &&
+		    v[2] >= '0' && v[2] <= '9') {
+			h->status = (uint16_t)((v[0] - '0') * 100 + (v[1] - '0') * 10 + (v[2] - '0'));
+			h->have_line = 1;
+			b->status_ok = 1;
+		} else {
+			note(h, "bad :status");
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void join(struct http_head *h, char *dst, size_t cap, const uint8_t *v, size_t n)
+{
+	size_t l = strlen(dst);
+
+	if (l) {
+		if (cap - l < 3) {
+			h->cut = 1;
+			return;
+		}
+		memcpy(dst + l, ", ", 3);
+		l += 2;
+	}
+	put(h, dst + l, cap - l, v, n);
+}
+
+/* A regular field: the ones http.h's record holds. */
+static void regular_field(struct h2c_state *ms, const nghttp2_nv *nv)
+{
+	struct http_head *h = &ms->head;
+	const uint8_t *name = nv->name, *v = nv->value;
+	size_t nl = nv->namelen, n = nv->valuelen;
+
+	ms->blk.regular = 1;
+	for (size_t i = 0; i < nl; i++)
+		if (name[i] >= 'A' && name[i] <= 'Z') {
+			note(h, "uppercase header field name");
+			break;
+		}
+	if (name_is(name, nl, "host")) {
+		if (h->have_host)
+			note(h, "several host fields");
+		else
+			h->host_len = put(h, h->host, sizeof(h->host), v, n);
+		h->have_host = 1;
+	} else if (name_is(name, nl, "user-agent")) {
+		if (!h->user_agent[0])
+			put(h, h->user_agent, sizeof(h->user_agent), v, n);
+	} else if (name_is(name, nl, "upgrade")) {
+		join(h, h->upgrade, sizeof(h->upgrade), v, n);
+	} else if (name_is(name, nl, "connection")) {
+		join(h, h->connection, sizeof(h->connection), v, n);
+	} else if (name_is(name, nl, "content-length")) {
+		int64_t cl = digits(v, n);
+		if (cl < 0 || (h->content_length >= 0 && h->content_length != cl))
+			note(h, "bad content-length");
+		else
+			h->content_length = cl;
+	} else if (name_is(name, nl, "server")) {
+		if (!h->server[0])
+			put(h, h->server, sizeof(h->server), v, n);
+	} else if (name_is(name, nl, "location")) {
+		if (!h->location[0])
+			put(h, h->location, sizeof(h->location), v, n);
+	} else if (name_is(name, nl, "metadata")) {
+		h->meta |= HTTP_META;
+	} else if (name_is(name, nl, "metadata-flavor")) {
+		h->meta |= HTTP_META_FLAVOR;
+	} else if (name_is(name, nl, "x-aws-ec2-metadata-token")) {
+		h->meta |= HTTP_META_TOKEN; /* never the token itself */
+	} else if (name_is(name, nl, "x-aws-ec2-metadata-token-ttl-seconds")) {
+		if (!(h->meta & HTTP_META_TTL))
+			put(h, h->ttl, sizeof(h->ttl), v, n);
+		h->meta |= HTTP_META_TTL;
+	}
+}
+
+static void on_field(struct h2c_state *ms, const nghttp2_nv *nv)
+{
+	ms->blk.fields++;
+	if (nv->namelen && nv->name[0] == ':')
+		pseudo_field(ms, nv);
+	else
+		regular_field(ms, nv);
+}
+
+static void block_reset(struct h2c_state *ms, int response)
+{
+	memset(&ms->head, 0, sizeof(ms->head));
+	ms->head.response = response;
+	ms->head.content_length = -1;
+	snprintf(ms->head.version, sizeof(ms->head.version), "HTTP/2");
+	memset(&ms->blk, 0, sizeof(ms->blk));
+}
+
+/* The block's fields are all in: what a request's record takes from its
+ * pseudo-headers. */
+static void block_finish(struct h2c_state *ms)
+{
+	struct http_head *h = &ms->head;
+	struct h2c_block *b = &ms->blk;
+
+	if (h->response)
+		return;
+	h->have_line = (b->pseudo & PS_METHOD) != 0;
+	if (b->pseudo & PS_AUTHORITY) {
+		/* :authority stands for Host (RFC 9113 8.3.1) */
+		h->host_len = http_copy_escaped(h->host, sizeof(h->host), b->authority, NULL);
+		h->have_host = 1;
+	}
+	if (!(b->pseudo & PS_METHOD))
+		note(h, "no :method");
+	if (!(b->pseudo & PS_PATH)) {
+		if (strcmp(h->method, "CONNECT") == 0 && (b->pseudo & PS_AUTHORITY))
+			h->uri_len = http_copy_escaped(h->uri, sizeof(h->uri), b->authority, NULL);
+		else
+			note(h, "no :path");
+	}
+}
+
+/*
+ * Feed in[0..n) of a header block to inf, fields to ms->head; last when it
+ * is the block's last fragment. 0, or -1 on an HPACK error (or nghttp2's
+ * allocation refused).
+ */
+static int hpack_feed(struct h2c_state *ms, nghttp2_hd_inflater *inf, const uint8_t *in,
+		      size_t n, int last)
+{
+	static const uint8_t none[1];
+
+	if (!in)
+		in = none; /* nghttp2 reads nothing with n 0, but wants a pointer */
+	for (;;) {
+		nghttp2_nv nv;
+		int fl = 0;
+		ssize_t rv = nghttp2_hd_inflate_hd2(inf, &nv, &fl, in, n, last);
+
+		if (rv < 0 || (size_t)rv > n)
+			return -1;
+		in += rv;
+		n -= (size_t)rv;
+		if (fl & NGHTTP2_HD_INFLATE_EMIT)
+			on_field(ms, &nv);
+		if (fl & NGHTTP2_HD_INFLATE_FINAL) {
+			nghttp2_hd_inflate_end_headers(inf);
+			return 0;
+		}
+		if (!(fl & NGHTTP2_HD_INFLATE_EMIT) && n == 0)
+			return last ? -1 : 0;
+	}
+}
+
+/* ---- frames ----------------------------------------------------------------- */
+
+struct frame {
+	uint32_t len;
+	uint8_t type, flags;
+	uint32_t sid;
+};
+
+/* The 9-byte frame header at c; 0, or -1 when not all there. */
+static int frame_head(struct cur *c, struct frame *fr)
+{
+	fr->len = cur_be24(c);
+	fr->type = cur_u8(c);
+	fr->flags = cur_u8(c);
+	fr->sid = cur_be32(c) & 0x7fffffffu;
+	return c->err ? -1 : 0;
+}
+
+enum { W_DONE = 0, W_MORE, W_BAD };
+
+/*
+ * Walk the header block at c (its first frame HEADERS or PUSH_PROMISE).
+ * With inf, feed its fragments to it (the last with in_final only when the
+ * block is whole). *span gets the bytes walked (frames whole or, at the
+ * end, in part), *fed whether any fragment bytes went to inf, *why the
+ * problem. Returns W_DONE (whole, up to END_HEADERS), W_MORE (the bytes
+ * end first), W_BAD (broken framing or, feeding, an HPACK error: *hpack).
+ */
+static int block_walk(struct h2c_state *ms, struct cur c, uint32_t max_frame,
+		      nghttp2_hd_inflater *inf, size_t *span, const char **why, int *hpack)
+{
+	size_t avail = cur_left(&c);
+	uint32_t sid = 0;
+
+	*hpack = 0;
+	for (int first = 1;; first = 0) {
+		struct frame fr;
+		int is_short;
+
+		*span = avail - cur_left(&c);
+		if (frame_head(&c, &fr) < 0)
+			return W_MORE;
+		if (fr.len > max_frame) {
+			*why = "frame longer than the peer allows";
+			return W_BAD;
+		}
+		if (first) {
+			sid = fr.sid;
+			if (sid == 0) {
+				*why = "header block on stream 0";
+				return W_BAD;
+			}
+		} else if (fr.type != FT_CONTINUATION || fr.sid != sid) {
+			*why = "header block not continued by CONTINUATION";
+			return W_BAD;
+		}
+		struct cur pl = cur_take_upto(&c, fr.len, &is_short);
+		size_t pad = 0, pre = 0;
+		if (first && (fr.flags & FF_PADDED)) {
+			pad = cur_u8(&pl);
+			pre = 1;
+		}
+		if (first && fr.type == FT_HEADERS && (fr.flags & FF_PRIORITY)) {
+			cur_skip(&pl, 5);
+			pre += 5;
+		}
+		if (first && fr.type == FT_PUSH_PROMISE) {
+			cur_skip(&pl, 4);
+			pre += 4;
+		}
+		if (pl.err && !is_short) {
+			*why = "frame shorter than its fields";
+			return W_BAD;
+		}
+		if (pre + pad > fr.len) {
+			*why = "padding longer than the frame";
+			return W_BAD;
+		}
+		size_t frag = fr.len - pre - pad;
+		size_t have = cur_left(&pl) < frag ? cur_left(&pl) : frag;
+		int end = !is_short && (fr.flags & FF_END_HEADERS);
+		if (inf && (have || end) &&
+		    hpack_feed(ms, inf, cur_ptr(&pl, have), have, end) < 0) {
+			*span = avail - cur_left(&c);
+			*why = "HPACK decoding error";
+			*hpack = 1;
+			return W_BAD;
+		}
+		*span = avail - cur_left(&c);
+		if (is_short)
+			return W_MORE;
+		if (end)
+			return W_DONE;
+		if (*span > H2C_BLOCK_MAX)
+			return W_MORE;
+	}
+}
+
+/* ---- pairing ------------------------------------------------------------------ */
+
+/* Remember a request for its response: in a free entry, else over the
+ * entry written longest ago. */
+static void pending_push(struct h2c_flow *fs, uint32_t sid, const struct http_head *h)
+{
+	struct h2c_pending *q = NULL;
+
+	for (size_t i = 0; i < H2C_PENDING_MAX && !q; i++)
+		if (fs->pend[i].sid == 0)
+			q = &fs->pend[i];
+	if (!q) {
+		q = &fs->pend[fs->p_next];
+		fs->p_next = (fs->p_next + 1) % H2C_PENDING_MAX;
+	}
+	q->sid = sid;
+	http_copy_escaped(q->pair.method, sizeof(q->pair.method), h->method, NULL);
+	http_copy_escaped(q->pair.host, sizeof(q->pair.host), h->host, NULL);
+	http_copy_escaped(q->pair.uri, sizeof(q->pair.uri), h->uri, NULL);
+}
+
+static struct h2c_pending *pending_find(struct h2c_flow *fs, uint32_t sid)
+{
+	for (size_t i = 0; i < H2C_PENDING_MAX; i++)
+		if (fs->pend[i].sid == sid)
+			return &fs->pend[i];
+	return NULL;
+}
+
+/* ---- events ------------------------------------------------------------------- */
+
+static int emit_head(struct h2c_state *ms, const struct pkt *p, struct emit *out,
+		     const struct http_pair *pair, uint32_t size, unsigned flags)
+{
+	const struct http_head *h = &ms->head;
+	struct rec r;
+
+	rec_init(&r, ms->info, sizeof(ms->info));
+	http_head_record(h, pair, &r);
+	struct obs ob = {
+		.kind = h->response ? OBS_HTTP_RESPONSE : OBS_HTTP_REQUEST,
+		.pkt = p,
+		.name = h->response ? (pair ? pair->host : "") : h->host,
+		.name_len = h->response ? (pair ? strlen(pair->host) : 0) : h->host_len,
+		.aux = h->response ? (pair ? pair->uri : "") : h->uri,
+		.aux_len = h->response ? (pair ? strlen(pair->uri) : 0) : h->uri_len,
+		.type = h->response ? h->status : 0,
+		.size = size,
+		.flags = flags | (h->malformed ? OBS_F_MALFORMED : 0),
+		.info = ms->info,
+		.info_len = r.len,
+	};
+	return out->obs(out, &ob);
+}
+
+/* A header block of stream sid was decoded (whole, or as far as it went:
+ * flags). Emits its event when it is a request or a response. */
+static int block_event(struct h2c_state *ms, struct h2c_flow *fs, const struct pkt *p,
+		       struct emit *out, int dir, uint8_t type, uint32_t sid, uint32_t size,
+		       unsigned flags)
+{
+	struct http_head *h = &ms->head;
+
+	if (type == FT_PUSH_PROMISE)
+		return 0;
+	if (dir == 0) {
+		if ((sid & 1) == 0) {
+			note(h, "client stream id even");
+			return 0; /* counted malformed by the caller */
+		}
+		if (sid <= fs->d[0].last_sid)
+			return 0; /* trailers, or a stream reused */
+		fs->d[0].last_sid = sid;
+		block_finish(ms);
+		pending_push(fs, sid, h);
+		return emit_head(ms, p, out, NULL, size, flags);
+	}
+	if (!(ms->blk.pseudo & PS_STATUS))
+		return 0; /* trailers */
+	struct h2c_pending *q = pending_find(fs, sid);
+	int e = emit_head(ms, p, out, q ? &q->pair : NULL, size, flags);
+	if (q && ms->blk.status_ok && h->status >= 200)
+		q->sid = 0; /* a final response uses the request up */
+	return e;
+}
+
+/* ---- the stream ----------------------------------------------------------------- */
+
+enum { STEP_OK = 0, STEP_MORE, STEP_BAD };
+
+_Static_assert(H2C_BLOCK_MAX == 16384, "block_step's reason names the bound");
+
+struct step {
+	struct h2c_state *ms;
+	struct h2c_flow *fs;
+	struct h2c_slot *sl;
+	const struct pkt *p;
+	struct emit *out;
+	int dir;
+	int final;  /* no more bytes will come into the window */
+	int ret;    /* the packet's result so far */
+	int err;    /* < 0: emit failed */
+};
+
+static int worse(int a, int b)
+{
+	if (a == MOD_MALFORMED || b == MOD_MALFORMED)
+		return MOD_MALFORMED;
+	if (a == MOD_TRUNCATED || b == MOD_TRUNCATED)
+		return MOD_TRUNCATED;
+	return MOD_OK;
+}
+
+/* A header block at c (frame header fr read). *used: its bytes when read. */
+static int block_step(struct step *st, struct cur c, const struct frame *fr, size_t *used)
+{
+	struct h2c_dir *d = &st->fs->d[st->dir];
+	nghttp2_hd_inflater *inf = st->sl->inf[st->dir];
+	const char *why = NULL;
+	size_t span;
+	int hpack, r, e;
+	unsigned flags = 0;
+
+	r = block_walk(st->ms, c, d->max_frame, NULL, &span, &why, &hpack);
+	if (r == W_MORE && !st->final && span <= H2C_BLOCK_MAX)
+		return STEP_MORE; /* wait for the rest */
+	if (r == W_BAD && !hpack) {
+		st->ret = worse(st->ret, MOD_MALFORMED);
+		return STEP_BAD;
+	}
+	/* whole, or as far as it goes before the bound or the window's end */
+	block_reset(st->ms, st->dir);
+	r = block_walk(st->ms, c, d->max_frame, inf, &span, &why, &hpack);
+	if (r == W_BAD && !hpack) {
+		st->ret = worse(st->ret, MOD_MALFORMED);
+		return STEP_BAD;
+	}
+	if (r == W_BAD) {
+		note(&st->ms->head, why);
+		if (!st->ms->blk.fields) {
+			/* nothing read: no event, only the count */
+			st->ret = worse(st->ret, MOD_MALFORMED);
+			return STEP_BAD;
+		}
+	} else if (r == W_MORE && span > H2C_BLOCK_MAX) {
+		note(&st->ms->head, "header block longer than 16384 bytes");
+		st->ms->head.cut = 1;
+	} else if (r == W_MORE) {
+		flags |= OBS_F_TRUNCATED;
+	}
+	e = block_event(st->ms, st->fs, st->p, st->out, st->dir, fr->type, fr->sid,
+			(uint32_t)span, flags);
+	if (e < 0) {
+		st->err = e;
+		return STEP_BAD;
+	}
+	st->ret = worse(st->ret, st->ms->head.malformed ? MOD_MALFORMED
+				 : r == W_MORE ? MOD_TRUNCATED : MOD_OK);
+	if (r != W_DONE)
+		return STEP_BAD;
+	*used = span;
+	return STEP_OK;
+}
+
+/* Apply a SETTINGS_HEADER_TABLE_SIZE the decoder of dir now holds to. */
+static void table_apply(struct h2c_slot *sl, int dir, const struct h2c_table_set *t)
+{
+	if (!t->has)
+		return;
+	/* the smallest first: the encoder must then say a size at most that
+	 * (RFC 7541 4.2); then the last, the bound from now on */
+	nghttp2_hd_inflate_change_table_size(sl->inf[dir], t->min < H2C_TABLE_MAX ? t->min
+										  : H2C_TABLE_MAX);
+	nghttp2_hd_inflate_change_table_size(sl->inf[dir], t->last < H2C_TABLE_MAX ? t->last
+										   : H2C_TABLE_MAX);
+}
+
+/* A whole SETTINGS frame of direction dir (payload pl). */
+static void settings(struct step *st, const struct frame *fr, struct cur pl)
+{
+	struct h2c_dir *d = &st->fs->d[st->dir], *peer = &st->fs->d[!st->dir];
+	struct h2c_table_set t = {0, 0, 0};
+
+	if (fr->flags & FF_ACK) {
+		/* dir took the peer's oldest SETTINGS: its encoder's bound */
+		if (d->q_n) {
+			table_apply(st->sl, st->dir, &d->q[0]);
+			memmove(&d->q[0], &d->q[1], (d->q_n - 1) * sizeof(d->q[0]));
+			d->q_n--;
+		}
+		return;
+	}
+	while (cur_has(&pl, 6)) {
+		uint16_t id = cur_be16(&pl);
+		uint32_t v = cur_be32(&pl);
+
+		if (id == SET_HEADER_TABLE_SIZE) {
+			t.min = t.has && t.min < v ? t.min : v;
+			t.last = v;
+			t.has = 1;
+		} else if (id == SET_MAX_FRAME_SIZE && v >= H2C_FRAME_DEFAULT &&
+			   v <= H2C_FRAME_LIMIT && v > peer->max_frame) {
+			peer->max_frame = v; /* frames to dir may be this long */
+		}
+	}
+	/* the table bound is the peer's encoder's, once the peer acks */
+	if (peer->q_n < H2C_SETTINGS_QUEUE) {
+		peer->q[peer->q_n++] = t;
+	} else if (t.has) {
+		struct h2c_table_set *l = &peer->q[H2C_SETTINGS_QUEUE - 1];
+		l->min = l->has && l->min < t.min ? l->min : t.min;
+		l->last = t.last;
+		l->has = 1;
+	}
+}
+
+/* One frame, or the part of one that is there, at c. */
+static int frame_step(struct step *st, struct cur c, size_t *used)
+{
+	struct h2c_dir *d = &st->fs->d[st->dir];
+	struct cur h = c;
+	struct frame fr;
+
+	if (frame_head(&h, &fr) < 0)
+		return STEP_MORE;
+	if (fr.len > d->max_frame) {
+		st->ret = worse(st->ret, MOD_MALFORMED);
+		return STEP_BAD;
+	}
+	switch (fr.type) {
+	case FT_HEADERS:
+	case FT_PUSH_PROMISE:
+		return block_step(st, c, &fr, used);
+	case FT_CONTINUATION:
+		st->ret = worse(st->ret, MOD_MALFORMED); /* outside a block */
+		return STEP_BAD;
+	case FT_SETTINGS:
+		if (fr.sid != 0 || fr.len % 6 || fr.len > H2C_SETTINGS_MAX ||
+		    ((fr.flags & FF_ACK) && fr.len)) {
+			st->ret = worse(st->ret, MOD_MALFORMED);
+			return STEP_BAD;
+		}
+		if (!cur_has(&h, fr.len))
+			return STEP_MORE;
+		settings(st, &fr, cur_take(&h, fr.len));
+		*used = H2C_FRAME_HEAD + fr.len;
+		return STEP_OK;
+	default:
+		/* passed by its length as its bytes come */
+		d->skip = fr.len;
+		*used = H2C_FRAME_HEAD;
+		return STEP_OK;
+	}
+}
+
+/* Read what the packet's direction has, from where the last call stopped. */
+static void h2c_stream(struct step *st)
+{
+	struct flow_stream *s = &st->p->flow->st[st->dir];
+	struct h2c_dir *d = &st->fs->d[st->dir];
+
+	while (!d->stop && s->buf && s->consumed < s->len) {
+		/* never across a hole the flow table skipped: framing is lost */
+		uint32_t end = flow_stream_avail(s, s->consumed);
+		if (end <= s->consumed) {
+			d->stop = 1;
+			st->ret = worse(st->ret, MOD_TRUNCATED);
+			break;
+		}
+		struct cur c = cur_init(s->buf + s->consumed, end - s->consumed);
+		size_t used = 0;
+		int r;
+
+		if (d->skip) {
+			uint32_t n = end - s->consumed < d->skip ? end - s->consumed : d->skip;
+			s->consumed += n;
+			d->skip -= n;
+			continue;
+		}
+		st->final = s->overflow || s->gap || end < s->len;
+		r = frame_step(st, c, &used);
+		if (r == STEP_BAD) {
+			d->stop = 1;
+			break;
+		}
+		if (r == STEP_MORE) {
+			if (st->final) {
+				d->stop = 1;
+				st->ret = worse(st->ret, MOD_TRUNCATED);
+			}
+			break;
+		}
+		s->consumed += (uint32_t)used;
+	}
+	if (!d->stop && s->overflow && s->consumed >= s->len) {
+		/* the window filled before it could slide (a segment longer
+		 * than it): the bytes after it are lost, and the framing */
+		d->stop = 1;
+		st->ret = worse(st->ret, MOD_TRUNCATED);
+	}
+	flow_stream_slide(s);
+}
+
+/* ---- the module ----------------------------------------------------------------- */
+
+int h2c_sniff(const uint8_t *buf, size_t len)
+{
+	size_t n = len < H2C_PREFACE_LEN ? len : H2C_PREFACE_LEN;
+
+	if (!buf || memcmp(buf, preface, n) != 0)
+		return 0;
+	return n == H2C_PREFACE_LEN ? 1 : -1;
+}
+
+size_t h2c_heap(const void *state)
+{
+	const struct h2c_state *ms = state;
+	return ms ? ms->heap : 0;
+}
+
+static int h2c_init(const struct module_env *env, void **state)
+{
+	struct h2c_state *ms = calloc(1, sizeof(*ms));
+
+	if (!ms)
+		return -ENOMEM;
+	for (size_t i = 0; i < H2C_FLOWS_MAX; i++) {
+		struct h2c_slot *sl = &ms->slots[i];
+		nghttp2_mem mem = {sl, h2c_malloc, h2c_free, h2c_calloc, h2c_realloc};
+		sl->ms = ms;
+		sl->mem = mem;
+	}
+	*state = ms;
+	return 0;
+}
+
+static void h2c_fini(void *state)
+{
+	struct h2c_state *ms = state;
+
+	if (!ms)
+		return;
+	for (size_t i = 0; i < H2C_FLOWS_MAX; i++)
+		slot_release(&ms->slots[i]);
+	free(ms);
+}
+
+/* Free the slots of flows idle for H2C_IDLE_US (ended, most likely: the
+ * flow table says nothing when it frees a flow), or whose last packet lies
+ * that far ahead (packet time went back: the core ended every flow). */
+static void h2c_tick(void *state, uint64_t now_us, struct emit *out)
+{
+	struct h2c_state *ms = state;
+
+	for (size_t i = 0; i < H2C_FLOWS_MAX; i++) {
+		struct h2c_slot *sl = &ms->slots[i];
+		uint64_t d = now_us > sl->last_us ? now_us - sl->last_us : sl->last_us - now_us;
+		if (sl->ticket && d >= H2C_IDLE_US)
+			slot_release(sl);
+	}
+}
+
+/* Claim an unclaimed flow whose client stream starts with the preface. */
+static int h2c_claim(struct h2c_state *ms, struct flow *f, const struct pkt *p)
+{
+	struct flow_stream *s = &f->st[0];
+	struct h2c_flow *fs;
+	int r;
+
+	if (p->dir != 0 || f->app_state || s->done || !s->buf || s->consumed > s->len ||
+	    h2c_sniff(s->buf + s->consumed, s->len - s->consumed) != 1)
+		return MOD_NOT_MINE;
+	fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	r = slot_take(ms, fs, p->ts_us);
+	if (r < 0) {
+		free(fs);
+		return r;
+	}
+	for (int i = 0; i < 2; i++)
+		fs->d[i].max_frame = H2C_FRAME_DEFAULT;
+	s->consumed += H2C_PREFACE_LEN;
+	f->app = APP_HTTP2;
+	f->app_state = fs;
+	return MOD_OK;
+}
+
+static int h2c_on_packet(void *state, const struct pkt *p, struct emit *out)
+{
+	struct h2c_state *ms = state;
+	struct flow *f = p->flow;
+	struct h2c_flow *fs;
+	struct h2c_slot *sl;
+	int r, claimed = 0;
+
+	if (p->proto != IPPROTO_TCP || !f || !f->st)
+		return MOD_NOT_MINE;
+	if (f->app == APP_NONE) {
+		r = h2c_claim(ms, f, p);
+		if (r != MOD_OK)
+			return r;
+		claimed = 1;
+	} else if (f->app != APP_HTTP2 || !f->app_state) {
+		return MOD_NOT_MINE;
+	}
+	fs = f->app_state;
+	if (fs->d[0].stop && fs->d[1].stop)
+		return MOD_OK; /* never parsed again; the flow stays claimed */
+	sl = slot_of(ms, fs);
+	if (!sl) {
+		/* another flow took our inflaters: the tables are gone */
+		fs->d[0].stop = fs->d[1].stop = 1;
+		if (fs->lost)
+			return MOD_OK;
+		fs->lost = 1;
+		return MOD_TRUNCATED;
+	}
+	if (p->ts_us > sl->last_us)
+		sl->last_us = p->ts_us;
+
+	struct step st = {
+		.ms = ms, .fs = fs, .sl = sl, .p = p, .out = out, .dir = p->dir ? 1 : 0,
+		.ret = MOD_OK,
+	};
+	if (claimed && f->st[1].buf && f->st[1].consumed < f->st[1].len) {
+		/* After an Upgrade to h2c (http.c hands the flow back at the
+		 * 101), the server's SETTINGS and its response to the upgraded
+		 * request were sent before the client's preface: read them
+		 * first, from the packet turned around (the server may send
+		 * nothing more). */
+		struct pkt q = pkt_turned(p);
+		st.p = &q;
+		st.dir = 1;
+		h2c_stream(&st);
+		st.p = p;
+		st.dir = 0;
+	}
+	if (st.err == 0)
+		h2c_stream(&st);
+	if (fs->d[0].stop && fs->d[1].stop)
+		slot_release(sl); /* nothing more to decode: the memory goes back */
+	return st.err < 0 ? st.err : st.ret;
+}
+
+const struct module h2c_module = {
+	.name = "h2c",
+	.sel = SEL_TCP | SEL_PAYLOAD,
+	.init = h2c_init,
+	.fini = h2c_fini,
+	.on_packet = h2c_on_packet,
+	.on_tick = h2c_tick,
+};

@@ -1,0 +1,130 @@
+/*
+ * h2c.h - the HTTP/2 cleartext analyzer, prior knowledge (RFC 9113 3.3): a
+ * TCP flow whose client stream starts with the connection preface
+ * "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", as `curl --http2-prior-knowledge` and
+ * plaintext gRPC open one, on any port. Its frames are walked in both
+ * directions and the header blocks decoded with libnghttp2's HPACK inflater
+ * (one per direction: the dynamic table is per direction), so the requests
+ * carry the same facts as HTTP/1's: one OBS_HTTP_REQUEST per stream the
+ * client opens, one OBS_HTTP_RESPONSE per header block of the server with a
+ * :status, with http.h's detail record (version "HTTP/2").
+ *
+ * Frame rules (each breaks the direction's framing: counted as malformed,
+ * the direction stops, as HTTP/1's fatal head does):
+ *   - a frame (9-byte header) is at most the largest its receiver allows:
+ *     16384 bytes, or more once the receiver's SETTINGS_MAX_FRAME_SIZE said
+ *     so (the largest it ever said; at most 2^24-1);
+ *   - HEADERS and PUSH_PROMISE on stream 0; padding (PADDED) that does not
+ *     fit the frame, with the PRIORITY fields and the promised stream id
+ *     counted; a header block not continued by CONTINUATION frames of its
+ *     own stream up to END_HEADERS; a CONTINUATION outside a block;
+ *   - SETTINGS not on stream 0, not a multiple of 6 bytes, longer than
+ *     H2C_SETTINGS_MAX, or an ACK with a payload;
+ *   - an HPACK decoding error (nghttp2's NGHTTP2_ERR_HEADER_COMP and the
+ *     others): the dynamic table is then unknown, so nothing after it in
+ *     the direction can be decoded; the head read so far is emitted,
+ *     malformed.
+ * A hole the flow table skipped (capture loss), or bytes the window could
+ * not keep (a segment longer than it), stop the direction too, counted as
+ * truncated. Other frame types (DATA, PRIORITY, RST_STREAM, PING, GOAWAY,
+ * WINDOW_UPDATE, unknown ones) are passed by their length as their bytes
+ * arrive, without being held.
+ *
+ * Header blocks. A block (HEADERS or PUSH_PROMISE and its CONTINUATIONs,
+ * frame headers and padding included) is decoded once all of it is in the
+ * stream window, so nothing of it is copied. It may take at most
+ * H2C_BLOCK_MAX bytes: a longer one, or one the window cannot hold (the
+ * flow table's stream_max, 16 KiB by default) or cut by a hole, is decoded
+ * as far as its bytes go, emitted with OBS_F_MALFORMED ("header block
+ * longer than ...") or OBS_F_TRUNCATED, and the direction stops (the HPACK
+ * state past it is unknown). PUSH_PROMISE blocks are decoded (they change
+ * the server's table) but make no event.
+ *
+ * Dynamic table size. The table a direction's encoder uses is bounded by
+ * the SETTINGS_HEADER_TABLE_SIZE its peer sent (4096 until then). The new
+ * bound takes effect for the decoder when the encoder's side acknowledges
+ * that SETTINGS (its ACK lies between two of its header blocks, so the
+ * blocks before it are read with the old bound, as the peer reads them).
+ * The bound is capped at H2C_TABLE_MAX: a table size update above it is an
+ * HPACK error (malformed, the direction stops).
+ *
+ * Fields (a name is matched case-insensitively; an uppercase one, a
+ * pseudo-header after a regular field, a repeated or unknown one, or one of
+ * the wrong side marks the head malformed, decoding goes on):
+ *   request:  :method, :path (the uri; for CONNECT without :path, the
+ *             :authority, as HTTP/1's host:port target), :authority (the
+ *             host; without it the host field's value), and user-agent,
+ *             upgrade, connection, content-length, metadata,
+ *             metadata-flavor, x-aws-ec2-metadata-token(-ttl-seconds) as
+ *             http.h reads them; no :method, or no :path (but CONNECT),
+ *             is malformed;
+ *   response: :status (3 digits, 100..999; else malformed, no status),
+ *             content-length, server, location, upgrade, connection.
+ * A request is the first client header block of a stream (odd id above
+ * any the client opened before); later ones (trailers) make no event. A
+ * server block with :status is a response; without one (trailers), none.
+ *
+ * Observations: as http.h's (OBS_HTTP_REQUEST: name = host, aux = uri;
+ * OBS_HTTP_RESPONSE: type = status, name/aux = the paired request's host
+ * and uri), size = the block's bytes with its frame headers. A response
+ * pairs with the request of its stream id when that one is remembered (the
+ * last H2C_PENDING_MAX requests without a final response; a 1xx leaves it).
+ *
+ * Bounds. Per claimed flow, in flow->app_state (one flat allocation): the
+ * struct h2c_flow (13 KiB: the pending requests). The two HPACK
+ * inflaters of a flow live in the module, in one of H2C_FLOWS_MAX slots
+ * (when all are taken, the slot of the flow seen least recently is given
+ * to the new one: the flow that lost it stops, counted truncated; a slot
+ * idle for H2C_IDLE_US of packet time is freed); every byte nghttp2
+ * allocates for them goes through a counting allocator: at most
+ * H2C_HEAP_MAX per flow and H2C_HEAP_TOTAL_MAX for all flows (a refused
+ * allocation is an HPACK error for that flow's direction). No allocation
+ * per packet but nghttp2's per header field.
+ *
+ * Upgrade. After an HTTP/1.1 request with "Upgrade: h2c" answered 101,
+ * http.c hands the flow back (APP_NONE) with the client stream's cursor
+ * after the request; the client's preface (RFC 7540 3.2) then claims it
+ * here, and what the server already sent (its SETTINGS, its response to
+ * the upgraded request, stream 1: unpaired) is read at once, before the
+ * client's frames, from the packet turned around. The HTTP2-Settings
+ * header is not read: a SETTINGS_HEADER_TABLE_SIZE the client sent only
+ * there is not applied to the server's blocks.
+ *
+ * Not read: HTTP/2 over TLS (the TLS analyzer reports its ALPN "h2").
+ */
+#ifndef EW_H2C_H
+#define EW_H2C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define H2C_PREFACE_LEN 24
+#define H2C_FRAME_HEAD 9
+#define H2C_FRAME_DEFAULT 16384    /* SETTINGS_MAX_FRAME_SIZE before SETTINGS */
+#define H2C_FRAME_LIMIT 16777215u  /* the most SETTINGS_MAX_FRAME_SIZE may say */
+#define H2C_BLOCK_MAX 16384        /* one header block, frame headers included */
+#define H2C_SETTINGS_MAX 1536      /* a SETTINGS frame's payload (256 settings) */
+#define H2C_TABLE_DEFAULT 4096     /* SETTINGS_HEADER_TABLE_SIZE before SETTINGS */
+#define H2C_TABLE_MAX 65536        /* the largest dynamic table a decoder allows */
+#define H2C_PENDING_MAX 16         /* requests remembered per flow for pairing */
+#define H2C_SETTINGS_QUEUE 4       /* SETTINGS awaiting their ACK, per direction */
+#define H2C_FLOWS_MAX 1024         /* flows holding HPACK inflaters */
+#define H2C_HEAP_MAX (256u * 1024u)          /* nghttp2's bytes per flow */
+#define H2C_HEAP_TOTAL_MAX (32u * 1024u * 1024u) /* ... for all flows */
+#define H2C_IDLE_US 300000000ull   /* a slot idle this long (packet time) is freed */
+
+/*
+ * Does the client stream buf[0..len) start with the connection preface?
+ * 1 yes, 0 no, -1 when the bytes so far are a prefix of it.
+ */
+int h2c_sniff(const uint8_t *buf, size_t len);
+
+/* The bytes nghttp2 holds for every flow's inflaters (the module's state
+ * from init; for the tests). */
+size_t h2c_heap(const void *state);
+
+/* The analyzer descriptor (analyzers/registry.c). */
+struct module;
+extern const struct module h2c_module;
+
+#endif

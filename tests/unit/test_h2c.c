@@ -1,0 +1,1128 @@
+/*
+ * test_h2c.c - the HTTP/2 cleartext analyzer on crafted bytes: the preface,
+ * requests and responses from HPACK blocks (RFC 7541 C.4's, Huffman-coded,
+ * the dynamic table reused from one request to the next), the bytes split
+ * across segments at every boundary, PADDED and PRIORITY, CONTINUATION,
+ * frame lengths and padding that lie, HPACK errors, the table size as
+ * SETTINGS and their ACK set it, the header block bound, DATA past the
+ * window, the memory the inflaters may take, more flows than slots, the
+ * hand-over from HTTP/1.1 "Upgrade: h2c", and the JSON of an event. The
+ * module runs over a struct flow built here, with stream buffers filled as
+ * the flow table fills them.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <netinet/in.h>
+
+#include <jansson.h>
+
+#include "../unit/check.h"
+#include "api/http_json.h"
+#include "flow.h"
+#include "h2c.h"
+#include "http.h"
+#include "module.h"
+
+/* ---- observations captured from the module -------------------------------- */
+
+#define MAX_EV 64
+
+struct ev {
+	int kind;
+	unsigned flags;
+	uint16_t type;
+	uint32_t size;
+	char name[HTTP_HOST_MAX];
+	char aux[HTTP_URI_MAX];
+	char info[HTTP_INFO_MAX];
+	size_t info_len;
+};
+
+struct cap {
+	struct emit emit;
+	int n;
+	struct ev ev[MAX_EV];
+};
+
+static int cap_obs(struct emit *e, const struct obs *o)
+{
+	struct cap *c = (struct cap *)e;
+	struct ev *v;
+
+	CHECK(o->name && o->aux && o->info);
+	CHECK_EQ(strlen(o->name), o->name_len);
+	CHECK_EQ(strlen(o->aux), o->aux_len);
+	CHECK_EQ(strlen(o->info), o->info_len);
+	if (c->n >= MAX_EV)
+		return 0;
+	v = &c->ev[c->n++];
+	v->kind = o->kind;
+	v->flags = o->flags;
+	v->type = o->type;
+	v->size = o->size;
+	snprintf(v->name, sizeof(v->name), "%s", o->name);
+	snprintf(v->aux, sizeof(v->aux), "%s", o->aux);
+	memcpy(v->info, o->info, o->info_len + 1);
+	v->info_len = o->info_len;
+	return 0;
+}
+
+/* Field i of a record. */
+static const char *field(const char *info, size_t len, int i, char *buf, size_t cap)
+{
+	const char *rec, *piece;
+	size_t rlen, plen;
+
+	buf[0] = '\0';
+	if (!rec_split(&info, &len, REC_RS, &rec, &rlen))
+		return "(none)";
+	for (int k = 0; rec_split(&rec, &rlen, REC_US, &piece, &plen); k++) {
+		if (k == i) {
+			snprintf(buf, cap, "%.*s", (int)plen, piece);
+			return buf;
+		}
+	}
+	return "(none)";
+}
+
+static char fb[HTTP_INFO_MAX];
+#define EVF(e, i) field((e)->info, (e)->info_len, (i), fb, sizeof(fb))
+
+enum { RQ_METHOD = 1, RQ_URI, RQ_VERSION, RQ_HOST, RQ_UA, RQ_UPGRADE, RQ_CONN, RQ_CL,
+       RQ_META, RQ_FLAVOR, RQ_TOKEN, RQ_TTL, RQ_WHY, RQ_CUT };
+enum { RS_VERSION = 1, RS_STATUS, RS_PHRASE, RS_CL, RS_UPGRADE, RS_CONN, RS_SERVER,
+       RS_LOCATION, RS_RMETHOD, RS_RHOST, RS_RURI, RS_WHY, RS_CUT };
+
+/* ---- a connection over a hand-built flow ----------------------------------- */
+
+struct conn {
+	void *state;
+	struct flow f;
+	struct flow_stream st[2];
+	uint8_t *buf[2];
+	uint32_t max;
+	int res[2]; /* the worst result each direction's packets had */
+	struct cap cap;
+};
+
+static void conn_init(struct conn *c, void *state, uint32_t max)
+{
+	memset(c, 0, sizeof(*c));
+	c->state = state;
+	c->f.proto = IPPROTO_TCP;
+	c->f.ipv = 4;
+	c->f.st = c->st;
+	c->max = max;
+	c->buf[0] = malloc(max);
+	c->buf[1] = malloc(max);
+	c->cap.emit.obs = cap_obs;
+}
+
+static void conn_open(struct conn *c, uint32_t max)
+{
+	void *state = NULL;
+
+	CHECK_EQ(h2c_module.init(NULL, &state), 0);
+	conn_init(c, state, max);
+}
+
+static void conn_free(struct conn *c)
+{
+	free(c->f.app_state); /* as the flow table does */
+	free(c->buf[0]);
+	free(c->buf[1]);
+}
+
+static void conn_close(struct conn *c)
+{
+	conn_free(c);
+	h2c_module.fini(c->state);
+}
+
+static int rank(int r)
+{
+	return r == MOD_MALFORMED ? 3 : r == MOD_TRUNCATED ? 2 : r == MOD_OK ? 1 : 0;
+}
+
+/* Append n bytes to direction dir as the flow table does, then run the
+ * module on the packet. */
+static int feed(struct conn *c, int dir, const void *data, size_t n)
+{
+	struct flow_stream *s = &c->f.st[dir];
+	struct pkt p;
+	int r;
+
+	if (!s->buf)
+		s->buf = c->buf[dir];
+	if (!s->overflow && !s->done) {
+		size_t k = n < c->max - s->len ? n : c->max - s->len;
+		memcpy(s->buf + s->len, data, k);
+		s->len += (uint32_t)k;
+		if (s->len >= c->max)
+			s->overflow = 1;
+	}
+	memset(&p, 0, sizeof(p));
+	p.proto = IPPROTO_TCP;
+	p.ipv = 4;
+	p.flow = &c->f;
+	p.dir = dir;
+	p.payload = data;
+	p.payload_len = n;
+	r = h2c_module.on_packet(c->state, &p, &c->cap.emit);
+	if (rank(r) > rank(c->res[dir]) || r < 0)
+		c->res[dir] = r;
+	return r;
+}
+
+static void feed_segments(struct conn *c, int dir, const uint8_t *data, size_t n, size_t seg)
+{
+	for (size_t i = 0; i < n; i += seg)
+		feed(c, dir, data + i, n - i < seg ? n - i : seg);
+}
+
+/* ---- building frames -------------------------------------------------------- */
+
+struct buf {
+	uint8_t b[200000];
+	size_t n;
+};
+
+static void put(struct buf *o, const void *p, size_t n)
+{
+	CHECK(o->n + n <= sizeof(o->b));
+	if (p)
+		memcpy(o->b + o->n, p, n);
+	else
+		memset(o->b + o->n, 0, n);
+	o->n += n;
+}
+
+static void put_u8(struct buf *o, unsigned v)
+{
+	uint8_t b = (uint8_t)v;
+	put(o, &b, 1);
+}
+
+/* A frame header: its payload follows. */
+static void head(struct buf *o, uint32_t len, unsigned type, unsigned flags, uint32_t sid)
+{
+	uint8_t h[9] = {(uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len, (uint8_t)type,
+			(uint8_t)flags, (uint8_t)(sid >> 24), (uint8_t)(sid >> 16),
+			(uint8_t)(sid >> 8), (uint8_t)sid};
+	put(o, h, 9);
+}
+
+static void frame(struct buf *o, unsigned type, unsigned flags, uint32_t sid, const void *pl,
+		  size_t len)
+{
+	head(o, (uint32_t)len, type, flags, sid);
+	put(o, pl, len);
+}
+
+enum { DATA = 0, HEADERS = 1, PRIORITY = 2, RST = 3, SETTINGS = 4, PUSH = 5, PING = 6,
+       GOAWAY = 7, WINUP = 8, CONT = 9 };
+enum { END_STREAM = 1, ACK = 1, END_HEADERS = 4, PADDED = 8, PRIO = 0x20 };
+
+static const char preface_s[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+static void preface(struct buf *o)
+{
+	put(o, preface_s, 24);
+	frame(o, SETTINGS, 0, 0, NULL, 0);
+}
+
+/* An HPACK integer (RFC 7541 5.1) with an n-bit prefix after the bits
+ * flags. */
+static void hp_int(struct buf *o, unsigned flags, int n, uint32_t v)
+{
+	uint32_t max = (1u << n) - 1;
+
+	if (v < max) {
+		put_u8(o, flags | v);
+		return;
+	}
+	put_u8(o, flags | max);
+	v -= max;
+	while (v >= 128) {
+		put_u8(o, (v & 0x7f) | 0x80);
+		v >>= 7;
+	}
+	put_u8(o, v);
+}
+
+/* A literal field with a new name, without indexing (or with: idx). */
+static void hp_lit(struct buf *o, int idx, const char *name, const char *value)
+{
+	put_u8(o, idx ? 0x40 : 0x00);
+	hp_int(o, 0, 7, (uint32_t)strlen(name));
+	put(o, name, strlen(name));
+	hp_int(o, 0, 7, (uint32_t)strlen(value));
+	put(o, value, strlen(value));
+}
+
+/* A literal field whose name is static-table entry i, without indexing. */
+static void hp_lit_name(struct buf *o, unsigned i, const char *value)
+{
+	hp_int(o, 0x00, 4, i);
+	hp_int(o, 0, 7, (uint32_t)strlen(value));
+	put(o, value, strlen(value));
+}
+
+/* RFC 7541 C.4.1 to C.4.3: three requests, Huffman-coded, each reusing
+ * the dynamic table the ones before it filled (www.example.com is index 62
+ * in the second, 63 in the third). */
+static const uint8_t c41[] = {0x82, 0x86, 0x84, 0x41, 0x8c, 0xf1, 0xe3, 0xc2, 0xe5, 0xf2,
+			      0x3a, 0x6b, 0xa0, 0xab, 0x90, 0xf4, 0xff};
+static const uint8_t c42[] = {0x82, 0x86, 0x84, 0xbe, 0x58, 0x86, 0xa8, 0xeb, 0x10, 0x64,
+			      0x9c, 0xbf};
+static const uint8_t c43[] = {0x82, 0x87, 0x85, 0xbf, 0x40, 0x88, 0x25, 0xa8, 0x49, 0xe9,
+			      0x5b, 0xa9, 0x7d, 0x7f, 0x89, 0x25, 0xa8, 0x49, 0xe9, 0x5b,
+			      0xb8, 0xe8, 0xb4, 0xbf};
+
+/* The client's bytes of three requests (streams 1, 3, 5) with a PING and
+ * a body between them, and the server's: SETTINGS, its ACK, then
+ * responses to 3, 1 and 5 with DATA. */
+static void conversation(struct buf *cl, struct buf *sv)
+{
+	static const uint8_t ping[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	static const uint8_t body[] = "hello";
+
+	cl->n = sv->n = 0;
+	preface(cl);
+	frame(cl, HEADERS, END_HEADERS | END_STREAM, 1, c41, sizeof(c41));
+	frame(cl, PING, 0, 0, ping, 8);
+	frame(cl, HEADERS, END_HEADERS, 3, c42, sizeof(c42));
+	frame(cl, DATA, END_STREAM, 3, body, 5);
+	frame(cl, SETTINGS, ACK, 0, NULL, 0);
+	frame(cl, WINUP, 0, 0, "\0\0\x10\0", 4);
+	frame(cl, HEADERS, END_HEADERS | END_STREAM, 5, c43, sizeof(c43));
+
+	frame(sv, SETTINGS, 0, 0, "\0\x03\0\0\0\x64", 6); /* MAX_CONCURRENT_STREAMS 100 */
+	frame(sv, SETTINGS, ACK, 0, NULL, 0);
+	struct buf *b = malloc(sizeof(*b));
+	b->n = 0;
+	put_u8(b, 0x8d);                   /* :status 404 */
+	put_u8(b, 0x76);                   /* server: nginx, indexed */
+	put_u8(b, 5);
+	put(b, "nginx", 5);
+	frame(sv, HEADERS, END_HEADERS, 3, b->b, b->n);
+	frame(sv, DATA, END_STREAM, 3, "not found", 9);
+	b->n = 0;
+	put_u8(b, 0x88);                   /* :status 200 */
+	put_u8(b, 0xbe);                   /* server: nginx, from the table */
+	hp_lit_name(b, 28, "5");           /* content-length: 5 */
+	frame(sv, HEADERS, END_HEADERS, 1, b->b, b->n);
+	frame(sv, DATA, END_STREAM, 1, "hello", 5);
+	b->n = 0;
+	put_u8(b, 0x88);
+	frame(sv, HEADERS, END_HEADERS | END_STREAM, 5, b->b, b->n);
+	free(b);
+}
+
+/* The events of the conversation, as read whole. */
+static void check_conversation(struct conn *c)
+{
+	CHECK_EQ(c->cap.n, 6);
+	if (c->cap.n != 6)
+		return;
+	struct ev *e = c->cap.ev;
+	CHECK_EQ(e[0].kind, OBS_HTTP_REQUEST);
+	CHECK_STR(e[0].name, "www.example.com");
+	CHECK_STR(e[0].aux, "/");
+	CHECK_STR(EVF(&e[0], RQ_METHOD), "GET");
+	CHECK_STR(EVF(&e[0], RQ_VERSION), "HTTP/2");
+	CHECK_STR(EVF(&e[0], RQ_HOST), "www.example.com");
+	CHECK_STR(EVF(&e[0], RQ_WHY), "");
+	CHECK_EQ(e[0].size, 9 + sizeof(c41));
+	CHECK_EQ(e[0].flags, 0);
+	/* the second's host is index 62 of the dynamic table */
+	CHECK_EQ(e[1].kind, OBS_HTTP_REQUEST);
+	CHECK_STR(e[1].name, "www.example.com");
+	CHECK_STR(e[1].aux, "/");
+	/* the third's host is index 63, its path /index.html */
+	CHECK_STR(e[2].name, "www.example.com");
+	CHECK_STR(e[2].aux, "/index.html");
+	CHECK_STR(EVF(&e[2], RQ_METHOD), "GET");
+	/* responses, each paired with its own stream's request */
+	CHECK_EQ(e[3].kind, OBS_HTTP_RESPONSE);
+	CHECK_EQ(e[3].type, 404);
+	CHECK_STR(EVF(&e[3], RS_SERVER), "nginx");
+	CHECK_STR(EVF(&e[3], RS_VERSION), "HTTP/2");
+	CHECK_STR(EVF(&e[3], RS_RURI), "/");
+	CHECK_EQ(e[4].type, 200);
+	CHECK_STR(EVF(&e[4], RS_SERVER), "nginx");
+	CHECK_STR(EVF(&e[4], RS_CL), "5");
+	CHECK_STR(e[4].name, "www.example.com");
+	CHECK_EQ(e[5].type, 200);
+	CHECK_STR(e[5].aux, "/index.html");
+	CHECK_STR(EVF(&e[5], RS_RMETHOD), "GET");
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+static void test_sniff(void)
+{
+	const uint8_t *p = (const uint8_t *)preface_s;
+
+	CHECK_EQ(h2c_sniff(p, 24), 1);
+	CHECK_EQ(h2c_sniff(p, 30), 1);
+	for (size_t i = 0; i < 24; i++)
+		CHECK_EQ(h2c_sniff(p, i), -1);
+	CHECK_EQ(h2c_sniff((const uint8_t *)"PRI * HTTP/2.0\r\n\r\nSN\r\n\r\n", 24), 0);
+	CHECK_EQ(h2c_sniff((const uint8_t *)"GET / HTTP/1.1\r\n", 16), 0);
+	CHECK_EQ(h2c_sniff((const uint8_t *)"\x16\x03\x01", 3), 0);
+}
+
+static void test_claim(void)
+{
+	struct conn c;
+
+	/* not the preface: not claimed, no state */
+	conn_open(&c, 16384);
+	CHECK_EQ(feed(&c, 0, "GET / HTTP/1.1\r\n\r\n", 18), MOD_NOT_MINE);
+	CHECK(c.f.app_state == NULL);
+	CHECK_EQ(c.f.app, APP_NONE);
+	conn_close(&c);
+
+	/* the preface in two pieces: claimed when whole */
+	conn_open(&c, 16384);
+	CHECK_EQ(feed(&c, 0, preface_s, 10), MOD_NOT_MINE);
+	CHECK_EQ(feed(&c, 0, preface_s + 10, 14), MOD_OK);
+	CHECK_EQ(c.f.app, APP_HTTP2);
+	CHECK(h2c_heap(c.state) > 0);
+	/* a flow another analyzer owns is not looked at */
+	conn_close(&c);
+	conn_open(&c, 16384);
+	c.f.app = APP_HTTP;
+	CHECK_EQ(feed(&c, 0, preface_s, 24), MOD_NOT_MINE);
+	conn_close(&c);
+	/* the server speaking first claims nothing */
+	conn_open(&c, 16384);
+	CHECK_EQ(feed(&c, 1, preface_s, 24), MOD_NOT_MINE);
+	conn_close(&c);
+}
+
+static void test_conversation(void)
+{
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv));
+	struct conn c;
+
+	conversation(cl, sv);
+	conn_open(&c, 16384);
+	feed(&c, 0, cl->b, cl->n);
+	feed(&c, 1, sv->b, sv->n);
+	check_conversation(&c);
+	CHECK_EQ(c.res[0], MOD_OK);
+	CHECK_EQ(c.res[1], MOD_OK);
+	/* the window was slid past what was read */
+	CHECK_EQ(c.f.st[0].consumed, 0);
+	CHECK_EQ(c.f.st[0].len, 0);
+	conn_close(&c);
+	free(cl);
+	free(sv);
+}
+
+/* Every split of each direction into two segments, and one byte at a time:
+ * the same events. */
+static void test_split(void)
+{
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv));
+	void *state = NULL;
+	struct conn c;
+
+	conversation(cl, sv);
+	CHECK_EQ(h2c_module.init(NULL, &state), 0);
+	for (size_t i = 1; i < cl->n; i++) {
+		conn_init(&c, state, 16384);
+		feed(&c, 0, cl->b, i);
+		feed(&c, 0, cl->b + i, cl->n - i);
+		feed(&c, 1, sv->b, sv->n);
+		check_conversation(&c);
+		conn_free(&c);
+	}
+	for (size_t i = 1; i < sv->n; i++) {
+		conn_init(&c, state, 16384);
+		feed(&c, 0, cl->b, cl->n);
+		feed(&c, 1, sv->b, i);
+		feed(&c, 1, sv->b + i, sv->n - i);
+		check_conversation(&c);
+		conn_free(&c);
+	}
+	conn_init(&c, state, 16384);
+	feed_segments(&c, 0, cl->b, cl->n, 1);
+	feed_segments(&c, 1, sv->b, sv->n, 1);
+	check_conversation(&c);
+	CHECK_EQ(c.res[0], MOD_OK);
+	CHECK_EQ(c.res[1], MOD_OK);
+	conn_free(&c);
+	h2c_module.fini(state);
+	free(cl);
+	free(sv);
+}
+
+/* PADDED and PRIORITY on HEADERS, the block in a HEADERS and two
+ * CONTINUATIONs, a host field standing for :authority. */
+static void test_padded_continuation(void)
+{
+	struct buf *o = malloc(sizeof(*o)), *blk = malloc(sizeof(*blk));
+	struct conn c;
+
+	blk->n = 0;
+	put_u8(blk, 0x83);                   /* :method POST */
+	put_u8(blk, 0x86);                   /* :scheme http */
+	hp_lit_name(blk, 4, "/api/v1/x");    /* :path */
+	hp_lit_name(blk, 38, "example.org"); /* host */
+	hp_lit_name(blk, 58, "grpc-go/1.0"); /* user-agent */
+	hp_lit(blk, 0, "metadata-flavor", "Google");
+
+	o->n = 0;
+	preface(o);
+	/* HEADERS: pad length 7, 5 bytes of priority, 4 block bytes, padding */
+	head(o, 1 + 5 + 4 + 7, HEADERS, PADDED | PRIO, 1);
+	put_u8(o, 7);
+	put(o, "\x80\0\0\x03\x10", 5);
+	put(o, blk->b, 4);
+	put(o, NULL, 7);
+	frame(o, CONT, 0, 1, blk->b + 4, 10);
+	frame(o, CONT, END_HEADERS, 1, blk->b + 14, blk->n - 14);
+	conn_open(&c, 16384);
+	feed(&c, 0, o->b, o->n);
+	CHECK_EQ(c.res[0], MOD_OK);
+	CHECK_EQ(c.cap.n, 1);
+	if (c.cap.n == 1) {
+		struct ev *e = &c.cap.ev[0];
+		CHECK_STR(e->name, "example.org");
+		CHECK_STR(e->aux, "/api/v1/x");
+		CHECK_STR(EVF(e, RQ_METHOD), "POST");
+		CHECK_STR(EVF(e, RQ_UA), "grpc-go/1.0");
+		CHECK_STR(EVF(e, RQ_FLAVOR), "1");
+		CHECK_EQ(e->size, o->n - 24 - 9);
+	}
+	conn_close(&c);
+
+	/* PADDED alone on a one-frame block; padding of 0 */
+	o->n = 0;
+	preface(o);
+	head(o, 1 + sizeof(c41), HEADERS, PADDED | END_HEADERS, 1);
+	put_u8(o, 0);
+	put(o, c41, sizeof(c41));
+	conn_open(&c, 16384);
+	feed(&c, 0, o->b, o->n);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_STR(c.cap.ev[0].name, "www.example.com");
+	CHECK_EQ(c.res[0], MOD_OK);
+	conn_close(&c);
+
+	/* trailers (a second block of stream 1) make no event; CONNECT takes
+	 * its :authority as the target */
+	o->n = 0;
+	preface(o);
+	frame(o, HEADERS, END_HEADERS, 1, c41, sizeof(c41));
+	blk->n = 0;
+	hp_lit(blk, 0, "grpc-status", "0");
+	frame(o, HEADERS, END_HEADERS | END_STREAM, 1, blk->b, blk->n);
+	blk->n = 0;
+	hp_lit_name(blk, 2, "CONNECT");
+	hp_lit_name(blk, 1, "proxy.test:443");
+	frame(o, HEADERS, END_HEADERS, 3, blk->b, blk->n);
+	conn_open(&c, 16384);
+	feed(&c, 0, o->b, o->n);
+	CHECK_EQ(c.res[0], MOD_OK);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_STR(c.cap.ev[1].aux, "proxy.test:443");
+	CHECK_STR(c.cap.ev[1].name, "proxy.test:443");
+	CHECK_STR(EVF(&c.cap.ev[1], RQ_METHOD), "CONNECT");
+	conn_close(&c);
+	free(o);
+	free(blk);
+}
+
+/* A client's bytes: the preface, then bad, then a sound request that must
+ * not be read (the direction stopped). */
+static void bad_then_request(const struct buf *bad, int want_events, int want_res)
+{
+	struct buf *o = malloc(sizeof(*o));
+	struct conn c;
+
+	o->n = 0;
+	preface(o);
+	put(o, bad->b, bad->n);
+	frame(o, HEADERS, END_HEADERS, 101, c41, sizeof(c41));
+	conn_open(&c, 16384);
+	feed(&c, 0, o->b, o->n);
+	CHECK_EQ(c.cap.n, want_events);
+	CHECK_EQ(c.res[0], want_res);
+	/* stopped: later bytes count as ok and make nothing */
+	CHECK_EQ(feed(&c, 0, o->b + 24, o->n - 24), MOD_OK);
+	CHECK_EQ(c.cap.n, want_events);
+	conn_close(&c);
+	free(o);
+}
+
+static void test_bad_frames(void)
+{
+	struct buf *b = malloc(sizeof(*b));
+
+	/* a frame longer than the peer allows (16384 without its SETTINGS) */
+	b->n = 0;
+	head(b, 16385, DATA, 0, 1);
+	bad_then_request(b, 0, MOD_MALFORMED);
+	b->n = 0;
+	head(b, 0xffffff, HEADERS, END_HEADERS, 1);
+	bad_then_request(b, 0, MOD_MALFORMED);
+	/* padding longer than the frame */
+	b->n = 0;
+	head(b, 4, HEADERS, PADDED | END_HEADERS, 1);
+	put(b, "\x04\x82\x86\x84", 4);
+	bad_then_request(b, 0, MOD_MALFORMED);
+	/* PADDED with no room for its length byte; PRIORITY with no room */
+	b->n = 0;
+	head(b, 0, HEADERS, PADDED | END_HEADERS, 1);
+	bad_then_request(b, 0, MOD_MALFORMED);
+	b->n = 0;
+	head(b, 3, HEADERS, PRIO | END_HEADERS, 1);
+	put(b, "\0\0\0", 3);
+	bad_then_request(b, 0, MOD_MALFORMED);
+	/* HEADERS on stream 0 */
+	b->n = 0;
+	frame(b, HEADERS, END_HEADERS, 0, c41, sizeof(c41));
+	bad_then_request(b, 0, MOD_MALFORMED);
+	/* a CONTINUATION outside a block */
+	b->n = 0;
+	frame(b, CONT, END_HEADERS, 1, c41, sizeof(c41));
+	bad_then_request(b, 0, MOD_MALFORMED);
+	/* a block continued by DATA, or by another stream's CONTINUATION */
+	b->n = 0;
+	frame(b, HEADERS, 0, 1, c41, 5);
+	frame(b, DATA, 0, 1, "x", 1);
+	bad_then_request(b, 0, MOD_MALFORMED);
+	b->n = 0;
+	frame(b, HEADERS, 0, 1, c41, 5);
+	frame(b, CONT, END_HEADERS, 3, c41 + 5, sizeof(c41) - 5);
+	bad_then_request(b, 0, MOD_MALFORMED);
+	/* SETTINGS: not a multiple of 6, on a stream, an ACK with a payload,
+	 * longer than H2C_SETTINGS_MAX */
+	b->n = 0;
+	frame(b, SETTINGS, 0, 0, "\0\x01\0\0\x10", 5);
+	bad_then_request(b, 0, MOD_MALFORMED);
+	b->n = 0;
+	frame(b, SETTINGS, 0, 1, "\0\x01\0\0\x10\0", 6);
+	bad_then_request(b, 0, MOD_MALFORMED);
+	b->n = 0;
+	frame(b, SETTINGS, ACK, 0, "\0\x01\0\0\x10\0", 6);
+	bad_then_request(b, 0, MOD_MALFORMED);
+	b->n = 0;
+	head(b, H2C_SETTINGS_MAX + 6, SETTINGS, 0, 0);
+	put(b, NULL, H2C_SETTINGS_MAX + 6);
+	bad_then_request(b, 0, MOD_MALFORMED);
+	/* unknown frame types and PRIORITY, RST_STREAM, GOAWAY are passed */
+	b->n = 0;
+	frame(b, 0xee, 0xff, 7, "abc", 3);
+	frame(b, PRIORITY, 0, 1, "\0\0\0\0\x10", 5);
+	frame(b, RST, 0, 1, "\0\0\0\x08", 4);
+	frame(b, GOAWAY, 0, 0, "\0\0\0\0\0\0\0\0debug", 13);
+	bad_then_request(b, 1, MOD_OK);
+	free(b);
+}
+
+static void test_hpack_errors(void)
+{
+	struct buf *b = malloc(sizeof(*b));
+
+	/* index 0 */
+	b->n = 0;
+	frame(b, HEADERS, END_HEADERS, 1, "\x82\x80", 2);
+	bad_then_request(b, 1, MOD_MALFORMED);
+	/* index 62 with an empty dynamic table: the head read so far (its
+	 * :method) is emitted, malformed */
+	b->n = 0;
+	frame(b, HEADERS, END_HEADERS, 1, "\x82\xbe", 2);
+	bad_then_request(b, 1, MOD_MALFORMED);
+	/* a block that ends inside a field */
+	b->n = 0;
+	frame(b, HEADERS, END_HEADERS, 1, c41, sizeof(c41) - 3);
+	bad_then_request(b, 1, MOD_MALFORMED);
+	/* bad Huffman: EOS inside a string */
+	b->n = 0;
+	frame(b, HEADERS, END_HEADERS, 1, "\x82\x84\x41\x84\xff\xff\xff\xff", 8);
+	bad_then_request(b, 1, MOD_MALFORMED);
+	/* a table size update above the default 4096 without SETTINGS */
+	b->n = 0;
+	{
+		struct buf *blk = malloc(sizeof(*blk));
+		blk->n = 0;
+		hp_int(blk, 0x20, 5, 8192);
+		put(blk, c41, sizeof(c41));
+		frame(b, HEADERS, END_HEADERS, 1, blk->b, blk->n);
+		free(blk);
+	}
+	bad_then_request(b, 0, MOD_MALFORMED);
+	free(b);
+
+	/* the event of an HPACK error names it */
+	struct buf *o = malloc(sizeof(*o));
+	struct conn c;
+	o->n = 0;
+	preface(o);
+	frame(o, HEADERS, END_HEADERS, 1, "\x82\x86\x84\xbe", 4);
+	conn_open(&c, 16384);
+	feed(&c, 0, o->b, o->n);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "HPACK decoding error");
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_METHOD), "GET");
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+	conn_close(&c);
+	free(o);
+}
+
+/* SETTINGS_HEADER_TABLE_SIZE from the server binds the client's blocks once
+ * the client acknowledged it; the cap holds whatever it says. */
+static void test_table_size(void)
+{
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv)),
+		   *blk = malloc(sizeof(*blk));
+	struct conn c;
+	static const uint32_t sizes[] = {8192, 65536, 65537, 100000};
+	static const int ok[] = {1, 1, 0, 0};
+
+	for (size_t k = 0; k < 4; k++) {
+		uint8_t set[6] = {0, 1, 0, 0x01, 0x86, 0xa0}; /* 100000 */
+
+		sv->n = cl->n = blk->n = 0;
+		frame(sv, SETTINGS, 0, 0, set, 6);
+		preface(cl);
+		frame(cl, SETTINGS, ACK, 0, NULL, 0);
+		hp_int(blk, 0x20, 5, sizes[k]);
+		put(blk, c41, sizeof(c41));
+		frame(cl, HEADERS, END_HEADERS, 1, blk->b, blk->n);
+		frame(cl, HEADERS, END_HEADERS, 3, c42, sizeof(c42));
+		conn_open(&c, 16384);
+		feed(&c, 0, preface_s, 24);
+		feed(&c, 1, sv->b, sv->n);
+		feed(&c, 0, cl->b + 24, cl->n - 24);
+		CHECK_EQ(c.res[0], ok[k] ? MOD_OK : MOD_MALFORMED);
+		CHECK_EQ(c.cap.n, ok[k] ? 2 : 0);
+		conn_close(&c);
+	}
+
+	/* before the client's ACK, the old bound (4096) holds */
+	sv->n = cl->n = blk->n = 0;
+	frame(sv, SETTINGS, 0, 0, "\0\x01\0\0\x20\0", 6); /* 8192 */
+	preface(cl);
+	hp_int(blk, 0x20, 5, 8192);
+	put(blk, c41, sizeof(c41));
+	frame(cl, HEADERS, END_HEADERS, 1, blk->b, blk->n);
+	conn_open(&c, 16384);
+	feed(&c, 0, preface_s, 24);
+	feed(&c, 1, sv->b, sv->n);
+	feed(&c, 0, cl->b + 24, cl->n - 24);
+	CHECK_EQ(c.res[0], MOD_MALFORMED);
+	conn_close(&c);
+
+	/* a server that shrinks the table to 0: after the ACK the client must
+	 * say so first; the entry it had is gone */
+	sv->n = cl->n = blk->n = 0;
+	frame(sv, SETTINGS, 0, 0, "\0\x01\0\0\0\0", 6);
+	preface(cl);
+	frame(cl, HEADERS, END_HEADERS, 1, c41, sizeof(c41));
+	frame(cl, SETTINGS, ACK, 0, NULL, 0);
+	hp_int(blk, 0x20, 5, 0);
+	put(blk, "\x82\x86\x84", 3);
+	hp_lit_name(blk, 1, "b.example");
+	frame(cl, HEADERS, END_HEADERS, 3, blk->b, blk->n);
+	conn_open(&c, 16384);
+	feed(&c, 0, cl->b, 24 + 9 + 9 + sizeof(c41));
+	feed(&c, 1, sv->b, sv->n);
+	feed(&c, 0, cl->b + 24 + 9 + 9 + sizeof(c41), cl->n - (24 + 9 + 9 + sizeof(c41)));
+	CHECK_EQ(c.res[0], MOD_OK);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_STR(c.cap.ev[1].name, "b.example");
+	conn_close(&c);
+
+	/* a larger SETTINGS_MAX_FRAME_SIZE from the server lets the client's
+	 * frames be longer */
+	sv->n = cl->n = 0;
+	frame(sv, SETTINGS, 0, 0, "\0\x05\0\x01\0\0", 6); /* 65536 */
+	preface(cl);
+	head(cl, 20000, DATA, 0, 1);
+	put(cl, NULL, 20000);
+	frame(cl, HEADERS, END_HEADERS, 1, c41, sizeof(c41));
+	conn_open(&c, 16384);
+	feed(&c, 0, preface_s, 24);
+	feed(&c, 1, sv->b, sv->n);
+	feed_segments(&c, 0, cl->b + 24, cl->n - 24, 1400);
+	CHECK_EQ(c.res[0], MOD_OK);
+	CHECK_EQ(c.cap.n, 1);
+	conn_close(&c);
+	free(cl);
+	free(sv);
+	free(blk);
+}
+
+/* A block of more than H2C_BLOCK_MAX bytes: what was decoded is emitted,
+ * malformed and cut, and the direction stops. In a smaller window, the
+ * window's end cuts it: truncated. */
+static void test_block_bound(void)
+{
+	struct buf *o = malloc(sizeof(*o)), *blk = malloc(sizeof(*blk));
+	static char big[1001];
+	struct conn c;
+
+	memset(big, 'v', 1000);
+	blk->n = 0;
+	put(blk, c41, sizeof(c41));
+	for (int i = 0; i < 20; i++)
+		hp_lit(blk, 0, "x-filler", big);
+	o->n = 0;
+	preface(o);
+	frame(o, HEADERS, 0, 1, blk->b, 8000);
+	frame(o, CONT, 0, 1, blk->b + 8000, 8000);
+	frame(o, CONT, END_HEADERS, 1, blk->b + 16000, blk->n - 16000);
+	frame(o, HEADERS, END_HEADERS, 3, c42, sizeof(c42));
+	conn_open(&c, 65536);
+	feed_segments(&c, 0, o->b, o->n, 1400);
+	CHECK_EQ(c.res[0], MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 1);
+	if (c.cap.n == 1) {
+		CHECK_STR(c.cap.ev[0].name, "www.example.com");
+		CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "header block longer than 16384 bytes");
+		CHECK_STR(EVF(&c.cap.ev[0], RQ_CUT), "1");
+		CHECK(c.cap.ev[0].flags & OBS_F_MALFORMED);
+	}
+	conn_close(&c);
+
+	conn_open(&c, 4096);
+	feed_segments(&c, 0, o->b, o->n, 1400);
+	CHECK_EQ(c.res[0], MOD_TRUNCATED);
+	CHECK_EQ(c.cap.n, 1);
+	if (c.cap.n == 1) {
+		CHECK_STR(c.cap.ev[0].aux, "/");
+		CHECK_EQ(c.cap.ev[0].flags, OBS_F_TRUNCATED);
+	}
+	conn_close(&c);
+	free(o);
+	free(blk);
+}
+
+/* DATA far past the 16 KiB window, in frames split across segments: the
+ * window slides, and the request after it is read. */
+static void test_long_connection(void)
+{
+	struct buf *o = malloc(sizeof(*o)), *sv = malloc(sizeof(*sv));
+	static uint8_t body[16384];
+	struct conn c;
+
+	o->n = 0;
+	preface(o);
+	frame(o, HEADERS, END_HEADERS, 1, c41, sizeof(c41));
+	for (int i = 0; i < 10; i++)
+		frame(o, DATA, 0, 1, body, sizeof(body));
+	frame(o, HEADERS, END_HEADERS, 3, c42, sizeof(c42));
+	for (int i = 0; i < 2; i++)
+		frame(o, DATA, 0, 3, body, 1000);
+	frame(o, HEADERS, END_HEADERS, 5, c43, sizeof(c43));
+	sv->n = 0;
+	frame(sv, SETTINGS, 0, 0, NULL, 0);
+	frame(sv, HEADERS, END_HEADERS, 1, "\x88", 1);
+	for (int i = 0; i < 5; i++)
+		frame(sv, DATA, 0, 1, body, sizeof(body));
+	frame(sv, HEADERS, END_HEADERS, 3, "\x88", 1);
+	conn_open(&c, 16384);
+	feed_segments(&c, 0, o->b, o->n, 1448);
+	feed_segments(&c, 1, sv->b, sv->n, 1448);
+	CHECK_EQ(c.res[0], MOD_OK);
+	CHECK_EQ(c.res[1], MOD_OK);
+	CHECK_EQ(c.cap.n, 5);
+	CHECK_STR(c.cap.ev[2].aux, "/index.html");
+	CHECK_EQ(c.cap.ev[4].type, 200);
+	CHECK_STR(c.cap.ev[4].name, "www.example.com");
+	CHECK(!c.f.st[0].overflow);
+	conn_close(&c);
+
+	/* one segment longer than the window (4 KiB here): the bytes past it
+	 * are lost, the direction stops, counted truncated */
+	o->n = 0;
+	preface(o);
+	frame(o, DATA, 0, 1, body, 10000);
+	frame(o, HEADERS, END_HEADERS, 3, c42, sizeof(c42));
+	conn_open(&c, 4096);
+	feed(&c, 0, o->b, o->n);
+	CHECK_EQ(c.res[0], MOD_TRUNCATED);
+	CHECK_EQ(feed(&c, 0, c41, 0), MOD_OK);
+	CHECK_EQ(c.cap.n, 0);
+	conn_close(&c);
+	free(o);
+	free(sv);
+}
+
+/* Requests without their pseudo-headers, pseudo-headers out of place,
+ * uppercase names and a bad :status: malformed events, decoding goes on. */
+static void test_malformed_heads(void)
+{
+	struct buf *o = malloc(sizeof(*o)), *blk = malloc(sizeof(*blk)),
+		   *sv = malloc(sizeof(*sv));
+	struct conn c;
+
+	o->n = 0;
+	preface(o);
+	blk->n = 0;
+	hp_lit_name(blk, 1, "a.example"); /* no :method, no :path */
+	frame(o, HEADERS, END_HEADERS, 1, blk->b, blk->n);
+	blk->n = 0;
+	put(blk, "\x82\x84", 2);
+	hp_lit(blk, 0, "User-Agent", "x");
+	frame(o, HEADERS, END_HEADERS, 3, blk->b, blk->n);
+	blk->n = 0;
+	put(blk, "\x82", 1);
+	hp_lit(blk, 0, "x-a", "1");
+	put(blk, "\x84", 1);
+	frame(o, HEADERS, END_HEADERS, 5, blk->b, blk->n);
+	blk->n = 0;
+	put(blk, "\x82\x82\x84", 3);
+	frame(o, HEADERS, END_HEADERS, 7, blk->b, blk->n);
+	frame(o, HEADERS, END_HEADERS, 9, c41, sizeof(c41));
+	sv->n = 0;
+	blk->n = 0;
+	hp_lit_name(blk, 8, "20x");
+	frame(sv, HEADERS, END_HEADERS, 1, blk->b, blk->n);
+	conn_open(&c, 16384);
+	feed(&c, 0, o->b, o->n);
+	feed(&c, 1, sv->b, sv->n);
+	CHECK_EQ(c.res[0], MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 6);
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "no :method");
+	CHECK_STR(c.cap.ev[0].name, "a.example");
+	CHECK_STR(EVF(&c.cap.ev[1], RQ_WHY), "uppercase header field name");
+	CHECK_STR(EVF(&c.cap.ev[2], RQ_WHY), "pseudo-header after a regular field");
+	CHECK_STR(EVF(&c.cap.ev[3], RQ_WHY), "repeated pseudo-header");
+	CHECK_EQ(c.cap.ev[4].flags, 0);
+	/* a bad :status: a malformed response without a status, as HTTP/1's */
+	CHECK_EQ(c.res[1], MOD_MALFORMED);
+	CHECK_EQ(c.cap.ev[5].kind, OBS_HTTP_RESPONSE);
+	CHECK_EQ(c.cap.ev[5].type, 0);
+	CHECK_STR(EVF(&c.cap.ev[5], RS_STATUS), "");
+	CHECK_STR(EVF(&c.cap.ev[5], RS_WHY), "bad :status");
+	conn_close(&c);
+	free(o);
+	free(blk);
+	free(sv);
+}
+
+/* Memory: a realistic connection takes a few KiB; a table filled with the
+ * smallest entries the 64 KiB bound allows meets H2C_HEAP_MAX first, and
+ * the flow's direction stops; all is given back when the module ends. */
+static void test_memory(void)
+{
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv)),
+		   *blk = malloc(sizeof(*blk));
+	struct conn c;
+
+	conversation(cl, sv);
+	conn_open(&c, 16384);
+	feed(&c, 0, cl->b, cl->n);
+	feed(&c, 1, sv->b, sv->n);
+	printf("heap of one conversation: %zu bytes\n", h2c_heap(c.state));
+	CHECK(h2c_heap(c.state) < 16384);
+	conn_close(&c);
+
+	/* the default 4096-byte tables, both filled with the smallest
+	 * entries: the most a flow takes without a larger SETTINGS */
+	cl->n = sv->n = blk->n = 0;
+	preface(cl);
+	put(blk, c41, sizeof(c41));
+	for (int i = 0; i < 200; i++)
+		put(blk, "\x40\x01z\x00", 4);
+	frame(cl, HEADERS, END_HEADERS, 1, blk->b, blk->n);
+	blk->n = 0;
+	put_u8(blk, 0x88);
+	for (int i = 0; i < 200; i++)
+		put(blk, "\x40\x01z\x00", 4);
+	frame(sv, HEADERS, END_HEADERS, 1, blk->b, blk->n);
+	conn_open(&c, 16384);
+	feed(&c, 0, cl->b, cl->n);
+	feed(&c, 1, sv->b, sv->n);
+	printf("heap with both default tables full of the smallest entries: %zu bytes\n",
+	       h2c_heap(c.state));
+	CHECK_EQ(c.res[0], MOD_OK);
+	CHECK_EQ(c.res[1], MOD_OK);
+	CHECK(h2c_heap(c.state) <= 64 * 1024);
+	conn_close(&c);
+
+	sv->n = cl->n = blk->n = 0;
+	frame(sv, SETTINGS, 0, 0, "\0\x01\0\x01\0\0", 6); /* 65536 */
+	preface(cl);
+	frame(cl, SETTINGS, ACK, 0, NULL, 0);
+	hp_int(blk, 0x20, 5, 65536);
+	put(blk, c41, sizeof(c41));
+	for (int i = 0; i < 2000; i++)
+		put(blk, "\x40\x01z\x00", 4); /* "z: ", indexed: 33 bytes of table */
+	frame(cl, HEADERS, END_HEADERS, 1, blk->b, blk->n);
+	conn_open(&c, 16384);
+	feed(&c, 0, preface_s, 24);
+	feed(&c, 1, sv->b, sv->n);
+	feed(&c, 0, cl->b + 24, cl->n - 24);
+	printf("heap after 2000 small entries: %zu bytes (result %d)\n", h2c_heap(c.state),
+	       c.res[0]);
+	CHECK(h2c_heap(c.state) <= H2C_HEAP_MAX);
+	CHECK_EQ(c.res[0], MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 1);
+	conn_close(&c);
+	free(cl);
+	free(sv);
+	free(blk);
+}
+
+/* More flows than slots: the one seen least recently loses its inflaters
+ * and stops (truncated), the others go on. */
+static void test_slots(void)
+{
+	void *state = NULL;
+	struct buf *o = malloc(sizeof(*o));
+	static struct conn c[H2C_FLOWS_MAX + 1];
+
+	CHECK_EQ(h2c_module.init(NULL, &state), 0);
+	o->n = 0;
+	preface(o);
+	for (size_t i = 0; i <= H2C_FLOWS_MAX; i++) {
+		conn_init(&c[i], state, 256);
+		CHECK_EQ(feed(&c[i], 0, o->b, o->n), MOD_OK);
+	}
+	/* c[0] (time 0, the first slot) lost its slot to c[H2C_FLOWS_MAX] */
+	CHECK_EQ(feed(&c[0], 0, c41, 0), MOD_TRUNCATED);
+	CHECK_EQ(feed(&c[0], 0, c41, 0), MOD_OK);
+	frame(o, HEADERS, END_HEADERS, 1, c41, sizeof(c41));
+	feed(&c[1], 0, o->b + 33, o->n - 33);
+	CHECK_EQ(c[1].cap.n, 1);
+	for (size_t i = 0; i <= H2C_FLOWS_MAX; i++)
+		conn_free(&c[i]);
+	h2c_module.fini(state);
+	free(o);
+}
+
+/* Both modules in registry order, as the core runs them. */
+static void feed_both(struct conn *c, void *http_state, int dir, const void *data, size_t n)
+{
+	struct pkt p;
+	struct flow_stream *s = &c->f.st[dir];
+
+	if (!s->buf)
+		s->buf = c->buf[dir];
+	memcpy(s->buf + s->len, data, n);
+	s->len += (uint32_t)n;
+	memset(&p, 0, sizeof(p));
+	p.proto = IPPROTO_TCP;
+	p.ipv = 4;
+	p.flow = &c->f;
+	p.dir = dir;
+	p.payload = data;
+	p.payload_len = n;
+	http_module.on_packet(http_state, &p, &c->cap.emit);
+	c->res[dir] = h2c_module.on_packet(c->state, &p, &c->cap.emit);
+}
+
+/* HTTP/1.1 "Upgrade: h2c": http.c reads the request and the 101, then
+ * hands the flow back; h2c claims it at the client's preface and reads the
+ * server's frames already there (its response to the upgraded request,
+ * stream 1) from the packet turned around. An Upgrade to something else
+ * is not handed back. */
+static void test_upgrade(void)
+{
+	static const char req[] = "GET /up HTTP/1.1\r\nHost: up.example\r\n"
+				  "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+				  "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n";
+	static const char sw[] = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+				 "Upgrade: h2c\r\n\r\n";
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv));
+	void *hs = NULL;
+	struct conn c;
+
+	sv->n = 0;
+	put(sv, sw, strlen(sw));
+	frame(sv, SETTINGS, 0, 0, NULL, 0);
+	frame(sv, HEADERS, END_HEADERS, 1, "\x88", 1);
+	cl->n = 0;
+	preface(cl);
+	frame(cl, SETTINGS, ACK, 0, NULL, 0);
+	frame(cl, HEADERS, END_HEADERS | END_STREAM, 3, c41, sizeof(c41));
+
+	CHECK_EQ(http_module.init(NULL, &hs), 0);
+	conn_open(&c, 16384);
+	feed_both(&c, hs, 0, req, strlen(req));
+	feed_both(&c, hs, 1, sv->b, sv->n);
+	CHECK_EQ(c.f.app, APP_NONE); /* handed back at the 101 */
+	feed_both(&c, hs, 0, cl->b, cl->n);
+	CHECK_EQ(c.f.app, APP_HTTP2);
+	CHECK_EQ(c.res[0], MOD_OK);
+	feed_both(&c, hs, 1, "\0\0\x01\x01\x04\0\0\0\x03\x8d", 10); /* 404 to stream 3 */
+	CHECK_EQ(c.cap.n, 5);
+	if (c.cap.n == 5) {
+		CHECK_STR(EVF(&c.cap.ev[0], RQ_VERSION), "HTTP/1.1");
+		CHECK_EQ(c.cap.ev[1].type, 101);
+		CHECK_EQ(c.cap.ev[2].kind, OBS_HTTP_RESPONSE); /* stream 1, unpaired */
+		CHECK_EQ(c.cap.ev[2].type, 200);
+		CHECK_STR(EVF(&c.cap.ev[2], RS_VERSION), "HTTP/2");
+		CHECK_EQ(c.cap.ev[3].kind, OBS_HTTP_REQUEST);
+		CHECK_STR(c.cap.ev[3].name, "www.example.com");
+		CHECK_EQ(c.cap.ev[4].type, 404);
+		CHECK_STR(c.cap.ev[4].aux, "/");
+	}
+	conn_close(&c);
+
+	/* a websocket upgrade stays http's: no h2c after it */
+	conn_open(&c, 16384);
+	feed_both(&c, hs, 0, "GET / HTTP/1.1\r\nHost: w\r\nUpgrade: websocket\r\n\r\n", 47);
+	feed_both(&c, hs, 1, sw, strlen(sw));
+	CHECK_EQ(c.f.app, APP_HTTP);
+	feed_both(&c, hs, 0, cl->b, cl->n);
+	CHECK_EQ(c.f.app, APP_HTTP);
+	CHECK_EQ(c.cap.n, 2);
+	conn_close(&c);
+	http_module.fini(hs);
+	free(cl);
+	free(sv);
+}
+
+static void test_json(void)
+{
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv));
+	struct conn c;
+
+	conversation(cl, sv);
+	conn_open(&c, 16384);
+	feed(&c, 0, cl->b, cl->n);
+	feed(&c, 1, sv->b, sv->n);
+	CHECK_EQ(c.cap.n, 6);
+	json_t *o = json_object();
+	CHECK_EQ(http_info_json(o, c.cap.ev[0].info, c.cap.ev[0].info_len, OBS_HTTP_REQUEST), 0);
+	char *s = json_dumps(o, JSON_COMPACT);
+	CHECK_STR(s, "{\"method\":\"GET\",\"host\":\"www.example.com\",\"uri\":\"/\","
+		     "\"version\":\"HTTP/2\",\"user_agent\":\"\"}");
+	free(s);
+	json_decref(o);
+	conn_close(&c);
+	free(cl);
+	free(sv);
+}
+
+int main(void)
+{
+	test_sniff();
+	test_claim();
+	test_conversation();
+	test_split();
+	test_padded_continuation();
+	test_bad_frames();
+	test_hpack_errors();
+	test_table_size();
+	test_block_bound();
+	test_long_connection();
+	test_malformed_heads();
+	test_memory();
+	test_slots();
+	test_upgrade();
+	test_json();
+	return check_done();
+}
