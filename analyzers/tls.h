@@ -258,6 +258,86 @@ int tls_parse_handshake(const uint8_t *msg, size_t len, unsigned flags, struct t
 int tls_parse_transport(const uint8_t *msg, size_t len, unsigned flags, const char *transport,
 			struct tls_hello *out);
 
+/*
+ * The streaming walk of a ClientHello too big for the stream's window (tls.h,
+ * "Big hellos"). The walker keeps where it is in the record layer, in the
+ * handshake message and in its nested lists, a few bytes of a field cut by a
+ * record or segment edge, and the fields the event needs; nothing else of
+ * the message. About 1.5 KB.
+ */
+#define TLS_WALK_MAX 131396   /* largest ClientHello body walked (OpenSSL's CLIENT_HELLO_MAX_LENGTH) */
+#define TLS_WALK_SNI 255      /* host_name bytes kept (OpenSSL's TLSEXT_MAXLEN_host_name) */
+#define TLS_WALK_ALPN 256     /* ALPN names kept, each with its length byte */
+#define TLS_WALK_CIPHERS 128  /* non-GREASE cipher suites kept for JA4 */
+#define TLS_WALK_EXTS 64      /* extension types kept (repeats, JA4) */
+#define TLS_WALK_SIGALGS 64   /* non-GREASE signature algorithms kept for JA4 */
+
+struct tls_walk {
+	/* where the walk is */
+	uint32_t left[4];  /* bytes left: handshake body, extensions, extension, its list */
+	uint32_t run;      /* bytes left of a field walked as it passes (skipped or kept) */
+	uint32_t run_len;  /* its length */
+	uint16_t rec_left; /* payload bytes left in the current record; 0: a header is next */
+	uint8_t step;      /* what comes next (tls.c, enum wstep) */
+	uint8_t depth;     /* left[0..depth] are open */
+	uint8_t keep;      /* the run is kept: 1 host_name, 2 ALPN name */
+	uint8_t acc_n;     /* bytes of acc gathered */
+	uint8_t acc[33];   /* a fixed-size field cut by a record or segment edge */
+	uint16_t ext_type; /* the extension being walked */
+	const char *reason; /* static: malformed, the walk stopped; NULL when fine */
+	int not_hello;     /* the message is not a ClientHello, or longer than TLS_WALK_MAX */
+	/* what the event needs */
+	uint32_t hs_len;
+	uint16_t legacy_version;
+	uint32_t n_ciphers, cs_seen; /* cs_seen: counted as they pass, n_ciphers when whole */
+	uint32_t n_exts;
+	uint8_t ech, inexact;  /* inexact: a JA4 input past its bound (no JA4) */
+	uint8_t exts_seen;     /* server_name, ALPN, supported_versions, sigalgs: 1, 2, 4, 8 */
+	uint8_t exts_done;     /* the same, for extensions walked whole */
+	uint16_t ciphers[TLS_WALK_CIPHERS];
+	unsigned n_ja_ciphers;
+	uint16_t types[TLS_WALK_EXTS];
+	unsigned n_types;
+	uint16_t sigalgs[TLS_WALK_SIGALGS];
+	unsigned n_sigalgs;
+	uint16_t versions[TLS_VERSIONS_MAX];
+	unsigned n_versions;
+	uint8_t sni_state;     /* 0 none, 1 being kept, 2 kept whole */
+	uint8_t sni_cut;       /* the host_name was longer than TLS_WALK_SNI */
+	uint16_t sni_len;
+	uint8_t sni[TLS_WALK_SNI];
+	uint8_t alpn_cut;      /* a name did not fit in alpn[] */
+	uint8_t alpn_first, alpn_last; /* ends of the first name (JA4) */
+	uint16_t alpn_len;
+	unsigned n_alpn;
+	uint8_t alpn[TLS_WALK_ALPN]; /* length byte, name, length byte, name ... */
+};
+
+/* Start a walk at a record boundary. */
+void tls_walk_init(struct tls_walk *w);
+
+/*
+ * Walk the records s[0..n), the stream from where the last call stopped.
+ * Sets *used to the bytes walked (the caller drops them; a record header cut
+ * short is left for the next call) and *why to a static reason on
+ * TLS_ASM_BAD. Returns TLS_ASM_DONE when the walk is over (the message
+ * walked whole, and *used then reaches the end of the record holding its
+ * last byte, which may lie past n; or stopped: malformed, not a
+ * ClientHello), TLS_ASM_MORE when the bytes end first, TLS_ASM_BAD when the
+ * record layer broke. Pure: s is only borrowed.
+ */
+int tls_walk_feed(struct tls_walk *w, const uint8_t *s, size_t n, size_t *used, const char **why);
+
+/*
+ * The hello walked into *out, as tls_parse_handshake gives it for the whole
+ * message (flags OBS_F_TRUNCATED: the stream ended before the walk did), but
+ * for the bounds above: a host_name is kept to TLS_WALK_SNI bytes, ALPN
+ * names to TLS_WALK_ALPN (both set out->cut), and JA4 is "" when a list it
+ * hashes was longer than its bound or repeats went past TLS_WALK_EXTS. Same
+ * results as tls_parse_handshake. Pure.
+ */
+int tls_walk_hello(const struct tls_walk *w, unsigned flags, struct tls_hello *out);
+
 /* True for an RFC 8701 GREASE value (0x0a0a, 0x1a1a, ... 0xfafa). */
 static inline int tls_grease(uint16_t v)
 {

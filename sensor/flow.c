@@ -580,6 +580,11 @@ static uint32_t stream_limit(const struct flow_table *ft, const struct flow_stre
 								  : ft->cfg.stream_max;
 }
 
+uint32_t flow_stream_window(const struct flow_table *ft, const struct flow_stream *st)
+{
+	return ft ? stream_limit(ft, st) : 16384;
+}
+
 /*
  * Make st->buf hold at least need (<= stream_limit) bytes: doubling, capped
  * at the limit, or exactly need when the doubled size does not fit under

@@ -446,6 +446,14 @@ void flow_stream_slide(struct flow_stream *st);
 #define FLOW_STREAM_WIDE (128u * 1024u + 4096u)
 
 /*
+ * The bytes direction st of a flow in ft may hold before it overflows
+ * (stream_max, or FLOW_STREAM_WIDE on a wide port): an analyzer that slides
+ * its window (flow_stream_slide) asks it to know whether what it waits for
+ * can still come whole. NULL ft: stream_max's default.
+ */
+uint32_t flow_stream_window(const struct flow_table *ft, const struct flow_stream *st);
+
+/*
  * How far an analyzer whose cursor is at `from` (normally st->consumed) may
  * read without crossing a skipped hole: st->hole_start when a recorded hole
  * lies at or after from (from < st->resync), else st->len. When it returns
