@@ -1855,13 +1855,14 @@ enum step { STEP_WAIT, STEP_STOP, STEP_GO, STEP_WALK };
 /*
  * Should the first message, gathered so far into st->msg (mlen bytes; the
  * records up to used of the n bytes at s->consumed), be walked as it passes
- * instead? Only a ClientHello that can never be whole in the window: longer
- * than the scratch message, or with records that would take the stream past
- * the window before its last byte (the window overflows at its last byte,
- * which is fine). A hello that fits is read whole, as always. The walk
- * starts once the window is a quarter full, so a flow's walk state (tls.h)
- * stands on stream bytes that stream_total_max bounds, not on 9 bytes of a
- * lying header.
+ * instead? Only a ClientHello that will not be whole in the window: longer
+ * than the scratch message, or with records that take the stream past the
+ * window before its last byte, surely (its rest in one more record) or at
+ * the rate its records have gone so far (records of one byte take six
+ * bytes of stream for each). A hello that fits is read whole, as always.
+ * The walk starts once the window is a quarter full, so a flow's walk state
+ * (tls.h) stands on stream bytes that stream_total_max bounds, not on 9
+ * bytes of a lying header.
  */
 static int walk_wanted(const struct tls_state *st, const struct flow_stream *s, size_t n,
 		       size_t mlen, size_t used)
@@ -1875,8 +1876,10 @@ static int walk_wanted(const struct tls_state *st, const struct flow_stream *s, 
 	uint32_t window = flow_stream_window(st->flows, s);
 	size_t need = 4 + (size_t)hl;
 	size_t got = mlen + (used > n ? used - n : 0); /* with the last record's rest */
-	size_t end = s->consumed + used + (need > got ? 5 + need - got : 0);
-	if (need <= sizeof(st->msg) && end <= window)
+	size_t rest = need > got ? need - got : 0;
+	size_t end = s->consumed + used + (rest ? 5 + rest : 0);
+	size_t rate = s->consumed + used + (got ? rest * used / got : 0);
+	if (need <= sizeof(st->msg) && end <= window && rate <= window)
 		return 0;
 	return s->consumed + n >= window / 4;
 }

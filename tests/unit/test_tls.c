@@ -1547,15 +1547,17 @@ static void test_big(struct tls_hello *h)
 	struct conn c;
 	big_hello(m, 0x0015, 2000, 16, "onebyte.example", offs);
 	records(s, m, 1);
-	conn_open(&c, 43005, NULL);
-	for (size_t off = 0; off < s->n; off += 1000)
-		seg(&c, 0, TH_ACK | TH_PUSH, s->b + off, s->n - off < 1000 ? s->n - off : 1000);
-	CHECK_EQ(c.sink.n, 1);
-	CHECK_STR(c.sink.name[0], "onebyte.example");
-	CHECK_EQ(c.sink.flags[0], 0);
 	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
-	CHECK_STR(c.sink.info[0], h->info);
-	conn_close(&c);
+	for (size_t sz = 1000; sz <= 1448; sz += 448) {
+		conn_open(&c, (uint16_t)(43005 + sz), NULL);
+		for (size_t off = 0; off < s->n; off += sz)
+			seg(&c, 0, TH_ACK | TH_PUSH, s->b + off, s->n - off < sz ? s->n - off : sz);
+		CHECK_EQ(c.sink.n, 1);
+		CHECK_STR(c.sink.name[0], "onebyte.example");
+		CHECK_EQ(c.sink.flags[0], 0);
+		CHECK_STR(c.sink.info[0], h->info);
+		conn_close(&c);
+	}
 
 	/* a 40 KiB hello, then (after a HelloRetryRequest) CCS and a second
 	 * hello in the same segments: both read */
