@@ -14,6 +14,12 @@
  * length field (record → handshake → extensions → each extension → its
  * lists), and the direction's stream is released.
  *
+ * A ClientHello that will not be whole in the window is walked instead
+ * (tls.h, "Big hellos"): tls_walk_feed() takes the bytes as they come and
+ * keeps only its place and the fields of the event, in a struct tls_walk
+ * that rides on the flow's state until the walk ends; the window slides past
+ * what was walked.
+ *
  * A client stream that began with a whole ClientHello is then followed, a
  * record at a time, for a second ClientHello (after a HelloRetryRequest),
  * skipping ChangeCipherSpec, until anything else arrives (tls.h, "Direction").
@@ -24,8 +30,8 @@
  * is not ours and is not claimed. Nothing here prints, judges or keeps a
  * global: the working memory (scratch message and struct tls_hello) is the
  * module state; flow->app_state holds a small struct tls_flow (where each
- * direction's records start, hellos seen), and each direction's cursor is its
- * stream's consumed.
+ * direction's records start, hellos seen; and during a walk the walk's
+ * state), and each direction's cursor is its stream's consumed.
  */
 #include "tls.h"
 
@@ -1172,9 +1178,10 @@ enum wstep {
 
 /* Bytes of each fixed step; 0 for runs. */
 static const uint8_t wsize[W_END] = {
-	[W_HDR] = 4,     [W_VERSION] = 2, [W_RANDOM] = 33, [W_CS_LEN] = 2, [W_CS] = 2,   [W_COMP_LEN] = 1,
-	[W_EXT_LEN] = 2, [W_EXT_HDR] = 4, [W_SN_LEN] = 2, [W_SN_ENT] = 3, [W_AL_LEN] = 2,
-	[W_AL_NLEN] = 1, [W_SV_LEN] = 1,  [W_SV] = 2,     [W_SA_LEN] = 2, [W_SA] = 2,
+	[W_HDR] = 4,     [W_VERSION] = 2,  [W_RANDOM] = 33, [W_CS_LEN] = 2,
+	[W_CS] = 2,      [W_COMP_LEN] = 1, [W_EXT_LEN] = 2, [W_EXT_HDR] = 4,
+	[W_SN_LEN] = 2,  [W_SN_ENT] = 3,   [W_AL_LEN] = 2,  [W_AL_NLEN] = 1,
+	[W_SV_LEN] = 1,  [W_SV] = 2,       [W_SA_LEN] = 2,  [W_SA] = 2,
 };
 
 /* Why a fixed step did not fit its length: the whole parse's words. */
@@ -1860,9 +1867,11 @@ enum step { STEP_WAIT, STEP_STOP, STEP_GO, STEP_WALK };
  * window before its last byte, surely (its rest in one more record) or at
  * the rate its records have gone so far (records of one byte take six
  * bytes of stream for each). A hello that fits is read whole, as always.
- * The walk starts once the window is a quarter full, so a flow's walk state
- * (tls.h) stands on stream bytes that stream_total_max bounds, not on 9
- * bytes of a lying header.
+ * The walk starts once 4 KiB are held (a quarter of the window, when that
+ * is smaller), so a flow's walk state (tls.h) stands on stream bytes that
+ * stream_total_max bounds, not on 9 bytes of a lying header. (In a window
+ * wider than TLS_MSG_MAX, a DNS port's, the scratch message fills first:
+ * TLS_ASM_BIG, walked too.)
  */
 static int walk_wanted(const struct tls_state *st, const struct flow_stream *s, size_t n,
 		       size_t mlen, size_t used)
@@ -1881,7 +1890,7 @@ static int walk_wanted(const struct tls_state *st, const struct flow_stream *s, 
 	size_t rate = s->consumed + used + (got ? rest * used / got : 0);
 	if (need <= sizeof(st->msg) && end <= window && rate <= window)
 		return 0;
-	return s->consumed + n >= window / 4;
+	return s->consumed + n >= (window < TLS_MSG_MAX ? window : TLS_MSG_MAX) / 4;
 }
 
 /*
@@ -1903,8 +1912,13 @@ static int first_message(struct tls_state *st, const struct pkt *p, struct flow_
 	*next = STEP_STOP;
 	r = tls_gather(s->buf + s->consumed, avail - s->consumed, st->msg, sizeof(st->msg), &mlen,
 		       &used, &why);
+	if ((r == TLS_ASM_MORE || r == TLS_ASM_BIG) && !final &&
+	    walk_wanted(st, s, avail - s->consumed, mlen, used)) {
+		*next = STEP_WALK;
+		return MOD_OK;
+	}
 	if (r == TLS_ASM_MORE && !final) {
-		*next = walk_wanted(st, s, avail - s->consumed, mlen, used) ? STEP_WALK : STEP_WAIT;
+		*next = STEP_WAIT;
 		return MOD_OK;
 	}
 	if (r == TLS_ASM_NOT_HS)
@@ -1988,8 +2002,8 @@ static int walk_message(struct tls_state *st, struct flow *f, const struct pkt *
 	ret = tls_walk_hello(&fw->w, r == TLS_ASM_DONE ? 0 : OBS_F_TRUNCATED, h);
 	whole = r == TLS_ASM_DONE && ret == MOD_OK;
 	walk_end(f);
-	if (ret == MOD_NOT_MINE)
-		return ret;
+	if (ret == MOD_NOT_MINE || h->hs_type != TLS_CLIENT_HELLO)
+		return ret; /* (the walk starts with a ClientHello's header there) */
 	if (r == TLS_ASM_BAD) {
 		h->flags |= OBS_F_MALFORMED;
 		if (!h->reason)

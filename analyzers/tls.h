@@ -29,6 +29,37 @@
  * supported versions list, the highest version and every JA4 input; the
  * cipher and extension counts of the record are as on the wire.
  *
+ * Big hellos. A ClientHello may be longer than the stream's window (16 KiB
+ * a direction, sensor/flow.h): OpenSSL takes up to 131,396 body bytes
+ * (CLIENT_HELLO_MAX_LENGTH in ssl/statem/statem_srvr.c: what the length
+ * fields of a ClientHello allow), GnuTLS up to 128 KiB
+ * (MAX_HANDSHAKE_PACKET_SIZE), and a padding or unknown extension before
+ * server_name, many key shares or records of one byte each put its SNI
+ * past the window. A first ClientHello that will not be whole in the window
+ * (longer than TLS_MSG_MAX, or whose records, at the rate they have gone,
+ * take the stream past the window first) and whose declared body is at most
+ * TLS_WALK_MAX is walked as its bytes come (tls_walk_feed), once 4 KiB of it
+ * are held (a quarter of a smaller window): the flow keeps a struct tls_walk (where the walk is in
+ * the records, the message and its nested lists, up to 32 bytes of a field
+ * cut by a record or segment edge, and the fields of the event), and the
+ * window slides past every byte walked, so the stream holds no more than a
+ * segment and a cut record header. Uninteresting bodies (padding, key
+ * shares, unknown extensions) pass without being kept; server_name, ALPN,
+ * supported_versions and signature_algorithms are walked field by field.
+ * The event is what tls_parse_handshake gives for the whole message
+ * (unit.tls compares thousands of random hellos, malformed and cut ones
+ * among them, however their bytes come), but for the walk's bounds: a
+ * host_name is kept to 255 bytes (TLS_WALK_SNI: OpenSSL refuses longer),
+ * ALPN names to 256 bytes with their length bytes, and JA4 is "" past 128
+ * non-GREASE cipher suites, 64 signature algorithms or 64 extensions (the
+ * counts stay as on the wire; repeats past 64 extensions go unseen, but for
+ * the four walked into). A walk stopped malformed gives its reason at once
+ * (a whole parse of a cut prefix would also say truncated). A hello whose
+ * body claims more than TLS_WALK_MAX, or a segment bringing more than the
+ * window's free room at once (a capture coalesced past 12 KiB before the
+ * walk starts), is read as before: cut by the window. A hello that fits is
+ * read whole, as before, byte for byte.
+ *
  * Truncation. When a message can never complete (the stream hit its cap or a
  * hole, or the record layer broke), its prefix is parsed with
  * OBS_F_TRUNCATED: an extension is used only when it is wholly present, and
@@ -50,7 +81,8 @@
  * 'S'), LDAP's StartTLS extended request (the server's after its success
  * response) and MySQL's SSLRequest (the server's after its greeting):
  * tls_upgrade. The text is looked at up to TLS_STARTTLS_SCAN
- * bytes. Each direction's cursor is its stream's consumed.
+ * bytes. Each direction's cursor is its stream's consumed; the window is
+ * slid (flow_stream_slide) only by a walk (see "Big hellos") and after it.
  *
  * Direction. The first handshake message of each direction is parsed once;
  * its own type decides the observation kind, so a capture that starts mid-way
@@ -101,7 +133,7 @@
 
 #include "../sensor/record.h"
 
-#define TLS_MSG_MAX 16384   /* largest handshake message reassembled (header included) */
+#define TLS_MSG_MAX 16384   /* largest handshake message reassembled whole (header included) */
 #define TLS_REC_MAX 16384   /* largest TLSPlaintext fragment (2^14) */
 #define TLS_SNI_MAX 1024    /* escaped SNI + NUL; longer names are cut */
 #define TLS_ALPN_MAX 1024   /* escaped ALPN text (record field or aux) + NUL */
@@ -265,7 +297,7 @@ int tls_parse_transport(const uint8_t *msg, size_t len, unsigned flags, const ch
  * record or segment edge, and the fields the event needs; nothing else of
  * the message. About 1.5 KB.
  */
-#define TLS_WALK_MAX 131396   /* largest ClientHello body walked (OpenSSL's CLIENT_HELLO_MAX_LENGTH) */
+#define TLS_WALK_MAX 131396   /* largest ClientHello body walked (OpenSSL's bound) */
 #define TLS_WALK_SNI 255      /* host_name bytes kept (OpenSSL's TLSEXT_MAXLEN_host_name) */
 #define TLS_WALK_ALPN 256     /* ALPN names kept, each with its length byte */
 #define TLS_WALK_CIPHERS 128  /* non-GREASE cipher suites kept for JA4 */

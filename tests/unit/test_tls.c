@@ -1527,6 +1527,9 @@ static void big_flow(uint16_t port, uint16_t pad_type, size_t pad, size_t ncs, i
 
 static void test_big(struct tls_hello *h)
 {
+	/* what a flow keeps while its hello is walked (tls.h: about 1.5 KB) */
+	CHECK(sizeof(struct tls_walk) <= 1536);
+
 	/* 20 KiB behind an extension no one knows, 40 KiB behind padding */
 	big_flow(43001, 0x7777, 20000, 16, 0, h);
 	big_flow(43002, 0x0015, 40000, 16, 0, h);
@@ -1572,6 +1575,21 @@ static void test_big(struct tls_hello *h)
 	CHECK_EQ(c.sink.n, 2);
 	CHECK_STR(c.sink.name[0], "first.example");
 	CHECK_STR(c.sink.name[1], "second.example");
+	conn_close(&c);
+
+	/* on a DNS port, whose window is 132 KiB, 20 KB in one (coalesced)
+	 * segment: the scratch message fills first (16 KiB), and the walk
+	 * takes over there */
+	s->n = m->n = 0;
+	big_hello(m, 0x0015, 60000, 16, "wide.example", offs);
+	records(s, m, 16384);
+	conn_open(&c, 5353, NULL);
+	seg(&c, 0, TH_ACK | TH_PUSH, s->b, 20000);
+	for (size_t off = 20000; off < s->n; off += 1460)
+		seg(&c, 0, TH_ACK | TH_PUSH, s->b + off, s->n - off < 1460 ? s->n - off : 1460);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_STR(c.sink.name[0], "wide.example");
+	CHECK_EQ(c.sink.flags[0], 0);
 	conn_close(&c);
 
 	/* a big hello whose record layer breaks half-way: malformed, no name */
