@@ -40,7 +40,7 @@
  * take the stream past the window first) and whose declared body is at most
  * TLS_WALK_MAX is walked as its bytes come (tls_walk_feed), once 4 KiB of it
  * are held (a quarter of a smaller window): the flow keeps a struct tls_walk (where the walk is in
- * the records, the message and its nested lists, up to 32 bytes of a field
+ * the records, the message and its nested lists, up to 33 bytes of a field
  * cut by a record or segment edge, and the fields of the event), and the
  * window slides past every byte walked, so the stream holds no more than a
  * segment and a cut record header. Uninteresting bodies (padding, key
@@ -58,7 +58,9 @@
  * body claims more than TLS_WALK_MAX, or a segment bringing more than the
  * window's free room at once (a capture coalesced past 12 KiB before the
  * walk starts), is read as before: cut by the window. A hello that fits is
- * read whole, as before, byte for byte.
+ * read whole, as before, byte for byte (but one whose first records are so
+ * small that it seemed not to fit: walked, the same event unless past the
+ * walk's bounds).
  *
  * Truncation. When a message can never complete (the stream hit its cap or a
  * hole, or the record layer broke), its prefix is parsed with
