@@ -54,10 +54,13 @@
  * non-GREASE cipher suites, 64 signature algorithms or 64 extensions (the
  * counts stay as on the wire; repeats past 64 extensions go unseen, but for
  * the four walked into). A walk stopped malformed gives its reason at once
- * (a whole parse of a cut prefix would also say truncated). A hello whose
- * body claims more than TLS_WALK_MAX, or a segment bringing more than the
- * window's free room at once (a capture coalesced past 12 KiB before the
- * walk starts), is read as before: cut by the window. A hello that fits is
+ * (a whole parse of a cut prefix would also say truncated). A direction
+ * that starts with a handshake record has the wide window (132 KiB,
+ * sensor/flow.c tls_first), so a hello in one segment of a capture made
+ * with segmentation offload (up to 64 KiB) is not cut before the walk
+ * starts; after STARTTLS text or an HTTP CONNECT the window is 16 KiB, and a
+ * segment bringing more than its free room is cut there. A hello whose
+ * body claims more than TLS_WALK_MAX is read as before: its first 16 KiB. A hello that fits is
  * read whole, as before, byte for byte (but one whose first records are so
  * small that it seemed not to fit: walked, the same event unless past the
  * walk's bounds).

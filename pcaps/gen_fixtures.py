@@ -686,7 +686,8 @@ def big_hello_records(sni, pad_type, pad_len, cuts=(), rec_max=16384):
 def gen_tls_big(out):
     """ClientHellos too big for the sensor's 16 KiB window, each with its SNI
     past it: 20 KB behind an extension no one knows, in records of 16 KiB
-    and the rest, in segments of 1,448 bytes; 40 KB behind padding, in
+    and the rest, in one segment of 20 KB and a short one (as a capture made
+    with segmentation offload shows it); 40 KB behind padding, in
     records cut around server_name's header and inside the host_name, sent
     one byte at a time around those edges; and a 2.9 KB hello in records of
     one byte each (18 KB of stream). A ServerHello answers the first. Before
@@ -705,8 +706,8 @@ def gen_tls_big(out):
     c = TcpConn(clk, CLIENT4, srv, 44001, 443, 0x51000000, 0x52000000, smac=MAC_GW)
     recs += c.handshake()
     stream, hs, _, _ = big_hello_records("hidden20k.example.test", 0x7777, 20000)
-    for i in range(0, len(stream), 1448):
-        recs.append(c.c_send(stream[i:i + 1448], step=50))
+    recs.append(c.c_send(stream[:20000], step=50))
+    recs.append(c.c_send(stream[20000:], step=50))
     recs.append(c.s_send(server_hello, step=800))
     recs += c.close()
     # 40 KB behind padding, cut inside server_name, one-byte segments there

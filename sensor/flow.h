@@ -6,7 +6,10 @@
  * Memory is bounded whatever the input: at most max_flows flows (the least
  * recently seen is evicted), at most stream_max bytes held per direction
  * (the first stream_max bytes, or, for an analyzer that slides its window
- * with flow_stream_slide, the stream_max bytes after its cursor), at most
+ * with flow_stream_slide, the stream_max bytes after its cursor;
+ * FLOW_STREAM_WIDE on a wide port, or in a direction whose first bytes are
+ * a TLS handshake record, whose hello may arrive in one offloaded segment
+ * of up to 64 KiB), at most
  * ooo_max out-of-order segments held per direction, and a global cap on
  * stream bytes. Idle flows expire by packet time.
  *
@@ -317,6 +320,11 @@ struct flow_config {
 	 * be 64 KiB and arrive in one segment (offloaded captures); 0 ends;
 	 * all zero: the default, 53, 5353 and 5355 */
 	uint16_t wide_ports[4];
+	/* 1: a direction that starts with a TLS handshake record keeps
+	 * stream_max too (tests of a window shorter than a hello); 0, the
+	 * default: it gets the wide window, as wide_ports do (flow.c,
+	 * tls_first) */
+	uint8_t tls_narrow;
 };
 
 struct flow_stats {
