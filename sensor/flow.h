@@ -455,7 +455,8 @@ void flow_stream_slide(struct flow_stream *st);
 
 /*
  * The bytes direction st of a flow in ft may hold before it overflows
- * (stream_max, or FLOW_STREAM_WIDE on a wide port): an analyzer that slides
+ * (stream_max, or FLOW_STREAM_WIDE on a wide port or after a TLS record
+ * start): an analyzer that slides
  * its window (flow_stream_slide) asks it to know whether what it waits for
  * can still come whole. NULL ft: stream_max's default.
  */
