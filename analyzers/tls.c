@@ -14,6 +14,12 @@
  * length field (record → handshake → extensions → each extension → its
  * lists), and the direction's stream is released.
  *
+ * A ClientHello that will not be whole in the window is walked instead
+ * (tls.h, "Big hellos"): tls_walk_feed() takes the bytes as they come and
+ * keeps only its place and the fields of the event, in a struct tls_walk
+ * that rides on the flow's state until the walk ends; the window slides past
+ * what was walked.
+ *
  * A client stream that began with a whole ClientHello is then followed, a
  * record at a time, for a second ClientHello (after a HelloRetryRequest),
  * skipping ChangeCipherSpec, until anything else arrives (tls.h, "Direction").
@@ -24,8 +30,8 @@
  * is not ours and is not claimed. Nothing here prints, judges or keeps a
  * global: the working memory (scratch message and struct tls_hello) is the
  * module state; flow->app_state holds a small struct tls_flow (where each
- * direction's records start, hellos seen), and each direction's cursor is its
- * stream's consumed.
+ * direction's records start, hellos seen; and during a walk the walk's
+ * state), and each direction's cursor is its stream's consumed.
  */
 #include "tls.h"
 
@@ -1062,6 +1068,30 @@ static void write_record(struct tls_hello *o)
 	o->info_len = r->len;
 }
 
+/* Every result field of out cleared, before a parse. */
+static void hello_reset(struct tls_hello *out, const char *transport)
+{
+	memset(out, 0, offsetof(struct tls_hello, ja_ciphers));
+	out->ja_nciphers = out->ja_nexts = out->ja_nsigalgs = 0;
+	out->ja_alpn = 0;
+	memset(out->seen, 0, sizeof(out->seen));
+	out->info = out->info_buf;
+	out->info_buf[0] = '\0';
+	out->transport = transport;
+}
+
+/* The highest version a ClientHello offers: supported_versions, else legacy_version. */
+static void client_version(struct tls_hello *out)
+{
+	out->version = out->legacy_version;
+	if (out->n_versions) {
+		out->version = out->versions[0];
+		for (unsigned i = 1; i < out->n_versions; i++)
+			if (out->versions[i] > out->version)
+				out->version = out->versions[i];
+	}
+}
+
 int tls_parse_handshake(const uint8_t *msg, size_t len, unsigned flags, struct tls_hello *out)
 {
 	return tls_parse_transport(msg, len, flags, NULL, out);
@@ -1074,13 +1104,7 @@ int tls_parse_transport(const uint8_t *msg, size_t len, unsigned flags, const ch
 	struct cur c = cur_init(msg, len), b;
 	int trunc = (flags & OBS_F_TRUNCATED) != 0, open = 0;
 
-	memset(out, 0, offsetof(struct tls_hello, ja_ciphers));
-	out->ja_nciphers = out->ja_nexts = out->ja_nsigalgs = 0;
-	out->ja_alpn = 0;
-	memset(out->seen, 0, sizeof(out->seen));
-	out->info = out->info_buf;
-	out->info_buf[0] = '\0';
-	out->transport = transport;
+	hello_reset(out, transport);
 
 	uint8_t type = cur_u8(&c);
 	uint32_t hl = cur_be24(&c);
@@ -1104,13 +1128,7 @@ int tls_parse_transport(const uint8_t *msg, size_t len, unsigned flags, const ch
 		x.result = MOD_TRUNCATED;
 
 	if (type == TLS_CLIENT_HELLO) {
-		out->version = out->legacy_version;
-		if (out->n_versions) {
-			out->version = out->versions[0];
-			for (unsigned i = 1; i < out->n_versions; i++)
-				if (out->versions[i] > out->version)
-					out->version = out->versions[i];
-		}
+		client_version(out);
 		if (x.result == MOD_OK)
 			ja4(out);
 	} else if (!out->has_versions) {
@@ -1122,6 +1140,643 @@ int tls_parse_transport(const uint8_t *msg, size_t len, unsigned flags, const ch
 		out->flags |= OBS_F_TRUNCATED;
 	write_record(out);
 	return x.result;
+}
+
+/* ---- a ClientHello too big for the window: the streaming walk ------------- */
+
+/*
+ * The steps of the walk, in message order. A fixed step gathers its bytes
+ * (wsize) in acc, across record and segment edges, then is judged whole; a
+ * run step (wsize 0) passes w->run bytes as they come, keeping those of the
+ * first host_name and of ALPN names. Each step reads inside the innermost
+ * open length (left[depth]), as the whole parse reads inside its sub-cursor,
+ * and stops with the whole parse's reason where that one would.
+ */
+enum wstep {
+	W_HDR,      /* handshake type and length */
+	W_VERSION,  /* legacy_version */
+	W_RANDOM,   /* random, session_id length */
+	W_SID,      /* run: session_id */
+	W_CS_LEN,   /* cipher_suites length */
+	W_CS,       /* a cipher suite (depth 1) */
+	W_COMP_LEN, /* compression_methods length */
+	W_COMP,     /* run: compression_methods */
+	W_EXT_LEN,  /* extensions length */
+	W_EXT_HDR,  /* an extension's type and length (depth 1) */
+	W_EXT_SKIP, /* run: an extension body not looked into (depth 2) */
+	W_SN_LEN,   /* server_name list length (depth 2) */
+	W_SN_ENT,   /* a server_name entry's type and length (depth 3) */
+	W_SN_NAME,  /* run: its name */
+	W_AL_LEN,   /* ALPN list length (depth 2) */
+	W_AL_NLEN,  /* an ALPN name's length (depth 3) */
+	W_AL_NAME,  /* run: the name */
+	W_SV_LEN,   /* supported_versions list length (depth 2) */
+	W_SV,       /* a version (depth 3) */
+	W_SA_LEN,   /* signature_algorithms list length (depth 2) */
+	W_SA,       /* a signature algorithm (depth 3) */
+	W_END,      /* walked whole, or stopped */
+};
+
+/* Bytes of each fixed step; 0 for runs. */
+static const uint8_t wsize[W_END] = {
+	[W_HDR] = 4,     [W_VERSION] = 2,  [W_RANDOM] = 33, [W_CS_LEN] = 2,
+	[W_CS] = 2,      [W_COMP_LEN] = 1, [W_EXT_LEN] = 2, [W_EXT_HDR] = 4,
+	[W_SN_LEN] = 2,  [W_SN_ENT] = 3,   [W_AL_LEN] = 2,  [W_AL_NLEN] = 1,
+	[W_SV_LEN] = 1,  [W_SV] = 2,       [W_SA_LEN] = 2,  [W_SA] = 2,
+};
+
+/* Why a fixed step did not fit its length: the whole parse's words. */
+static const char *const wshort[W_END] = {
+	[W_VERSION] = "hello ends before its session_id",
+	[W_RANDOM] = "hello ends before its session_id",
+	[W_CS_LEN] = "ClientHello ends before its cipher_suites",
+	[W_CS] = "cipher_suites run past the message", /* not reached: even length */
+	[W_COMP_LEN] = "ClientHello ends before its compression_methods",
+	[W_EXT_LEN] = "extensions length cut",
+	[W_EXT_HDR] = "extension header runs past the extensions",
+	[W_SN_LEN] = "server_name extension shorter than its list length",
+	[W_SN_ENT] = "server_name entry runs past its list",
+	[W_AL_LEN] = "ALPN extension shorter than its list length",
+	[W_AL_NLEN] = "ALPN protocol name runs past its list", /* not reached */
+	[W_SV_LEN] = "empty supported_versions extension",
+	[W_SV] = "supported_versions list runs past its extension", /* not reached */
+	[W_SA_LEN] = "signature_algorithms extension shorter than its list length",
+	[W_SA] = "signature_algorithms list runs past its extension", /* not reached */
+};
+
+/* Extensions looked into (exts_seen, exts_done). */
+enum { WX_SNI = 1, WX_ALPN = 2, WX_VERSIONS = 4, WX_SIGALGS = 8 };
+
+static void wstop(struct tls_walk *w, const char *why)
+{
+	w->reason = why;
+	w->step = W_END;
+}
+
+static uint16_t acc16(const struct tls_walk *w, size_t at)
+{
+	return (uint16_t)(w->acc[at] << 8 | w->acc[at + 1]);
+}
+
+/* Open a length of n bytes at the next depth (n fits: checked by the caller). */
+static void wopen(struct tls_walk *w, uint32_t n)
+{
+	w->left[++w->depth] = n;
+}
+
+static void wnext(struct tls_walk *w);
+
+/* The next step is a fixed one: it must fit the innermost length. */
+static void wgo(struct tls_walk *w, enum wstep step)
+{
+	w->step = (uint8_t)step;
+	w->acc_n = 0;
+	if (w->depth > 0 || step != W_HDR)
+		if (wsize[step] > w->left[w->depth])
+			wstop(w, wshort[step]);
+}
+
+/* The next step is a run of n bytes (n fits: checked by the caller); an
+ * empty one is over at once. */
+static void wrun(struct tls_walk *w, enum wstep step, uint32_t n, int keep)
+{
+	w->step = (uint8_t)step;
+	w->run = w->run_len = n;
+	w->keep = (uint8_t)keep;
+	if (n == 0)
+		wnext(w);
+}
+
+/* A list of the innermost length is over when its bytes are. */
+static int wlist_over(const struct tls_walk *w)
+{
+	return w->left[w->depth] == 0;
+}
+
+/* The next extension, or the end of the extensions block. */
+static void wext_next(struct tls_walk *w)
+{
+	if (w->left[1] > 0) {
+		wgo(w, W_EXT_HDR);
+		return;
+	}
+	w->depth = 0;
+	if (w->left[0] > 0)
+		wstop(w, "bytes after the extensions");
+	else
+		w->step = W_END;
+}
+
+/* An extension walked whole: what it gave counts now (a cut one counts for
+ * nothing, as in the whole parse). */
+static void wext_end(struct tls_walk *w)
+{
+	w->depth = 1;
+	switch (w->ext_type) {
+	case EXT_SERVER_NAME:
+		w->exts_done |= WX_SNI;
+		break;
+	case EXT_ALPN:
+		w->exts_done |= WX_ALPN;
+		break;
+	case EXT_SUPPORTED_VERSIONS:
+		w->exts_done |= WX_VERSIONS;
+		break;
+	case EXT_SIG_ALGS:
+		w->exts_done |= WX_SIGALGS;
+		break;
+	case EXT_ECH:
+	case EXT_ECH_DRAFT:
+	case EXT_ESNI:
+		w->ech = 1;
+		break;
+	default:
+		break;
+	}
+	wext_next(w);
+}
+
+/* An inner list's length n against what is left of its extension after
+ * the length field (left[2]): exactly its bytes. 0 when fine. */
+static int wlist_len(struct tls_walk *w, uint32_t n, const char *past, const char *after)
+{
+	if (n > w->left[2]) {
+		wstop(w, past);
+		return -1;
+	}
+	if (n < w->left[2]) {
+		wstop(w, after);
+		return -1;
+	}
+	return 0;
+}
+
+/* An extension header: repeats, counts, and the walk of its body. */
+static void wext_head(struct tls_walk *w, uint16_t type, uint16_t len)
+{
+	static const uint16_t looked[] = {EXT_SERVER_NAME, EXT_ALPN, EXT_SUPPORTED_VERSIONS,
+					  EXT_SIG_ALGS};
+
+	if (len > w->left[1]) {
+		wstop(w, "extension runs past the extensions");
+		return;
+	}
+	for (unsigned i = 0; i < NELEM(looked); i++)
+		if (type == looked[i]) {
+			if (w->exts_seen & (1u << i)) {
+				wstop(w, "extension repeated");
+				return;
+			}
+			w->exts_seen |= (uint8_t)(1u << i);
+		}
+	for (unsigned i = 0; i < w->n_types; i++)
+		if (w->types[i] == type) {
+			wstop(w, "extension repeated");
+			return;
+		}
+	if (w->n_types < NELEM(w->types))
+		w->types[w->n_types++] = type;
+	else
+		w->inexact = 1; /* later repeats go unseen: no JA4 */
+	w->n_exts++;
+	w->ext_type = type;
+	wopen(w, len);
+	switch (type) {
+	case EXT_SERVER_NAME:
+		wgo(w, W_SN_LEN);
+		break;
+	case EXT_ALPN:
+		wgo(w, W_AL_LEN);
+		break;
+	case EXT_SUPPORTED_VERSIONS:
+		wgo(w, W_SV_LEN);
+		break;
+	case EXT_SIG_ALGS:
+		wgo(w, W_SA_LEN);
+		break;
+	default:
+		wrun(w, W_EXT_SKIP, len, 0);
+		break;
+	}
+}
+
+/* A server_name entry: the first host_name is kept. */
+static void wsn_entry(struct tls_walk *w, uint8_t type, uint16_t hl)
+{
+	if (hl > w->left[3]) {
+		wstop(w, "host_name runs past the server_name list");
+		return;
+	}
+	if (type != 0 || w->sni_state) {
+		wrun(w, W_SN_NAME, hl, 0);
+		return;
+	}
+	if (hl == 0) {
+		wstop(w, "empty host_name");
+		return;
+	}
+	w->sni_state = 1;
+	w->sni_len = 0;
+	w->sni_cut = hl > TLS_WALK_SNI;
+	wrun(w, W_SN_NAME, hl, 1);
+}
+
+/* An ALPN name of pl bytes: kept whole when there is room. */
+static void wal_name(struct tls_walk *w, uint8_t pl)
+{
+	if (pl == 0) {
+		wstop(w, "empty ALPN protocol name");
+		return;
+	}
+	if (pl > w->left[3]) {
+		wstop(w, "ALPN protocol name runs past its list");
+		return;
+	}
+	int keep = 0;
+	if ((size_t)w->alpn_len + 1 + pl <= sizeof(w->alpn)) {
+		w->alpn[w->alpn_len++] = pl;
+		keep = 2;
+	} else {
+		w->alpn_cut = 1;
+	}
+	w->n_alpn++;
+	wrun(w, W_AL_NAME, pl, keep);
+}
+
+/* A fixed step's bytes are all in acc: judge them and go on. */
+static void wfield(struct tls_walk *w)
+{
+	uint16_t v = w->acc_n >= 2 ? acc16(w, 0) : 0;
+
+	switch (w->step) {
+	case W_HDR:
+		w->hs_len = (uint32_t)w->acc[1] << 16 | acc16(w, 2);
+		if (w->acc[0] != TLS_CLIENT_HELLO || w->hs_len > TLS_WALK_MAX) {
+			w->not_hello = 1;
+			w->step = W_END;
+			return;
+		}
+		w->depth = 0;
+		w->left[0] = w->hs_len;
+		wgo(w, W_VERSION);
+		return;
+	case W_VERSION:
+		w->legacy_version = v;
+		wgo(w, W_RANDOM);
+		return;
+	case W_RANDOM:
+		if (w->acc[32] > 32) {
+			wstop(w, "session_id longer than 32 bytes");
+			return;
+		}
+		if (w->acc[32] > w->left[0]) {
+			wstop(w, "session_id runs past the message");
+			return;
+		}
+		wrun(w, W_SID, w->acc[32], 0);
+		return;
+	case W_CS_LEN:
+		if (v == 0 || v % 2) {
+			wstop(w, "cipher_suites length is odd or zero");
+		} else if (v > w->left[0]) {
+			wstop(w, "cipher_suites run past the message");
+		} else {
+			wopen(w, v);
+			wgo(w, W_CS);
+		}
+		return;
+	case W_CS:
+		w->cs_seen++;
+		if (!tls_grease(v)) {
+			if (w->n_ja_ciphers < NELEM(w->ciphers))
+				w->ciphers[w->n_ja_ciphers++] = v;
+			else
+				w->inexact = 1;
+		}
+		if (!wlist_over(w)) {
+			wgo(w, W_CS);
+			return;
+		}
+		w->n_ciphers = w->cs_seen;
+		w->depth = 0;
+		wgo(w, W_COMP_LEN);
+		return;
+	case W_COMP_LEN:
+		if (w->acc[0] == 0)
+			wstop(w, "no compression_methods");
+		else if (w->acc[0] > w->left[0])
+			wstop(w, "compression_methods run past the message");
+		else
+			wrun(w, W_COMP, w->acc[0], 0);
+		return;
+	case W_EXT_LEN:
+		if (v > w->left[0]) {
+			wstop(w, "extensions run past the message");
+			return;
+		}
+		wopen(w, v);
+		wext_next(w);
+		return;
+	case W_EXT_HDR:
+		wext_head(w, v, acc16(w, 2));
+		return;
+	case W_SN_LEN:
+		if (wlist_len(w, v, "server_name list runs past its extension",
+			      "bytes after the server_name list") < 0)
+			return;
+		if (v == 0) {
+			wstop(w, "empty server_name list");
+			return;
+		}
+		wopen(w, v);
+		wgo(w, W_SN_ENT);
+		return;
+	case W_SN_ENT:
+		wsn_entry(w, w->acc[0], acc16(w, 1));
+		return;
+	case W_AL_LEN:
+		if (wlist_len(w, v, "ALPN list runs past its extension", "bytes after the ALPN list") <
+		    0)
+			return;
+		if (v == 0) {
+			wstop(w, "empty ALPN list");
+			return;
+		}
+		wopen(w, v);
+		wgo(w, W_AL_NLEN);
+		return;
+	case W_AL_NLEN:
+		wal_name(w, w->acc[0]);
+		return;
+	case W_SV_LEN:
+		if (w->acc[0] == 0 || w->acc[0] % 2) {
+			wstop(w, "supported_versions length is odd or zero");
+			return;
+		}
+		if (wlist_len(w, w->acc[0], "supported_versions list runs past its extension",
+			      "bytes after the supported_versions list") < 0)
+			return;
+		wopen(w, w->acc[0]);
+		wgo(w, W_SV);
+		return;
+	case W_SV:
+		if (!tls_grease(v) && w->n_versions < NELEM(w->versions))
+			w->versions[w->n_versions++] = v;
+		if (wlist_over(w))
+			wext_end(w);
+		else
+			wgo(w, W_SV);
+		return;
+	case W_SA_LEN:
+		if (v == 0 || v % 2) {
+			wstop(w, "signature_algorithms length is odd or zero");
+			return;
+		}
+		if (wlist_len(w, v, "signature_algorithms list runs past its extension",
+			      "bytes after the signature_algorithms list") < 0)
+			return;
+		wopen(w, v);
+		wgo(w, W_SA);
+		return;
+	case W_SA:
+		if (!tls_grease(v)) {
+			if (w->n_sigalgs < NELEM(w->sigalgs))
+				w->sigalgs[w->n_sigalgs++] = v;
+			else
+				w->inexact = 1;
+		}
+		if (wlist_over(w))
+			wext_end(w);
+		else
+			wgo(w, W_SA);
+		return;
+	default:
+		return;
+	}
+}
+
+/* A run is over: go on after it. */
+static void wnext(struct tls_walk *w)
+{
+	switch (w->step) {
+	case W_SID:
+		wgo(w, W_CS_LEN);
+		return;
+	case W_COMP:
+		if (w->left[0] == 0)
+			w->step = W_END; /* no extensions (TLS 1.2 and older may omit them) */
+		else
+			wgo(w, W_EXT_LEN);
+		return;
+	case W_EXT_SKIP:
+		wext_end(w);
+		return;
+	case W_SN_NAME:
+		if (w->keep)
+			w->sni_state = 2;
+		if (wlist_over(w))
+			wext_end(w);
+		else
+			wgo(w, W_SN_ENT);
+		return;
+	case W_AL_NAME:
+		if (wlist_over(w))
+			wext_end(w);
+		else
+			wgo(w, W_AL_NLEN);
+		return;
+	default:
+		return;
+	}
+}
+
+/* The bytes p[0..n) of a run (w->run not yet counted down): the kept ones
+ * are copied, and the first ALPN name's ends noted (JA4) kept or not. */
+static void wkeep(struct tls_walk *w, const uint8_t *p, size_t n)
+{
+	if (w->keep == 1) {
+		size_t k = TLS_WALK_SNI - w->sni_len;
+		if (k > n)
+			k = n;
+		memcpy(w->sni + w->sni_len, p, k);
+		w->sni_len = (uint16_t)(w->sni_len + k);
+	} else if (w->keep == 2) {
+		memcpy(w->alpn + w->alpn_len, p, n); /* room made in wal_name */
+		w->alpn_len = (uint16_t)(w->alpn_len + n);
+	}
+	if (w->step == W_AL_NAME && w->n_alpn == 1) {
+		if (w->run == w->run_len)
+			w->alpn_first = p[0];
+		if (w->run == n)
+			w->alpn_last = p[n - 1];
+	}
+}
+
+/* Handshake bytes p[0..n) (record headers taken out) into the walk; returns
+ * the bytes used: all of them, unless the walk ends first. */
+static size_t wbytes(struct tls_walk *w, const uint8_t *p, size_t n)
+{
+	size_t at = 0;
+
+	while (at < n && w->step != W_END) {
+		size_t k = wsize[w->step], m;
+		int in_body = w->step != W_HDR;
+
+		if (k) {
+			m = k - w->acc_n < n - at ? k - w->acc_n : n - at;
+			memcpy(w->acc + w->acc_n, p + at, m);
+			w->acc_n = (uint8_t)(w->acc_n + m);
+		} else {
+			m = w->run < n - at ? w->run : n - at;
+			wkeep(w, p + at, m);
+			w->run -= (uint32_t)m;
+		}
+		at += m;
+		for (unsigned d = 0; in_body && d <= w->depth; d++)
+			w->left[d] -= (uint32_t)m;
+		if (k && w->acc_n == k)
+			wfield(w);
+		else if (!k && w->run == 0)
+			wnext(w);
+	}
+	return at;
+}
+
+void tls_walk_init(struct tls_walk *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->step = W_HDR;
+}
+
+int tls_walk_feed(struct tls_walk *w, const uint8_t *s, size_t n, size_t *used, const char **why)
+{
+	struct cur c = cur_init(s, n);
+
+	*why = NULL;
+	*used = 0;
+	while (w->step != W_END) {
+		if (w->rec_left == 0) {
+			struct cur h = c; /* a header is taken only whole */
+			uint8_t type = cur_u8(&h), major = cur_u8(&h);
+			cur_skip(&h, 1); /* minor: any */
+			uint16_t rlen = cur_be16(&h);
+			size_t have = cur_left(&c);
+			if (h.err && !((have >= 1 && type != CT_HANDSHAKE) || (have >= 2 && major != 3)))
+				break; /* cut short: the rest comes later */
+			if (type != CT_HANDSHAKE)
+				*why = "a non-handshake record inside the handshake message";
+			else if (major != 3)
+				*why = "record version is not 3.x";
+			else if (rlen > TLS_REC_MAX)
+				*why = "record longer than 2^14 bytes";
+			if (*why) {
+				*used = n - cur_left(&c);
+				return TLS_ASM_BAD;
+			}
+			c = h;
+			w->rec_left = rlen;
+			continue;
+		}
+		size_t k = w->rec_left < cur_left(&c) ? w->rec_left : cur_left(&c);
+		if (k == 0)
+			break;
+		size_t m = wbytes(w, c.p, k);
+		cur_skip(&c, m);
+		w->rec_left = (uint16_t)(w->rec_left - m);
+	}
+	*used = n - cur_left(&c);
+	if (w->step != W_END)
+		return TLS_ASM_MORE;
+	if (!w->reason && !w->not_hello) {
+		/* later messages of the same record are not ours: the next
+		 * one starts at a record boundary */
+		*used += w->rec_left;
+		w->rec_left = 0;
+	}
+	return TLS_ASM_DONE;
+}
+
+/* The kept ALPN names into out's two texts, as ext_alpn writes them. */
+static void walk_alpn(const struct tls_walk *w, struct tls_hello *o)
+{
+	struct cur c = cur_init(w->alpn, w->alpn_len);
+
+	o->n_alpn = w->n_alpn;
+	o->ja_alpn = 1;
+	o->ja_alpn_first = w->alpn_first;
+	o->ja_alpn_last = w->alpn_last;
+	o->cut |= w->alpn_cut;
+	while (cur_left(&c)) {
+		uint8_t pl = cur_u8(&c);
+		const uint8_t *s = cur_ptr(&c, pl);
+		if (!s)
+			break;
+		list_add(o->alpn, sizeof(o->alpn), &o->alpn_len, REC_GS, s, pl, &o->cut);
+		list_add(o->alpn_aux, sizeof(o->alpn_aux), &o->alpn_aux_len, ',', s, pl, &o->cut);
+	}
+}
+
+int tls_walk_hello(const struct tls_walk *w, unsigned flags, struct tls_hello *out)
+{
+	int open = w->step != W_END, result = MOD_OK;
+	/* What an extension gave counts when it was walked whole; when the
+	 * walk stopped malformed inside it, what it gave before (the whole
+	 * parse keeps a name read before the fault); a cut one gives nothing. */
+	unsigned usable = w->exts_done | (w->reason ? WX_SNI | WX_ALPN : 0);
+
+	hello_reset(out, NULL);
+	if (w->not_hello)
+		return MOD_NOT_MINE;
+	if (w->step == W_HDR)
+		return (flags & OBS_F_TRUNCATED) ? MOD_TRUNCATED : MOD_MALFORMED;
+	out->hs_type = TLS_CLIENT_HELLO;
+	out->hs_len = w->hs_len;
+	out->legacy_version = w->legacy_version;
+	out->n_ciphers = w->n_ciphers;
+	/* an extension cut by the end of the stream counts for nothing */
+	out->n_exts = w->n_exts - (open && w->depth >= 2 ? 1 : 0);
+	out->ech = w->ech;
+	if (w->sni_state == 2 && (usable & WX_SNI)) {
+		int cut = 0;
+		out->sni_len = text_escape(out->sni, sizeof(out->sni), w->sni, w->sni_len, &cut);
+		out->cut |= cut | w->sni_cut;
+		out->has_sni = 1;
+	}
+	if ((usable & WX_ALPN) && w->n_alpn)
+		walk_alpn(w, out);
+	if (w->exts_done & WX_VERSIONS) {
+		out->has_versions = 1;
+		memcpy(out->versions, w->versions, w->n_versions * sizeof(w->versions[0]));
+		out->n_versions = w->n_versions;
+	}
+	for (unsigned i = 0; i < w->n_ja_ciphers; i++)
+		out->ja_ciphers[out->ja_nciphers++] = w->ciphers[i];
+	for (unsigned i = 0; i < w->n_types; i++)
+		if (!tls_grease(w->types[i]))
+			out->ja_exts[out->ja_nexts++] = w->types[i];
+	for (unsigned i = 0; i < w->n_sigalgs; i++)
+		out->ja_sigalgs[out->ja_nsigalgs++] = w->sigalgs[i];
+	if (w->exts_seen & WX_SNI)
+		out->seen[0] |= 1; /* JA4's d */
+	client_version(out);
+
+	if (w->reason) {
+		result = MOD_MALFORMED;
+		out->reason = w->reason;
+		out->flags |= OBS_F_MALFORMED;
+	} else if (open && !(flags & OBS_F_TRUNCATED)) {
+		result = MOD_MALFORMED;
+		out->reason = "handshake message runs past its end";
+		out->flags |= OBS_F_MALFORMED;
+	} else if (open) {
+		result = MOD_TRUNCATED;
+	} else if (!w->inexact) {
+		ja4(out);
+	}
+	if (open)
+		out->flags |= OBS_F_TRUNCATED;
+	write_record(out);
+	return result;
 }
 
 /* ---- the module ----------------------------------------------------------- */
@@ -1137,7 +1792,17 @@ struct tls_state {
 struct tls_flow {
 	uint8_t started[2]; /* the direction's first record offset is known */
 	uint8_t hellos[2];  /* ClientHellos emitted from the direction */
+	uint8_t walking;    /* 1 + the direction whose first hello is walked: the
+			     * struct is then a struct tls_flow_walk */
 	int upgrade;        /* enum tls_upgrade_kind the client used; 0: direct */
+};
+
+/* A flow whose first ClientHello is too big for the window (tls.h, "Big
+ * hellos"): the walk's state rides with it, one allocation that the flow
+ * table frees with the flow, taken back when the walk is over. */
+struct tls_flow_walk {
+	struct tls_flow tf;
+	struct tls_walk w;
 };
 
 static int tls_init(const struct module_env *env, void **state)
@@ -1192,7 +1857,41 @@ static int emit_hello(const struct tls_hello *h, const struct pkt *p, struct emi
 }
 
 /* What a direction does after a step. */
-enum step { STEP_WAIT, STEP_STOP, STEP_GO };
+enum step { STEP_WAIT, STEP_STOP, STEP_GO, STEP_WALK };
+
+/*
+ * Should the first message, gathered so far into st->msg (mlen bytes; the
+ * records up to used of the n bytes at s->consumed), be walked as it passes
+ * instead? Only a ClientHello that will not be whole in the window: longer
+ * than the scratch message, or with records that take the stream past the
+ * window before its last byte, surely (its rest in one more record) or at
+ * the rate its records have gone so far (records of one byte take six
+ * bytes of stream for each). A hello that fits is read whole, as always.
+ * The walk starts once 4 KiB are held (a quarter of the window, when that
+ * is smaller), so a flow's walk state (tls.h) stands on stream bytes that
+ * stream_total_max bounds, not on 9 bytes of a lying header. (In a window
+ * wider than TLS_MSG_MAX, a DNS port's, the scratch message fills first:
+ * TLS_ASM_BIG, walked too.)
+ */
+static int walk_wanted(const struct tls_state *st, const struct flow_stream *s, size_t n,
+		       size_t mlen, size_t used)
+{
+	struct cur h = cur_init(st->msg, mlen);
+	uint8_t type = cur_u8(&h);
+	uint32_t hl = cur_be24(&h);
+
+	if (h.err || type != TLS_CLIENT_HELLO || hl > TLS_WALK_MAX)
+		return 0;
+	uint32_t window = flow_stream_window(st->flows, s);
+	size_t need = 4 + (size_t)hl;
+	size_t got = mlen + (used > n ? used - n : 0); /* with the last record's rest */
+	size_t rest = need > got ? need - got : 0;
+	size_t end = s->consumed + used + (rest ? 5 + rest : 0);
+	size_t rate = s->consumed + used + (got ? rest * used / got : 0);
+	if (need <= sizeof(st->msg) && end <= window && rate <= window)
+		return 0;
+	return s->consumed + n >= (window < TLS_MSG_MAX ? window : TLS_MSG_MAX) / 4;
+}
 
 /*
  * The first handshake message of a direction whose records start at
@@ -1213,6 +1912,11 @@ static int first_message(struct tls_state *st, const struct pkt *p, struct flow_
 	*next = STEP_STOP;
 	r = tls_gather(s->buf + s->consumed, avail - s->consumed, st->msg, sizeof(st->msg), &mlen,
 		       &used, &why);
+	if ((r == TLS_ASM_MORE || r == TLS_ASM_BIG) && !final &&
+	    walk_wanted(st, s, avail - s->consumed, mlen, used)) {
+		*next = STEP_WALK;
+		return MOD_OK;
+	}
 	if (r == TLS_ASM_MORE && !final) {
 		*next = STEP_WAIT;
 		return MOD_OK;
@@ -1240,6 +1944,78 @@ static int first_message(struct tls_state *st, const struct pkt *p, struct flow_
 		return e;
 	if (r == TLS_ASM_DONE && h->hs_type == TLS_CLIENT_HELLO) {
 		s->consumed += (uint32_t)used;
+		*next = STEP_GO;
+	}
+	return ret;
+}
+
+/* The walk's state onto f's struct tls_flow for direction dir; NULL when
+ * out of memory (the hello is then read as before: cut by the window). */
+static struct tls_flow *walk_start(struct flow *f, int dir)
+{
+	struct tls_flow_walk *fw = realloc(f->app_state, sizeof(*fw));
+
+	if (!fw)
+		return NULL;
+	f->app_state = fw;
+	tls_walk_init(&fw->w);
+	fw->tf.walking = (uint8_t)(dir + 1);
+	return &fw->tf;
+}
+
+/* The walk is over: its state goes, the flow keeps its struct tls_flow. */
+static struct tls_flow *walk_end(struct flow *f)
+{
+	struct tls_flow *tf = realloc(f->app_state, sizeof(*tf));
+
+	if (tf)
+		f->app_state = tf; /* (a shrink that fails keeps the block) */
+	tf = f->app_state;
+	tf->walking = 0;
+	return tf;
+}
+
+/*
+ * The first message of a direction too big for its window, walked from
+ * s->consumed as its bytes come (tls.h, "Big hellos"): what was walked is
+ * dropped and the window slid past it. Emitted as first_message does, when
+ * the walk is over or can go no further (final). *next as first_message.
+ */
+static int walk_message(struct tls_state *st, struct flow *f, const struct pkt *p,
+			struct flow_stream *s, size_t avail, int final, struct emit *out,
+			enum step *next)
+{
+	struct tls_flow_walk *fw = f->app_state;
+	struct tls_hello *h = &st->hello;
+	const char *why;
+	size_t used;
+	int r, ret, e, whole;
+
+	*next = STEP_STOP;
+	r = tls_walk_feed(&fw->w, s->buf + s->consumed, avail - s->consumed, &used, &why);
+	s->consumed += (uint32_t)used;
+	if (r == TLS_ASM_MORE && !final) {
+		flow_stream_slide(s);
+		*next = STEP_WAIT;
+		return MOD_OK;
+	}
+	ret = tls_walk_hello(&fw->w, r == TLS_ASM_DONE ? 0 : OBS_F_TRUNCATED, h);
+	whole = r == TLS_ASM_DONE && ret == MOD_OK;
+	walk_end(f);
+	if (ret == MOD_NOT_MINE || h->hs_type != TLS_CLIENT_HELLO)
+		return ret; /* (the walk starts with a ClientHello's header there) */
+	if (r == TLS_ASM_BAD) {
+		h->flags |= OBS_F_MALFORMED;
+		if (!h->reason)
+			h->reason = why;
+		write_record(h);
+		ret = MOD_MALFORMED;
+	}
+	e = emit_hello(h, p, out);
+	if (e < 0)
+		return e;
+	if (whole) {
+		flow_stream_slide(s);
 		*next = STEP_GO;
 	}
 	return ret;
@@ -1323,12 +2099,25 @@ static int tls_direction(struct tls_state *st, struct tls_flow *tf, const struct
 	avail = flow_stream_avail(s, s->consumed);
 	final = s->overflow || avail < s->len; /* a cap or a hole: no more bytes will come */
 	if (tf->hellos[dir] == 0) {
-		ret = first_message(st, p, s, avail, final, out, &next);
+		if (tf->walking == dir + 1) {
+			ret = walk_message(st, f, p, s, avail, final, out, &next);
+		} else {
+			ret = first_message(st, p, s, avail, final, out, &next);
+			if (next == STEP_WALK) {
+				if (tf->walking || !walk_start(f, dir))
+					return ret; /* wait, as before */
+				ret = walk_message(st, f, p, s, avail, final, out, &next);
+			}
+		}
+		tf = f->app_state; /* the walk moved it */
 		if (next == STEP_WAIT)
 			return ret;
 		if (ret < 0 || next == STEP_STOP)
 			goto done;
 		tf->hellos[dir] = 1;
+		/* the walk slid the window */
+		avail = flow_stream_avail(s, s->consumed);
+		final = s->overflow || avail < s->len;
 	}
 	while (tf->hellos[dir] < TLS_HELLOS_MAX) {
 		r = later_hello(st, p, s, avail, final, out, &next);

@@ -29,6 +29,42 @@
  * supported versions list, the highest version and every JA4 input; the
  * cipher and extension counts of the record are as on the wire.
  *
+ * Big hellos. A ClientHello may be longer than the stream's window (16 KiB
+ * a direction, sensor/flow.h): OpenSSL takes up to 131,396 body bytes
+ * (CLIENT_HELLO_MAX_LENGTH in ssl/statem/statem_srvr.c: what the length
+ * fields of a ClientHello allow), GnuTLS up to 128 KiB
+ * (MAX_HANDSHAKE_PACKET_SIZE), and a padding or unknown extension before
+ * server_name, many key shares or records of one byte each put its SNI
+ * past the window. A first ClientHello that will not be whole in the window
+ * (longer than TLS_MSG_MAX, or whose records, at the rate they have gone,
+ * take the stream past the window first) and whose declared body is at most
+ * TLS_WALK_MAX is walked as its bytes come (tls_walk_feed), once 4 KiB of it
+ * are held (a quarter of a smaller window): the flow keeps a struct tls_walk (where the walk is in
+ * the records, the message and its nested lists, up to 33 bytes of a field
+ * cut by a record or segment edge, and the fields of the event), and the
+ * window slides past every byte walked, so the stream holds no more than a
+ * segment and a cut record header. Uninteresting bodies (padding, key
+ * shares, unknown extensions) pass without being kept; server_name, ALPN,
+ * supported_versions and signature_algorithms are walked field by field.
+ * The event is what tls_parse_handshake gives for the whole message
+ * (unit.tls compares thousands of random hellos, malformed and cut ones
+ * among them, however their bytes come), but for the walk's bounds: a
+ * host_name is kept to 255 bytes (TLS_WALK_SNI: OpenSSL refuses longer),
+ * ALPN names to 256 bytes with their length bytes, and JA4 is "" past 128
+ * non-GREASE cipher suites, 64 signature algorithms or 64 extensions (the
+ * counts stay as on the wire; repeats past 64 extensions go unseen, but for
+ * the four walked into). A walk stopped malformed gives its reason at once
+ * (a whole parse of a cut prefix would also say truncated). A direction
+ * that starts with a handshake record has the wide window (132 KiB,
+ * sensor/flow.c tls_first), so a hello in one segment of a capture made
+ * with segmentation offload (up to 64 KiB) is not cut before the walk
+ * starts; after STARTTLS text or an HTTP CONNECT the window is 16 KiB, and a
+ * segment bringing more than its free room is cut there. A hello whose
+ * body claims more than TLS_WALK_MAX is read as before: its first 16 KiB. A hello that fits is
+ * read whole, as before, byte for byte (but one whose first records are so
+ * small that it seemed not to fit: walked, the same event unless past the
+ * walk's bounds).
+ *
  * Truncation. When a message can never complete (the stream hit its cap or a
  * hole, or the record layer broke), its prefix is parsed with
  * OBS_F_TRUNCATED: an extension is used only when it is wholly present, and
@@ -50,12 +86,14 @@
  * 'S'), LDAP's StartTLS extended request (the server's after its success
  * response) and MySQL's SSLRequest (the server's after its greeting):
  * tls_upgrade. The text is looked at up to TLS_STARTTLS_SCAN
- * bytes. Each direction's cursor is its stream's consumed. A PROXY
- * protocol header (v1 or v2, proxyproto.h) at the start of the client
- * stream (or of a CONNECT tunnel) comes before either, as servers behind HAProxy or with nginx's
- * `proxy_protocol` take it: the claim skips it, waiting while the first
- * bytes may still become one, and slides the client's window past it, so
- * the hello has the whole window as it would without the header.
+ * bytes. Each direction's cursor is its stream's consumed; the window is
+ * slid (flow_stream_slide) only by a walk (see "Big hellos") and after it.
+ * A PROXY protocol header (v1 or v2, proxyproto.h) at the start of the
+ * client stream (or of a CONNECT tunnel) comes before either, as servers
+ * behind HAProxy or with nginx's `proxy_protocol` take it: the claim skips
+ * it, waiting while the first bytes may still become one, and slides the
+ * client's window past it, so the hello has the whole window as it would
+ * without the header.
  *
  * Direction. The first handshake message of each direction is parsed once;
  * its own type decides the observation kind, so a capture that starts mid-way
@@ -106,7 +144,7 @@
 
 #include "../sensor/record.h"
 
-#define TLS_MSG_MAX 16384   /* largest handshake message reassembled (header included) */
+#define TLS_MSG_MAX 16384   /* largest handshake message reassembled whole (header included) */
 #define TLS_REC_MAX 16384   /* largest TLSPlaintext fragment (2^14) */
 #define TLS_SNI_MAX 1024    /* escaped SNI + NUL; longer names are cut */
 #define TLS_ALPN_MAX 1024   /* escaped ALPN text (record field or aux) + NUL */
@@ -262,6 +300,86 @@ int tls_parse_handshake(const uint8_t *msg, size_t len, unsigned flags, struct t
  */
 int tls_parse_transport(const uint8_t *msg, size_t len, unsigned flags, const char *transport,
 			struct tls_hello *out);
+
+/*
+ * The streaming walk of a ClientHello too big for the stream's window (tls.h,
+ * "Big hellos"). The walker keeps where it is in the record layer, in the
+ * handshake message and in its nested lists, a few bytes of a field cut by a
+ * record or segment edge, and the fields the event needs; nothing else of
+ * the message. About 1.5 KB.
+ */
+#define TLS_WALK_MAX 131396   /* largest ClientHello body walked (OpenSSL's bound) */
+#define TLS_WALK_SNI 255      /* host_name bytes kept (OpenSSL's TLSEXT_MAXLEN_host_name) */
+#define TLS_WALK_ALPN 256     /* ALPN names kept, each with its length byte */
+#define TLS_WALK_CIPHERS 128  /* non-GREASE cipher suites kept for JA4 */
+#define TLS_WALK_EXTS 64      /* extension types kept (repeats, JA4) */
+#define TLS_WALK_SIGALGS 64   /* non-GREASE signature algorithms kept for JA4 */
+
+struct tls_walk {
+	/* where the walk is */
+	uint32_t left[4];  /* bytes left: handshake body, extensions, extension, its list */
+	uint32_t run;      /* bytes left of a field walked as it passes (skipped or kept) */
+	uint32_t run_len;  /* its length */
+	uint16_t rec_left; /* payload bytes left in the current record; 0: a header is next */
+	uint8_t step;      /* what comes next (tls.c, enum wstep) */
+	uint8_t depth;     /* left[0..depth] are open */
+	uint8_t keep;      /* the run is kept: 1 host_name, 2 ALPN name */
+	uint8_t acc_n;     /* bytes of acc gathered */
+	uint8_t acc[33];   /* a fixed-size field cut by a record or segment edge */
+	uint16_t ext_type; /* the extension being walked */
+	const char *reason; /* static: malformed, the walk stopped; NULL when fine */
+	int not_hello;     /* the message is not a ClientHello, or longer than TLS_WALK_MAX */
+	/* what the event needs */
+	uint32_t hs_len;
+	uint16_t legacy_version;
+	uint32_t n_ciphers, cs_seen; /* cs_seen: counted as they pass, n_ciphers when whole */
+	uint32_t n_exts;
+	uint8_t ech, inexact;  /* inexact: a JA4 input past its bound (no JA4) */
+	uint8_t exts_seen;     /* server_name, ALPN, supported_versions, sigalgs: 1, 2, 4, 8 */
+	uint8_t exts_done;     /* the same, for extensions walked whole */
+	uint16_t ciphers[TLS_WALK_CIPHERS];
+	unsigned n_ja_ciphers;
+	uint16_t types[TLS_WALK_EXTS];
+	unsigned n_types;
+	uint16_t sigalgs[TLS_WALK_SIGALGS];
+	unsigned n_sigalgs;
+	uint16_t versions[TLS_VERSIONS_MAX];
+	unsigned n_versions;
+	uint8_t sni_state;     /* 0 none, 1 being kept, 2 kept whole */
+	uint8_t sni_cut;       /* the host_name was longer than TLS_WALK_SNI */
+	uint16_t sni_len;
+	uint8_t sni[TLS_WALK_SNI];
+	uint8_t alpn_cut;      /* a name did not fit in alpn[] */
+	uint8_t alpn_first, alpn_last; /* ends of the first name (JA4) */
+	uint16_t alpn_len;
+	unsigned n_alpn;
+	uint8_t alpn[TLS_WALK_ALPN]; /* length byte, name, length byte, name ... */
+};
+
+/* Start a walk at a record boundary. */
+void tls_walk_init(struct tls_walk *w);
+
+/*
+ * Walk the records s[0..n), the stream from where the last call stopped.
+ * Sets *used to the bytes walked (the caller drops them; a record header cut
+ * short is left for the next call) and *why to a static reason on
+ * TLS_ASM_BAD. Returns TLS_ASM_DONE when the walk is over (the message
+ * walked whole, and *used then reaches the end of the record holding its
+ * last byte, which may lie past n; or stopped: malformed, not a
+ * ClientHello), TLS_ASM_MORE when the bytes end first, TLS_ASM_BAD when the
+ * record layer broke. Pure: s is only borrowed.
+ */
+int tls_walk_feed(struct tls_walk *w, const uint8_t *s, size_t n, size_t *used, const char **why);
+
+/*
+ * The hello walked into *out, as tls_parse_handshake gives it for the whole
+ * message (flags OBS_F_TRUNCATED: the stream ended before the walk did), but
+ * for the bounds above: a host_name is kept to TLS_WALK_SNI bytes, ALPN
+ * names to TLS_WALK_ALPN (both set out->cut), and JA4 is "" when a list it
+ * hashes was longer than its bound or repeats went past TLS_WALK_EXTS. Same
+ * results as tls_parse_handshake. Pure.
+ */
+int tls_walk_hello(const struct tls_walk *w, unsigned flags, struct tls_hello *out);
 
 /* True for an RFC 8701 GREASE value (0x0a0a, 0x1a1a, ... 0xfafa). */
 static inline int tls_grease(uint16_t v)

@@ -649,6 +649,99 @@ def gen_http_keepalive(out):
     recs += c.close()
     write_pcap(os.path.join(out, "http_keepalive.pcap"), LINKTYPE_ETHERNET, recs)
 
+# ---------------------------------------------------------------- tls_big
+
+
+def big_hello_records(sni, pad_type, pad_len, cuts=(), rec_max=16384):
+    """A TLS 1.3 ClientHello with a pad_len-byte extension of pad_type
+    (padding, or a type no one knows) before server_name, so that a big pad
+    puts the SNI past the sensor's 16 KiB window; as records cut at each
+    message offset of cuts (and at rec_max bytes). Returns (stream, hs, the
+    stream offsets where server_name starts and each record starts)."""
+    def ext(t, body):
+        return struct.pack("!HH", t, len(body)) + body
+    name = sni.encode()
+    exts = ext(43, b"\x04\x03\x04\x03\x03")
+    exts += ext(pad_type, bytes(pad_len))
+    sni_at = len(exts)
+    exts += ext(0, struct.pack("!HBH", len(name) + 3, 0, len(name)) + name)
+    exts += ext(16, b"\x00\x0c\x02h2\x08http/1.1")
+    exts += ext(13, b"\x00\x08\x04\x03\x08\x04\x04\x01\x05\x03")
+    exts += ext(10, b"\x00\x04\x00\x1d\x00\x17")
+    exts += ext(51, struct.pack("!HHH", 36, 0x001D, 32) + hashlib.sha256(sni.encode()).digest())
+    rnd = hashlib.sha256(b"big random " + name).digest()
+    sid = hashlib.sha256(b"big session " + name).digest()
+    suites = b"\x13\x01\x13\x02\x13\x03\xc0\x2b\xc0\x2f"
+    body = b"\x03\x03" + rnd + bytes([32]) + sid + struct.pack("!H", len(suites)) + suites
+    body += b"\x01\x00" + struct.pack("!H", len(exts))
+    sni_at += 4 + len(body)
+    body += exts
+    hs = b"\x01" + struct.pack("!I", len(body))[1:] + body
+    stream, starts, off, sni_stream = b"", [], 0, None
+    bounds = sorted(set(c for c in cuts if 0 < c < len(hs)))
+    while off < len(hs):
+        end = min([c for c in bounds if c > off] + [off + rec_max, len(hs)])
+        starts.append(len(stream))
+        if off <= sni_at < end:
+            sni_stream = len(stream) + 5 + sni_at - off
+        stream += b"\x16\x03\x01" + struct.pack("!H", end - off) + hs[off:end]
+        off = end
+    return stream, hs, sni_stream, starts
+
+
+def gen_tls_big(out):
+    """ClientHellos too big for the sensor's 16 KiB window, each with its SNI
+    past it: 20 KB behind an extension no one knows, in records of 16 KiB
+    and the rest, in one segment of 20 KB and a short one (as a capture made
+    with segmentation offload shows it); 40 KB behind padding, in
+    records cut around server_name's header and inside the host_name, sent
+    one byte at a time around those edges; and a 2.9 KB hello in records of
+    one byte each (18 KB of stream). A ServerHello answers the first. Before
+    the streaming walk, the three gave no name."""
+    clk = Clock(BASE_US + 18000 * 1000000)
+    srv = "203.0.113.44"
+    sh_exts = (b"\x00\x2b\x00\x02\x03\x04" + b"\x00\x33\x00\x24\x00\x1d\x00\x20" +
+               hashlib.sha256(b"big server share").digest())
+    sh = (b"\x03\x03" + hashlib.sha256(b"big server random").digest() + b"\x20" +
+          hashlib.sha256(b"big session hidden20k.example.test").digest() + b"\x13\x01\x00" +
+          struct.pack("!H", len(sh_exts)) + sh_exts)
+    sh = b"\x02" + struct.pack("!I", len(sh))[1:] + sh
+    server_hello = b"\x16\x03\x03" + struct.pack("!H", len(sh)) + sh
+    recs = []
+    # 20 KB, an unknown extension before server_name
+    c = TcpConn(clk, CLIENT4, srv, 44001, 443, 0x51000000, 0x52000000, smac=MAC_GW)
+    recs += c.handshake()
+    stream, hs, _, _ = big_hello_records("hidden20k.example.test", 0x7777, 20000)
+    recs.append(c.c_send(stream[:20000], step=50))
+    recs.append(c.c_send(stream[20000:], step=50))
+    recs.append(c.s_send(server_hello, step=800))
+    recs += c.close()
+    # 40 KB behind padding, cut inside server_name, one-byte segments there
+    c = TcpConn(clk, CLIENT4, srv, 44002, 443, 0x53000000, 0x54000000, smac=MAC_GW)
+    recs += c.handshake()
+    _, hs, _, _ = big_hello_records("hidden40k.example.test", 21, 40000)
+    at = hs.index(b"hidden40k.example.test") - 9  # server_name's header
+    stream, hs, sni, starts = big_hello_records("hidden40k.example.test", 21, 40000,
+                                                cuts=(at, at + 1, at + 5, at + 12, at + 20))
+    marks = starts + [sni]
+    off = 0
+    while off < len(stream):
+        n = 1 if any(m - 3 <= off <= m + 3 for m in marks) else 1448
+        nxt = [m - 3 for m in marks if m - 3 > off]
+        if nxt and n > min(nxt) - off:
+            n = min(nxt) - off
+        recs.append(c.c_send(stream[off:off + n], step=50))
+        off += n
+    recs += c.close()
+    # 2.9 KB in records of one byte each
+    c = TcpConn(clk, CLIENT4, srv, 44003, 443, 0x55000000, 0x56000000, smac=MAC_GW)
+    recs += c.handshake()
+    stream, _, _, _ = big_hello_records("onebyte.example.test", 21, 2600, rec_max=1)
+    for i in range(0, len(stream), 1448):
+        recs.append(c.c_send(stream[i:i + 1448], step=50))
+    recs += c.close()
+    write_pcap(os.path.join(out, "tls_big.pcap"), LINKTYPE_ETHERNET, recs)
+
 # ---------------------------------------------------------------- tcp_decoys
 
 
@@ -1455,6 +1548,7 @@ def main():
     gen_tcp_decoys(out)
     gen_proxyproto(out)
     gen_h2c_prior(out)
+    gen_tls_big(out)
     return 0
 
 

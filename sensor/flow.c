@@ -193,6 +193,7 @@ static void config_fill(struct flow_config *c, const struct flow_config *in)
 	if (in->closed_idle_us)
 		c->closed_idle_us = in->closed_idle_us;
 	c->hash_seed = in->hash_seed;
+	c->tls_narrow = in->tls_narrow;
 	if (in->wide_ports[0])
 		memcpy(c->wide_ports, in->wide_ports, sizeof(c->wide_ports));
 	if (c->max_flows > MAX_FLOWS_LIMIT)
@@ -580,6 +581,11 @@ static uint32_t stream_limit(const struct flow_table *ft, const struct flow_stre
 								  : ft->cfg.stream_max;
 }
 
+uint32_t flow_stream_window(const struct flow_table *ft, const struct flow_stream *st)
+{
+	return ft ? stream_limit(ft, st) : 16384;
+}
+
 /*
  * Make st->buf hold at least need (<= stream_limit) bytes: doubling, capped
  * at the limit, or exactly need when the doubled size does not fit under
@@ -956,6 +962,26 @@ static void memo_put(const struct flow_table *ft, struct flow_stream *st, uint32
 }
 
 /*
+ * Do the n bytes at seq start the direction with a TLS handshake record
+ * (0x16 0x03)? Such a direction gets the wide window (FLOW_STREAM_WIDE):
+ * a ClientHello may be far longer than stream_max (OpenSSL takes 128 KiB),
+ * and a capture made with segmentation offload (on the sending host, a
+ * veth, loopback) brings it in segments of up to 64 KiB, which a 16 KiB
+ * window would cut before the TLS analyzer could walk and slide past it.
+ * The analyzer releases the stream once it has read the hellos, so the
+ * wider buffer lasts as long as they do (and stream_total_max bounds it).
+ */
+static int tls_first(const struct flow_table *ft, const struct flow_stream *st, uint32_t seq,
+		     const uint8_t *data, size_t n)
+{
+	/* (a first segment of one byte, 0x16, counts: a sender could send
+	 * that and then the hello in one large write) */
+	return !ft->cfg.tls_narrow && !st->wide && st->len == 0 && st->slid == 0 && n >= 1 &&
+	       data && data[0] == 0x16 && (n == 1 || data[1] == 0x03) &&
+	       (!st->isn_set || seq == st->isn);
+}
+
+/*
  * Add n payload bytes whose first byte has sequence number seq. A segment
  * whose bytes differ from bytes held for the same range (in order or out
  * of order) is counted (flows.inconsistent): the sender sent two versions
@@ -966,6 +992,8 @@ static void memo_put(const struct flow_table *ft, struct flow_stream *st, uint32
 static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t seq,
 		       const uint8_t *data, size_t n, int counted, int claimed)
 {
+	if (tls_first(ft, st, seq, data, n))
+		st->wide = 1;
 	uint32_t max = stream_limit(ft, st);
 
 	if (st->done || st->overflow || st->gap || n == 0 || !data)

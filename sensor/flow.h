@@ -7,9 +7,11 @@
  * recently seen is evicted), at most stream_max bytes held per direction
  * (the first stream_max bytes, or, for an analyzer that slides its window
  * with flow_stream_slide, the stream_max bytes after its cursor;
- * FLOW_STREAM_WIDE bytes for a direction on one of wide_ports, or one that
- * met an offload's segment, larger than FLOW_SEG_WIRE_MAX, that did not fit
- * what was left of its window, in its first bytes or in a claimed flow), at most
+ * FLOW_STREAM_WIDE bytes for a direction on one of wide_ports, one whose
+ * first bytes are a TLS handshake record (a hello may arrive in one
+ * offloaded segment of up to 64 KiB), or one that met an offload's
+ * segment, larger than FLOW_SEG_WIRE_MAX, that did not fit what was left
+ * of its window, in its first bytes or in a claimed flow), at most
  * ooo_max out-of-order segments held per direction, and a global cap on
  * stream bytes. Idle flows expire by packet time.
  *
@@ -320,6 +322,11 @@ struct flow_config {
 	 * be 64 KiB and arrive in one segment (offloaded captures); 0 ends;
 	 * all zero: the default, 53, 5353 and 5355 */
 	uint16_t wide_ports[4];
+	/* 1: a direction that starts with a TLS handshake record keeps
+	 * stream_max too (tests of a window shorter than a hello); 0, the
+	 * default: it gets the wide window, as wide_ports do (flow.c,
+	 * tls_first) */
+	uint8_t tls_narrow;
 };
 
 struct flow_stats {
@@ -453,6 +460,15 @@ void flow_stream_slide(struct flow_stream *st);
  * MTU): a segment larger is an offload's (TSO/GSO, GRO, loopback), which
  * may take a direction's window to FLOW_STREAM_WIDE (flow.c, stream_add). */
 #define FLOW_SEG_WIRE_MAX 9216u
+
+/*
+ * The bytes direction st of a flow in ft may hold before it overflows
+ * (stream_max, or FLOW_STREAM_WIDE on a wide port or after a TLS record
+ * start): an analyzer that slides
+ * its window (flow_stream_slide) asks it to know whether what it waits for
+ * can still come whole. NULL ft: stream_max's default.
+ */
+uint32_t flow_stream_window(const struct flow_table *ft, const struct flow_stream *st);
 
 /*
  * How far an analyzer whose cursor is at `from` (normally st->consumed) may

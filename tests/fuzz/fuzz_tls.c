@@ -2,7 +2,11 @@
  * fuzz_tls.c - fuzz target over the TLS analyzer's pure parsers and its JSON
  * renderer: the input is taken (1) as the first bytes of a TCP stream
  * (tls_reassemble, then tls_parse_handshake on what it gathered, whole or as
- * a prefix), (2) as one handshake message, whole and as a prefix, and (3)
+ * a prefix), (2) as the same stream walked as it passes (tls_walk_feed in
+ * pieces of sizes drawn from the input's length, then tls_walk_hello), which
+ * must give what the whole parse gives when the message is whole and no
+ * bound of the walk was reached, (3) as one handshake message, whole and as
+ * a prefix, and (4)
  * as the start of a stream that may upgrade to TLS (tls_upgrade, the
  * client's side and each kind of server side: the offset it gives must lie
  * inside the input and start a handshake record). Every
@@ -26,8 +30,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The record must be printable ASCII plus separators, end in RS, and render. */
-static void check_hello(const struct tls_hello *h, int r)
+/* The record must be printable ASCII plus separators, end in RS, and render;
+ * a sound ClientHello has a JA4 unless no_ja4 (a walk past its bounds). */
+static void check_hello_ja4(const struct tls_hello *h, int r, int no_ja4)
 {
 	if (h->info_len != strlen(h->info) || h->sni_len != strlen(h->sni) ||
 	    h->alpn_aux_len != strlen(h->alpn_aux) || strlen(h->ja4) >= TLS_JA4_MAX)
@@ -41,7 +46,7 @@ static void check_hello(const struct tls_hello *h, int r)
 		if ((c < 0x20 || c > 0x7e) && c != REC_US && c != REC_RS && c != REC_GS)
 			abort();
 	}
-	if (r == MOD_OK && h->hs_type == TLS_CLIENT_HELLO && strlen(h->ja4) != 36)
+	if (r == MOD_OK && h->hs_type == TLS_CLIENT_HELLO && strlen(h->ja4) != (no_ja4 ? 0 : 36))
 		abort();
 	json_t *o = json_object();
 	if (!o)
@@ -50,6 +55,49 @@ static void check_hello(const struct tls_hello *h, int r)
 	if (tls_info_json(o, h->info, h->info_len, kind) == -EINVAL)
 		abort(); /* the analyzer's own record must always be readable */
 	json_decref(o);
+}
+
+static void check_hello(const struct tls_hello *h, int r)
+{
+	check_hello_ja4(h, r, 0);
+}
+
+/*
+ * The stream s[0..n) walked in pieces, each call given the bytes not yet
+ * used, as the module slides its window; into g, compared with h (the
+ * whole parse of the same message) when whole is set.
+ */
+static void walk(const uint8_t *s, size_t n, int whole, const struct tls_hello *h,
+		 struct tls_hello *g)
+{
+	struct tls_walk *w = malloc(sizeof(*w));
+	uint32_t x = (uint32_t)n * 2654435761u + 1;
+	size_t start = 0, end = 0, used;
+	const char *why;
+	int r = TLS_ASM_MORE;
+
+	if (!w)
+		abort();
+	tls_walk_init(w);
+	while (end < n) {
+		x = x * 1103515245u + 12345u;
+		end += 1 + ((x >> 16) % 4 == 0 ? (x >> 8) % 2000 : (x >> 8) % 4);
+		if (end > n)
+			end = n;
+		r = tls_walk_feed(w, s + start, end - start, &used, &why);
+		if ((r == TLS_ASM_BAD) != (why != NULL) || (r == TLS_ASM_MORE && used > end - start))
+			abort();
+		start += used;
+		if (r != TLS_ASM_MORE)
+			break;
+	}
+	int rw = tls_walk_hello(w, r == TLS_ASM_DONE ? 0 : OBS_F_TRUNCATED, g);
+	check_hello_ja4(g, rw, w->inexact);
+	if (whole && r == TLS_ASM_DONE && !w->inexact && !w->sni_cut && !w->alpn_cut &&
+	    (strcmp(h->info, g->info) != 0 || strcmp(h->sni, g->sni) != 0 ||
+	     strcmp(h->alpn_aux, g->alpn_aux) != 0 || h->flags != g->flags))
+		abort(); /* the walk and the whole parse disagree */
+	free(w);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -77,6 +125,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int pr = tls_parse_handshake(m, mlen, r == TLS_ASM_DONE ? 0 : OBS_F_TRUNCATED, h);
 		check_hello(h, pr);
 		free(m);
+		struct tls_hello *g = malloc(sizeof(*g));
+		if (!g)
+			abort();
+		walk(copy, size, r == TLS_ASM_DONE && mlen >= 1 && msg[0] == TLS_CLIENT_HELLO, h, g);
+		free(g);
 	}
 
 	r = tls_parse_handshake(copy, size, 0, h);

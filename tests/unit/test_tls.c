@@ -3,7 +3,9 @@
  * ClientHello and ServerHello field, JA4 (a published Chrome fingerprint),
  * GREASE, ECH, every truncation point of the message and of the record
  * stream, hellos split over records and over TCP segments through the flow
- * table, the malformed cases of tls.h, and the JSON renderer.
+ * table, the malformed cases of tls.h, the streaming walk of hellos too big
+ * for the window (against the whole parse, and through the flow table), and
+ * the JSON renderer.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -20,10 +22,12 @@
 #include "tls.h"
 #include "tls_json.h"
 
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
 /* ---- byte builder --------------------------------------------------------- */
 
 struct bb {
-	uint8_t b[40000];
+	uint8_t b[160000]; /* the largest hello, 131,400 bytes, as records */
 	size_t n;
 };
 
@@ -1015,7 +1019,8 @@ static void test_module(void)
 
 	/* a stream cap below the hello: a truncated event, since the SNI came first */
 	/* (the SNI follows the 1,258-byte key share: past the first record) */
-	struct flow_config cfg = {.stream_max = (uint32_t)chrome_sni_end(m) + 2 * 5 + 20};
+	struct flow_config cfg = {.stream_max = (uint32_t)chrome_sni_end(m) + 2 * 5 + 20,
+				  .tls_narrow = 1};
 	conn_open(&c, 40005, &cfg);
 	CHECK_EQ(seg(&c, 0, TH_ACK, s->b, s->n), MOD_TRUNCATED);
 	CHECK_EQ(c.sink.n, 1);
@@ -1039,6 +1044,228 @@ static void test_module(void)
 	free(sh);
 	free(ss);
 }
+
+
+/* ---- the streaming walk: hellos too big for the window ---------------------- */
+
+static uint32_t rnd_state = 12345;
+
+static uint32_t rnd(uint32_t n)
+{
+	rnd_state = rnd_state * 1103515245u + 12345u;
+	return (rnd_state >> 8) % n;
+}
+
+/* A random ClientHello (well formed) of at most about 12 KB into m. */
+static void random_hello(struct bb *m)
+{
+	uint16_t cs[200], ver[8], sig[40];
+	size_t ncs = 1 + rnd(120), nv = 1 + rnd(6), ns = 1 + rnd(30);
+	struct ext e[12];
+	size_t ne = 0;
+	char name[80];
+
+	for (size_t i = 0; i < ncs; i++)
+		cs[i] = rnd(4) ? (uint16_t)(0x1300 + rnd(600)) : 0x2a2a;
+	for (size_t i = 0; i < nv; i++)
+		ver[i] = rnd(3) ? (uint16_t)(0x0300 + rnd(5)) : 0x7a7a;
+	for (size_t i = 0; i < ns; i++)
+		sig[i] = rnd(5) ? (uint16_t)(0x0400 + rnd(900)) : 0x0a0a;
+	if (rnd(2))
+		e[ne++] = (struct ext){0x0015, blob(0, rnd(6000))};
+	if (rnd(4)) {
+		size_t k = 1 + rnd(70);
+		for (size_t i = 0; i < k; i++)
+			name[i] = rnd(10) ? (char)('a' + rnd(26)) : (char)(rnd(256));
+		name[k] = '\0';
+		if (name[0] == '\0')
+			name[0] = 'x';
+		struct bb *w = new_bb();
+		size_t l = open_len(w, 2);
+		if (rnd(4) == 0) { /* another name type first */
+			u8(w, 1);
+			u16(w, 3);
+			raw(w, "abc", 3);
+		}
+		u8(w, 0);
+		u16(w, (unsigned)strlen(name));
+		raw(w, name, strlen(name));
+		if (rnd(3) == 0) { /* a second host_name: not taken */
+			u8(w, 0);
+			u16(w, 2);
+			raw(w, "zz", 2);
+		}
+		close_len(w, l, 2);
+		e[ne++] = (struct ext){0x0000, w};
+	}
+	if (rnd(3))
+		e[ne++] = (struct ext){0x0010, rnd(2) ? alpn_ext("h2\0http/1.1\0")
+						      : alpn_ext("\x01x,y\0spdy/3\0acme-tls/1\0")};
+	if (rnd(3)) {
+		struct bb *v = new_bb();
+		u8(v, (unsigned)(2 * nv));
+		for (size_t i = 0; i < nv; i++)
+			u16(v, ver[i]);
+		e[ne++] = (struct ext){0x002b, v};
+	}
+	if (rnd(3))
+		e[ne++] = (struct ext){0x000d, u16_list(sig, ns, 2)};
+	if (rnd(4) == 0)
+		e[ne++] = (struct ext){0xfe0d, blob(0, rnd(300))};
+	if (rnd(2))
+		e[ne++] = (struct ext){0x0033, blob(0x44, rnd(3000))};
+	if (rnd(2))
+		e[ne++] = (struct ext){0x0017, NULL};
+	if (rnd(2))
+		e[ne++] = (struct ext){0x3a3a, blob(0, rnd(2))};
+	/* a random order */
+	for (size_t i = ne; i > 1; i--) {
+		size_t j = rnd((uint32_t)i);
+		struct ext t = e[i - 1];
+		e[i - 1] = e[j];
+		e[j] = t;
+	}
+	client_hello(m, 0x0303, cs, ncs, rnd(10) ? e : NULL, ne);
+	free_exts(e, ne);
+}
+
+/* A random byte of m where its structure is: the head, a cipher suite
+ * length, an extension's header or the first bytes of its body. */
+static size_t struct_byte(const struct bb *m)
+{
+	size_t at = 4 + 2 + 32, pick = rnd(8);
+
+	at += 1 + m->b[at];                          /* session_id */
+	if (pick == 0)
+		return 4 + rnd((uint32_t)(at + 2 - 4)); /* up to the cipher length */
+	at += 2 + (size_t)(m->b[at] << 8 | m->b[at + 1]); /* cipher_suites */
+	at += 1 + m->b[at];                          /* compression_methods */
+	if (at + 2 > m->n)
+		return m->n - 1;
+	size_t end = at + 2 + (size_t)(m->b[at] << 8 | m->b[at + 1]);
+	size_t ext[16], n = 0;
+	for (at += 2; at + 4 <= end && n < 16; at += 4 + (size_t)(m->b[at + 2] << 8 | m->b[at + 3]))
+		ext[n++] = at;
+	if (n == 0)
+		return m->n - 1;
+	at = ext[rnd((uint32_t)n)] + rnd(10);
+	return at < m->n ? at : m->n - 1;
+}
+
+/* The message m as records of random sizes (some of 0, 1 and 2 bytes). */
+static void random_records(struct bb *s, const struct bb *m)
+{
+	for (size_t off = 0; off < m->n;) {
+		size_t k = rnd(4) == 0 ? rnd(3) : 1 + rnd(rnd(2) ? 40 : 5000);
+		if (k > m->n - off)
+			k = m->n - off;
+		u8(s, 22);
+		u16(s, 0x0303);
+		u16(s, (unsigned)k);
+		raw(s, m->b + off, k);
+		off += k;
+	}
+}
+
+/*
+ * Walk s[0..n) fed in random pieces, as the module does: each call sees
+ * the bytes not yet used (a window that slides), and the pieces fall
+ * anywhere, one byte at a time around many edges. Returns the walk's last
+ * result; *fed is the stream bytes given.
+ */
+static int walk_pieces(struct tls_walk *w, const uint8_t *s, size_t n, size_t *fed)
+{
+	size_t start = 0, end = 0, used;
+	const char *why;
+	int r = TLS_ASM_MORE;
+
+	tls_walk_init(w);
+	while (end < n) {
+		end += 1 + (rnd(3) == 0 ? 0 : rnd(rnd(2) ? 8 : 3000));
+		if (end > n)
+			end = n;
+		r = tls_walk_feed(w, s + start, end - start, &used, &why);
+		start += used;
+		if (r != TLS_ASM_MORE)
+			break;
+		if (start > end)
+			abort();
+	}
+	*fed = end;
+	return r;
+}
+
+/* The walk gives what the whole parse gives, field for field and in the
+ * detail record, for 3,000 random hellos (and a byte changed in 2,000 of
+ * them, and 1,000 cut short), however the bytes come. */
+static void test_walk_same(struct tls_hello *h)
+{
+	struct tls_hello *g = malloc(sizeof(*g));
+	struct tls_walk *w = malloc(sizeof(*w));
+	struct bb *m = new_bb(), *s = new_bb();
+	uint8_t *msg = malloc(TLS_MSG_MAX);
+	int bad = 0, walked = 0, malformed = 0, cut = 0;
+
+	for (int i = 0; i < 6000 && g && w && msg; i++) {
+		size_t mlen, used, fed;
+		const char *why;
+		m->n = s->n = 0;
+		random_hello(m);
+		if (i % 3 == 1) { /* a byte of the body changed, most often one of a length */
+			size_t at = 4 + rnd((uint32_t)(m->n - 4));
+			if (rnd(4))
+				at = struct_byte(m);
+			m->b[at] = rnd(2) ? (uint8_t)rnd(256) : (uint8_t)(m->b[at] ^ (1u << rnd(8)));
+		}
+		random_records(s, m);
+		if (tls_gather(s->b, s->n, msg, TLS_MSG_MAX, &mlen, &used, &why) != TLS_ASM_DONE)
+			continue;
+		size_t n = s->n;
+		int trunc = i % 6 == 5;
+		if (trunc)
+			n = rnd((uint32_t)s->n);
+		int r = walk_pieces(w, s->b, n, &fed);
+		int rw, rp;
+		if (trunc) {
+			if (r == TLS_ASM_DONE)
+				continue; /* the walk stopped before the cut */
+			tls_gather(s->b, n, msg, TLS_MSG_MAX, &mlen, &used, &why);
+			rp = tls_parse_handshake(msg, mlen, OBS_F_TRUNCATED, h);
+			rw = tls_walk_hello(w, OBS_F_TRUNCATED, g);
+			cut++;
+			if (rp == MOD_MALFORMED)
+				continue; /* the walk does not judge what never came */
+		} else {
+			if (r != TLS_ASM_DONE) {
+				bad++;
+				continue;
+			}
+			rp = tls_parse_handshake(msg, mlen, 0, h);
+			rw = tls_walk_hello(w, 0, g);
+		}
+		walked++;
+		malformed += rp == MOD_MALFORMED;
+		if (rw != rp || strcmp(h->info, g->info) != 0 || strcmp(h->sni, g->sni) != 0 ||
+		    strcmp(h->alpn_aux, g->alpn_aux) != 0 || h->n_alpn != g->n_alpn ||
+		    h->hs_len != g->hs_len || h->flags != g->flags || h->version != g->version ||
+		    h->has_sni != g->has_sni) {
+			if (bad++ < 5)
+				fprintf(stderr, "hello %d: %d %d\n  whole %s\n  walk  %s\n", i, rp, rw,
+					h->info, g->info);
+		}
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(walked > 4000);
+	CHECK(malformed > 300);
+	CHECK(cut > 300);
+	printf("walk: %d hellos, %d malformed, %d cut\n", walked, malformed, cut);
+	free(msg);
+	free(m);
+	free(s);
+	free(w);
+	free(g);
+}
+
 
 /* ---- later ClientHellos and STARTTLS ---------------------------------------- */
 
@@ -1103,6 +1330,297 @@ static void test_gather_next(void)
 	CHECK_EQ(tls_next(bigccs, sizeof(bigccs), &skip), TLS_NEXT_END);
 	CHECK_EQ(tls_next(major, 2, &skip), TLS_NEXT_END);
 	CHECK_EQ(tls_next(major, 1, &skip), TLS_NEXT_WAIT);
+	free(s);
+}
+
+/*
+ * A ClientHello of ncs cipher suites with a pad-byte extension of type
+ * pad_type (padding, or one no one knows) before server_name, so that a big
+ * pad puts the SNI past the 16 KiB window; key share and ALPN after it.
+ * offs[] gets the message offsets of the pad extension, server_name, the
+ * host_name and ALPN.
+ */
+static void big_hello(struct bb *m, uint16_t pad_type, size_t pad, size_t ncs, const char *sni,
+		      size_t offs[4])
+{
+	uint16_t *cs = malloc(ncs * sizeof(*cs));
+	struct bb *v = new_bb();
+
+	for (size_t i = 0; i < ncs; i++)
+		cs[i] = i < 16 ? chrome_cs[i] : (uint16_t)(0x0100 + i);
+	u8(v, 4);
+	u16(v, 0x0304);
+	u16(v, 0x0303);
+	struct ext e[] = {
+		{0x002b, v},
+		{pad_type, blob(0, pad)},
+		{0x0000, sni_ext(sni)},
+		{0x0010, alpn_ext("h2\0http/1.1\0")},
+		{0x000d, u16_list(chrome_sig, 8, 2)},
+		{0x0033, blob(0x44, 1258)},
+	};
+	client_hello(m, 0x0303, cs, ncs, e, 6);
+	free_exts(e, 6);
+	free(cs);
+	size_t at = 4 + 2 + 32 + 33 + 2 + 2 * ncs + 2 + 2;
+	at += 4 + 5;      /* supported_versions */
+	offs[0] = at;     /* the pad */
+	at += 4 + pad;
+	offs[1] = at;     /* server_name */
+	offs[2] = at + 9; /* its host_name */
+	offs[3] = at + 9 + strlen(sni); /* ALPN */
+}
+
+/*
+ * m as records cut at each of the message offsets cuts[] (sorted) and
+ * otherwise of at most 16,384 and 3,000 bytes in turn; the stream offsets
+ * where records start go to rec[] (*nrec of them), and each cut, as a stream
+ * offset, to at[].
+ */
+static void records_cut(struct bb *s, const struct bb *m, const size_t *cuts, size_t ncut,
+			size_t *rec, size_t *nrec, size_t *at)
+{
+	size_t off = 0, c = 0, turn = 0;
+
+	*nrec = 0;
+	while (off < m->n) {
+		size_t k = turn++ % 2 ? 3000 : 16384;
+		while (c < ncut && cuts[c] <= off)
+			c++;
+		if (c < ncut && cuts[c] - off < k)
+			k = cuts[c] - off;
+		if (k > m->n - off)
+			k = m->n - off;
+		rec[(*nrec)++] = s->n;
+		for (size_t i = 0; i < ncut; i++)
+			if (cuts[i] == off)
+				at[i] = s->n; /* the record header before it */
+		u8(s, 22);
+		u16(s, 0x0303);
+		u16(s, (unsigned)k);
+		raw(s, m->b + off, k);
+		off += k;
+	}
+}
+
+/*
+ * The client stream s in segments: 1 byte each within 3 bytes of each mark
+ * (record starts, extension edges), and otherwise of 1,448, 536, 1, 1,460,
+ * 97 and 1,200 bytes in turn. Unless early, every segment but the last
+ * must emit nothing. Returns the bad results seen.
+ */
+static int deliver(struct conn *c, const struct bb *s, const size_t *marks, size_t nmarks,
+		   int early)
+{
+	static const size_t sizes[] = {1448, 536, 1, 1460, 97, 1200};
+	size_t off = 0, turn = 0;
+	int bad = 0;
+
+	while (off < s->n) {
+		size_t k = sizes[turn++ % NELEM(sizes)], next = s->n;
+		for (size_t i = 0; i < nmarks; i++) {
+			if (marks[i] + 3 >= off && marks[i] <= off + 3)
+				k = 1;
+			if (marks[i] >= off + 3 && marks[i] - 3 < next)
+				next = marks[i] - 3;
+		}
+		if (next > off && k > next - off)
+			k = next - off;
+		if (k > s->n - off)
+			k = s->n - off;
+		int r = seg(c, 0, TH_ACK | TH_PUSH, s->b + off, k);
+		off += k;
+		if (r < 0 || (!early && off < s->n && c->sink.n != 0))
+			bad++;
+	}
+	return bad;
+}
+
+/* The record field i of an event's detail into buf. */
+static const char *sink_field(const struct sink *k, int ev, int i, char *buf, size_t cap)
+{
+	struct tls_hello t;
+	t.info = k->info[ev];
+	t.info_len = strlen(k->info[ev]);
+	return field(&t, i, buf, cap);
+}
+
+/* A ClientHello of ncs suites and a pad-byte pad_type extension before its
+ * SNI, cut into records at its extension edges and sent in segments: its
+ * event, through the flow table and the module. */
+static void big_flow(uint16_t port, uint16_t pad_type, size_t pad, size_t ncs, int over,
+		     struct tls_hello *h)
+{
+	struct bb *m = new_bb(), *s = new_bb(), *small = new_bb();
+	size_t offs[4], cuts[12], at[12], rec[64], nrec, marks[80], nm = 0;
+	struct conn c;
+	char f1[64], f2[64];
+
+	big_hello(m, pad_type, pad, ncs, "hidden.example", offs);
+	if (over) {
+		/* bytes after the extensions, to one more than any ClientHello's
+		 * length fields allow */
+		while (m->n - 4 <= TLS_WALK_MAX)
+			m->b[m->n++] = 0;
+		m->b[1] = (uint8_t)((m->n - 4) >> 16);
+		m->b[2] = (uint8_t)((m->n - 4) >> 8);
+		m->b[3] = (uint8_t)(m->n - 4);
+	}
+	size_t k = 0;
+	cuts[k++] = offs[0] + 1; /* inside the pad's header */
+	cuts[k++] = offs[0] + 3;
+	cuts[k++] = offs[1];     /* server_name starts a record */
+	cuts[k++] = offs[1] + 1;
+	cuts[k++] = offs[1] + 5; /* between its list and entry headers */
+	cuts[k++] = offs[2] + 3; /* inside the host_name */
+	cuts[k++] = offs[3] + 2; /* inside ALPN's header */
+	records_cut(s, m, cuts, k, rec, &nrec, at);
+	for (size_t i = 0; i < nrec; i++)
+		marks[nm++] = rec[i];
+	for (size_t i = 0; i < k; i++)
+		marks[nm++] = at[i] + 5 + 1; /* a byte past the cut */
+
+	conn_open(&c, port, NULL);
+	CHECK_EQ(deliver(&c, s, marks, nm, over), 0);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_EQ(c.sink.kind[0], OBS_TLS_CLIENT_HELLO);
+	CHECK_EQ(c.sink.size[0], m->n - 4);
+	if (over) {
+		/* past the bound: read as before, its first 16 KiB, no name */
+		CHECK_STR(c.sink.name[0], "");
+		CHECK_EQ(c.sink.flags[0], OBS_F_TRUNCATED);
+	} else {
+		CHECK_STR(c.sink.name[0], "hidden.example");
+		CHECK_STR(c.sink.aux[0], "h2,http/1.1");
+		CHECK_EQ(c.sink.type[0], 0x0304);
+		CHECK_EQ(c.sink.flags[0], 0);
+		CHECK_EQ(flow_table_stats(c.ft)->stream_truncated, 0);
+		CHECK(c.f->st[0].cap <= 16384);
+		if (ncs <= TLS_WALK_CIPHERS) {
+			/* the same detail as the hello with a small pad, read whole */
+			size_t o2[4];
+			big_hello(small, pad_type, 100, ncs, "hidden.example", o2);
+			CHECK_EQ(tls_parse_handshake(small->b, small->n, 0, h), MOD_OK);
+			CHECK_STR(c.sink.info[0], h->info);
+			CHECK_EQ(strlen(sink_field(&c.sink, 0, 7, f1, sizeof(f1))), 36);
+		} else {
+			/* more suites than the walk keeps: no JA4, counts as on the wire */
+			CHECK_STR(sink_field(&c.sink, 0, 7, f1, sizeof(f1)), "");
+			snprintf(f2, sizeof(f2), "%zu", ncs);
+			CHECK_STR(sink_field(&c.sink, 0, 4, f1, sizeof(f1)), f2);
+		}
+		/* the ServerHello after it */
+		struct bb *sh = new_bb(), *ss = new_bb();
+		server_hello(sh, 0x0303, 0x1301, 1, 0x0304);
+		records(ss, sh, 16384);
+		CHECK_EQ(seg(&c, 1, TH_ACK | TH_PUSH, ss->b, ss->n), MOD_OK);
+		CHECK_EQ(c.sink.n, 2);
+		CHECK_EQ(c.sink.kind[1], OBS_TLS_SERVER_HELLO);
+		free(sh);
+		free(ss);
+	}
+	conn_close(&c);
+	free(m);
+	free(s);
+	free(small);
+}
+
+static void test_big(struct tls_hello *h)
+{
+	/* what a flow keeps while its hello is walked (tls.h: about 1.5 KB) */
+	CHECK(sizeof(struct tls_walk) <= 1536);
+
+	/* 20 KiB behind an extension no one knows, 40 KiB behind padding */
+	big_flow(43001, 0x7777, 20000, 16, 0, h);
+	big_flow(43002, 0x0015, 40000, 16, 0, h);
+	/* about the largest there can be: 32,767 suites and 64 KiB of
+	 * extensions (131,142 bytes; with 255 compression methods, 131,396:
+	 * OpenSSL's CLIENT_HELLO_MAX_LENGTH, the bound) */
+	size_t exts_small = 9 + 4 + (9 + 14) + 18 + 22 + (4 + 1258);
+	CHECK_EQ(2 + 32 + 33 + 2 + 2 * 32767 + 1 + 1 + 2 + 65535, TLS_WALK_MAX - 254);
+	big_flow(43003, 0x0015, 65535 - exts_small, 32767, 0, h);
+	/* ... and a body of one byte more than the bound: not walked, cut by
+	 * the window as before */
+	big_flow(43004, 0x0015, 65535 - exts_small, 32767, 1, h);
+
+	/* a small hello (3 KB) in records of one byte each (a trick to get past
+	 * DPI; OpenSSL reassembles them): 18 KB of stream, past the window */
+	struct bb *m = new_bb(), *s = new_bb();
+	size_t offs[4];
+	struct conn c;
+	big_hello(m, 0x0015, 2000, 16, "onebyte.example", offs);
+	records(s, m, 1);
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	for (size_t sz = 1000; sz <= 1448; sz += 448) {
+		conn_open(&c, (uint16_t)(43005 + sz), NULL);
+		for (size_t off = 0; off < s->n; off += sz)
+			seg(&c, 0, TH_ACK | TH_PUSH, s->b + off, s->n - off < sz ? s->n - off : sz);
+		CHECK_EQ(c.sink.n, 1);
+		CHECK_STR(c.sink.name[0], "onebyte.example");
+		CHECK_EQ(c.sink.flags[0], 0);
+		CHECK_STR(c.sink.info[0], h->info);
+		conn_close(&c);
+	}
+
+	/* a 40 KiB hello, then (after a HelloRetryRequest) CCS and a second
+	 * hello in the same segments: both read */
+	s->n = m->n = 0;
+	big_hello(m, 0x0015, 40000, 16, "first.example", offs);
+	records(s, m, 16384);
+	ccs(s);
+	hello_record(s, "second.example");
+	conn_open(&c, 43006, NULL);
+	for (size_t off = 0; off < s->n; off += 1460)
+		seg(&c, 0, TH_ACK | TH_PUSH, s->b + off, s->n - off < 1460 ? s->n - off : 1460);
+	CHECK_EQ(c.sink.n, 2);
+	CHECK_STR(c.sink.name[0], "first.example");
+	CHECK_STR(c.sink.name[1], "second.example");
+	conn_close(&c);
+
+	/* on a DNS port, whose window is 132 KiB, 20 KB in one (coalesced)
+	 * segment: the scratch message fills first (16 KiB), and the walk
+	 * takes over there */
+	s->n = m->n = 0;
+	big_hello(m, 0x0015, 60000, 16, "wide.example", offs);
+	records(s, m, 16384);
+	conn_open(&c, 5353, NULL);
+	seg(&c, 0, TH_ACK | TH_PUSH, s->b, 20000);
+	for (size_t off = 20000; off < s->n; off += 1460)
+		seg(&c, 0, TH_ACK | TH_PUSH, s->b + off, s->n - off < 1460 ? s->n - off : 1460);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_STR(c.sink.name[0], "wide.example");
+	CHECK_EQ(c.sink.flags[0], 0);
+	conn_close(&c);
+
+	/* a 40 KB hello in segments of 32,741 and 7,485 bytes, as a capture on
+	 * loopback (or on a veth, the sending host) shows it: the direction,
+	 * starting with a TLS record, has the wide window, so the first
+	 * segment is not cut at 16 KiB before the walk can start */
+	s->n = m->n = 0;
+	big_hello(m, 0x0015, 40000, 16, "offload.example", offs);
+	records(s, m, 16384);
+	conn_open(&c, 43010, NULL);
+	seg(&c, 0, TH_ACK | TH_PUSH, s->b, 32741);
+	seg(&c, 0, TH_ACK | TH_PUSH, s->b + 32741, s->n - 32741);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_STR(c.sink.name[0], "offload.example");
+	CHECK_EQ(c.sink.flags[0], 0);
+	CHECK_EQ(flow_table_stats(c.ft)->stream_truncated, 0);
+	conn_close(&c);
+
+	/* a big hello whose record layer breaks half-way: malformed, no name */
+	s->n = m->n = 0;
+	big_hello(m, 0x0015, 40000, 16, "broken.example", offs);
+	records(s, m, 16384);
+	s->b[5 + 16384] = 23; /* the second record: application data */
+	conn_open(&c, 43007, NULL);
+	for (size_t off = 0; off < s->n; off += 1460)
+		seg(&c, 0, TH_ACK | TH_PUSH, s->b + off, s->n - off < 1460 ? s->n - off : 1460);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_STR(c.sink.name[0], "");
+	CHECK_EQ(c.sink.flags[0], OBS_F_MALFORMED | OBS_F_TRUNCATED);
+	conn_close(&c);
+	free(m);
 	free(s);
 }
 
@@ -1586,6 +2104,8 @@ int main(void)
 	test_malformed(h);
 	test_server(h);
 	test_module();
+	test_walk_same(h);
+	test_big(h);
 	test_gather_next();
 	test_starttls();
 	test_upgrade();
