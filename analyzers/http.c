@@ -64,6 +64,18 @@ static int is_ows(int b)
 	return b == ' ' || b == '\t';
 }
 
+/*
+ * Whitespace between the parts of a request line, as the most lenient
+ * servers split it: squid's relaxed parser (its default) also splits on
+ * CR, VT and FF, and Python's http.server (str.split) on those and on
+ * 0x1c..0x1f too. A request an agent sends either of them with such a
+ * separator is served, so it is one here too (flagged malformed).
+ */
+static int is_rws(int b)
+{
+	return is_ows(b) || b == '\r' || b == 0x0b || b == 0x0c || (b >= 0x1c && b <= 0x1f);
+}
+
 static int to_lower(int b)
 {
 	return b >= 'A' && b <= 'Z' ? b + ('a' - 'A') : b;
@@ -157,7 +169,8 @@ static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at, 
 			}
 		}
 		if ((b < 0x20 && b != '\t') || b == 0x7f) {
-			int ok = b == '\r' ? (how & LT_CR) : (how & LT_VALUES) && colon;
+			int ok = is_rws(b) ? (how & LT_CR) || (b != '\r' && (how & LT_VALUES) && colon)
+					   : (how & LT_VALUES) && colon;
 			if (!ok) {
 				*bad = b;
 				*bad_at = n;
@@ -221,16 +234,32 @@ static void join_text(struct http_head *h, char *dst, size_t cap, struct cur v)
 	put_text(h, dst + l, cap - l, v);
 }
 
-/* Skip a run of SP and HTAB; returns its length. */
-static size_t skip_ows(struct cur *v)
+/* Skip a run of request-line whitespace (is_rws); returns its length. */
+static size_t skip_rws(struct cur *v)
 {
 	size_t n = 0;
 
-	while (is_ows(peek(v))) {
+	while (is_rws(peek(v))) {
 		cur_skip(v, 1);
 		n++;
 	}
 	return n;
+}
+
+/* v without leading and trailing request-line whitespace. */
+static struct cur trim_rws(struct cur v)
+{
+	struct cur t;
+	size_t n = 0, keep = 0;
+
+	skip_rws(&v);
+	t = v;
+	while (cur_has(&t, 1)) {
+		n++;
+		if (!is_rws(cur_u8(&t)))
+			keep = n;
+	}
+	return cur_take(&v, keep);
 }
 
 /*
@@ -298,14 +327,14 @@ static void request_line(struct http_head *h, struct cur l)
 		note(h, 0, "method longer than %d bytes", HTTP_METHOD_LEN);
 	put_text(h, h->method, sizeof(h->method), cur_take(&l, n));
 	h->have_line = 1;
-	if (cur_has(&l, 1) && !is_ows(peek(&l))) {
+	if (cur_has(&l, 1) && !is_rws(peek(&l))) {
 		note(h, 0, "bad request line: no SP after the method");
 		return;
 	}
 	t = l;
-	lead = skip_ows(&t);
+	lead = skip_rws(&t);
 	odd |= lead > 1 || (lead == 1 && peek(&l) != ' ');
-	rest = trim(l);
+	rest = trim_rws(l);
 	odd |= cur_left(&t) != cur_left(&rest); /* whitespace after the version */
 	len = cur_left(&rest);
 	if (len == 0) {
@@ -317,7 +346,7 @@ static void request_line(struct http_head *h, struct cur l)
 	last = len;
 	t = rest;
 	for (size_t i = 0; i < len; i++)
-		if (is_ows(cur_u8(&t)))
+		if (is_rws(cur_u8(&t)))
 			last = i;
 	t = rest;
 	part = cur_take(&t, last);
@@ -328,14 +357,14 @@ static void request_line(struct http_head *h, struct cur l)
 		odd |= peek(&t) != ' ';
 		cur_skip(&t, 1);
 		ver = t;
-		part = trim(part);
+		part = trim_rws(part);
 		odd |= cur_left(&part) != k; /* a run of whitespace before the version */
 	}
 	if (version_kind(ver)) {
 		if (last < len) {
 			t = part;
 			while (cur_has(&t, 1))
-				odd |= is_ows(cur_u8(&t));
+				odd |= is_rws(cur_u8(&t));
 		} else {
 			part = cur_take(&part, 0); /* "GET  HTTP/1.1" */
 		}
@@ -347,7 +376,7 @@ static void request_line(struct http_head *h, struct cur l)
 		 * "GET /" when it is the only one) */
 		t = rest;
 		n = 0;
-		while (cur_has(&t, 1) && !is_ows(cur_u8(&t)))
+		while (cur_has(&t, 1) && !is_rws(cur_u8(&t)))
 			n++;
 		part = cur_take(&rest, n);
 		note(h, 0, last < len ? "bad request line: bad HTTP version"
@@ -701,27 +730,27 @@ static int request_line_shape(const uint8_t *buf, size_t len)
 			return n < HTTP_HEAD_HOLD ? -1 : 0;
 		if (n >= HTTP_HEAD_HOLD)
 			return 0;
-		if (b == '\n' || b == '\r')
+		if (b == '\n')
 			break;
-		if ((b < 0x20 && b != '\t') || b == 0x7f)
+		if (b == '\r') { /* the line's end, or (bare) whitespace */
+			t = c;
+			cur_skip(&t, 1);
+			int b2 = peek(&t);
+			if (b2 < 0)
+				return -1;
+			if (b2 == '\n')
+				break;
+		}
+		if ((b < 0x20 && !is_rws(b)) || b == 0x7f)
 			return 0;
-		if (method && !is_tchar(b) && (n == 0 || !is_ows(b)))
+		if (method && !is_tchar(b) && (n == 0 || !is_rws(b)))
 			return 0;
 		method &= is_tchar(b);
 		cur_skip(&c, 1);
 		n++;
 	}
-	if (b == '\r') {
-		t = c;
-		cur_skip(&t, 1);
-		b = peek(&t);
-		if (b < 0)
-			return -1;
-		if (b != '\n')
-			return 0;
-	}
 	c = cur_init(buf, len);
-	l = trim(cur_take(&c, n));
+	l = trim_rws(cur_take(&c, n));
 
 	/* method, then whitespace */
 	n = 0;
@@ -730,13 +759,13 @@ static int request_line_shape(const uint8_t *buf, size_t len)
 		cur_skip(&t, 1);
 		n++;
 	}
-	if (!is_ows(peek(&t)) || skip_ows(&t) == 0)
+	if (!is_rws(peek(&t)) || skip_rws(&t) == 0)
 		return 0;
 	/* the last part is the version, and something lies before it */
 	size_t left = cur_left(&t), last = left;
 	struct cur r = t;
 	for (size_t i = 0; i < left; i++)
-		if (is_ows(cur_u8(&r)))
+		if (is_rws(cur_u8(&r)))
 			last = i;
 	if (last == left)
 		return 0;
@@ -763,7 +792,14 @@ int http_sniff(const uint8_t *buf, size_t len)
 		if (b < 0)
 			break;
 		cur_skip(&c, 1);
-		if (is_ows(b)) { /* servers take HTAB there too (RFC 9112 3) */
+		if (b == '\r') { /* a bare CR is whitespace; CRLF ends the line */
+			int b2 = peek(&c);
+			if (b2 < 0)
+				return method_match(tok, n, 0) ? -1 : request_line_shape(buf, len);
+			if (b2 == '\n')
+				break;
+		}
+		if (is_rws(b)) { /* servers take HTAB there too (RFC 9112 3) */
 			if (method_match(tok, n, 0))
 				return 1;
 			break;
@@ -1283,21 +1319,26 @@ static int skip_blank_lines(struct flow_stream *s, uint32_t end)
  * version, is a whole request; nginx serves it (the body alone comes back)
  * and squid forwards it. Nothing in the client's stream says that it is
  * whole: no empty line follows. The server's answer does: when the server
- * sends while the client's bytes waiting for their head's end are exactly
- * one request line without a version, the server took them as a request.
- * Emit it (as the client's packet: p turned around); the client sends
- * nothing more on such a connection. A server answer that does not start
+ * starts a message while every request before has its answer and the
+ * client's bytes waiting for their head's end are exactly one request line
+ * without a version, the server took them as a request. (Bytes the server
+ * sends for an earlier request, or in a body, prove nothing: an agent
+ * could time a line to wait then and hide what follows it.) Emit it (as the
+ * client's packet: p turned around) and read on after its line: a real
+ * HTTP/0.9 client sends nothing more. A server answer that does not start
  * like a status line is the bare body: the server direction stops, quietly.
  */
 static int simple_request(struct http_state *ms, struct flow *f, struct http_flow *fs,
 			  const struct pkt *p, struct emit *out)
 {
 	struct http_dir *d = &fs->d[0];
-	const struct flow_stream *s = &f->st[0], *srv = &f->st[1];
+	struct flow_stream *s = &f->st[0];
+	const struct flow_stream *srv = &f->st[1];
 	const struct http_head *h = &ms->head;
 
 	if (d->stop || d->body != BODY_NONE || d->longh || fs->wait_seq || !s->buf ||
-	    s->consumed >= s->len)
+	    s->consumed >= s->len || fs->req_seq != fs->resp_seq || fs->d[1].stop ||
+	    fs->d[1].body != BODY_NONE || !srv->buf || srv->consumed >= srv->len)
 		return MOD_OK;
 	uint32_t end = flow_stream_avail(s, s->consumed);
 	if (end <= s->consumed)
@@ -1317,7 +1358,7 @@ static int simple_request(struct http_state *ms, struct flow *f, struct http_flo
 	int r = request_done(ms, fs, &q, out, MOD_MALFORMED);
 	if (r < 0)
 		return r;
-	d->stop = 1;
+	s->consumed += (uint32_t)n;
 	d->wait_len = 0;
 	fs->simple = 1;
 	/* "HTTP/" or the start of it: a status line (squid's answer) */
@@ -1370,7 +1411,11 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 		if (ret < 0)
 			return ret;
 	}
-	while (!d->stop && s->buf && s->consumed < s->len && !(dir == 0 && fs->wait_seq)) {
+	/* A client waiting for the answer to its CONNECT or Upgrade still has
+	 * its request's body skipped: the tunnel, or the other protocol,
+	 * starts after it. */
+	while (!d->stop && s->buf && s->consumed < s->len &&
+	       !(dir == 0 && fs->wait_seq && d->body == BODY_NONE)) {
 		/* Never read across a hole the flow table skipped (capture
 		 * loss): parse up to it, and stop the direction inside it. */
 		uint32_t end = flow_stream_avail(s, s->consumed);
@@ -1474,6 +1519,11 @@ static int http_claim(struct flow *f, const struct pkt *p)
 	pp = proxyproto_stream(s);
 	if (pp < 0)
 		return MOD_NOT_MINE; /* it may yet be a header: ask again */
+	/* "PROXY UNKNOWN://host/x HTTP/1.1" is a header to a server with
+	 * proxy_protocol and a request (method PROXY) to one without: read as
+	 * the request, nothing is hidden from either */
+	if (pp > 0 && http_sniff(s->buf + s->consumed, (size_t)pp) == 1)
+		pp = 0;
 	uint32_t from = s->consumed + (uint32_t)pp;
 	uint32_t at = from + blank_prefix(s->buf + from, s->len - from);
 	if (http_sniff(s->buf + at, s->len - at) != 1)

@@ -53,7 +53,7 @@
  *     skips it: the flow is claimed when what
  *     follows it would be, and read from there (the header is no part of
  *     any head, nor of its size); while the first bytes may still become
- *     a header (at most 107 bytes of a v1 line, a v2 header's 16 + length)
+ *     a header (at most 1 KiB of a v1 line, a v2 header's 16 + length)
  *     the claim waits, until the window is full or a hole cuts them;
  *   - a head longer than HTTP_HEAD_HOLD is read a line at a time
  *     (http_parse_more): its complete lines are parsed, its state is kept

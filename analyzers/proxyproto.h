@@ -32,7 +32,7 @@
  * proxy_protocol server reached through the egress proxy); never
  * mid-stream. While the bytes
  * so far could still become a header the claim waits, as it waits for a
- * request line; the wait is bounded by the header's own bound (107 bytes;
+ * request line; the wait is bounded by the header's own bound (1 KiB;
  * 16 + 65535 for v2) and by the stream's window: when no more bytes can
  * come (window full, a hole) an unfinished header is no header.
  */
@@ -42,7 +42,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROXY_V1_MAX 107      /* the longest v1 line, CRLF included */
+/* The longest v1 line, CRLF included. The specification says 107, but
+ * nginx reads the line from its first buffer of the connection
+ * (client_header_buffer_size, 1 KiB by default) and serves behind a 500-byte
+ * UNKNOWN line or a port with 100 leading zeros. */
+#define PROXY_V1_MAX 1024
 #define PROXY_V2_FIXED 16     /* signature, version/command, family, length */
 #define PROXY_V2_MAX (PROXY_V2_FIXED + 65535)
 

@@ -193,7 +193,7 @@ static void config_fill(struct flow_config *c, const struct flow_config *in)
 	if (in->closed_idle_us)
 		c->closed_idle_us = in->closed_idle_us;
 	c->hash_seed = in->hash_seed;
-	c->tls_narrow = in->tls_narrow;
+	c->narrow = in->narrow;
 	if (in->wide_ports[0])
 		memcpy(c->wide_ports, in->wide_ports, sizeof(c->wide_ports));
 	if (c->max_flows > MAX_FLOWS_LIMIT)
@@ -976,7 +976,7 @@ static int tls_first(const struct flow_table *ft, const struct flow_stream *st, 
 {
 	/* (a first segment of one byte, 0x16, counts: a sender could send
 	 * that and then the hello in one large write) */
-	return !ft->cfg.tls_narrow && !st->wide && st->len == 0 && st->slid == 0 && n >= 1 &&
+	return !ft->cfg.narrow && !st->wide && st->len == 0 && st->slid == 0 && n >= 1 &&
 	       data && data[0] == 0x16 && (n == 1 || data[1] == 0x03) &&
 	       (!st->isn_set || seq == st->isn);
 }
@@ -1012,7 +1012,8 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 	if (e <= (int64_t)st->len)
 		return; /* retransmission: every byte already here */
 	if (e > (int64_t)max && s0 == (int64_t)st->len && n > FLOW_SEG_WIRE_MAX && !st->wide &&
-	    (claimed || s0 == 0)) {
+	    !ft->cfg.narrow &&
+	    (claimed || s0 == 0 || s0 + (int64_t)st->slid < (int64_t)FLOW_FIRST_BYTES)) {
 		/* More bytes than any wire segment, and more than the window
 		 * has left: a capture of segmentation offload (a veth or a
 		 * bridge hands libpcap the sender's TSO/GSO segments of up to
@@ -1021,8 +1022,10 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 		 * slides past what it read (HTTP, DNS: the rest of a long head,
 		 * the request after an upload) and cut a hello that a receiver
 		 * reads whole: take it whole, in a window of FLOW_STREAM_WIDE
-		 * from now on, for the first bytes of a direction or in a flow
-		 * an analyzer claimed (the global cap still bounds all). */
+		 * from now on, in a flow an analyzer claimed, for the first
+		 * bytes of a direction (up to FLOW_FIRST_BYTES), or when the
+		 * window is empty (all read: a tunnel an analyzer handed back
+		 * starts) (the global cap still bounds all). */
 		st->wide = 1;
 		max = stream_limit(ft, st);
 		ft->stats.stream_widened++;

@@ -11,7 +11,8 @@
  * first bytes are a TLS handshake record (a hello may arrive in one
  * offloaded segment of up to 64 KiB), or one that met an offload's
  * segment, larger than FLOW_SEG_WIRE_MAX, that did not fit what was left
- * of its window, in its first bytes or in a claimed flow), at most
+ * of its window, in its first FLOW_FIRST_BYTES, an empty window or a claimed
+ * flow), at most
  * ooo_max out-of-order segments held per direction, and a global cap on
  * stream bytes. Idle flows expire by packet time.
  *
@@ -322,11 +323,11 @@ struct flow_config {
 	 * be 64 KiB and arrive in one segment (offloaded captures); 0 ends;
 	 * all zero: the default, 53, 5353 and 5355 */
 	uint16_t wide_ports[4];
-	/* 1: a direction that starts with a TLS handshake record keeps
-	 * stream_max too (tests of a window shorter than a hello); 0, the
-	 * default: it gets the wide window, as wide_ports do (flow.c,
-	 * tls_first) */
-	uint8_t tls_narrow;
+	/* 1: no direction is widened but on wide_ports: one that starts with
+	 * a TLS handshake record (tls_first) or meets an offload's segment
+	 * keeps stream_max too (tests of a window shorter than what they
+	 * send); 0, the default: they get the wide window (flow.c) */
+	uint8_t narrow;
 };
 
 struct flow_stats {
@@ -456,10 +457,18 @@ void flow_stream_slide(struct flow_stream *st);
  */
 #define FLOW_STREAM_WIDE (128u * 1024u + 4096u)
 
-/* More payload than a segment on the wire carries (a 9,000-byte jumbo
- * MTU): a segment larger is an offload's (TSO/GSO, GRO, loopback), which
- * may take a direction's window to FLOW_STREAM_WIDE (flow.c, stream_add). */
-#define FLOW_SEG_WIRE_MAX 9216u
+/* More TCP payload than a segment crossing an Ethernet of 1,500-byte MTU
+ * carries: a segment larger is an offload's (TSO/GSO, GRO, loopback's
+ * 64 KiB MTU) or a jumbo frame's, which may take a direction's window to
+ * FLOW_STREAM_WIDE (flow.c, stream_add). (A 9,000-byte GSO segment landing
+ * on 7.9 KB of a pending head was cut when the bound was 9,216.) */
+#define FLOW_SEG_WIRE_MAX 1460u
+
+/* "The first bytes of a direction" for that widening: a segment starting
+ * within them, before any slide (behind a PROXY protocol header or a
+ * STARTTLS command line: a ClientHello of 21 KB in one segment after a
+ * PROXY line of its own was cut when only offset 0 counted). */
+#define FLOW_FIRST_BYTES 4096u
 
 /*
  * The bytes direction st of a flow in ft may hold before it overflows

@@ -1816,6 +1816,50 @@ static void test_offload_segments(void)
 	CHECK_EQ(flow_table_stats(ft)->stream_widened, 1);
 	flow_table_free(ft);
 
+	/* unclaimed, in its first 4 KiB: a PROXY line of its own, then a
+	 * 21 KB hello in one segment, whole */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	cdata(ft, 1, "PROXY TCP4 10.0.0.1 10.0.0.2 40000 443\r\n");
+	memset(big, 'l', 21000);
+	big[21000] = '\0';
+	cdata(ft, 1 + 40, big);
+	CHECK_EQ(f->st[0].len, 40 + 21000);
+	CHECK(f->st[0].wide && !f->st[0].overflow);
+	flow_table_free(ft);
+
+	/* unclaimed, its window empty far into the stream: a CONNECT tunnel
+	 * an analyzer handed back, whose first segment is a 21 KB hello */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	memset(big, 'o', 6000);
+	big[6000] = '\0';
+	cdata(ft, 1, big);
+	f->st[0].consumed = 6000;
+	flow_stream_slide(&f->st[0]);
+	CHECK_EQ(f->st[0].len, 0);
+	memset(big, 'p', 21000);
+	big[21000] = '\0';
+	cdata(ft, 1 + 6000, big);
+	CHECK_EQ(f->st[0].len, 21000);
+	CHECK(f->st[0].wide && !f->st[0].overflow);
+	flow_table_free(ft);
+
+	/* claimed: a 9,000-byte segment on 7.9 KB pending (one GSO segment
+	 * of a sender with TSO, smaller than a jumbo frame's bound) */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	f->app = APP_HTTP;
+	memset(big, 'm', 7900);
+	big[7900] = '\0';
+	cdata(ft, 1, big);
+	memset(big, 'n', 9000);
+	big[9000] = '\0';
+	cdata(ft, 1 + 7900, big);
+	CHECK_EQ(f->st[0].len, 16900);
+	CHECK(f->st[0].wide && !f->st[0].overflow);
+	flow_table_free(ft);
+
 	/* claimed, wire-size segments: cut at the window as before */
 	ft = flow_table_new(NULL, NULL, NULL);
 	f = conn(ft, 1);

@@ -547,7 +547,11 @@ static void test_sniff(void)
 		{"FETCH http://evil.example/ HTTP/1.1\r\n", 1}, {"get / HTTP/1.1\n", 1},
 		{"FETCH http://evil.example/ HTTP/1.1", -1}, {"FETCH http://evil.example/", -1},
 		{"GETX /", -1}, {"SSH-2.0-", -1}, {"EHLO x", -1}, {"FETCH\t/\tHTTP/1.10 \r\n", 1},
-		{"FETCH / HTTP/1.1\r", -1}, {"FETCH / HTTP/1.1\rX", 0}, {"FETCH /\x01 HTTP/1.1", 0},
+		{"FETCH / HTTP/1.1\r", -1}, {"FETCH / HTTP/1.1\rX", -1}, {"FETCH /\x01 HTTP/1.1", 0},
+		/* request-line whitespace as squid and Python's http.server split it */
+		{"GET\r/x\rHTTP/1.1\r\n", 1}, {"GET\x0b/", 1}, {"GET\x0c/", 1}, {"GET\x1c/", 1},
+		{"GET\x1f/", 1}, {"FETCH\x0b/\x0cHTTP/1.1\r\n", 1}, {"FETCH\r/\rHTTP/1.1\r\n", 1},
+		{"GET\r", -1}, {"GET\r\n", 0}, {"GET\x01/", 0}, {"GET\x1b/", 0},
 		{"FETCH / RTSP/1.0\r\n", 0}, {"FETCH HTTP/1.1\r\n", 0}, {"FETCH\r\n", 0},
 		{"FE/TCH / HTTP/1.1\r\n", 0}, {" FETCH / HTTP/1.1\r\n", 0},
 		{"FETCH / HTTP/1.1 x\r\n", 0}, {"FETCH / HTTP/\r\n", 0},
@@ -1316,6 +1320,26 @@ static void test_long_heads(void)
  * request line with a bare CR in it (squid reads it as whitespace). Before,
  * neither made an event.
  */
+/* An Upgrade request with a body: the body is skipped while the client
+ * waits for the 101, so the protocol after it starts where it does (before,
+ * the hand-back left the cursor on the body: h2c never claimed the flow) */
+static void test_upgrade_body(void)
+{
+	struct conn c;
+	static const char rq[] = "POST /up HTTP/1.1\r\nHost: a\r\nUpgrade: h2c\r\n"
+				 "Connection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n"
+				 "Content-Length: 5\r\n\r\nhello";
+
+	conn_open(&c, 16384);
+	feeds(&c, 0, rq);
+	feeds(&c, 1, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n");
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_EQ(c.cap.ev[1].type, 101);
+	CHECK_EQ(c.f.app, APP_NONE); /* handed back */
+	CHECK_EQ(c.f.st[0].consumed + c.f.st[0].slid, strlen(rq));
+	conn_close(&c);
+}
+
 static void test_old_and_odd(void)
 {
 	struct conn c;
@@ -1383,6 +1407,57 @@ static void test_old_and_odd(void)
 	CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "control byte 0x0d at offset 35");
 	CHECK_STR(c.cap.ev[1].name, "after.test");
 	conn_close(&c);
+	/* request-line whitespace as squid (CR, VT, FF) and Python's
+	 * http.server (also 0x1c..0x1f) split it: the flow is claimed and the
+	 * request read, and the next one on the connection too */
+	static const char *const sep[] = {"\r", "\x0b", "\x0c", "\x1c", "\x1f"};
+	for (size_t i = 0; i < sizeof(sep) / sizeof(sep[0]); i++) {
+		char rq[256];
+		snprintf(rq, sizeof(rq),
+			 "GET%shttp://evil.test/v%sHTTP/1.1\r\nHost: evil.test\r\n\r\n"
+			 "GET /next HTTP/1.1\r\nHost: next.test\r\n\r\n", sep[i], sep[i]);
+		conn_open(&c, 16384);
+		feeds(&c, 0, rq);
+		CHECK_EQ(c.cap.n, 2);
+		CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+		CHECK_STR(c.cap.ev[0].aux, "http://evil.test/v");
+		CHECK_STR(c.cap.ev[0].name, "evil.test");
+		CHECK_STR(EVF(&c.cap.ev[0], RQ_VERSION), "HTTP/1.1");
+		CHECK_STR(c.cap.ev[1].name, "next.test");
+		conn_close(&c);
+	}
+	/* a request line ending in a bare CR before its CRLF has its version */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /2 HTTP/1.1\r\r\nHost: two.test\r\n\r\n");
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_VERSION), "HTTP/1.1");
+	CHECK_STR(c.cap.ev[0].name, "two.test");
+	conn_close(&c);
+
+	/* A line without a version waiting while the server answers an
+	 * earlier request, or sends that answer's body, is no HTTP/0.9
+	 * request (before, it stopped the client direction and hid every
+	 * request after it; squid serves them all) */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /1 HTTP/1.1\r\nHost: one.test\r\n\r\nGET /2\r\n");
+	feeds(&c, 1, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n01234");
+	feeds(&c, 1, "56789");
+	feeds(&c, 0, "Host: two.test\r\n\r\nGET /3 HTTP/1.1\r\nHost: three.test\r\n\r\n");
+	CHECK_EQ(c.cap.n, 4);
+	CHECK_STR(c.cap.ev[2].aux, "/2");
+	CHECK_STR(c.cap.ev[2].name, "two.test");
+	CHECK_STR(c.cap.ev[3].name, "three.test");
+	conn_close(&c);
+	/* a real one answered: read on after it all the same */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /09\r\n");
+	feeds(&c, 1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	feeds(&c, 0, "GET /after HTTP/1.1\r\nHost: after.test\r\n\r\n");
+	CHECK_EQ(c.cap.n, 3);
+	CHECK_STR(c.cap.ev[0].aux, "/09");
+	CHECK_STR(c.cap.ev[2].name, "after.test");
+	conn_close(&c);
+
 	/* ... but not in a status line, nor in a field line */
 	CHECK_EQ(http_parse_head((const uint8_t *)"HTTP/1.1 200 OK\rX\r\n\r\n", 22, 1, &H),
 		 MOD_MALFORMED);
@@ -1523,6 +1598,7 @@ int main(void)
 	test_keepalive_long();
 	test_long_heads();
 	test_old_and_odd();
+	test_upgrade_body();
 	test_json();
 	return check_done();
 }

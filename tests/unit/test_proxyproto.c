@@ -94,11 +94,12 @@ static void test_v1_valid(void)
 		CHECK_EQ(cuts_s(ok[i]), 0);
 	}
 
-	/* the longest line there may be: 107 bytes with its CRLF */
-	char l[200];
+	/* the longest line there may be: PROXY_V1_MAX bytes with its CRLF
+	 * (nginx's first buffer, not the specification's 107) */
+	char l[PROXY_V1_MAX + 100];
 	memset(l, 'x', sizeof(l));
 	memcpy(l, "PROXY UNKNOWN ", 14);
-	memcpy(l + 105, "\r\n", 2);
+	memcpy(l + PROXY_V1_MAX - 2, "\r\n", 2);
 	CHECK_EQ(proxyproto_parse((uint8_t *)l, sizeof(l)), PROXY_V1_MAX);
 	CHECK_EQ(cuts((uint8_t *)l, PROXY_V1_MAX), 0);
 }
@@ -133,12 +134,19 @@ static void test_v1_bad(void)
 		CHECK_EQ(r, 0);
 	}
 
-	/* too long: no CRLF within 107 bytes is no header, whatever follows;
-	 * fewer bytes than that may still become one */
-	char l[300];
+	/* too long: no CRLF within PROXY_V1_MAX bytes is no header, whatever
+	 * follows; fewer bytes than that may still become one */
+	char l[PROXY_V1_MAX + 200];
 	memset(l, 'x', sizeof(l));
 	memcpy(l, "PROXY UNKNOWN ", 14);
-	memcpy(l + 106, "\r\nGET / HTTP/1.1\r\n\r\n", 20); /* a 108-byte line */
+	memcpy(l + PROXY_V1_MAX - 1, "\r\nGET / HTTP/1.1\r\n\r\n", 20); /* one byte too long */
+	/* over the specification's 107 bytes, as nginx takes them */
+	static const char *const long_ok[] = {
+		"PROXY TCP4 0000000000000000000000000000000000000000000000000000000001.2.3.4 "
+		"5.6.7.8 0000000000000000000000000000000000000000000000000000000000000080 443\r\n",
+	};
+	CHECK_EQ(parse_s(long_ok[0]), strlen(long_ok[0]));
+	CHECK(strlen(long_ok[0]) > 107);
 	CHECK_EQ(proxyproto_parse((uint8_t *)l, sizeof(l)), 0);
 	CHECK_EQ(proxyproto_parse((uint8_t *)l, PROXY_V1_MAX), 0);
 	CHECK_EQ(proxyproto_parse((uint8_t *)l, PROXY_V1_MAX - 1), -1);
@@ -616,6 +624,15 @@ static void test_analyzers(void)
 	static const char bad1[] = "PROXY TCP4 10.99.0.10 10.99.0.80 65536 80\r\n";
 	s = run((const uint8_t *)bad1, strlen(bad1), ch, chn, 0, 0);
 	CHECK_EQ(s.n, 0);
+	/* a line that is a header and a request line too (to a server without
+	 * proxy_protocol, nginx serves it as a request of method PROXY): read
+	 * as the request, then what follows */
+	static const char both[] = "PROXY UNKNOWN://www.evil.test/x HTTP/1.1\r\n\r\n";
+	s = run((const uint8_t *)both, strlen(both), rq, rqn, 0, 1);
+	CHECK_EQ(s.n, 3);
+	CHECK_EQ(s.kind[0], OBS_HTTP_REQUEST);
+	CHECK_STR(s.aux[0], "UNKNOWN://www.evil.test/x");
+	CHECK_STR(s.name[1], "hidden.example");
 	/* one nginx serves behind: an address it does not parse */
 	static const char odd[] = "PROXY TCP4 a 01.2.3.4 01 80\r\n";
 	s = run((const uint8_t *)odd, strlen(odd), ch, chn, 0, 0);

@@ -1020,7 +1020,7 @@ static void test_module(void)
 	/* a stream cap below the hello: a truncated event, since the SNI came first */
 	/* (the SNI follows the 1,258-byte key share: past the first record) */
 	struct flow_config cfg = {.stream_max = (uint32_t)chrome_sni_end(m) + 2 * 5 + 20,
-				  .tls_narrow = 1};
+				  .narrow = 1};
 	conn_open(&c, 40005, &cfg);
 	CHECK_EQ(seg(&c, 0, TH_ACK, s->b, s->n), MOD_TRUNCATED);
 	CHECK_EQ(c.sink.n, 1);
