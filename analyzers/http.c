@@ -608,7 +608,7 @@ static void head_reset(struct http_head *h, int response)
 	h->te = h->chunked = 0;
 	h->head_len = h->seen = h->taken = 0;
 	h->lines = 0;
-	h->malformed = h->fatal = h->cut = 0;
+	h->malformed = h->fatal = h->cut = h->too_long = 0;
 }
 
 int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_head *h)
@@ -649,8 +649,10 @@ int http_parse_more(const uint8_t *buf, size_t len, struct http_head *h)
 		if (r == LINE_SHORT) {
 			h->seen = base + avail;
 			h->taken = off;
-			if (!is_short)
+			if (!is_short) {
 				note(h, 1, "head longer than %d bytes", HTTP_HEAD_MAX);
+				h->too_long = 1;
+			}
 			break;
 		}
 		if (h->lines++ == 0) {
@@ -920,6 +922,12 @@ struct http_dir {
 	uint8_t body;      /* enum body_state */
 	uint8_t longh;     /* a head over HTTP_HEAD_HOLD is being read a line
 			    * at a time: its state is in the flow's roomy part */
+	uint8_t skipline;  /* ... and a field line of it too long to hold is
+			    * being skipped, up to its LF */
+	uint8_t skiphead;  /* a head over HTTP_HEAD_MAX was reported: the rest
+			    * of it is skipped, up to its empty line */
+	uint8_t nl;        /* skiphead: 0 in a line, 1 after its LF, 2 after
+			    * LF CR */
 	uint64_t left;     /* body bytes still to skip */
 	uint32_t wait_len; /* stream length when the last head was incomplete */
 };
@@ -1371,6 +1379,54 @@ static int simple_request(struct http_state *ms, struct flow *f, struct http_flo
 }
 
 /*
+ * Skip the rest of a head too long to read, up to its empty line (LF LF or
+ * LF CR LF), from c: *used gets the bytes skipped. Returns 1 when the head
+ * ended, 0 when the bytes ran out first (d->nl keeps where a line stood).
+ */
+static int head_skip(struct http_dir *d, struct cur c, size_t *used)
+{
+	size_t n = 0;
+
+	while (cur_has(&c, 1)) {
+		uint8_t b = cur_u8(&c);
+		n++;
+		if (b == '\n') {
+			if (d->nl) {
+				*used = n;
+				return 1;
+			}
+			d->nl = 1;
+		} else {
+			d->nl = b == '\r' && d->nl == 1 ? 2 : 0;
+		}
+	}
+	*used = n;
+	return 0;
+}
+
+/*
+ * A head over HTTP_HEAD_MAX was reported (malformed): skip the rest of it
+ * and go on with the next message, as nginx with large header buffers, Go
+ * (1 MiB) and Python's http.server (no bound on a head) do, rather than
+ * stop the direction and hide every request after it. at_line_start: the
+ * cursor stands at the start of a line. A Content-Length read before the
+ * bound frames the body; chunked framing, lost with the skipped fields,
+ * stops the direction.
+ */
+static void head_too_long(struct http_dir *d, const struct http_head *h, int at_line_start)
+{
+	d->longh = d->skipline = 0;
+	d->wait_len = 0;
+	if (h->chunked || h->te) {
+		d->stop = 1;
+		return;
+	}
+	d->skiphead = 1;
+	d->nl = at_line_start ? 1 : 0;
+	d->left = h->content_length > 0 ? (uint64_t)h->content_length : 0;
+}
+
+/*
  * The saved state of the head being read a line at a time in direction
  * dir, growing the flow's state into a struct http_flow_roomy the first
  * time (f->app_state and *fsp move). NULL when memory runs out.
@@ -1442,6 +1498,50 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 				break;
 			continue;
 		}
+		if (d->skiphead) {
+			size_t k;
+			int done = head_skip(d, c, &k);
+			s->consumed += (uint32_t)k;
+			if (!done)
+				break;
+			d->skiphead = 0;
+			if (d->left)
+				d->body = BODY_LENGTH;
+			continue;
+		}
+		if (d->skipline) {
+			/* the rest of a field line too long to hold, up to
+			 * its LF, counted in the head's size */
+			struct http_head *lh = long_head(f, &fs, dir);
+			struct cur t = c;
+			size_t k = 0;
+			int lf = 0;
+			while (cur_has(&t, 1) && !lf) {
+				lf = cur_u8(&t) == '\n';
+				k++;
+			}
+			lh->taken += k;
+			s->consumed += (uint32_t)k;
+			if (lf)
+				d->skipline = 0;
+			d->wait_len = 0;
+			if (lh->taken >= HTTP_HEAD_MAX) {
+				/* the head is too long whatever follows */
+				ms->head = *lh;
+				note(&ms->head, 1, "head longer than %d bytes", HTTP_HEAD_MAX);
+				ms->head.seen = ms->head.taken;
+				r = dir ? response_done(ms, fs, p, out, MOD_MALFORMED)
+					: request_done(ms, fs, p, out, MOD_MALFORMED);
+				if (r < 0)
+					return r;
+				ret = worse(ret, r);
+				head_too_long(d, &ms->head, !d->skipline);
+				continue;
+			}
+			if (!lf)
+				break;
+			continue;
+		}
 		/* Empty lines before a head are ignored (RFC 9112 2.2): clients
 		 * send a stray CRLF after a body or a CONNECT head. */
 		if (!d->longh && skip_blank_lines(s, end))
@@ -1464,10 +1564,27 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 				d->longh = 1;
 			}
 			if (d->longh) {
-				*long_head(f, &fs, dir) = ms->head;
+				size_t held = cur_left(&c) - (ms->head.taken - base);
 				s->consumed += (uint32_t)(ms->head.taken - base);
+				if (ms->head.lines > 0 && held >= HTTP_LINE_SKIP) {
+					/* a field line longer than a server's line
+					 * buffer (nginx's default 8 KiB; with big
+					 * buffers it takes 32 KiB): skip it rather
+					 * than let it fill the window and end the
+					 * direction, so the fields after it (a Host
+					 * behind a 20 KB cookie) are read */
+					note(&ms->head, 0, "field line longer than %d bytes",
+					     HTTP_LINE_SKIP);
+					ms->head.cut = 1;
+					ms->head.taken += held;
+					s->consumed += (uint32_t)held;
+					d->skipline = 1;
+				}
+				*long_head(f, &fs, dir) = ms->head;
 			}
 			d->wait_len = s->len;
+			if (d->skipline)
+				continue;
 			break;
 		}
 		d->wait_len = 0;
@@ -1476,6 +1593,12 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 		if (r < 0)
 			return r;
 		ret = worse(ret, r);
+		if (ms->head.too_long && ms->head.have_line && r != MOD_TRUNCATED) {
+			/* the complete lines are read: skip the rest */
+			s->consumed += (uint32_t)(ms->head.taken - base);
+			head_too_long(d, &ms->head, 1);
+			continue;
+		}
 		if (r == MOD_TRUNCATED || ms->head.fatal || !ms->head.head_len) {
 			d->stop = 1;
 			break;

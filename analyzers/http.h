@@ -55,6 +55,14 @@
  *     any head, nor of its size); while the first bytes may still become
  *     a header (at most 1 KiB of a v1 line, a v2 header's 16 + length)
  *     the claim waits, until the window is full or a hole cuts them;
+ *   - a field line of a head read a line at a time that grows past
+ *     HTTP_LINE_SKIP without its LF (a 20 KB cookie or JWT, which nginx
+ *     with large buffers serves) is skipped to its LF, the head marked
+ *     malformed and cut, so the fields after it are read; a head past
+ *     HTTP_HEAD_MAX is reported (malformed) and its rest skipped to its
+ *     empty line, then the next message is read (its body framed by a
+ *     Content-Length read before the bound; chunked framing stops the
+ *     direction);
  *   - a head longer than HTTP_HEAD_HOLD is read a line at a time
  *     (http_parse_more): its complete lines are parsed, its state is kept
  *     with the flow (which grows once, by two struct http_head) and the
@@ -136,6 +144,7 @@
 
 #define HTTP_HEAD_MAX 65536   /* one head, terminator included */
 #define HTTP_HEAD_HOLD 8192   /* a head longer is read a line at a time */
+#define HTTP_LINE_SKIP 8192   /* ... and a field line longer is skipped */
 #define HTTP_METHOD_LEN 32    /* method token bytes */
 #define HTTP_METHOD_MAX (HTTP_METHOD_LEN + 1)
 #define HTTP_URI_MAX 4096     /* escaped request-target + NUL */
@@ -195,6 +204,8 @@ struct http_head {
 	unsigned lines;            /* complete lines read so far */
 	int malformed;             /* a rule above was broken: why says which */
 	int fatal;                 /* ... and the stream's framing is lost */
+	int too_long;              /* ... because the head passed HTTP_HEAD_MAX
+				    * (its end is still findable: its empty line) */
 	int cut;                   /* a value was cut to fit its buffer */
 	char why[HTTP_WHY_MAX];
 };
