@@ -34,6 +34,7 @@
 #include "../sensor/text.h"
 #include "http.h"
 #include "module.h"
+#include "proxyproto.h"
 
 static const uint8_t preface[H2C_PREFACE_LEN] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -972,15 +973,23 @@ static void h2c_tick(void *state, uint64_t now_us, struct emit *out)
 	}
 }
 
-/* Claim an unclaimed flow whose client stream starts with the preface. */
+/* Claim an unclaimed flow whose client stream starts with the preface,
+ * also behind a PROXY protocol header (proxyproto.h): nginx's `listen ...
+ * proxy_protocol http2` skips it and reads the preface after it. */
 static int h2c_claim(struct h2c_state *ms, struct flow *f, const struct pkt *p)
 {
 	struct flow_stream *s = &f->st[0];
 	struct h2c_flow *fs;
-	int r;
+	uint32_t from;
+	int r, pp;
 
-	if (p->dir != 0 || f->app_state || s->done || !s->buf || s->consumed > s->len ||
-	    h2c_sniff(s->buf + s->consumed, s->len - s->consumed) != 1)
+	if (p->dir != 0 || f->app_state || s->done || !s->buf || s->consumed > s->len)
+		return MOD_NOT_MINE;
+	pp = proxyproto_stream(s);
+	if (pp < 0)
+		return MOD_NOT_MINE; /* it may yet be a header: ask again */
+	from = s->consumed + (uint32_t)pp;
+	if (from > s->len || h2c_sniff(s->buf + from, s->len - from) != 1)
 		return MOD_NOT_MINE;
 	fs = calloc(1, sizeof(*fs));
 	if (!fs)
@@ -992,7 +1001,7 @@ static int h2c_claim(struct h2c_state *ms, struct flow *f, const struct pkt *p)
 	}
 	for (int i = 0; i < 2; i++)
 		fs->d[i].max_frame = H2C_FRAME_DEFAULT;
-	s->consumed += H2C_PREFACE_LEN;
+	s->consumed = from + H2C_PREFACE_LEN;
 	f->app = APP_HTTP2;
 	f->app_state = fs;
 	return MOD_OK;

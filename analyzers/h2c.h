@@ -2,7 +2,9 @@
  * h2c.h - the HTTP/2 cleartext analyzer, prior knowledge (RFC 9113 3.3): a
  * TCP flow whose client stream starts with the connection preface
  * "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", as `curl --http2-prior-knowledge` and
- * plaintext gRPC open one, on any port. Its frames are walked in both
+ * plaintext gRPC open one, on any port, also behind a PROXY protocol
+ * header (proxyproto.h: skipped, as nginx's `listen ... proxy_protocol
+ * http2` skips it, and the preface looked for after it). Its frames are walked in both
  * directions and the header blocks decoded with libnghttp2's HPACK inflater
  * (one per direction: the dynamic table is per direction), so the requests
  * carry the same facts as HTTP/1's: one OBS_HTTP_REQUEST per stream the

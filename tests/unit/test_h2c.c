@@ -405,6 +405,54 @@ static void test_claim(void)
 	conn_close(&c);
 }
 
+/* A PROXY protocol header (v1, v2) before the preface, as nginx's `listen
+ * ... proxy_protocol http2` takes it: skipped, the connection read after
+ * it, in one segment or byte by byte. A PROXY header followed by HTTP/1 is
+ * not claimed here. */
+static void test_proxy_protocol(void)
+{
+	static const char v1[] = "PROXY TCP4 192.0.2.1 192.0.2.2 1111 84\r\n";
+	static const uint8_t v2[28] = {0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55,
+				       0x49, 0x54, 0x0a, 0x21, 0x11, 0x00, 0x0c, 192, 0, 2, 1,
+				       192, 0, 2, 2, 0x04, 0x57, 0x00, 0x54};
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv)),
+		   *o = malloc(sizeof(*o));
+	struct conn c;
+
+	conversation(cl, sv);
+	for (int v = 0; v < 2; v++) {
+		for (int seg = 0; seg < 2; seg++) {
+			o->n = 0;
+			if (v == 0)
+				put(o, v1, strlen(v1));
+			else
+				put(o, v2, sizeof(v2));
+			put(o, cl->b, cl->n);
+			conn_open(&c, 16384);
+			if (seg)
+				feed_segments(&c, 0, o->b, o->n, 1);
+			else
+				feed(&c, 0, o->b, o->n);
+			feed(&c, 1, sv->b, sv->n);
+			CHECK_EQ(c.f.app, APP_HTTP2);
+			check_conversation(&c);
+			CHECK_EQ(c.res[0], MOD_OK);
+			CHECK_EQ(c.res[1], MOD_OK);
+			conn_close(&c);
+		}
+	}
+	o->n = 0;
+	put(o, v1, strlen(v1));
+	put(o, "GET / HTTP/1.1\r\n\r\n", 18);
+	conn_open(&c, 16384);
+	CHECK_EQ(feed(&c, 0, o->b, o->n), MOD_NOT_MINE);
+	CHECK_EQ(c.f.app, APP_NONE);
+	conn_close(&c);
+	free(cl);
+	free(sv);
+	free(o);
+}
+
 static void test_conversation(void)
 {
 	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv));
@@ -1112,6 +1160,7 @@ int main(void)
 	test_sniff();
 	test_claim();
 	test_conversation();
+	test_proxy_protocol();
 	test_split();
 	test_padded_continuation();
 	test_bad_frames();
