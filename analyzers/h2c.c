@@ -64,6 +64,8 @@ struct h2c_table_set {
 struct h2c_dir {
 	uint8_t stop;       /* nothing more is parsed in this direction */
 	uint32_t skip;      /* payload bytes of the current frame still to pass */
+	uint32_t set_left;  /* bytes of the current SETTINGS still to read */
+	struct h2c_table_set set_t; /* what the current SETTINGS said so far */
 	uint32_t max_frame; /* largest frame it may send (the peer's SETTINGS) */
 	uint32_t last_sid;  /* client: the highest stream it opened */
 	uint32_t q_n;       /* the peer's SETTINGS not yet acknowledged */
@@ -788,35 +790,44 @@ static void table_apply(struct h2c_slot *sl, int dir, const struct h2c_table_set
 										   : H2C_TABLE_MAX);
 }
 
-/* A whole SETTINGS frame of direction dir (payload pl). */
-static void settings(struct step *st, const struct frame *fr, struct cur pl)
+/* A SETTINGS ACK of direction dir: dir took the peer's oldest SETTINGS,
+ * its encoder's bound from now on. */
+static void settings_ack(struct step *st)
+{
+	struct h2c_dir *d = &st->fs->d[st->dir];
+
+	if (d->q_n) {
+		table_apply(st->sl, st->dir, &d->q[0]);
+		memmove(&d->q[0], &d->q[1], (d->q_n - 1) * sizeof(d->q[0]));
+		d->q_n--;
+	}
+}
+
+/* One entry of the SETTINGS direction dir is sending (a repeated
+ * identifier: the last one counts, as the peer takes it). */
+static void settings_entry(struct step *st, uint16_t id, uint32_t v)
 {
 	struct h2c_dir *d = &st->fs->d[st->dir], *peer = &st->fs->d[!st->dir];
-	struct h2c_table_set t = {0, 0, 0};
+	struct h2c_table_set *t = &d->set_t;
 
-	if (fr->flags & FF_ACK) {
-		/* dir took the peer's oldest SETTINGS: its encoder's bound */
-		if (d->q_n) {
-			table_apply(st->sl, st->dir, &d->q[0]);
-			memmove(&d->q[0], &d->q[1], (d->q_n - 1) * sizeof(d->q[0]));
-			d->q_n--;
-		}
-		return;
+	if (id == SET_HEADER_TABLE_SIZE) {
+		t->min = t->has && t->min < v ? t->min : v;
+		t->last = v;
+		t->has = 1;
+	} else if (id == SET_MAX_FRAME_SIZE && v >= H2C_FRAME_DEFAULT && v <= H2C_FRAME_LIMIT &&
+		   v > peer->max_frame) {
+		peer->max_frame = v; /* frames to dir may be this long */
 	}
-	while (cur_has(&pl, 6)) {
-		uint16_t id = cur_be16(&pl);
-		uint32_t v = cur_be32(&pl);
+}
 
-		if (id == SET_HEADER_TABLE_SIZE) {
-			t.min = t.has && t.min < v ? t.min : v;
-			t.last = v;
-			t.has = 1;
-		} else if (id == SET_MAX_FRAME_SIZE && v >= H2C_FRAME_DEFAULT &&
-			   v <= H2C_FRAME_LIMIT && v > peer->max_frame) {
-			peer->max_frame = v; /* frames to dir may be this long */
-		}
-	}
-	/* the table bound is the peer's encoder's, once the peer acks */
+/* The SETTINGS direction dir was sending is all read: the table bound it
+ * holds is the peer's encoder's, once the peer acks it. */
+static void settings_end(struct step *st)
+{
+	struct h2c_dir *d = &st->fs->d[st->dir], *peer = &st->fs->d[!st->dir];
+	struct h2c_table_set t = d->set_t;
+
+	memset(&d->set_t, 0, sizeof(d->set_t));
 	if (peer->q_n < H2C_SETTINGS_QUEUE) {
 		peer->q[peer->q_n++] = t;
 	} else if (t.has) {
@@ -825,6 +836,26 @@ static void settings(struct step *st, const struct frame *fr, struct cur pl)
 		l->last = t.last;
 		l->has = 1;
 	}
+}
+
+/* Read the whole entries of the current SETTINGS that are at c. *used:
+ * their bytes. STEP_MORE when the next entry is not all there. */
+static int settings_step(struct step *st, struct cur c, size_t *used)
+{
+	struct h2c_dir *d = &st->fs->d[st->dir];
+
+	*used = 0;
+	while (d->set_left) {
+		if (!cur_has(&c, 6))
+			return *used ? STEP_OK : STEP_MORE;
+		uint16_t id = cur_be16(&c);
+		uint32_t v = cur_be32(&c);
+		settings_entry(st, id, v);
+		d->set_left -= 6;
+		*used += 6;
+	}
+	settings_end(st);
+	return STEP_OK;
 }
 
 /* One frame, or the part of one that is there, at c. */
@@ -848,15 +879,20 @@ static int frame_step(struct step *st, struct cur c, size_t *used)
 		st->ret = worse(st->ret, MOD_MALFORMED); /* outside a block */
 		return STEP_BAD;
 	case FT_SETTINGS:
-		if (fr.sid != 0 || fr.len % 6 || fr.len > H2C_SETTINGS_MAX ||
-		    ((fr.flags & FF_ACK) && fr.len)) {
+		if (fr.sid != 0 || fr.len % 6 || ((fr.flags & FF_ACK) && fr.len)) {
 			st->ret = worse(st->ret, MOD_MALFORMED);
 			return STEP_BAD;
 		}
-		if (!cur_has(&h, fr.len))
-			return STEP_MORE;
-		settings(st, &fr, cur_take(&h, fr.len));
-		*used = H2C_FRAME_HEAD + fr.len;
+		*used = H2C_FRAME_HEAD;
+		if (fr.flags & FF_ACK) {
+			settings_ack(st);
+			return STEP_OK;
+		}
+		/* read entry by entry as its bytes come, however long */
+		memset(&d->set_t, 0, sizeof(d->set_t));
+		d->set_left = fr.len;
+		if (!fr.len)
+			settings_end(st);
 		return STEP_OK;
 	default:
 		/* passed by its length as its bytes come */
@@ -891,7 +927,7 @@ static void h2c_stream(struct step *st)
 			continue;
 		}
 		st->final = s->overflow || s->gap || end < s->len;
-		r = frame_step(st, c, &used);
+		r = d->set_left ? settings_step(st, c, &used) : frame_step(st, c, &used);
 		if (r == STEP_BAD) {
 			d->stop = 1;
 			break;

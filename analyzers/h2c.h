@@ -20,8 +20,8 @@
  *     fit the frame, with the PRIORITY fields and the promised stream id
  *     counted; a header block not continued by CONTINUATION frames of its
  *     own stream up to END_HEADERS; a CONTINUATION outside a block;
- *   - SETTINGS not on stream 0, not a multiple of 6 bytes, longer than
- *     H2C_SETTINGS_MAX, or an ACK with a payload;
+ *   - SETTINGS not on stream 0, not a multiple of 6 bytes, or an ACK with
+ *     a payload;
  *   - an HPACK decoding error (nghttp2's NGHTTP2_ERR_HEADER_COMP and the
  *     others): the dynamic table is then unknown, so nothing after it in
  *     the direction can be decoded; the head read so far is emitted,
@@ -30,7 +30,12 @@
  * not keep (a segment longer than it), stop the direction too, counted as
  * truncated. Other frame types (DATA, PRIORITY, RST_STREAM, PING, GOAWAY,
  * WINDOW_UPDATE, unknown ones) are passed by their length as their bytes
- * arrive, without being held.
+ * arrive, without being held. A SETTINGS frame of any length its receiver
+ * allows is read entry by entry (6 bytes) as its bytes arrive, nothing of
+ * it held but what its SETTINGS_HEADER_TABLE_SIZE entries said (the
+ * smallest and the last: a repeated identifier's last value counts, as the
+ * peer takes it) and the largest SETTINGS_MAX_FRAME_SIZE; unknown
+ * identifiers are passed (RFC 9113 6.5.2).
  *
  * Header blocks. A block (HEADERS or PUSH_PROMISE and its CONTINUATIONs,
  * frame headers and padding included) is decoded once all of it is in the
@@ -105,7 +110,6 @@
 #define H2C_FRAME_DEFAULT 16384    /* SETTINGS_MAX_FRAME_SIZE before SETTINGS */
 #define H2C_FRAME_LIMIT 16777215u  /* the most SETTINGS_MAX_FRAME_SIZE may say */
 #define H2C_BLOCK_MAX 16384        /* one header block, frame headers included */
-#define H2C_SETTINGS_MAX 1536      /* a SETTINGS frame's payload (256 settings) */
 #define H2C_TABLE_DEFAULT 4096     /* SETTINGS_HEADER_TABLE_SIZE before SETTINGS */
 #define H2C_TABLE_MAX 65536        /* the largest dynamic table a decoder allows */
 #define H2C_PENDING_MAX 16         /* requests remembered per flow for pairing */

@@ -652,7 +652,7 @@ static void test_bad_frames(void)
 	frame(b, CONT, END_HEADERS, 3, c41 + 5, sizeof(c41) - 5);
 	bad_then_request(b, 0, MOD_MALFORMED);
 	/* SETTINGS: not a multiple of 6, on a stream, an ACK with a payload,
-	 * longer than H2C_SETTINGS_MAX */
+	 * longer than the receiver allows */
 	b->n = 0;
 	frame(b, SETTINGS, 0, 0, "\0\x01\0\0\x10", 5);
 	bad_then_request(b, 0, MOD_MALFORMED);
@@ -663,8 +663,8 @@ static void test_bad_frames(void)
 	frame(b, SETTINGS, ACK, 0, "\0\x01\0\0\x10\0", 6);
 	bad_then_request(b, 0, MOD_MALFORMED);
 	b->n = 0;
-	head(b, H2C_SETTINGS_MAX + 6, SETTINGS, 0, 0);
-	put(b, NULL, H2C_SETTINGS_MAX + 6);
+	head(b, 16386, SETTINGS, 0, 0);
+	put(b, NULL, 16386);
 	bad_then_request(b, 0, MOD_MALFORMED);
 	/* unknown frame types and PRIORITY, RST_STREAM, GOAWAY are passed */
 	b->n = 0;
@@ -804,6 +804,74 @@ static void test_table_size(void)
 	feed_segments(&c, 0, cl->b + 24, cl->n - 24, 1400);
 	CHECK_EQ(c.res[0], MOD_OK);
 	CHECK_EQ(c.cap.n, 1);
+	conn_close(&c);
+	free(cl);
+	free(sv);
+	free(blk);
+}
+
+/* SETTINGS of any length the receiver allows (here 2,730 entries, 16,380
+ * bytes, and 300 of unknown identifiers as the review's nginx capture
+ * sent), read entry by entry as the bytes come, in one segment or byte by
+ * byte: the requests after them are read, and the table size and frame
+ * size they hold, repeated (the last counts), take effect. */
+static void test_big_settings(void)
+{
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv)),
+		   *blk = malloc(sizeof(*blk));
+	static uint8_t pl[16380], body[20000];
+	struct conn c;
+
+	for (int big = 0; big < 2; big++) {
+		size_t n = big ? sizeof(pl) : 1800;
+		for (size_t i = 0; i < n; i += 6)
+			memcpy(pl + i, "\x40\x00\0\0\0\x01", 6); /* unknown 0x4000 */
+		/* the server says MAX_FRAME_SIZE 16384 then 32768 (the largest
+		 * counts) and HEADER_TABLE_SIZE 100000 then 0: the last, 0,
+		 * is the client encoder's bound */
+		memcpy(pl + 6, "\0\x05\0\0\x40\0", 6);
+		memcpy(pl + 12, "\0\x05\0\0\x80\0", 6);
+		memcpy(pl + 18, "\0\x01\0\x01\x86\xa0", 6);
+		memcpy(pl + n - 6, "\0\x01\0\0\0\0", 6);
+		sv->n = cl->n = 0;
+		frame(sv, SETTINGS, 0, 0, pl, n);
+		put(cl, preface_s, 24);
+		frame(cl, SETTINGS, 0, 0, pl, n);
+		frame(cl, HEADERS, END_HEADERS | END_STREAM, 1, c41, sizeof(c41));
+		frame(cl, SETTINGS, ACK, 0, NULL, 0);
+		/* a frame of 20000 bytes: the server allows it */
+		frame(cl, DATA, 0, 1, body, sizeof(body));
+		/* the table size 0 the client took: www.example.com (index 62)
+		 * cannot be in the table, so the request literal again */
+		blk->n = 0;
+		put(blk, "\x20\x82\x86\x84", 4);
+		hp_lit_name(blk, 1, "www.hidden.test");
+		frame(cl, HEADERS, END_HEADERS | END_STREAM, 3, blk->b, blk->n);
+		for (int seg = 0; seg < 2; seg++) {
+			conn_open(&c, 65536);
+			feed(&c, 1, sv->b, sv->n);
+			if (seg)
+				feed_segments(&c, 0, cl->b, cl->n, 1);
+			else
+				feed_segments(&c, 0, cl->b, cl->n, 1448);
+			CHECK_EQ(c.res[0], MOD_OK);
+			CHECK_EQ(c.res[1], MOD_OK);
+			CHECK_EQ(c.cap.n, 2);
+			if (c.cap.n == 2) {
+				CHECK_STR(c.cap.ev[0].name, "www.example.com");
+				CHECK_STR(c.cap.ev[1].name, "www.hidden.test");
+				CHECK_EQ(c.cap.ev[1].flags, 0);
+			}
+			conn_close(&c);
+		}
+	}
+	/* cut in the middle of an entry by the window's end: truncated */
+	cl->n = 0;
+	put(cl, preface_s, 24);
+	frame(cl, SETTINGS, 0, 0, pl, 6000);
+	conn_open(&c, 4099);
+	feed(&c, 0, cl->b, cl->n);
+	CHECK_EQ(c.res[0], MOD_TRUNCATED);
 	conn_close(&c);
 	free(cl);
 	free(sv);
@@ -1166,6 +1234,7 @@ int main(void)
 	test_bad_frames();
 	test_hpack_errors();
 	test_table_size();
+	test_big_settings();
 	test_block_bound();
 	test_long_connection();
 	test_malformed_heads();
