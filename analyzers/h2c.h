@@ -37,15 +37,21 @@
  * peer takes it) and the largest SETTINGS_MAX_FRAME_SIZE; unknown
  * identifiers are passed (RFC 9113 6.5.2).
  *
- * Header blocks. A block (HEADERS or PUSH_PROMISE and its CONTINUATIONs,
- * frame headers and padding included) is decoded once all of it is in the
- * stream window, so nothing of it is copied. It may take at most
- * H2C_BLOCK_MAX bytes: a longer one, or one the window cannot hold (the
- * flow table's stream_max, 16 KiB by default) or cut by a hole, is decoded
- * as far as its bytes go, emitted with OBS_F_MALFORMED ("header block
- * longer than ...") or OBS_F_TRUNCATED, and the direction stops (the HPACK
- * state past it is unknown). PUSH_PROMISE blocks are decoded (they change
- * the server's table) but make no event.
+ * Header blocks. A block (HEADERS or PUSH_PROMISE and its CONTINUATIONs)
+ * is decoded frame by frame as its bytes arrive: each piece of a fragment
+ * in the window goes to the inflater at once (nghttp2_hd_inflate_hd2 with
+ * in_final 0, but for the last bytes of the END_HEADERS frame), its fields
+ * into the head being built, and the window slides past it; a field cut
+ * between two pieces or frames is kept by nghttp2, in memory the counting
+ * allocator bounds (a literal string at most 64 KiB, nghttp2's own
+ * NGHTTP2_HD_MAX_NV). So a block's length on the wire is not bounded (any
+ * number of CONTINUATIONs, empty ones too, as nginx takes them): only
+ * what is kept of it, the head's fixed fields (struct http_head; a longer
+ * value is cut), and the event comes when END_HEADERS is read. A block
+ * cut by a hole or by a segment longer than the window is emitted as far
+ * as it was decoded, with OBS_F_TRUNCATED, and the direction stops (the
+ * HPACK state past it is unknown). PUSH_PROMISE blocks are decoded (they
+ * change the server's table) but make no event.
  *
  * Dynamic table size. The table a direction's encoder uses is bounded by
  * the SETTINGS_HEADER_TABLE_SIZE its peer sent (4096 until then). The new
@@ -79,7 +85,9 @@
  *
  * Bounds. Per claimed flow, in flow->app_state (one flat allocation): the
  * struct h2c_flow (13 KiB: the pending requests). The two HPACK
- * inflaters of a flow live in the module, in one of H2C_FLOWS_MAX slots
+ * inflaters of a flow, and the two heads being decoded (18 KiB, allocated
+ * with the slot's first flow and kept for the next), live in the module,
+ * in one of H2C_FLOWS_MAX slots
  * (when all are taken, the slot of the flow seen least recently is given
  * to the new one: the flow that lost it stops, counted truncated; a slot
  * idle for H2C_IDLE_US of packet time is freed); every byte nghttp2
@@ -109,7 +117,6 @@
 #define H2C_FRAME_HEAD 9
 #define H2C_FRAME_DEFAULT 16384    /* SETTINGS_MAX_FRAME_SIZE before SETTINGS */
 #define H2C_FRAME_LIMIT 16777215u  /* the most SETTINGS_MAX_FRAME_SIZE may say */
-#define H2C_BLOCK_MAX 16384        /* one header block, frame headers included */
 #define H2C_TABLE_DEFAULT 4096     /* SETTINGS_HEADER_TABLE_SIZE before SETTINGS */
 #define H2C_TABLE_MAX 65536        /* the largest dynamic table a decoder allows */
 #define H2C_PENDING_MAX 16         /* requests remembered per flow for pairing */
