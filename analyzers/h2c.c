@@ -122,6 +122,12 @@ struct h2c_state;
 struct h2c_slot {
 	uint64_t ticket;    /* 0: free */
 	uint64_t last_us;   /* packet time of the flow's latest packet */
+	/* the flow holding the slot, compared, never followed but for its
+	 * own fields: the flow table's flows stay in memory for the run, and
+	 * one that ends has its app_state set to NULL */
+	const struct flow *flow;
+	const struct h2c_flow *fs;
+	uint8_t blocks;     /* the flow began a header block */
 	size_t heap;        /* bytes allocated by nghttp2 for this slot */
 	struct h2c_state *ms;
 	nghttp2_hd_inflater *inf[2];
@@ -222,23 +228,48 @@ static void slot_release(struct h2c_slot *sl)
 	sl->ticket = 0;
 }
 
-/* The free slot, or the one whose flow was seen least recently. */
+/* Has the connection of sl's flow ended: the flow table ended the flow
+ * (it no longer holds our state), or FIN both ways, or a RST? */
+static int slot_ended(const struct h2c_slot *sl)
+{
+	const struct flow *f = sl->flow;
+
+	if (!f || f->app != APP_HTTP2 || f->app_state != sl->fs)
+		return 1;
+	return (f->state & (FLOW_RST | FLOW_RST_INIT)) || (f->fin_dirs & 3) == 3;
+}
+
+/*
+ * The slot for a new flow: a free one, else one whose connection ended,
+ * else the one seen least recently among the flows that never began a
+ * header block (the connections that only opened), else the one seen least
+ * recently (at the same packet time, the one that took its slot first).
+ */
 static struct h2c_slot *slot_pick(struct h2c_state *ms)
 {
-	struct h2c_slot *best = &ms->slots[0];
+	struct h2c_slot *best = NULL;
 
 	for (size_t i = 0; i < H2C_FLOWS_MAX; i++) {
 		struct h2c_slot *sl = &ms->slots[i];
 		if (!sl->ticket)
 			return sl;
-		if (sl->last_us < best->last_us)
-			best = sl;
+	}
+	for (size_t i = 0; i < H2C_FLOWS_MAX; i++) {
+		struct h2c_slot *sl = &ms->slots[i];
+		if (slot_ended(sl))
+			return sl;
+		if (!best || sl->blocks < best->blocks ||
+		    (sl->blocks == best->blocks &&
+		     (sl->last_us < best->last_us ||
+		      (sl->last_us == best->last_us && sl->ticket < best->ticket))))
+			best = sl; /* at the same time, the flow that came first */
 	}
 	return best;
 }
 
-/* Give fs a slot with two fresh inflaters. 0, or -ENOMEM. */
-static int slot_take(struct h2c_state *ms, struct h2c_flow *fs, uint64_t now_us)
+/* Give fs (of flow f) a slot with two fresh inflaters. 0, or -ENOMEM. */
+static int slot_take(struct h2c_state *ms, const struct flow *f, struct h2c_flow *fs,
+		     uint64_t now_us)
 {
 	struct h2c_slot *sl = slot_pick(ms);
 
@@ -257,6 +288,9 @@ static int slot_take(struct h2c_state *ms, struct h2c_flow *fs, uint64_t now_us)
 	}
 	sl->ticket = ++ms->tickets;
 	sl->last_us = now_us;
+	sl->flow = f;
+	sl->fs = fs;
+	sl->blocks = 0;
 	fs->ticket = sl->ticket;
 	fs->slot = (uint32_t)(sl - ms->slots);
 	return 0;
@@ -720,6 +754,7 @@ static int block_start(struct step *st, struct cur c, const struct frame *fr, si
 	if (pre + pad > fr->len)
 		return block_bad(st); /* padding longer than the frame */
 	block_reset(st->ms, st->dir);
+	st->sl->blocks = 1;
 	d->in_block = d->in_frame = 1;
 	d->b_type = fr->type;
 	d->b_sid = fr->sid;
@@ -1053,7 +1088,7 @@ static int h2c_claim(struct h2c_state *ms, struct flow *f, const struct pkt *p)
 	fs = calloc(1, sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
-	r = slot_take(ms, fs, p->ts_us);
+	r = slot_take(ms, f, fs, p->ts_us);
 	if (r < 0) {
 		free(fs);
 		return r;

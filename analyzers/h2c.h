@@ -88,9 +88,14 @@
  * inflaters of a flow, and the two heads being decoded (18 KiB, allocated
  * with the slot's first flow and kept for the next), live in the module,
  * in one of H2C_FLOWS_MAX slots
- * (when all are taken, the slot of the flow seen least recently is given
- * to the new one: the flow that lost it stops, counted truncated; a slot
- * idle for H2C_IDLE_US of packet time is freed); every byte nghttp2
+ * (when all are taken, the new flow gets, in this order, the slot of a
+ * flow whose connection ended (the flow table ended the flow: its
+ * app_state is no longer ours; or FIN both ways, or a RST), of the flow
+ * seen least recently among those that never began a header block
+ * (connections that only opened, so a run of them cannot take a live
+ * connection's tables), or of the flow seen least recently: the flow that
+ * lost it stops, counted truncated; a slot idle for H2C_IDLE_US of packet
+ * time is freed); every byte nghttp2
  * allocates for them goes through a counting allocator: at most
  * H2C_HEAP_MAX per flow and H2C_HEAP_TOTAL_MAX for all flows (a refused
  * allocation is an HPACK error for that flow's direction). No allocation

@@ -1151,13 +1151,16 @@ static void test_memory(void)
 	free(blk);
 }
 
+/* The connections of test_slots and test_slot_choice (1 MiB each). */
+static struct conn many[H2C_FLOWS_MAX + 8];
+
 /* More flows than slots: the one seen least recently loses its inflaters
  * and stops (truncated), the others go on. */
 static void test_slots(void)
 {
 	void *state = NULL;
 	struct buf *o = malloc(sizeof(*o));
-	static struct conn c[H2C_FLOWS_MAX + 1];
+	struct conn *c = many;
 
 	CHECK_EQ(h2c_module.init(NULL, &state), 0);
 	o->n = 0;
@@ -1176,6 +1179,72 @@ static void test_slots(void)
 		conn_free(&c[i]);
 	h2c_module.fini(state);
 	free(o);
+}
+
+/* Which slot a new flow takes when all are held: one whose connection
+ * ended (the flow table ended the flow, FIN both ways, a RST), else one of
+ * a flow that never began a header block (1,030 connections that only
+ * open, as the review's nginx capture made, no longer take a live flow's
+ * inflaters), else the least recently seen. */
+static void test_slot_choice(void)
+{
+	void *state = NULL;
+	struct buf *o = malloc(sizeof(*o)), *rq = malloc(sizeof(*rq));
+	struct conn *c = many;
+	size_t n = 0;
+
+	CHECK_EQ(h2c_module.init(NULL, &state), 0);
+	o->n = 0;
+	preface(o);
+	rq->n = 0;
+	frame(rq, HEADERS, END_HEADERS, 1, c41, sizeof(c41));
+	/* c[0] makes a request, then every other slot is taken */
+	conn_init(&c[0], state, 256);
+	CHECK_EQ(feed(&c[0], 0, o->b, o->n), MOD_OK);
+	CHECK_EQ(feed(&c[0], 0, rq->b, rq->n), MOD_OK);
+	for (n = 1; n < H2C_FLOWS_MAX; n++) {
+		conn_init(&c[n], state, 256);
+		CHECK_EQ(feed(&c[n], 0, o->b, o->n), MOD_OK);
+	}
+	/* ended connections give their slots first, whatever they did */
+	CHECK_EQ(feed(&c[5], 0, rq->b, rq->n), MOD_OK);
+	c[5].f.state |= FLOW_RST;
+	c[6].f.state |= FLOW_RST_INIT;
+	c[7].f.fin_dirs = 3;
+	free(c[8].f.app_state); /* as the flow table ends a flow */
+	c[8].f.app_state = NULL;
+	c[8].f.app = APP_NONE;
+	for (int k = 0; k < 4; k++, n++) {
+		conn_init(&c[n], state, 256);
+		CHECK_EQ(feed(&c[n], 0, o->b, o->n), MOD_OK);
+	}
+	CHECK_EQ(feed(&c[5], 0, c41, 0), MOD_TRUNCATED);
+	CHECK_EQ(feed(&c[6], 0, c41, 0), MOD_TRUNCATED);
+	CHECK_EQ(feed(&c[7], 0, c41, 0), MOD_TRUNCATED);
+	CHECK_EQ(feed(&c[1], 0, c41, 0), MOD_OK);
+	/* then the flows that only opened, the least recently seen first
+	 * (all at time 0 here: the first slot) */
+	for (int k = 0; k < 3; k++, n++) {
+		conn_init(&c[n], state, 256);
+		CHECK_EQ(feed(&c[n], 0, o->b, o->n), MOD_OK);
+	}
+	CHECK_EQ(feed(&c[1], 0, c41, 0), MOD_TRUNCATED);
+	CHECK_EQ(feed(&c[2], 0, c41, 0), MOD_TRUNCATED);
+	CHECK_EQ(feed(&c[3], 0, c41, 0), MOD_TRUNCATED);
+	CHECK_EQ(feed(&c[4], 0, c41, 0), MOD_OK);
+	/* c[0], which made a request, kept its inflaters: its next request
+	 * (the table's www.example.com) is read */
+	rq->n = 0;
+	frame(rq, HEADERS, END_HEADERS, 3, c42, sizeof(c42));
+	CHECK_EQ(feed(&c[0], 0, rq->b, rq->n), MOD_OK);
+	CHECK_EQ(c[0].cap.n, 2);
+	if (c[0].cap.n == 2)
+		CHECK_STR(c[0].cap.ev[1].name, "www.example.com");
+	for (size_t i = 0; i < n; i++)
+		conn_free(&c[i]);
+	h2c_module.fini(state);
+	free(o);
+	free(rq);
 }
 
 /* Both modules in registry order, as the core runs them. */
@@ -1300,6 +1369,7 @@ int main(void)
 	test_malformed_heads();
 	test_memory();
 	test_slots();
+	test_slot_choice();
 	test_upgrade();
 	test_json();
 	return check_done();
