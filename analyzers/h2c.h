@@ -59,7 +59,12 @@
  * that SETTINGS (its ACK lies between two of its header blocks, so the
  * blocks before it are read with the old bound, as the peer reads them).
  * The bound is capped at H2C_TABLE_MAX: a table size update above it is an
- * HPACK error (malformed, the direction stops).
+ * HPACK error (malformed, the direction stops). So is a table size update
+ * after a block's first field, which RFC 7541 4.2 forbids and nghttp2
+ * refuses but nginx (1.22) takes anywhere in a block: such a request is
+ * reported as far as it was decoded (its fields before the update),
+ * malformed, and what follows on the connection is not read. A known
+ * limit, not yet lifted.
  *
  * Fields (a name is matched case-insensitively; an uppercase one, a
  * pseudo-header after a regular field, a repeated or unknown one, or one of
