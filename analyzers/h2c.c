@@ -6,9 +6,9 @@
  *
  * A direction is read frame by frame from the flow's stream window: a
  * frame whose payload is not needed (DATA above all) is passed as its bytes
- * arrive, so the window never fills with a body; a SETTINGS frame and a
- * whole header block are read once they are all in the window, so they are
- * never copied. What was read is slid out of the window
+ * arrive, so the window never fills with a body; a SETTINGS frame is read
+ * entry by entry and a header block fed to the inflater piece by piece as
+ * their bytes arrive, so neither is held or copied. What was read is slid out of the window
  * (flow_stream_slide), so a long-lived connection is followed to its end.
  *
  * The inflaters are not in flow->app_state, which the flow table frees with
@@ -34,6 +34,7 @@
 #include "../sensor/text.h"
 #include "http.h"
 #include "module.h"
+#include "proxyproto.h"
 
 static const uint8_t preface[H2C_PREFACE_LEN] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -63,6 +64,18 @@ struct h2c_table_set {
 struct h2c_dir {
 	uint8_t stop;       /* nothing more is parsed in this direction */
 	uint32_t skip;      /* payload bytes of the current frame still to pass */
+	uint32_t set_left;  /* bytes of the current SETTINGS still to read */
+	/* the header block being read, frame by frame as its bytes come */
+	uint8_t in_block;   /* a block is open (its END_HEADERS not yet read) */
+	uint8_t in_frame;   /* ... inside one of its frames (else the next
+			     * CONTINUATION's header is due) */
+	uint8_t b_end;      /* that frame has END_HEADERS */
+	uint8_t b_type;     /* FT_HEADERS or FT_PUSH_PROMISE */
+	uint32_t b_sid;     /* the block's stream */
+	uint32_t b_frag;    /* fragment bytes of the frame still to decode */
+	uint32_t b_pad;     /* its padding, passed after the fragment */
+	uint64_t b_span;    /* the block's bytes so far, frame headers included */
+	struct h2c_table_set set_t; /* what the current SETTINGS said so far */
 	uint32_t max_frame; /* largest frame it may send (the peer's SETTINGS) */
 	uint32_t last_sid;  /* client: the highest stream it opened */
 	uint32_t q_n;       /* the peer's SETTINGS not yet acknowledged */
@@ -86,20 +99,6 @@ struct h2c_flow {
 
 /* ---- per module ------------------------------------------------------------ */
 
-struct h2c_state;
-
-struct h2c_slot {
-	uint64_t ticket;    /* 0: free */
-	uint64_t last_us;   /* packet time of the flow's latest packet */
-	size_t heap;        /* bytes allocated by nghttp2 for this slot */
-	struct h2c_state *ms;
-	nghttp2_hd_inflater *inf[2];
-	/* the hooks, with this slot as their user data: nghttp2 1.52 keeps a
-	 * pointer to them in the inflater (its manual says it does not), so
-	 * they live as long as the slot */
-	nghttp2_mem mem;
-};
-
 /* A header block being decoded: what its fields said beyond struct
  * http_head. */
 struct h2c_block {
@@ -111,9 +110,36 @@ struct h2c_block {
 	size_t authority_len;
 };
 
-struct h2c_state {
+/* The head of the block a direction is decoding (per slot: a block may
+ * take many packets, other flows' blocks between them). */
+struct h2c_decode {
 	struct http_head head;
 	struct h2c_block blk;
+};
+
+struct h2c_state;
+
+struct h2c_slot {
+	uint64_t ticket;    /* 0: free */
+	uint64_t last_us;   /* packet time of the flow's latest packet */
+	/* the flow holding the slot, compared, never followed but for its
+	 * own fields: the flow table's flows stay in memory for the run, and
+	 * one that ends has its app_state set to NULL */
+	const struct flow *flow;
+	const struct h2c_flow *fs;
+	uint8_t blocks;     /* the flow began a header block */
+	size_t heap;        /* bytes allocated by nghttp2 for this slot */
+	struct h2c_state *ms;
+	nghttp2_hd_inflater *inf[2];
+	struct h2c_decode *dec; /* [2], allocated with the slot's first flow, kept */
+	/* the hooks, with this slot as their user data: nghttp2 1.52 keeps a
+	 * pointer to them in the inflater (its manual says it does not), so
+	 * they live as long as the slot */
+	nghttp2_mem mem;
+};
+
+struct h2c_state {
+	struct h2c_decode *dc; /* the direction being read: its slot's dec[dir] */
 	char info[HTTP_INFO_MAX];
 	uint64_t tickets;   /* tickets handed out */
 	size_t heap;        /* bytes allocated by nghttp2, all slots */
@@ -202,27 +228,57 @@ static void slot_release(struct h2c_slot *sl)
 	sl->ticket = 0;
 }
 
-/* The free slot, or the one whose flow was seen least recently. */
+/* Has the connection of sl's flow ended: the flow table ended the flow
+ * (it no longer holds our state), or FIN both ways, or a RST? */
+static int slot_ended(const struct h2c_slot *sl)
+{
+	const struct flow *f = sl->flow;
+
+	if (!f || f->app != APP_HTTP2 || f->app_state != sl->fs)
+		return 1;
+	return (f->state & (FLOW_RST | FLOW_RST_INIT)) || (f->fin_dirs & 3) == 3;
+}
+
+/*
+ * The slot for a new flow: a free one, else one whose connection ended,
+ * else the one seen least recently among the flows that never began a
+ * header block (the connections that only opened), else the one seen least
+ * recently (at the same packet time, the one that took its slot first).
+ */
 static struct h2c_slot *slot_pick(struct h2c_state *ms)
 {
-	struct h2c_slot *best = &ms->slots[0];
+	struct h2c_slot *best = NULL;
 
 	for (size_t i = 0; i < H2C_FLOWS_MAX; i++) {
 		struct h2c_slot *sl = &ms->slots[i];
 		if (!sl->ticket)
 			return sl;
-		if (sl->last_us < best->last_us)
-			best = sl;
+	}
+	for (size_t i = 0; i < H2C_FLOWS_MAX; i++) {
+		struct h2c_slot *sl = &ms->slots[i];
+		if (slot_ended(sl))
+			return sl;
+		if (!best || sl->blocks < best->blocks ||
+		    (sl->blocks == best->blocks &&
+		     (sl->last_us < best->last_us ||
+		      (sl->last_us == best->last_us && sl->ticket < best->ticket))))
+			best = sl; /* at the same time, the flow that came first */
 	}
 	return best;
 }
 
-/* Give fs a slot with two fresh inflaters. 0, or -ENOMEM. */
-static int slot_take(struct h2c_state *ms, struct h2c_flow *fs, uint64_t now_us)
+/* Give fs (of flow f) a slot with two fresh inflaters. 0, or -ENOMEM. */
+static int slot_take(struct h2c_state *ms, const struct flow *f, struct h2c_flow *fs,
+		     uint64_t now_us)
 {
 	struct h2c_slot *sl = slot_pick(ms);
 
 	slot_release(sl);
+	if (!sl->dec) {
+		sl->dec = calloc(2, sizeof(*sl->dec));
+		if (!sl->dec)
+			return -ENOMEM;
+	}
 	for (int i = 0; i < 2; i++) {
 		if (nghttp2_hd_inflate_new2(&sl->inf[i], &sl->mem) != 0) {
 			sl->inf[i] = NULL;
@@ -232,6 +288,9 @@ static int slot_take(struct h2c_state *ms, struct h2c_flow *fs, uint64_t now_us)
 	}
 	sl->ticket = ++ms->tickets;
 	sl->last_us = now_us;
+	sl->flow = f;
+	sl->fs = fs;
+	sl->blocks = 0;
 	fs->ticket = sl->ticket;
 	fs->slot = (uint32_t)(sl - ms->slots);
 	return 0;
@@ -310,8 +369,8 @@ static int64_t digits(const uint8_t *v, size_t n)
 /* A pseudo-header (name starts with ':'). */
 static void pseudo_field(struct h2c_state *ms, const nghttp2_nv *nv)
 {
-	struct http_head *h = &ms->head;
-	struct h2c_block *b = &ms->blk;
+	struct http_head *h = &ms->dc->head;
+	struct h2c_block *b = &ms->dc->blk;
 	const uint8_t *v = nv->value;
 	size_t n = nv->valuelen;
 	unsigned bit;
@@ -389,11 +448,11 @@ static void join(struct http_head *h, char *dst, size_t cap, const uint8_t *v, s
 /* A regular field: the ones http.h's record holds. */
 static void regular_field(struct h2c_state *ms, const nghttp2_nv *nv)
 {
-	struct http_head *h = &ms->head;
+	struct http_head *h = &ms->dc->head;
 	const uint8_t *name = nv->name, *v = nv->value;
 	size_t nl = nv->namelen, n = nv->valuelen;
 
-	ms->blk.regular = 1;
+	ms->dc->blk.regular = 1;
 	for (size_t i = 0; i < nl; i++)
 		if (name[i] >= 'A' && name[i] <= 'Z') {
 			note(h, "uppercase header field name");
@@ -439,7 +498,7 @@ static void regular_field(struct h2c_state *ms, const nghttp2_nv *nv)
 
 static void on_field(struct h2c_state *ms, const nghttp2_nv *nv)
 {
-	ms->blk.fields++;
+	ms->dc->blk.fields++;
 	if (nv->namelen && nv->name[0] == ':')
 		pseudo_field(ms, nv);
 	else
@@ -448,19 +507,19 @@ static void on_field(struct h2c_state *ms, const nghttp2_nv *nv)
 
 static void block_reset(struct h2c_state *ms, int response)
 {
-	memset(&ms->head, 0, sizeof(ms->head));
-	ms->head.response = response;
-	ms->head.content_length = -1;
-	snprintf(ms->head.version, sizeof(ms->head.version), "HTTP/2");
-	memset(&ms->blk, 0, sizeof(ms->blk));
+	memset(&ms->dc->head, 0, sizeof(ms->dc->head));
+	ms->dc->head.response = response;
+	ms->dc->head.content_length = -1;
+	snprintf(ms->dc->head.version, sizeof(ms->dc->head.version), "HTTP/2");
+	memset(&ms->dc->blk, 0, sizeof(ms->dc->blk));
 }
 
 /* The block's fields are all in: what a request's record takes from its
  * pseudo-headers. */
 static void block_finish(struct h2c_state *ms)
 {
-	struct http_head *h = &ms->head;
-	struct h2c_block *b = &ms->blk;
+	struct http_head *h = &ms->dc->head;
+	struct h2c_block *b = &ms->dc->blk;
 
 	if (h->response)
 		return;
@@ -481,7 +540,7 @@ static void block_finish(struct h2c_state *ms)
 }
 
 /*
- * Feed in[0..n) of a header block to inf, fields to ms->head; last when it
+ * Feed in[0..n) of a header block to inf, fields to ms->dc->head; last when it
  * is the block's last fragment. 0, or -1 on an HPACK error (or nghttp2's
  * allocation refused).
  */
@@ -530,86 +589,6 @@ static int frame_head(struct cur *c, struct frame *fr)
 	return c->err ? -1 : 0;
 }
 
-enum { W_DONE = 0, W_MORE, W_BAD };
-
-/*
- * Walk the header block at c (its first frame HEADERS or PUSH_PROMISE).
- * With inf, feed its fragments to it (the last with in_final only when the
- * block is whole). *span gets the bytes walked (frames whole or, at the
- * end, in part), *fed whether any fragment bytes went to inf, *why the
- * problem. Returns W_DONE (whole, up to END_HEADERS), W_MORE (the bytes
- * end first), W_BAD (broken framing or, feeding, an HPACK error: *hpack).
- */
-static int block_walk(struct h2c_state *ms, struct cur c, uint32_t max_frame,
-		      nghttp2_hd_inflater *inf, size_t *span, const char **why, int *hpack)
-{
-	size_t avail = cur_left(&c);
-	uint32_t sid = 0;
-
-	*hpack = 0;
-	for (int first = 1;; first = 0) {
-		struct frame fr;
-		int is_short;
-
-		*span = avail - cur_left(&c);
-		if (frame_head(&c, &fr) < 0)
-			return W_MORE;
-		if (fr.len > max_frame) {
-			*why = "frame longer than the peer allows";
-			return W_BAD;
-		}
-		if (first) {
-			sid = fr.sid;
-			if (sid == 0) {
-				*why = "header block on stream 0";
-				return W_BAD;
-			}
-		} else if (fr.type != FT_CONTINUATION || fr.sid != sid) {
-			*why = "header block not continued by CONTINUATION";
-			return W_BAD;
-		}
-		struct cur pl = cur_take_upto(&c, fr.len, &is_short);
-		size_t pad = 0, pre = 0;
-		if (first && (fr.flags & FF_PADDED)) {
-			pad = cur_u8(&pl);
-			pre = 1;
-		}
-		if (first && fr.type == FT_HEADERS && (fr.flags & FF_PRIORITY)) {
-			cur_skip(&pl, 5);
-			pre += 5;
-		}
-		if (first && fr.type == FT_PUSH_PROMISE) {
-			cur_skip(&pl, 4);
-			pre += 4;
-		}
-		if (pl.err && !is_short) {
-			*why = "frame shorter than its fields";
-			return W_BAD;
-		}
-		if (pre + pad > fr.len) {
-			*why = "padding longer than the frame";
-			return W_BAD;
-		}
-		size_t frag = fr.len - pre - pad;
-		size_t have = cur_left(&pl) < frag ? cur_left(&pl) : frag;
-		int end = !is_short && (fr.flags & FF_END_HEADERS);
-		if (inf && (have || end) &&
-		    hpack_feed(ms, inf, cur_ptr(&pl, have), have, end) < 0) {
-			*span = avail - cur_left(&c);
-			*why = "HPACK decoding error";
-			*hpack = 1;
-			return W_BAD;
-		}
-		*span = avail - cur_left(&c);
-		if (is_short)
-			return W_MORE;
-		if (end)
-			return W_DONE;
-		if (*span > H2C_BLOCK_MAX)
-			return W_MORE;
-	}
-}
-
 /* ---- pairing ------------------------------------------------------------------ */
 
 /* Remember a request for its response: in a free entry, else over the
@@ -644,7 +623,7 @@ static struct h2c_pending *pending_find(struct h2c_flow *fs, uint32_t sid)
 static int emit_head(struct h2c_state *ms, const struct pkt *p, struct emit *out,
 		     const struct http_pair *pair, uint32_t size, unsigned flags)
 {
-	const struct http_head *h = &ms->head;
+	const struct http_head *h = &ms->dc->head;
 	struct rec r;
 
 	rec_init(&r, ms->info, sizeof(ms->info));
@@ -671,7 +650,7 @@ static int block_event(struct h2c_state *ms, struct h2c_flow *fs, const struct p
 		       struct emit *out, int dir, uint8_t type, uint32_t sid, uint32_t size,
 		       unsigned flags)
 {
-	struct http_head *h = &ms->head;
+	struct http_head *h = &ms->dc->head;
 
 	if (type == FT_PUSH_PROMISE)
 		return 0;
@@ -687,11 +666,11 @@ static int block_event(struct h2c_state *ms, struct h2c_flow *fs, const struct p
 		pending_push(fs, sid, h);
 		return emit_head(ms, p, out, NULL, size, flags);
 	}
-	if (!(ms->blk.pseudo & PS_STATUS))
+	if (!(ms->dc->blk.pseudo & PS_STATUS))
 		return 0; /* trailers */
 	struct h2c_pending *q = pending_find(fs, sid);
 	int e = emit_head(ms, p, out, q ? &q->pair : NULL, size, flags);
-	if (q && ms->blk.status_ok && h->status >= 200)
+	if (q && ms->dc->blk.status_ok && h->status >= 200)
 		q->sid = 0; /* a final response uses the request up */
 	return e;
 }
@@ -699,8 +678,6 @@ static int block_event(struct h2c_state *ms, struct h2c_flow *fs, const struct p
 /* ---- the stream ----------------------------------------------------------------- */
 
 enum { STEP_OK = 0, STEP_MORE, STEP_BAD };
-
-_Static_assert(H2C_BLOCK_MAX == 16384, "block_step's reason names the bound");
 
 struct step {
 	struct h2c_state *ms;
@@ -723,55 +700,131 @@ static int worse(int a, int b)
 	return MOD_OK;
 }
 
-/* A header block at c (frame header fr read). *used: its bytes when read. */
-static int block_step(struct step *st, struct cur c, const struct frame *fr, size_t *used)
+/* The block direction dir was reading is over (whole, or as far as it
+ * went: flags): its event when it is a request or a response. */
+static int block_done(struct step *st, unsigned flags)
 {
 	struct h2c_dir *d = &st->fs->d[st->dir];
-	nghttp2_hd_inflater *inf = st->sl->inf[st->dir];
-	const char *why = NULL;
-	size_t span;
-	int hpack, r, e;
-	unsigned flags = 0;
+	uint32_t size = d->b_span > UINT32_MAX ? UINT32_MAX : (uint32_t)d->b_span;
+	int e;
 
-	r = block_walk(st->ms, c, d->max_frame, NULL, &span, &why, &hpack);
-	if (r == W_MORE && !st->final && span <= H2C_BLOCK_MAX)
-		return STEP_MORE; /* wait for the rest */
-	if (r == W_BAD && !hpack) {
-		st->ret = worse(st->ret, MOD_MALFORMED);
-		return STEP_BAD;
-	}
-	/* whole, or as far as it goes before the bound or the window's end */
-	block_reset(st->ms, st->dir);
-	r = block_walk(st->ms, c, d->max_frame, inf, &span, &why, &hpack);
-	if (r == W_BAD && !hpack) {
-		st->ret = worse(st->ret, MOD_MALFORMED);
-		return STEP_BAD;
-	}
-	if (r == W_BAD) {
-		note(&st->ms->head, why);
-		if (!st->ms->blk.fields) {
-			/* nothing read: no event, only the count */
-			st->ret = worse(st->ret, MOD_MALFORMED);
-			return STEP_BAD;
-		}
-	} else if (r == W_MORE && span > H2C_BLOCK_MAX) {
-		note(&st->ms->head, "header block longer than 16384 bytes");
-		st->ms->head.cut = 1;
-	} else if (r == W_MORE) {
-		flags |= OBS_F_TRUNCATED;
-	}
-	e = block_event(st->ms, st->fs, st->p, st->out, st->dir, fr->type, fr->sid,
-			(uint32_t)span, flags);
+	d->in_block = d->in_frame = 0;
+	e = block_event(st->ms, st->fs, st->p, st->out, st->dir, d->b_type, d->b_sid, size,
+			flags);
 	if (e < 0) {
 		st->err = e;
 		return STEP_BAD;
 	}
-	st->ret = worse(st->ret, st->ms->head.malformed ? MOD_MALFORMED
-				 : r == W_MORE ? MOD_TRUNCATED : MOD_OK);
-	if (r != W_DONE)
-		return STEP_BAD;
-	*used = span;
+	st->ret = worse(st->ret, st->ms->dc->head.malformed ? MOD_MALFORMED
+				 : (flags & OBS_F_TRUNCATED) ? MOD_TRUNCATED : MOD_OK);
 	return STEP_OK;
+}
+
+/* Broken framing inside or at the start of a block: counted, no event
+ * (the peer ends the connection: RFC 9113 5.4.1). */
+static int block_bad(struct step *st)
+{
+	st->fs->d[st->dir].in_block = 0;
+	st->ret = worse(st->ret, MOD_MALFORMED);
+	return STEP_BAD;
+}
+
+/* A HEADERS or PUSH_PROMISE at c (frame header fr read): the block opens;
+ * *used: the frame header and the fields before the fragment. */
+static int block_start(struct step *st, struct cur c, const struct frame *fr, size_t *used)
+{
+	struct h2c_dir *d = &st->fs->d[st->dir];
+	size_t pre = 0, pad = 0;
+
+	if (fr->sid == 0)
+		return block_bad(st); /* a header block on stream 0 */
+	if (fr->flags & FF_PADDED)
+		pre += 1;
+	if (fr->type == FT_HEADERS && (fr->flags & FF_PRIORITY))
+		pre += 5;
+	if (fr->type == FT_PUSH_PROMISE)
+		pre += 4;
+	if (pre > fr->len)
+		return block_bad(st); /* shorter than its fields */
+	cur_skip(&c, H2C_FRAME_HEAD);
+	if (!cur_has(&c, pre))
+		return STEP_MORE;
+	if (fr->flags & FF_PADDED)
+		pad = cur_u8(&c);
+	if (pre + pad > fr->len)
+		return block_bad(st); /* padding longer than the frame */
+	block_reset(st->ms, st->dir);
+	st->sl->blocks = 1;
+	d->in_block = d->in_frame = 1;
+	d->b_type = fr->type;
+	d->b_sid = fr->sid;
+	d->b_frag = (uint32_t)(fr->len - pre - pad);
+	d->b_pad = (uint32_t)pad;
+	d->b_end = (fr->flags & FF_END_HEADERS) != 0;
+	d->b_span = H2C_FRAME_HEAD + pre + pad;
+	*used = H2C_FRAME_HEAD + pre;
+	return STEP_OK;
+}
+
+/*
+ * The open block of the direction, at c: the next CONTINUATION's header,
+ * or the fragment bytes of the current frame that are there, fed to the
+ * inflater at once (the last with in_final; nghttp2 keeps a field cut
+ * between two pieces itself, in memory the counting allocator bounds), so
+ * the block is never held whole: its length on the wire is not bounded,
+ * only what is kept of its fields (struct http_head's fixed fields).
+ */
+static int block_more(struct step *st, struct cur c, size_t *used)
+{
+	struct h2c_dir *d = &st->fs->d[st->dir];
+	nghttp2_hd_inflater *inf = st->sl->inf[st->dir];
+
+	*used = 0;
+	if (!d->in_frame) {
+		struct frame fr;
+
+		if (frame_head(&c, &fr) < 0)
+			return STEP_MORE;
+		if (fr.len > d->max_frame || fr.type != FT_CONTINUATION || fr.sid != d->b_sid)
+			return block_bad(st); /* not continued by CONTINUATION */
+		d->in_frame = 1;
+		d->b_frag = fr.len;
+		d->b_pad = 0;
+		d->b_end = (fr.flags & FF_END_HEADERS) != 0;
+		d->b_span += H2C_FRAME_HEAD;
+		*used = H2C_FRAME_HEAD;
+		return STEP_OK;
+	}
+	size_t n = cur_left(&c) < d->b_frag ? cur_left(&c) : d->b_frag;
+	int last = n == d->b_frag && d->b_end;
+	if ((n || last) && hpack_feed(st->ms, inf, cur_ptr(&c, n), n, last) < 0) {
+		d->b_span += n;
+		note(&st->ms->dc->head, "HPACK decoding error");
+		if (!st->ms->dc->blk.fields)
+			return block_bad(st); /* nothing read: only the count */
+		block_done(st, 0);
+		return STEP_BAD; /* the table is unknown from here */
+	}
+	d->b_frag -= (uint32_t)n;
+	d->b_span += n;
+	*used = n;
+	if (d->b_frag)
+		return n ? STEP_OK : STEP_MORE;
+	/* the frame's fragment is all decoded: its padding is passed */
+	d->skip = d->b_pad;
+	d->b_pad = 0;
+	d->in_frame = 0;
+	if (d->b_end)
+		return block_done(st, 0);
+	return STEP_OK;
+}
+
+/* The direction stops (a hole, the window's end) inside a block: what
+ * was decoded of it is emitted, truncated. */
+static void block_cut(struct step *st)
+{
+	if (st->fs->d[st->dir].in_block && st->err == 0)
+		block_done(st, OBS_F_TRUNCATED);
 }
 
 /* Apply a SETTINGS_HEADER_TABLE_SIZE the decoder of dir now holds to. */
@@ -787,35 +840,44 @@ static void table_apply(struct h2c_slot *sl, int dir, const struct h2c_table_set
 										   : H2C_TABLE_MAX);
 }
 
-/* A whole SETTINGS frame of direction dir (payload pl). */
-static void settings(struct step *st, const struct frame *fr, struct cur pl)
+/* A SETTINGS ACK of direction dir: dir took the peer's oldest SETTINGS,
+ * its encoder's bound from now on. */
+static void settings_ack(struct step *st)
+{
+	struct h2c_dir *d = &st->fs->d[st->dir];
+
+	if (d->q_n) {
+		table_apply(st->sl, st->dir, &d->q[0]);
+		memmove(&d->q[0], &d->q[1], (d->q_n - 1) * sizeof(d->q[0]));
+		d->q_n--;
+	}
+}
+
+/* One entry of the SETTINGS direction dir is sending (a repeated
+ * identifier: the last one counts, as the peer takes it). */
+static void settings_entry(struct step *st, uint16_t id, uint32_t v)
 {
 	struct h2c_dir *d = &st->fs->d[st->dir], *peer = &st->fs->d[!st->dir];
-	struct h2c_table_set t = {0, 0, 0};
+	struct h2c_table_set *t = &d->set_t;
 
-	if (fr->flags & FF_ACK) {
-		/* dir took the peer's oldest SETTINGS: its encoder's bound */
-		if (d->q_n) {
-			table_apply(st->sl, st->dir, &d->q[0]);
-			memmove(&d->q[0], &d->q[1], (d->q_n - 1) * sizeof(d->q[0]));
-			d->q_n--;
-		}
-		return;
+	if (id == SET_HEADER_TABLE_SIZE) {
+		t->min = t->has && t->min < v ? t->min : v;
+		t->last = v;
+		t->has = 1;
+	} else if (id == SET_MAX_FRAME_SIZE && v >= H2C_FRAME_DEFAULT && v <= H2C_FRAME_LIMIT &&
+		   v > peer->max_frame) {
+		peer->max_frame = v; /* frames to dir may be this long */
 	}
-	while (cur_has(&pl, 6)) {
-		uint16_t id = cur_be16(&pl);
-		uint32_t v = cur_be32(&pl);
+}
 
-		if (id == SET_HEADER_TABLE_SIZE) {
-			t.min = t.has && t.min < v ? t.min : v;
-			t.last = v;
-			t.has = 1;
-		} else if (id == SET_MAX_FRAME_SIZE && v >= H2C_FRAME_DEFAULT &&
-			   v <= H2C_FRAME_LIMIT && v > peer->max_frame) {
-			peer->max_frame = v; /* frames to dir may be this long */
-		}
-	}
-	/* the table bound is the peer's encoder's, once the peer acks */
+/* The SETTINGS direction dir was sending is all read: the table bound it
+ * holds is the peer's encoder's, once the peer acks it. */
+static void settings_end(struct step *st)
+{
+	struct h2c_dir *d = &st->fs->d[st->dir], *peer = &st->fs->d[!st->dir];
+	struct h2c_table_set t = d->set_t;
+
+	memset(&d->set_t, 0, sizeof(d->set_t));
 	if (peer->q_n < H2C_SETTINGS_QUEUE) {
 		peer->q[peer->q_n++] = t;
 	} else if (t.has) {
@@ -824,6 +886,26 @@ static void settings(struct step *st, const struct frame *fr, struct cur pl)
 		l->last = t.last;
 		l->has = 1;
 	}
+}
+
+/* Read the whole entries of the current SETTINGS that are at c. *used:
+ * their bytes. STEP_MORE when the next entry is not all there. */
+static int settings_step(struct step *st, struct cur c, size_t *used)
+{
+	struct h2c_dir *d = &st->fs->d[st->dir];
+
+	*used = 0;
+	while (d->set_left) {
+		if (!cur_has(&c, 6))
+			return *used ? STEP_OK : STEP_MORE;
+		uint16_t id = cur_be16(&c);
+		uint32_t v = cur_be32(&c);
+		settings_entry(st, id, v);
+		d->set_left -= 6;
+		*used += 6;
+	}
+	settings_end(st);
+	return STEP_OK;
 }
 
 /* One frame, or the part of one that is there, at c. */
@@ -842,20 +924,25 @@ static int frame_step(struct step *st, struct cur c, size_t *used)
 	switch (fr.type) {
 	case FT_HEADERS:
 	case FT_PUSH_PROMISE:
-		return block_step(st, c, &fr, used);
+		return block_start(st, c, &fr, used);
 	case FT_CONTINUATION:
 		st->ret = worse(st->ret, MOD_MALFORMED); /* outside a block */
 		return STEP_BAD;
 	case FT_SETTINGS:
-		if (fr.sid != 0 || fr.len % 6 || fr.len > H2C_SETTINGS_MAX ||
-		    ((fr.flags & FF_ACK) && fr.len)) {
+		if (fr.sid != 0 || fr.len % 6 || ((fr.flags & FF_ACK) && fr.len)) {
 			st->ret = worse(st->ret, MOD_MALFORMED);
 			return STEP_BAD;
 		}
-		if (!cur_has(&h, fr.len))
-			return STEP_MORE;
-		settings(st, &fr, cur_take(&h, fr.len));
-		*used = H2C_FRAME_HEAD + fr.len;
+		*used = H2C_FRAME_HEAD;
+		if (fr.flags & FF_ACK) {
+			settings_ack(st);
+			return STEP_OK;
+		}
+		/* read entry by entry as its bytes come, however long */
+		memset(&d->set_t, 0, sizeof(d->set_t));
+		d->set_left = fr.len;
+		if (!fr.len)
+			settings_end(st);
 		return STEP_OK;
 	default:
 		/* passed by its length as its bytes come */
@@ -871,12 +958,14 @@ static void h2c_stream(struct step *st)
 	struct flow_stream *s = &st->p->flow->st[st->dir];
 	struct h2c_dir *d = &st->fs->d[st->dir];
 
+	st->ms->dc = &st->sl->dec[st->dir];
 	while (!d->stop && s->buf && s->consumed < s->len) {
 		/* never across a hole the flow table skipped: framing is lost */
 		uint32_t end = flow_stream_avail(s, s->consumed);
 		if (end <= s->consumed) {
 			d->stop = 1;
 			st->ret = worse(st->ret, MOD_TRUNCATED);
+			block_cut(st);
 			break;
 		}
 		struct cur c = cur_init(s->buf + s->consumed, end - s->consumed);
@@ -890,7 +979,9 @@ static void h2c_stream(struct step *st)
 			continue;
 		}
 		st->final = s->overflow || s->gap || end < s->len;
-		r = frame_step(st, c, &used);
+		r = d->set_left ? settings_step(st, c, &used)
+		    : d->in_block ? block_more(st, c, &used)
+		    : frame_step(st, c, &used);
 		if (r == STEP_BAD) {
 			d->stop = 1;
 			break;
@@ -899,6 +990,7 @@ static void h2c_stream(struct step *st)
 			if (st->final) {
 				d->stop = 1;
 				st->ret = worse(st->ret, MOD_TRUNCATED);
+				block_cut(st);
 			}
 			break;
 		}
@@ -909,6 +1001,7 @@ static void h2c_stream(struct step *st)
 		 * than it): the bytes after it are lost, and the framing */
 		d->stop = 1;
 		st->ret = worse(st->ret, MOD_TRUNCATED);
+		block_cut(st);
 	}
 	flow_stream_slide(s);
 }
@@ -952,8 +1045,10 @@ static void h2c_fini(void *state)
 
 	if (!ms)
 		return;
-	for (size_t i = 0; i < H2C_FLOWS_MAX; i++)
+	for (size_t i = 0; i < H2C_FLOWS_MAX; i++) {
 		slot_release(&ms->slots[i]);
+		free(ms->slots[i].dec);
+	}
 	free(ms);
 }
 
@@ -972,27 +1067,35 @@ static void h2c_tick(void *state, uint64_t now_us, struct emit *out)
 	}
 }
 
-/* Claim an unclaimed flow whose client stream starts with the preface. */
+/* Claim an unclaimed flow whose client stream starts with the preface,
+ * also behind a PROXY protocol header (proxyproto.h): nginx's `listen ...
+ * proxy_protocol http2` skips it and reads the preface after it. */
 static int h2c_claim(struct h2c_state *ms, struct flow *f, const struct pkt *p)
 {
 	struct flow_stream *s = &f->st[0];
 	struct h2c_flow *fs;
-	int r;
+	uint32_t from;
+	int r, pp;
 
-	if (p->dir != 0 || f->app_state || s->done || !s->buf || s->consumed > s->len ||
-	    h2c_sniff(s->buf + s->consumed, s->len - s->consumed) != 1)
+	if (p->dir != 0 || f->app_state || s->done || !s->buf || s->consumed > s->len)
+		return MOD_NOT_MINE;
+	pp = proxyproto_stream(s);
+	if (pp < 0)
+		return MOD_NOT_MINE; /* it may yet be a header: ask again */
+	from = s->consumed + (uint32_t)pp;
+	if (from > s->len || h2c_sniff(s->buf + from, s->len - from) != 1)
 		return MOD_NOT_MINE;
 	fs = calloc(1, sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
-	r = slot_take(ms, fs, p->ts_us);
+	r = slot_take(ms, f, fs, p->ts_us);
 	if (r < 0) {
 		free(fs);
 		return r;
 	}
 	for (int i = 0; i < 2; i++)
 		fs->d[i].max_frame = H2C_FRAME_DEFAULT;
-	s->consumed += H2C_PREFACE_LEN;
+	s->consumed = from + H2C_PREFACE_LEN;
 	f->app = APP_HTTP2;
 	f->app_state = fs;
 	return MOD_OK;

@@ -2,7 +2,9 @@
  * h2c.h - the HTTP/2 cleartext analyzer, prior knowledge (RFC 9113 3.3): a
  * TCP flow whose client stream starts with the connection preface
  * "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", as `curl --http2-prior-knowledge` and
- * plaintext gRPC open one, on any port. Its frames are walked in both
+ * plaintext gRPC open one, on any port, also behind a PROXY protocol
+ * header (proxyproto.h: skipped, as nginx's `listen ... proxy_protocol
+ * http2` skips it, and the preface looked for after it). Its frames are walked in both
  * directions and the header blocks decoded with libnghttp2's HPACK inflater
  * (one per direction: the dynamic table is per direction), so the requests
  * carry the same facts as HTTP/1's: one OBS_HTTP_REQUEST per stream the
@@ -18,8 +20,8 @@
  *     fit the frame, with the PRIORITY fields and the promised stream id
  *     counted; a header block not continued by CONTINUATION frames of its
  *     own stream up to END_HEADERS; a CONTINUATION outside a block;
- *   - SETTINGS not on stream 0, not a multiple of 6 bytes, longer than
- *     H2C_SETTINGS_MAX, or an ACK with a payload;
+ *   - SETTINGS not on stream 0, not a multiple of 6 bytes, or an ACK with
+ *     a payload;
  *   - an HPACK decoding error (nghttp2's NGHTTP2_ERR_HEADER_COMP and the
  *     others): the dynamic table is then unknown, so nothing after it in
  *     the direction can be decoded; the head read so far is emitted,
@@ -28,17 +30,28 @@
  * not keep (a segment longer than it), stop the direction too, counted as
  * truncated. Other frame types (DATA, PRIORITY, RST_STREAM, PING, GOAWAY,
  * WINDOW_UPDATE, unknown ones) are passed by their length as their bytes
- * arrive, without being held.
+ * arrive, without being held. A SETTINGS frame of any length its receiver
+ * allows is read entry by entry (6 bytes) as its bytes arrive, nothing of
+ * it held but what its SETTINGS_HEADER_TABLE_SIZE entries said (the
+ * smallest and the last: a repeated identifier's last value counts, as the
+ * peer takes it) and the largest SETTINGS_MAX_FRAME_SIZE; unknown
+ * identifiers are passed (RFC 9113 6.5.2).
  *
- * Header blocks. A block (HEADERS or PUSH_PROMISE and its CONTINUATIONs,
- * frame headers and padding included) is decoded once all of it is in the
- * stream window, so nothing of it is copied. It may take at most
- * H2C_BLOCK_MAX bytes: a longer one, or one the window cannot hold (the
- * flow table's stream_max, 16 KiB by default) or cut by a hole, is decoded
- * as far as its bytes go, emitted with OBS_F_MALFORMED ("header block
- * longer than ...") or OBS_F_TRUNCATED, and the direction stops (the HPACK
- * state past it is unknown). PUSH_PROMISE blocks are decoded (they change
- * the server's table) but make no event.
+ * Header blocks. A block (HEADERS or PUSH_PROMISE and its CONTINUATIONs)
+ * is decoded frame by frame as its bytes arrive: each piece of a fragment
+ * in the window goes to the inflater at once (nghttp2_hd_inflate_hd2 with
+ * in_final 0, but for the last bytes of the END_HEADERS frame), its fields
+ * into the head being built, and the window slides past it; a field cut
+ * between two pieces or frames is kept by nghttp2, in memory the counting
+ * allocator bounds (a literal string at most 64 KiB, nghttp2's own
+ * NGHTTP2_HD_MAX_NV). So a block's length on the wire is not bounded (any
+ * number of CONTINUATIONs, empty ones too, as nginx takes them): only
+ * what is kept of it, the head's fixed fields (struct http_head; a longer
+ * value is cut), and the event comes when END_HEADERS is read. A block
+ * cut by a hole or by a segment longer than the window is emitted as far
+ * as it was decoded, with OBS_F_TRUNCATED, and the direction stops (the
+ * HPACK state past it is unknown). PUSH_PROMISE blocks are decoded (they
+ * change the server's table) but make no event.
  *
  * Dynamic table size. The table a direction's encoder uses is bounded by
  * the SETTINGS_HEADER_TABLE_SIZE its peer sent (4096 until then). The new
@@ -46,7 +59,12 @@
  * that SETTINGS (its ACK lies between two of its header blocks, so the
  * blocks before it are read with the old bound, as the peer reads them).
  * The bound is capped at H2C_TABLE_MAX: a table size update above it is an
- * HPACK error (malformed, the direction stops).
+ * HPACK error (malformed, the direction stops). So is a table size update
+ * after a block's first field, which RFC 7541 4.2 forbids and nghttp2
+ * refuses but nginx (1.22) takes anywhere in a block: such a request is
+ * reported as far as it was decoded (its fields before the update),
+ * malformed, and what follows on the connection is not read. A known
+ * limit, not yet lifted.
  *
  * Fields (a name is matched case-insensitively; an uppercase one, a
  * pseudo-header after a regular field, a repeated or unknown one, or one of
@@ -72,10 +90,17 @@
  *
  * Bounds. Per claimed flow, in flow->app_state (one flat allocation): the
  * struct h2c_flow (13 KiB: the pending requests). The two HPACK
- * inflaters of a flow live in the module, in one of H2C_FLOWS_MAX slots
- * (when all are taken, the slot of the flow seen least recently is given
- * to the new one: the flow that lost it stops, counted truncated; a slot
- * idle for H2C_IDLE_US of packet time is freed); every byte nghttp2
+ * inflaters of a flow, and the two heads being decoded (18 KiB, allocated
+ * with the slot's first flow and kept for the next), live in the module,
+ * in one of H2C_FLOWS_MAX slots
+ * (when all are taken, the new flow gets, in this order, the slot of a
+ * flow whose connection ended (the flow table ended the flow: its
+ * app_state is no longer ours; or FIN both ways, or a RST), of the flow
+ * seen least recently among those that never began a header block
+ * (connections that only opened, so a run of them cannot take a live
+ * connection's tables), or of the flow seen least recently: the flow that
+ * lost it stops, counted truncated; a slot idle for H2C_IDLE_US of packet
+ * time is freed); every byte nghttp2
  * allocates for them goes through a counting allocator: at most
  * H2C_HEAP_MAX per flow and H2C_HEAP_TOTAL_MAX for all flows (a refused
  * allocation is an HPACK error for that flow's direction). No allocation
@@ -102,8 +127,6 @@
 #define H2C_FRAME_HEAD 9
 #define H2C_FRAME_DEFAULT 16384    /* SETTINGS_MAX_FRAME_SIZE before SETTINGS */
 #define H2C_FRAME_LIMIT 16777215u  /* the most SETTINGS_MAX_FRAME_SIZE may say */
-#define H2C_BLOCK_MAX 16384        /* one header block, frame headers included */
-#define H2C_SETTINGS_MAX 1536      /* a SETTINGS frame's payload (256 settings) */
 #define H2C_TABLE_DEFAULT 4096     /* SETTINGS_HEADER_TABLE_SIZE before SETTINGS */
 #define H2C_TABLE_MAX 65536        /* the largest dynamic table a decoder allows */
 #define H2C_PENDING_MAX 16         /* requests remembered per flow for pairing */

@@ -1,7 +1,8 @@
 /*
  * proxyproto.h - the PROXY protocol header (HAProxy's, versions 1 and 2)
  * that a client may send before anything else on a TCP connection, so that
- * the HTTP and TLS analyzers read what follows it as they would without it.
+ * the HTTP, h2c and TLS analyzers read what follows it as they would
+ * without it.
  * nginx (`listen ... proxy_protocol`), HAProxy (`accept-proxy`), postfix
  * and others take it; `curl --haproxy-protocol` sends version 1. An agent
  * running its own such server could otherwise hide its HTTP and TLS from

@@ -1530,6 +1530,45 @@ def gen_h2c_prior(out):
     write_pcap(os.path.join(out, "h2c_prior.pcap"), LINKTYPE_ETHERNET, recs)
 
 
+def gen_h2c_review_slots(out):
+    """More h2c connections than the analyzer's 1,024 inflater slots (the
+    review's finding F9, made smaller than its nginx capture): a live
+    connection makes a request, then 1,030 connections each send only the
+    preface (one segment, seen mid-stream: no handshake, to keep the file
+    small), then the live one makes a second request. The slots of flows
+    that never began a header block are given up first, so the second
+    request and its response are read. Raw IPv4 link type, HPACK by hand
+    (static-table indexes and literals)."""
+    def frame(ftype, flags, sid, payload):
+        return struct.pack("!I", len(payload))[1:] + bytes([ftype, flags]) + \
+            struct.pack("!I", sid) + payload
+
+    def lit(idx, value):  # literal without indexing, name from the static table
+        return bytes([idx]) + bytes([len(value)]) + value
+
+    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+    settings = frame(4, 0, 0, b"")
+    ack = frame(4, 1, 0, b"")
+    clk = Clock(BASE_US + 9100 * 1000000)
+    recs = []
+    c = TcpConn(clk, CLIENT4, "10.99.0.80", 44000, 82, 27000, 29000, smac=MAC_GW)
+    recs += c.handshake()
+    req1 = b"\x82\x86" + lit(1, b"www.decoy.test") + lit(4, b"/h2-first")
+    recs.append(c.c_send(preface + settings + frame(1, 0x05, 1, req1), step=300))
+    recs.append(c.s_send(settings + ack + frame(1, 0x04, 1, b"\x88") +
+                         frame(0, 0x01, 1, b"first"), step=400))
+    recs.append(c.c_send(ack, step=100))
+    for i in range(1030):
+        o = TcpConn(clk, CLIENT4, "10.99.0.80", 45000 + i, 82, 100000 * i, 0, smac=MAC_GW)
+        recs.append(o.c_send(preface, step=500))
+    req2 = b"\x82\x86" + lit(1, b"www.hidden.test") + lit(4, b"/h2-after-evict")
+    recs.append(c.c_send(frame(1, 0x05, 3, req2), step=300))
+    recs.append(c.s_send(frame(1, 0x04, 3, b"\x88") + frame(0, 0x01, 3, b"second"), step=400))
+    recs += c.close()
+    recs = [(t, b[14:]) for t, b in recs]  # raw IPv4: no Ethernet header
+    write_pcap(os.path.join(out, "h2c_review_slots.pcap"), LINKTYPE_RAW, recs)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -1548,6 +1587,7 @@ def main():
     gen_tcp_decoys(out)
     gen_proxyproto(out)
     gen_h2c_prior(out)
+    gen_h2c_review_slots(out)
     gen_tls_big(out)
     return 0
 
