@@ -564,6 +564,9 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 		unsigned i = l->idx[k];
 		core_count(&c->stats.mod[i], modules[i]->on_packet(c->mod_state[i], &p, &c->emit));
 	}
+	/* a window no analyzer will read goes back to the global cap */
+	if (p.flow && p.payload_len && p.flow->app == APP_NONE)
+		flow_release_unread(c->flows, p.flow);
 
 	if (ts_us >= c->next_tick_us) {
 		if (c->next_tick_us)

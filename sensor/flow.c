@@ -2001,6 +2001,20 @@ void flow_stream_done(struct flow_table *ft, struct flow *f, int dir)
 	f->st[dir].done = 1;
 }
 
+void flow_release_unread(struct flow_table *ft, struct flow *f)
+{
+	if (!ft || !f || !f->st || f->app != APP_NONE)
+		return;
+	for (int d = 0; d < 2; d++) {
+		struct flow_stream *st = &f->st[d];
+		if (st->buf && !st->done && (st->overflow || st->len >= ft->cfg.stream_max)) {
+			stream_release(ft, st);
+			st->done = 1;
+			ft->stats.stream_released++;
+		}
+	}
+}
+
 const struct flow_stats *flow_table_stats(const struct flow_table *ft)
 {
 	return ft ? &ft->stats : NULL;

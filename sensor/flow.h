@@ -337,6 +337,7 @@ struct flow_stats {
 	uint64_t stream_truncated; /* directions that hit stream_max */
 	uint64_t stream_far;       /* segments dropped: start >= stream_max past isn */
 	uint64_t stream_widened;   /* directions widened for an offload's segment */
+	uint64_t stream_released;  /* unclaimed directions released at stream_max */
 	uint64_t stream_capped;    /* directions stopped by stream_total_max */
 	uint64_t stream_cap_bytes; /* payload bytes not kept because of stream_total_max */
 	uint64_t stream_gaps;      /* always 0: holes are skipped now (kept for old readers) */
@@ -434,6 +435,18 @@ void flow_table_expire(struct flow_table *ft, uint64_t now_us);
  * NULL (len keeps the count of bytes reassembled). NULL f, or a flow
  * without streams (not TCP), is fine. */
 void flow_stream_done(struct flow_table *ft, struct flow *f, int dir);
+
+/*
+ * After the analyzers had a packet of f: when no analyzer has claimed f, a
+ * direction holding stream_max bytes or more will never be read (every
+ * claim looks at the first bytes, which it has seen), so its buffer goes
+ * back to stream_total_max now rather than when the flow ends, and the
+ * direction is done (flows.stream_released). Idle connections that filled
+ * their windows, widened ones most, would otherwise hold the global cap
+ * and leave no buffer for new flows. NULL f, or a flow without streams, is
+ * fine.
+ */
+void flow_release_unread(struct flow_table *ft, struct flow *f);
 
 /*
  * The analyzer is finished with the bytes before its cursor (st->consumed):

@@ -1879,6 +1879,50 @@ static void test_offload_segments(void)
 	flow_table_free(ft);
 }
 
+/* An unclaimed direction at stream_max goes back to the global cap after
+ * the packet's analyzers (flow_release_unread); a claimed one, or one below
+ * stream_max, keeps its buffer. */
+static void test_release_unread(void)
+{
+	static char big[20001];
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct flow *f = conn(ft, 1);
+
+	memset(big, 'q', 16000);
+	big[16000] = '\0';
+	cdata(ft, 1, big);
+	flow_release_unread(ft, f);
+	CHECK(f->st[0].buf != NULL && !f->st[0].done); /* below stream_max */
+	cdata(ft, 16001, "0123456789012345678901234567890123456789012345678901234567890123456789"
+			 "0123456789012345678901234567890123456789012345678901234567890123456789"
+			 "0123456789012345678901234567890123456789012345678901234567890123456789"
+			 "0123456789012345678901234567890123456789012345678901234567890123456789"
+			 "0123456789012345678901234567890123456789012345678901234567890123456789"
+			 "0123456789012345678901234567890123456789012345678901234567890123456789");
+	CHECK(f->st[0].overflow);
+	f->app = APP_HTTP; /* claimed: kept */
+	flow_release_unread(ft, f);
+	CHECK(f->st[0].buf != NULL);
+	f->app = APP_NONE;
+	flow_release_unread(ft, f);
+	CHECK(f->st[0].buf == NULL && f->st[0].done);
+	CHECK_EQ(flow_table_stats(ft)->stream_released, 1);
+	CHECK_EQ(flow_table_stats(ft)->stream_bytes, 0);
+	flow_release_unread(ft, NULL);
+	flow_table_free(ft);
+
+	/* a widened window past stream_max but not full: released too */
+	ft = flow_table_new(NULL, NULL, NULL);
+	f = conn(ft, 1);
+	memset(big, 'r', 20000);
+	big[20000] = '\0';
+	cdata(ft, 1, big);
+	CHECK(f->st[0].wide && !f->st[0].overflow);
+	flow_release_unread(ft, f);
+	CHECK(f->st[0].buf == NULL && f->st[0].done);
+	flow_table_free(ft);
+}
+
 static void test_inconsistent(void)
 {
 	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
@@ -1956,6 +2000,7 @@ int main(void)
 	test_syn_data();
 	test_inconsistent();
 	test_offload_segments();
+	test_release_unread();
 	test_checksums();
 	return check_done();
 }

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""cap_blind.py - idle connections must not blind the sensor to a new one.
+
+    cap_blind.py EGRESSWATCH REVIEW_DIR
+
+The eighteenth session's review (pcaps/review18/FINDINGS.md, F11) filled the
+64 MiB stream cap with connections no analyzer claims, each holding its
+window (520 widened to 132 KiB by a 20 KB first segment, or 4,200 of 16 KiB
+in wire-size segments), and then sent an HTTP request on a new connection:
+no buffer was left for it and it made no event. Such windows now go back
+to the cap (flow_release_unread). This writes both captures with the
+review's own script (REVIEW_DIR/cap_blind.py), replays each, and requires
+the request's two events (request and response, Host www.hidden.test).
+Exit 0 when both are seen, 1 otherwise, 2 on a failed command.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    ew, review = sys.argv[1], sys.argv[2]
+    bad = 0
+    with tempfile.TemporaryDirectory(prefix="ew-capblind.") as tmp:
+        for name, args in (("widened", ["520"]), ("narrow", ["4200", "narrow"])):
+            pcap = os.path.join(tmp, name + ".pcap")
+            db = os.path.join(tmp, name + ".db")
+            subprocess.run([sys.executable, os.path.join(review, "cap_blind.py"), pcap] + args,
+                           check=True)
+            subprocess.run([ew, "replay", "-q", "-d", db, pcap], check=True)
+            out = subprocess.run([ew, "events", "-d", db, "--json"], check=True,
+                                 capture_output=True, text=True).stdout
+            seen = out.count("www.hidden.test")
+            print("cap_blind.py: %s: %d events name www.hidden.test" % (name, seen))
+            if seen != 2:
+                bad = 1
+            os.unlink(pcap)
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main())
