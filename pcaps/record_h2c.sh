@@ -73,27 +73,7 @@ ip -n "$NS_A" route add "$IP_MD/32" dev ewh2-a src "$IP_A"
 netns_audit_start 120
 
 # --- the server ------------------------------------------------------------------------
-mkdir -p "$TMP/ngx"
-cat >"$TMP/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-user root root;
-error_log $TMP/nginx.log info;
-pid $TMP/nginx.pid;
-events { worker_connections 64; }
-http {
-	access_log $TMP/nginx-access.log;
-	client_body_temp_path $TMP/ngx/body;
-	proxy_temp_path $TMP/ngx/proxy;
-	fastcgi_temp_path $TMP/ngx/fastcgi;
-	uwsgi_temp_path $TMP/ngx/uwsgi;
-	scgi_temp_path $TMP/ngx/scgi;
-	default_type text/plain;
-	server_tokens off;
-	keepalive_timeout 5s;
-	client_body_timeout 5s;
-	client_header_timeout 5s;
-	send_timeout 5s;
+netns_nginx_conf nginx <<EOF
 	server {
 		listen $IP_S:80 http2;
 		server_name www.$D;
@@ -108,7 +88,6 @@ http {
 		location /latest/meta-data/ { return 200 "ami-id\ninstance-id\niam/\n"; }
 		location / { return 404; }
 	}
-}
 EOF
 mkdir -p "$TMP/www"
 head -c 40000 /dev/zero | tr '\0' 'x' >"$TMP/www/big"

@@ -82,33 +82,13 @@ netns_host "$NS_S" ew-hq-s ew-hq-ws "$IP_S/24"
 netns_audit_start 120
 
 # --- the servers -----------------------------------------------------------------------
-mkdir -p "$TMP/ngx"
-cat >"$TMP/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-user root root;
-error_log $TMP/nginx.log info;
-pid $TMP/nginx.pid;
-events { worker_connections 64; }
-http {
-	access_log $TMP/nginx-access.log;
-	client_body_temp_path $TMP/ngx/body;
-	proxy_temp_path $TMP/ngx/proxy;
-	fastcgi_temp_path $TMP/ngx/fastcgi;
-	uwsgi_temp_path $TMP/ngx/uwsgi;
-	scgi_temp_path $TMP/ngx/scgi;
-	default_type text/plain;
-	server_tokens off;
-	keepalive_timeout 5s;
-	client_header_timeout 5s;
-	send_timeout 5s;
+netns_nginx_conf nginx <<EOF
 	server {
 		listen $IP_S:80;
 		server_name $D;
 		client_max_body_size 1m;
 		location / { return 200 "ok \$request_uri\n"; }
 	}
-}
 EOF
 
 printf '%s %s\n' "$IP_S" "$D" >"$TMP/hosts"

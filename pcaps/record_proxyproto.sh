@@ -61,28 +61,8 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
 	-keyout "$TMP/key.pem" -out "$TMP/cert.pem" -subj "/CN=$D" \
 	-addext "subjectAltName=DNS:*.$D" 2>"$TMP/openssl-req.err"
 
-mkdir -p "$TMP/ngx"
-cat >"$TMP/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-user root root;
-error_log $TMP/nginx.log info;
-pid $TMP/nginx.pid;
-events { worker_connections 64; }
-http {
-	log_format pp '\$proxy_protocol_addr:\$proxy_protocol_port via \$remote_addr '
-		      '"\$request" \$status \$ssl_server_name';
-	access_log $TMP/nginx-access.log pp;
-	client_body_temp_path $TMP/ngx/body;
-	proxy_temp_path $TMP/ngx/proxy;
-	fastcgi_temp_path $TMP/ngx/fastcgi;
-	uwsgi_temp_path $TMP/ngx/uwsgi;
-	scgi_temp_path $TMP/ngx/scgi;
-	default_type text/plain;
-	server_tokens off;
-	keepalive_timeout 5s;
-	client_header_timeout 5s;
-	send_timeout 5s;
+netns_nginx_conf nginx "$TMP/nginx.pid" \
+	"log_format pp '\$proxy_protocol_addr:\$proxy_protocol_port via \$remote_addr \"\$request\" \$status \$ssl_server_name';" <<EOF
 	server {
 		listen $IP_S:80 proxy_protocol;
 		listen $IP_S:443 ssl proxy_protocol;
@@ -92,7 +72,6 @@ http {
 		ssl_protocols TLSv1.2 TLSv1.3;
 		location / { return 200 "from \$proxy_protocol_addr\n"; }
 	}
-}
 EOF
 cat >"$TMP/haproxy.cfg" <<EOF
 global

@@ -103,27 +103,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
 	-keyout "$TMP/key.pem" -out "$TMP/cert.pem" -subj "/CN=www.$D" \
 	-addext "subjectAltName=DNS:www.$D,DNS:*.$D,IP:$IP_S,IP:$IP_S2" 2>"$TMP/openssl-req.err"
 
-mkdir -p "$TMP/ngx"
-cat >"$TMP/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-user root root;
-error_log $TMP/nginx.log info;
-pid $TMP/nginx.pid;
-events { worker_connections 64; }
-http {
-	access_log $TMP/nginx-access.log;
-	client_body_temp_path $TMP/ngx/body;
-	proxy_temp_path $TMP/ngx/proxy;
-	fastcgi_temp_path $TMP/ngx/fastcgi;
-	uwsgi_temp_path $TMP/ngx/uwsgi;
-	scgi_temp_path $TMP/ngx/scgi;
-	default_type text/plain;
-	server_tokens off;
-	keepalive_timeout 5s;
-	client_body_timeout 5s;
-	client_header_timeout 5s;
-	send_timeout 5s;
+netns_nginx_conf nginx <<EOF
 	server {
 		listen $IP_S:80;
 		listen $IP_S2:80;
@@ -157,7 +137,6 @@ http {
 		location /latest/meta-data/ { return 200 "ami-id\ninstance-id\niam/\n"; }
 		location / { return 404; }
 	}
-}
 EOF
 
 cat >"$TMP/filter" <<EOF

@@ -298,6 +298,48 @@ netns_capture_stop() {
 	DUMPCAP_PID=
 }
 
+# netns_nginx_conf STEM [PIDFILE [FORMAT]] <SERVERS: writes "$TMP/STEM.conf", the
+# configuration of a test nginx: one worker in the foreground as root, its error log
+# "$TMP/STEM.log", its pid in PIDFILE (default "$TMP/STEM.pid"), and an http block with
+# the access log "$TMP/STEM-access.log" (in FORMAT, a whole `log_format NAME ...;`
+# directive, when given), temporary files under "$TMP/ngx" plus what follows "nginx" in
+# STEM (made here), text/plain, no server tokens and 5 s timeouts, then what stdin holds
+# (http directives and server blocks), then the block's closing brace. The recorders and
+# the end-to-end test call it, so each of their servers differs only in its own blocks.
+netns_nginx_conf() {
+	local stem=$1 pidf=${2:-$TMP/$1.pid} fmt=${3:-} tmpd=$TMP/ngx${1#nginx} name=
+	[ -n "$fmt" ] && name=" $(echo "$fmt" | awk '{print $2}')"
+	mkdir -p "$tmpd"
+	{
+		cat <<EOF
+worker_processes 1;
+daemon off;
+user root root;
+error_log $TMP/$stem.log info;
+pid $pidf;
+events { worker_connections 64; }
+http {
+EOF
+		[ -n "$fmt" ] && printf '\t%s\n' "$fmt"
+		cat <<EOF
+	access_log $TMP/$stem-access.log$name;
+	client_body_temp_path $tmpd/body;
+	proxy_temp_path $tmpd/proxy;
+	fastcgi_temp_path $tmpd/fastcgi;
+	uwsgi_temp_path $tmpd/uwsgi;
+	scgi_temp_path $tmpd/scgi;
+	default_type text/plain;
+	server_tokens off;
+	keepalive_timeout 5s;
+	client_body_timeout 5s;
+	client_header_timeout 5s;
+	send_timeout 5s;
+EOF
+		cat
+		echo "}"
+	} >"$TMP/$stem.conf"
+}
+
 # netns_log_exec NS LOG CMD...: runs CMD inside NS, appending "+ CMD", its output and,
 # if it fails, "  (exit N)" and a blank line to LOG; never fails; then 0.1 s pause.
 netns_log_exec() {

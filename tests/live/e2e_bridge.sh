@@ -142,29 +142,7 @@ ip -n "$NS_M" route add 10.99.0.0/24 dev ew-e2e-m src "$IP_MD" || die "route fro
 # --- the servers -----------------------------------------------------------------------
 mkdir -p "$TMP/ngx-api" "$TMP/ngx-proxy" "$TMP/md/latest/meta-data"
 nginx_conf() { # nginx_conf NAME SERVER-BLOCK: a self-contained nginx.conf in $TMP
-	cat >"$TMP/nginx-$1.conf" <<EOF
-worker_processes 1;
-daemon off;
-user root root;
-error_log $TMP/nginx-$1.log info;
-pid $TMP/nginx-$1.pid;
-events { worker_connections 64; }
-http {
-	access_log $TMP/nginx-$1-access.log;
-	client_body_temp_path $TMP/ngx-$1/body;
-	proxy_temp_path $TMP/ngx-$1/proxy;
-	fastcgi_temp_path $TMP/ngx-$1/fastcgi;
-	uwsgi_temp_path $TMP/ngx-$1/uwsgi;
-	scgi_temp_path $TMP/ngx-$1/scgi;
-	default_type text/plain;
-	server_tokens off;
-	keepalive_timeout 5s;
-	client_body_timeout 5s;
-	client_header_timeout 5s;
-	send_timeout 5s;
-$2
-}
-EOF
+	printf '%s\n' "$2" | netns_nginx_conf "nginx-$1"
 }
 # the "LLM API" host
 nginx_conf api "
