@@ -1355,9 +1355,12 @@ static int simple_request(struct http_state *ms, struct flow *f, struct http_flo
 	if (n > HTTP_HEAD_HOLD)
 		return MOD_OK;
 	struct cur c = cur_init(s->buf + s->consumed, n);
-	while (cur_has(&c, 1))
-		lf += cur_u8(&c) == '\n';
-	if (lf != 1 || s->buf[end - 1] != '\n') /* one line, all there */
+	uint8_t last = 0;
+	while (cur_has(&c, 1)) {
+		last = cur_u8(&c);
+		lf += last == '\n';
+	}
+	if (lf != 1 || last != '\n') /* one line, all there */
 		return MOD_OK;
 	if (http_parse_head(s->buf + s->consumed, n, 0, &ms->head) != MOD_TRUNCATED ||
 	    !h->have_line || h->lines != 1 || h->version[0] || h->taken != n)
