@@ -194,6 +194,8 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	store_put_stat(c->store, "flows.syn_data_dropped", (int64_t)fs->syn_data_dropped);
 	store_put_stat(c->store, "flows.inconsistent", (int64_t)fs->inconsistent);
 	store_put_stat(c->store, "flows.bad_checksum", (int64_t)fs->bad_checksum);
+	store_put_stat(c->store, "flows.stream_capped", (int64_t)fs->stream_capped);
+	store_put_stat(c->store, "flows.stream_reclaimed", (int64_t)fs->stream_reclaimed);
 	for (int k = 0; k < AC_COUNT; k++) {
 		snprintf(name, sizeof(name), "alerts.%s", alerts_class_name(k));
 		store_put_stat(c->store, name, (int64_t)c->stats.alerts_by_class[k]);

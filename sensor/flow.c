@@ -56,6 +56,21 @@
  * stream_total_max (kept ones are freed first), so stream_total_max still
  * bounds all stream memory while limits apply to held bytes exactly as
  * before.
+ *
+ * Reclaim: when a direction needs room and stream_total_max is full, the
+ * buffers of idle directions go to it rather than the new bytes being lost
+ * (stream_reclaim). Idle is told by a CLOCK sweep over the pair slab, as
+ * page caches tell it: every write sets the direction's touched bit; the
+ * sweep, from where it last stopped, clears the bit of a direction it finds
+ * set and takes back the buffer of one it finds clear, which had no byte
+ * since the sweep's last pass, so busy directions are passed over and the
+ * ones left idle longest go first. Such a direction is done, as if its
+ * analyzer had finished with it (flows.stream_reclaimed). Without this, a
+ * few thousand connections, each left open with its window nearly full
+ * (under stream_max: not released at once, flow_release_unread), held the
+ * cap for as long as they stayed open and the sensor read no new stream.
+ * The sweep never takes from the pair being written to, and looks at a
+ * bounded number of directions per call (RECLAIM_STEPS).
  */
 #include "flow.h"
 
@@ -88,6 +103,10 @@ enum {
 	 * STREAM_CACHE_BYTES in all. */
 	STREAM_CACHE_CLASSES = 8,
 	STREAM_CACHE_BYTES = 512 * 1024,
+	/* Directions the reclaim sweep looks at per call, at most: two full
+	 * turns of a slab of 4,096 pairs; a bigger slab is swept over as
+	 * many calls (each starts where the last stopped). */
+	RECLAIM_STEPS = 16384,
 };
 
 /* A TCP flow's stream records (f->st points at st), or a link of the free
@@ -99,6 +118,10 @@ union stream_pair {
 	union stream_pair *next;
 };
 _Static_assert(sizeof(union stream_pair) % 64 == 0, "stream pairs: whole cache lines");
+/* Pair chunks are aligned to a pair's size, so a stream record's pair is
+ * its address rounded down (pair_of). */
+#define PAIR_ALIGN 256
+_Static_assert(sizeof(union stream_pair) == PAIR_ALIGN, "a pair: 256 bytes");
 _Static_assert(sizeof(struct flow_stream) <= 128, "a pair of stream records: 256 bytes");
 
 /* Keeps every flow of a chunk on its own cache lines (see struct flow). */
@@ -141,6 +164,8 @@ struct flow_table {
 	uint32_t n_pair_chunks;
 	uint32_t pairs_allocated;
 	union stream_pair *pair_free;
+	uint32_t sweep; /* the next direction the reclaim sweep looks at (pair
+			 * index * 2 + direction) */
 	struct cached_buf *cache[STREAM_CACHE_CLASSES]; /* by size class */
 	uint64_t cache_bytes;
 	uint64_t next_id;
@@ -573,6 +598,41 @@ static uint64_t stream_room(const struct flow_table *ft)
 	return ft->cfg.stream_total_max - ft->stats.stream_bytes;
 }
 
+static union stream_pair *pair_of(const struct flow_stream *st)
+{
+	return (union stream_pair *)((uintptr_t)st & ~(uintptr_t)(PAIR_ALIGN - 1));
+}
+
+/*
+ * Make room for need bytes under stream_total_max by taking back the
+ * buffers of idle directions ("Reclaim" above), never one of self's pair.
+ * A free pair, or a direction holding nothing, has cap 0 and no ooo table
+ * (pair chunks start zeroed, and flow_end releases both directions).
+ */
+static void stream_reclaim(struct flow_table *ft, const struct flow_stream *self, uint64_t need)
+{
+	const union stream_pair *mine = pair_of(self);
+	uint64_t dirs = (uint64_t)ft->pairs_allocated * 2;
+
+	for (uint32_t n = 0; n < RECLAIM_STEPS && stream_room(ft) < need; n++) {
+		if (ft->sweep >= dirs)
+			ft->sweep = 0;
+		uint32_t i = ft->sweep++, k = i >> 1;
+		union stream_pair *sp = &ft->pair_chunks[k / PAIR_CHUNK][k % PAIR_CHUNK];
+		struct flow_stream *st = &sp->st[i & 1];
+		if (sp == mine || (!st->cap && !st->ooo))
+			continue;
+		if (st->touched) {
+			st->touched = 0; /* a second chance: idle if still clear next time */
+			continue;
+		}
+		stream_release(ft, st);
+		st->syn_len = 0;
+		st->done = 1;
+		ft->stats.stream_reclaimed++;
+	}
+}
+
 /* The bytes a direction may hold: stream_max, or FLOW_STREAM_WIDE once
  * it is a flow on one of cfg.wide_ports. */
 static uint32_t stream_limit(const struct flow_table *ft, const struct flow_stream *st)
@@ -593,14 +653,17 @@ uint32_t flow_stream_window(const struct flow_table *ft, const struct flow_strea
  */
 static int stream_reserve(struct flow_table *ft, struct flow_stream *st, uint32_t need)
 {
+	st->touched = 1; /* bytes are coming: not idle (reclaim) */
 	if (need <= st->cap)
 		return 0;
-	uint64_t room = stream_room(ft);
 	uint64_t cap = st->cap ? st->cap : STREAM_INIT_CAP;
 	while (cap < need)
 		cap *= 2;
 	if (cap > stream_limit(ft, st))
 		cap = stream_limit(ft, st);
+	if (cap - st->cap > stream_room(ft))
+		stream_reclaim(ft, st, cap - st->cap);
+	uint64_t room = stream_room(ft);
 	if (cap - st->cap > room)
 		cap = need;
 	if (cap - st->cap > room)
@@ -1095,6 +1158,8 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 	/* Out of order, within the range budget (i, j from ooo_span): hold it
 	 * in place. */
 	if (!st->ooo) {
+		if (ooo_bytes(ft) > stream_room(ft))
+			stream_reclaim(ft, st, ooo_bytes(ft));
 		if (ooo_bytes(ft) > stream_room(ft)) {
 			ft->stats.ooo_dropped++;
 			ft->stats.stream_cap_bytes += (uint64_t)(e - s);
@@ -1167,9 +1232,10 @@ static struct flow_stream *pair_alloc(struct flow_table *ft)
 			return NULL; /* cannot happen: every pair belongs to a flow */
 		if (n > PAIR_CHUNK)
 			n = PAIR_CHUNK;
-		union stream_pair *c = aligned_alloc(64, (size_t)n * sizeof(*c));
+		union stream_pair *c = aligned_alloc(PAIR_ALIGN, (size_t)n * sizeof(*c));
 		if (!c)
 			return NULL;
+		memset(c, 0, (size_t)n * sizeof(*c)); /* nothing held (reclaim) */
 		ft->pair_chunks[ft->n_pair_chunks++] = c;
 		for (uint32_t i = n; i-- > 0;) {
 			c[i].next = ft->pair_free;

@@ -21,7 +21,12 @@
  * most one pair per flow. A flow's stream buffer is allocated when the first
  * payload byte arrives and released when the flow dies or an analyzer calls
  * flow_stream_done(); the table may keep released buffers for reuse, always
- * within stream_total_max (held and kept together).
+ * within stream_total_max (held and kept together). When that cap is full,
+ * a direction that needs room takes the buffers of idle directions of other
+ * flows, which are then done as if their analyzer had finished
+ * (flows.stream_reclaimed; flow.c, "Reclaim"): an analyzer must not assume
+ * a direction it is reading keeps its buffer between packets (buf NULL and
+ * done set: nothing more will come).
  *
  * Holes (capture loss). A segment the capture never saw leaves a hole in the
  * stream. The table skips a hole that will not be filled, as Zeek and
@@ -249,8 +254,10 @@ struct flow_stream {
 	uint8_t memo_next;   /* table internal: the memo entry to overwrite next */
 	uint8_t wscale;      /* table internal: 1 + the window scale this direction's
 			      * sender asked for in its SYN (RFC 7323); 0: none seen */
-	uint8_t win_set;     /* table internal: win is known */
-	uint8_t syn_data;    /* table internal: this direction's SYN carried data */
+	uint8_t win_set : 1; /* table internal: win is known */
+	uint8_t syn_data : 1; /* table internal: this direction's SYN carried data */
+	uint8_t touched : 1; /* table internal: bytes came since the reclaim sweep
+			      * last passed (flow.c, "Reclaim") */
 	uint8_t syn_hold_i;  /* table internal: which SYN (its number among syn_n) the
 			      * data held belongs to */
 	uint8_t csum_ok;     /* table internal: segments with right checksums in a row,
@@ -339,6 +346,8 @@ struct flow_stats {
 	uint64_t stream_widened;   /* directions widened for an offload's segment */
 	uint64_t stream_released;  /* unclaimed directions released at stream_max */
 	uint64_t stream_capped;    /* directions stopped by stream_total_max */
+	uint64_t stream_reclaimed; /* idle directions whose buffer went to a newer stream
+				    * when stream_total_max was full (flow.c, "Reclaim") */
 	uint64_t stream_cap_bytes; /* payload bytes not kept because of stream_total_max */
 	uint64_t stream_gaps;      /* always 0: holes are skipped now (kept for old readers) */
 	uint64_t stream_holes;     /* holes skipped (capture loss), see "Holes" */

@@ -336,6 +336,11 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 			   " with bad checksums ignored, %" PRIu64 " differing copies",
 			fs->urgent, fs->noack_ignored, fs->syn_data_dropped, fs->bad_checksum,
 			fs->inconsistent);
+	/* the global cap on stream bytes was reached */
+	if (fs->stream_reclaimed || fs->stream_capped)
+		fprintf(f, "; stream cap full: %" PRIu64 " idle windows reclaimed, %" PRIu64
+			   " directions cut",
+			fs->stream_reclaimed, fs->stream_capped);
 	fputc('\n', f);
 	fprintf(f, "  events:    dns %" PRIu64 " (%" PRIu64 " queries, %" PRIu64
 		   " responses), http %" PRIu64 ", tls %" PRIu64 ", icmp %" PRIu64

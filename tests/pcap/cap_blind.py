@@ -8,10 +8,14 @@ The eighteenth session's review (pcaps/review18/FINDINGS.md, F11) filled the
 window (520 widened to 132 KiB by a 20 KB first segment, or 4,200 of 16 KiB
 in wire-size segments), and then sent an HTTP request on a new connection:
 no buffer was left for it and it made no event. Such windows now go back
-to the cap (flow_release_unread). This writes both captures with the
-review's own script (REVIEW_DIR/cap_blind.py), replays each, and requires
-the request's two events (request and response, Host www.hidden.test).
-Exit 0 when both are seen, 1 otherwise, 2 on a failed command.
+to the cap (flow_release_unread). A third capture keeps 4,200 windows just
+under 16 KiB, which are not released at once, and a fourth 7,200 that HTTP,
+TLS and DNS claimed, each waiting in the middle of a message: the new
+connection takes the buffers of the idle ones (the reclaim sweep, flow.c
+"Reclaim"). This writes the four captures with the review's own script (REVIEW_DIR/cap_blind.py),
+replays each, and requires the request's two events (request and response,
+Host www.hidden.test). Exit 0 when all are seen, 1 otherwise, 2 on a failed
+command.
 """
 import os
 import subprocess
@@ -26,7 +30,8 @@ def main():
     ew, review = sys.argv[1], sys.argv[2]
     bad = 0
     with tempfile.TemporaryDirectory(prefix="ew-capblind.") as tmp:
-        for name, args in (("widened", ["520"]), ("narrow", ["4200", "narrow"])):
+        for name, args in (("widened", ["520"]), ("narrow", ["4200", "narrow"]),
+                           ("under", ["4200", "under"]), ("claimed", ["7200", "claimed"])):
             pcap = os.path.join(tmp, name + ".pcap")
             db = os.path.join(tmp, name + ".db")
             subprocess.run([sys.executable, os.path.join(review, "cap_blind.py"), pcap] + args,

@@ -1879,6 +1879,88 @@ static void test_offload_segments(void)
 	flow_table_free(ft);
 }
 
+/* The standard test connection's handshake from client port sp. */
+static struct flow *conn_port(struct flow_table *ft, uint16_t sp)
+{
+	struct flow *f = tcp(ft, C_IP, sp, S_IP, 443, TH_SYN, 0, 0, NULL, SEC, NULL);
+	tcp(ft, S_IP, 443, C_IP, sp, TH_SYN | TH_ACK, 1000, 1, NULL, SEC, NULL);
+	CHECK(f != NULL && f->st[0].isn == 1);
+	return f;
+}
+
+/* n bytes of c from client port sp at stream offset off. */
+static void pdata(struct flow_table *ft, uint16_t sp, uint32_t off, char c, size_t n)
+{
+	static char b[8193];
+
+	memset(b, c, n);
+	b[n] = '\0';
+	tcp(ft, C_IP, sp, S_IP, 443, TH_ACK | TH_PUSH, 1 + off, 1001, b, 2 * SEC, NULL);
+}
+
+/*
+ * Reclaim: with stream_total_max full, a new stream takes the buffer of the
+ * direction idle longest (the CLOCK sweep: a direction written since the
+ * sweep last passed gets a second chance), never one of its own pair; with
+ * nothing idle, the new bytes are not kept, as before.
+ */
+static void test_reclaim(void)
+{
+	struct flow_config cfg = {.stream_max = 4096, .stream_total_max = 16384};
+	struct flow_table *ft = flow_table_new(&cfg, NULL, NULL);
+	struct flow *a[6];
+
+	for (int i = 0; i < 4; i++) { /* four windows of 4 KiB fill the cap */
+		a[i] = conn_port(ft, (uint16_t)(41000 + i));
+		pdata(ft, (uint16_t)(41000 + i), 0, (char)('a' + i), 3000);
+		CHECK_EQ(a[i]->st[0].len, 3000);
+	}
+	CHECK_EQ(flow_table_stats(ft)->stream_bytes, 16384);
+	a[4] = conn_port(ft, 41004);
+	pdata(ft, 41004, 0, 'e', 3000); /* takes the first idle one's buffer */
+	CHECK_EQ(a[4]->st[0].len, 3000);
+	CHECK(!a[4]->st[0].overflow && a[4]->st[0].buf && a[4]->st[0].buf[2999] == 'e');
+	CHECK(a[0]->st[0].buf == NULL && a[0]->st[0].done);
+	for (int i = 1; i < 4; i++)
+		CHECK(a[i]->st[0].buf != NULL && !a[i]->st[0].done);
+	CHECK_EQ(flow_table_stats(ft)->stream_reclaimed, 1);
+	CHECK_EQ(flow_table_stats(ft)->stream_capped, 0);
+	CHECK(flow_table_stats(ft)->stream_bytes <= 16384);
+	/* later bytes of the reclaimed direction are ignored */
+	pdata(ft, 41000, 3000, 'a', 10);
+	CHECK(a[0]->st[0].buf == NULL);
+	/* b is written again: passed over; c, idle, goes */
+	pdata(ft, 41001, 3000, 'b', 10);
+	CHECK_EQ(a[1]->st[0].len, 3010);
+	a[5] = conn_port(ft, 41005);
+	pdata(ft, 41005, 0, 'f', 3000);
+	CHECK_EQ(a[5]->st[0].len, 3000);
+	CHECK(a[1]->st[0].buf != NULL && !a[1]->st[0].done);
+	CHECK(a[2]->st[0].buf == NULL && a[2]->st[0].done);
+	CHECK(a[3]->st[0].buf != NULL);
+	CHECK_EQ(flow_table_stats(ft)->stream_reclaimed, 2);
+	CHECK(flow_table_stats(ft)->stream_bytes <= 16384);
+	flow_table_free(ft);
+
+	/* Only the writer's own pair holds the cap: nothing is taken from it */
+	struct flow_config cfg2 = {.stream_max = 8192, .stream_total_max = 8192};
+	ft = flow_table_new(&cfg2, NULL, NULL);
+	struct flow *f = conn_port(ft, 42000);
+	pdata(ft, 42000, 0, 'x', 4000);
+	char srv[4001];
+	memset(srv, 'y', 4000);
+	srv[4000] = '\0';
+	tcp(ft, S_IP, 443, C_IP, 42000, TH_ACK, 1001, 4001, srv, 2 * SEC, NULL);
+	CHECK_EQ(f->st[1].len, 4000);
+	pdata(ft, 42000, 4000, 'x', 1000); /* needs 8 KiB: no room, nothing idle */
+	CHECK_EQ(f->st[0].len, 4000);
+	CHECK(f->st[0].overflow);
+	CHECK(f->st[1].buf != NULL && !f->st[1].done);
+	CHECK_EQ(flow_table_stats(ft)->stream_reclaimed, 0);
+	CHECK_EQ(flow_table_stats(ft)->stream_capped, 1);
+	flow_table_free(ft);
+}
+
 /* An unclaimed direction at stream_max goes back to the global cap after
  * the packet's analyzers (flow_release_unread); a claimed one, or one below
  * stream_max, keeps its buffer. */
@@ -2001,6 +2083,7 @@ int main(void)
 	test_inconsistent();
 	test_offload_segments();
 	test_release_unread();
+	test_reclaim();
 	test_checksums();
 	return check_done();
 }
