@@ -1045,6 +1045,35 @@ static int tls_first(const struct flow_table *ft, const struct flow_stream *st, 
 }
 
 /*
+ * A buffer over stream_max (a widened window) that the analyzer's slides
+ * left at most a quarter full, with nothing held past len, gives back what
+ * it does not need: it moves to the smallest growth step that holds twice
+ * its bytes. Called as bytes arrive, so a busy direction that met one
+ * offloaded segment does not keep 132 KiB of the cap for the rest of its
+ * life (an idle one is the reclaim sweep's).
+ */
+static void stream_shrink(struct flow_table *ft, struct flow_stream *st)
+{
+	if (!st->buf || st->cap <= ft->cfg.stream_max || st->ooo_n || st->syn_len ||
+	    (uint64_t)st->len * 4 > st->cap)
+		return;
+	uint32_t cap = STREAM_INIT_CAP;
+	while (cap < 2 * st->len)
+		cap *= 2;
+	if ((uint64_t)cap * 2 > st->cap)
+		return;
+	uint8_t *nb = cache_get(ft, cap);
+	if (!nb && !(nb = malloc(cap)))
+		return;
+	memcpy(nb, st->buf, st->len);
+	ft->stats.stream_bytes -= st->cap - cap;
+	cache_put(ft, st->buf, st->cap);
+	st->buf = nb;
+	st->cap = cap;
+	ft->stats.stream_shrunk++;
+}
+
+/*
  * Add n payload bytes whose first byte has sequence number seq. A segment
  * whose bytes differ from bytes held for the same range (in order or out
  * of order) is counted (flows.inconsistent): the sender sent two versions
@@ -1061,6 +1090,7 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 
 	if (st->done || st->overflow || st->gap || n == 0 || !data)
 		return;
+	stream_shrink(ft, st);
 	if (!st->isn_set) {
 		st->isn = seq;
 		st->isn_set = 1;

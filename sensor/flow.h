@@ -346,6 +346,7 @@ struct flow_stats {
 	uint64_t stream_widened;   /* directions widened for an offload's segment */
 	uint64_t stream_released;  /* unclaimed directions released at stream_max */
 	uint64_t stream_capped;    /* directions stopped by stream_total_max */
+	uint64_t stream_shrunk;    /* widened buffers moved to a smaller one after slides */
 	uint64_t stream_reclaimed; /* idle directions whose buffer went to a newer stream
 				    * when stream_total_max was full (flow.c, "Reclaim") */
 	uint64_t stream_cap_bytes; /* payload bytes not kept because of stream_total_max */

@@ -1961,6 +1961,48 @@ static void test_reclaim(void)
 	flow_table_free(ft);
 }
 
+/*
+ * A widened buffer left nearly empty by the analyzer's slides shrinks as
+ * bytes arrive, and grows again for the next large segment; the bytes held
+ * are kept, and stream_bytes follows.
+ */
+static void test_shrink(void)
+{
+	static char big[60001];
+	struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+	struct flow *f = conn(ft, 1);
+
+	memset(big, 's', 20000);
+	big[20000] = '\0';
+	cdata(ft, 1, big); /* an offload's segment in the first 4 KiB: widened */
+	CHECK(f->st[0].wide && f->st[0].len == 20000 && f->st[0].cap > 16384);
+	uint32_t wide_cap = f->st[0].cap;
+	f->st[0].consumed = 19990; /* the analyzer read all but 10 bytes */
+	flow_stream_slide(&f->st[0]);
+	CHECK_EQ(f->st[0].len, 10);
+	CHECK_EQ(f->st[0].cap, wide_cap); /* nothing came yet */
+	cdata(ft, 20001, "0123456789");
+	CHECK_EQ(f->st[0].cap, 1024);
+	CHECK(stream_is_n(f, 0, "ssssssssss0123456789", 20));
+	CHECK_EQ(flow_table_stats(ft)->stream_bytes, 1024);
+	CHECK_EQ(flow_table_stats(ft)->stream_shrunk, 1);
+	/* the next large segment grows it again, up to the wide window */
+	memset(big, 't', 60000);
+	big[60000] = '\0';
+	cdata(ft, 20011, big);
+	CHECK_EQ(f->st[0].len, 60020);
+	CHECK(f->st[0].cap >= 60020 && !f->st[0].overflow);
+	CHECK(f->st[0].buf[19] == '9' && f->st[0].buf[60019] == 't');
+	/* a buffer over a quarter full is left as it is */
+	f->st[0].consumed = 40000;
+	flow_stream_slide(&f->st[0]);
+	uint32_t cap = f->st[0].cap;
+	cdata(ft, 80011, "x");
+	CHECK_EQ(f->st[0].cap, cap);
+	CHECK_EQ(flow_table_stats(ft)->stream_shrunk, 1);
+	flow_table_free(ft);
+}
+
 /* An unclaimed direction at stream_max goes back to the global cap after
  * the packet's analyzers (flow_release_unread); a claimed one, or one below
  * stream_max, keeps its buffer. */
@@ -2084,6 +2126,7 @@ int main(void)
 	test_offload_segments();
 	test_release_unread();
 	test_reclaim();
+	test_shrink();
 	test_checksums();
 	return check_done();
 }
