@@ -14,7 +14,8 @@
  * flat struct quic_flow in flow->app_state, freed by the flow table), so a
  * ClientHello spread over several Initial packets or datagrams is parsed
  * once its last byte arrives. Then the flow is done: later packets are
- * MOD_OK without decryption. Without a flow (no table), each datagram is
+ * MOD_OK without decryption, and its state shrinks to the struct quic_done
+ * at its start (9 KiB to 4 bytes, for the minute an idle UDP flow stays). Without a flow (no table), each datagram is
  * looked at on its own in the module's scratch buffer.
  *
  * Nothing here prints, judges or keeps a global; every packet byte is read
@@ -400,9 +401,15 @@ int quic_crypto_hello(const struct quic_crypto *cr, size_t *len, int *cut)
 
 /* ---- the module ----------------------------------------------------------- */
 
+/* What a flow keeps once its hello was handled: the start of its struct
+ * quic_flow, to which the allocation shrinks (realloc). */
+struct quic_done {
+	int done; /* the hello was handled: nothing more to do */
+};
+
 /* Per flow, in flow->app_state (one flat allocation, freed by the flow table). */
 struct quic_flow {
-	int done;                 /* the hello was handled: nothing more to do */
+	struct quic_done d;       /* first: all a done flow keeps */
 	int keyed;                /* keys below are for version/dcid */
 	uint32_t version;
 	uint8_t dcid_len;
@@ -502,15 +509,15 @@ static int quic_on_packet(void *state, const struct pkt *p, struct emit *out)
 	if (f && (p->dir != 0 || (f->app != APP_NONE && !(f->app == APP_TLS && f->app_state)) ||
 		  (f->app == APP_NONE && f->app_state)))
 		return MOD_NOT_MINE; /* the server's Initials, or another analyzer's flow */
-	qf = f ? f->app_state : NULL;
-	if (qf && qf->done)
+	if (f && f->app_state && ((const struct quic_done *)f->app_state)->done)
 		return MOD_OK;
+	qf = f ? f->app_state : NULL;
 	if (r != MOD_OK)
 		return r;
 
 	if (!qf) {
 		qf = &st->scratch;
-		qf->done = 0;
+		qf->d.done = 0;
 		qf->keyed = 0;
 		quic_crypto_reset(&qf->crypto);
 	}
@@ -544,16 +551,22 @@ static int quic_on_packet(void *state, const struct pkt *p, struct emit *out)
 
 	if (!quic_crypto_hello(&qf->crypto, &len, &cut))
 		return ret;
-	qf->done = 1;
+	qf->d.done = 1;
 	r = tls_parse_transport(qf->crypto.buf, len, cut ? OBS_F_TRUNCATED : 0, "quic", &st->hello);
 	if (r == MOD_NOT_MINE || st->hello.hs_type != TLS_CLIENT_HELLO)
-		return MOD_MALFORMED; /* the CRYPTO stream does not start with a ClientHello */
-	if (cut && !st->hello.has_sni)
-		return r;
-	e = emit_hello(&st->hello, p, out);
-	if (e < 0)
+		r = MOD_MALFORMED; /* the CRYPTO stream does not start with a ClientHello */
+	else if (cut && !st->hello.has_sni)
+		e = 0;
+	else if ((e = emit_hello(&st->hello, p, out)) < 0)
 		return e;
-	return r != MOD_OK ? r : ret;
+	else
+		r = r != MOD_OK ? r : ret;
+	if (qf != &st->scratch) { /* the hello is out: the rest of the state goes */
+		struct quic_done *qd = realloc(qf, sizeof(*qd));
+		if (qd)
+			f->app_state = qd; /* (a shrink that fails keeps the block) */
+	}
+	return r;
 }
 
 const struct module quic_module = {

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <malloc.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -448,7 +449,9 @@ static void test_module(void)
 	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK);
 	CHECK_EQ(s.n, 2);
 	CHECK_STR(s.name, "example.com");
-	/* done: later Initials are not decrypted again */
+	/* done: the flow keeps a few bytes, not the 9 KiB of its assembly */
+	CHECK(f.app_state != NULL && malloc_usable_size(f.app_state) < 64);
+	/* ... and later Initials are not decrypted again */
 	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK);
 	CHECK_EQ(s.n, 2);
 	free(f.app_state);
@@ -460,6 +463,7 @@ static void test_module(void)
 	p = udp_pkt(pkt, n + n2 + 50, &f, 0);
 	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK);
 	CHECK_EQ(s.n, 3);
+	CHECK(f.app_state != NULL && malloc_usable_size(f.app_state) < 64);
 	free(f.app_state);
 
 	/* another analyzer's flow */
