@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "alerts.h"
+#include "copies.h"
 #include "log.h"
 #include "rules.h"
 #include "text.h"
@@ -70,6 +71,10 @@ struct core {
 	struct core_stats stats;
 	int finished;              /* core_finish() has run */
 	struct flow_stats final_fs; /* the flow table's counters at core_finish() */
+	/* the datagrams of the last second (copies.h), with core_config.copies:
+	 * made at the first datagram */
+	struct copies *copies;
+	int copies_on;     /* core_config.copies */
 };
 
 static int core_emit_obs(struct emit *e, const struct obs *o);
@@ -113,6 +118,7 @@ int core_open(struct core **out, const struct core_config *cfg, char *err, size_
 	c->emit.alert = core_emit_alert;
 	c->emit.core = c;
 	c->db_path = cfg->db_path;
+	c->copies_on = cfg->copies;
 	c->dec = decoder_new(&cfg->decode);
 	c->flows = flow_table_new(&cfg->flow, core_flow_end, c);
 	if (!cfg->rules)
@@ -184,6 +190,7 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	store_put_stat(c->store, "fragments.duplicate", (int64_t)ds->frag_duplicate);
 	store_put_stat(c->store, "fragments.conflict", (int64_t)ds->frag_conflict);
 	store_put_stat(c->store, "fragments.bad_checksum", (int64_t)ds->frag_bad_checksum);
+	store_put_stat(c->store, "packets.copies", (int64_t)c->stats.copies);
 	store_put_stat(c->store, "flows.created", (int64_t)fs->created);
 	store_put_stat(c->store, "flows.active", (int64_t)fs->active);
 	store_put_stat(c->store, "flows.expired", (int64_t)fs->expired);
@@ -254,6 +261,8 @@ int core_finish(struct core *c)
 	/* Flows end first: analyzers may still emit from their flow state. */
 	flow_table_free(c->flows);
 	c->flows = NULL;
+	copies_free(c->copies);
+	c->copies = NULL;
 	for (unsigned i = 0; i < c->n_modules; i++)
 		if (modules[i]->fini)
 			modules[i]->fini(c->mod_state[i]);
@@ -523,6 +532,22 @@ static void core_syn_data(struct core *c, const struct pkt *p)
 	}
 }
 
+/*
+ * With core_config.copies, a UDP, ICMP or ICMPv6 datagram that another
+ * capture source already gave (copies.h): 1, and the packet is skipped.
+ * TCP is left to the flow table, which takes a second copy's bytes as a
+ * retransmission. Out of memory: every copy is read.
+ */
+static int core_copy(struct core *c, const struct pkt *p, uint32_t iface)
+{
+	if (!c->copies_on ||
+	    (p->proto != IPPROTO_UDP && p->proto != IPPROTO_ICMP && p->proto != IPPROTO_ICMPV6))
+		return 0;
+	if (!c->copies && !(c->copies = copies_new()))
+		return 0;
+	return copies_seen(c->copies, p, iface);
+}
+
 void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 		 uint32_t caplen, uint32_t wirelen, uint32_t iface)
 {
@@ -551,6 +576,10 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 	core_lost_frags(c, ts_us, iface);
 	if (dr != DECODE_OK)
 		return;
+	if (core_copy(c, &p, iface)) {
+		c->stats.copies++;
+		return;
+	}
 	p.iface = iface;
 	p.flow = NULL;
 	p.dir = 0;

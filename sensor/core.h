@@ -56,6 +56,9 @@ struct core_stats {
 	 * a step back until CORE_CLOCK_BACK_RUN of them confirm it, those too
 	 * soon after a restart) */
 	uint64_t time_restarts, time_folded;
+	/* UDP/ICMP datagrams skipped as copies of one another capture source
+	 * gave (copies.h) */
+	uint64_t copies;
 	struct mod_counts mod[CORE_MAX_MODULES];
 };
 
@@ -65,6 +68,11 @@ struct core_config {
 	struct store_config store;
 	struct flow_config flow;
 	struct decode_config decode;
+	/* 1: a UDP, ICMP or ICMPv6 datagram that two capture sources (the
+	 * iface of core_packet) both give is read once (copies.h): watch with
+	 * several interfaces, replay --merge; 0: every copy is read (files
+	 * replayed one after another are separate passes) */
+	int copies;
 };
 
 struct core;

@@ -310,6 +310,9 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 		fprintf(f, ", %" PRIu64 " conflicting", ds->frag_conflict);
 	if (ds->frag_bad_checksum)
 		fprintf(f, ", %" PRIu64 " with bad checksums refused", ds->frag_bad_checksum);
+	/* a datagram another file (or interface) already gave (copies.h) */
+	if (s->copies)
+		fprintf(f, "; %" PRIu64 " UDP/ICMP copies from another source skipped", s->copies);
 	fputc('\n', f);
 	fprintf(f, "  layers:   ");
 	int any = 0;
@@ -823,6 +826,7 @@ static int cmd_replay(int argc, char **argv)
 	cfg.rules = rules;
 	cfg.db_path = no_store ? NULL : db;
 	cfg.store.bulk = 1;
+	cfg.copies = win.merge; /* merged files: one capture's interfaces */
 	if (core_open(&core, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "egresswatch replay: %s\n", err);
 		rules_free(rules);
@@ -1159,6 +1163,7 @@ static int cmd_watch(int argc, char **argv)
 		pfd[i].events = POLLIN;
 	}
 	cfg.db_path = db;
+	cfg.copies = n > 1; /* a packet that crosses two of them is read once */
 	cfg.store.drop_when_full = 1; /* never stall the capture on a slow disk */
 	cfg.store.retain_us = retain_us;
 	if (core_open(&core, &cfg, err, sizeof(err)) < 0) {

@@ -7,7 +7,8 @@
 #  - a link taken down and up again is logged once each way, and captured
 #    on afterwards;
 #  - stderr a pipe whose reader has gone (`watch 2>&1 | head -n 1`): SIGTERM
-#    still settles and commits what came last and exits 0 (not SIGPIPE).
+#    still settles and commits what came last and exits 0 (not SIGPIPE);
+#  - a packet seen on two watched interfaces is one event.
 #   watch_capture.sh EGRESSWATCH
 # Everything happens in a network namespace of the test's own (ew-live-cap)
 # on a veth pair inside it (cap0, watched; cap1, its peer, where
@@ -91,4 +92,18 @@ sleep 0.3
 watch_stop
 "$EW" events -d "$T/pipe.db" --json | grep -q '"qname":"last-before-stop0.test"' && ok ||
 	bad "with its reader gone, the stop did not commit the last query"
+
+# 4. Two watched interfaces that one packet crosses (the two ends of the
+# veth pair: each frame leaves by cap1 and arrives by cap0): each DNS query
+# is one event, the other interface's copy skipped (sensor/copies.h).
+$IN "$EW" watch -d "$T/two.db" -i cap0 -i cap1 2> "$T/log" &
+PID=$!
+wait_for "watching 2 interfaces" "$T/log"
+send 20 twice
+sleep 1.2
+watch_stop
+n=$("$EW" events -d "$T/two.db" --json | grep -c '"qname":"twice[0-9]*.test"')
+[ "$n" -eq 20 ] && ok || bad "20 queries seen on two interfaces made $n events, want 20"
+grep -q "\[capture\] 40 packets decoded" "$T/log" && ok ||
+	bad "both copies were not captured: $(tail -n 1 "$T/log")"
 live_done
