@@ -130,6 +130,7 @@
 #define H2C_TABLE_DEFAULT 4096     /* SETTINGS_HEADER_TABLE_SIZE before SETTINGS */
 #define H2C_TABLE_MAX 65536        /* the largest dynamic table a decoder allows */
 #define H2C_PENDING_MAX 16         /* requests remembered per flow for pairing */
+#define H2C_PENDING_BUDGET (32u * 1024u * 1024u) /* ... by all flows: bytes */
 #define H2C_SETTINGS_QUEUE 4       /* SETTINGS awaiting their ACK, per direction */
 #define H2C_FLOWS_MAX 1024         /* flows holding HPACK inflaters */
 #define H2C_HEAP_MAX (256u * 1024u)          /* nghttp2's bytes per flow */
@@ -145,6 +146,10 @@ int h2c_sniff(const uint8_t *buf, size_t len);
 /* The bytes nghttp2 holds for every flow's inflaters (the module's state
  * from init; for the tests). */
 size_t h2c_heap(const void *state);
+
+/* The bytes every flow's pending requests hold, as counted against
+ * H2C_PENDING_BUDGET (the module's state from init; for the tests). */
+size_t h2c_pending_bytes(const void *state);
 
 /* The analyzer descriptor (analyzers/registry.c). */
 struct module;

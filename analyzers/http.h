@@ -155,6 +155,7 @@
 #define HTTP_TTL_MAX 32       /* escaped token TTL value */
 #define HTTP_WHY_MAX 96       /* malformed reason */
 #define HTTP_PIPELINE_MAX 16  /* unanswered requests remembered per flow */
+#define HTTP_PENDING_BUDGET (32u * 1024u * 1024u) /* ... by all flows: bytes */
 #define HTTP_PAIR_HOST_MAX 256
 #define HTTP_PAIR_URI_MAX 512
 #define HTTP_CHUNK_LINE_MAX 1024 /* a chunk-size or trailer line */
@@ -263,6 +264,10 @@ void http_head_record(const struct http_head *h, const struct http_pair *pair, s
  * *cut (when not NULL) when src did not fit.
  */
 size_t http_copy_escaped(char *dst, size_t cap, const char *src, int *cut);
+
+/* The bytes every flow's pending requests hold, as counted against
+ * HTTP_PENDING_BUDGET (the module's state from init; for the tests). */
+size_t http_pending_bytes(const void *state);
 
 /* The analyzer descriptor (analyzers/registry.c). */
 struct module;
