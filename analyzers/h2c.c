@@ -12,11 +12,15 @@
  * (flow_stream_slide), so a long-lived connection is followed to its end.
  *
  * The inflaters are not in flow->app_state, which the flow table frees with
- * free() and no word to the module: they live in the module's slots, each
+ * free(): they live in the module's slots (found ended when a new flow
+ * needs one, or idle, not when the flow ends), each
  * tied to its flow by a ticket the flow's state keeps, and every byte
  * nghttp2 allocates for them is counted against the slot and the module
  * (the nghttp2_mem hooks), so the memory is bounded whatever the peer
- * sends. Nothing here prints, judges or keeps a global.
+ * sends. The requests waiting for their response hang off the flow's state
+ * (pending.h), counted against the module's budget and given back by
+ * h2c_flow_end, which the core calls before the flow table frees
+ * app_state. Nothing here prints, judges or keeps a global.
  */
 #include "h2c.h"
 

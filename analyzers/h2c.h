@@ -88,8 +88,14 @@
  * pairs with the request of its stream id when that one is remembered (the
  * last H2C_PENDING_MAX requests without a final response; a 1xx leaves it).
  *
- * Bounds. Per claimed flow, in flow->app_state (one flat allocation): the
- * struct h2c_flow (13 KiB: the pending requests). The two HPACK
+ * Bounds. Per claimed flow, in flow->app_state: the struct h2c_flow (256
+ * bytes) and, while requests wait for their final response, their
+ * summaries packed at their real lengths (pending.h), allocated with the
+ * first and freed with the last or when the flow ends; those of every flow
+ * hold at most H2C_PENDING_BUDGET (32 MiB) together, and a request that
+ * would pass it is not remembered (its response goes unpaired; an older
+ * one it would have overwritten is kept) and is counted
+ * (module.h2c.pending_refused in the stats table). The two HPACK
  * inflaters of a flow, and the two heads being decoded (18 KiB, allocated
  * with the slot's first flow and kept for the next), live in the module,
  * in one of H2C_FLOWS_MAX slots

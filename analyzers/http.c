@@ -10,11 +10,14 @@
  * and every value is escaped into a bounded buffer of struct http_head.
  *
  * The module keeps one struct http_flow per claimed flow in flow->app_state
- * (a single flat allocation: the flow table frees it with free()): for each
- * direction where the next message starts and how much body is left to
- * skip, and the FIFO of requests still waiting for their response. Its own
- * state (the head being parsed and the record buffer) is per module, not
- * per flow. Nothing here prints, judges or keeps a global.
+ * (88 bytes, which the flow table frees with free()): for each direction
+ * where the next message starts and how much body is left to skip, and the
+ * FIFO of requests still waiting for their response, a struct pend
+ * (pending.h) allocated with the first of them and freed with the last, or
+ * by http_flow_end when the flow ends first; every flow's together are
+ * bounded by HTTP_PENDING_BUDGET. Its own state (the head being parsed,
+ * the record buffer and that budget) is per module, not per flow. Nothing
+ * here prints, judges or keeps a global.
  */
 #include "http.h"
 

@@ -83,6 +83,11 @@
  *     ones that did not fit are not remembered and their responses go
  *     unpaired rather than mispaired); 1xx responses other than 101 are
  *     interim and pair without using the request up;
+ *   - the summaries are kept at their real lengths (pending.h), stored
+ *     only while their requests wait: the unanswered requests of every flow
+ *     hold at most HTTP_PENDING_BUDGET (32 MiB) together; a request that
+ *     would pass it is not remembered either (its response goes unpaired)
+ *     and is counted (module.http.pending_refused in the stats table);
  *   - responses to HEAD, and 1xx, 204 and 304, have no body; a response with
  *     neither Content-Length nor chunked framing runs to the end of the
  *     connection, so the server direction stops after its head;
