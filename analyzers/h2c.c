@@ -12,11 +12,15 @@
  * (flow_stream_slide), so a long-lived connection is followed to its end.
  *
  * The inflaters are not in flow->app_state, which the flow table frees with
- * free() and no word to the module: they live in the module's slots, each
+ * free(): they live in the module's slots (found ended when a new flow
+ * needs one, or idle, not when the flow ends), each
  * tied to its flow by a ticket the flow's state keeps, and every byte
  * nghttp2 allocates for them is counted against the slot and the module
  * (the nghttp2_mem hooks), so the memory is bounded whatever the peer
- * sends. Nothing here prints, judges or keeps a global.
+ * sends. The requests waiting for their response hang off the flow's state
+ * (pending.h), counted against the module's budget and given back by
+ * h2c_flow_end, which the core calls before the flow table frees
+ * app_state. Nothing here prints, judges or keeps a global.
  */
 #include "h2c.h"
 
@@ -34,6 +38,7 @@
 #include "../sensor/text.h"
 #include "http.h"
 #include "module.h"
+#include "pending.h"
 #include "proxyproto.h"
 
 static const uint8_t preface[H2C_PREFACE_LEN] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -82,19 +87,18 @@ struct h2c_dir {
 	struct h2c_table_set q[H2C_SETTINGS_QUEUE];
 };
 
-struct h2c_pending {
-	uint32_t sid;       /* 0: free */
-	struct http_pair pair;
-};
-
 /* Per flow, in flow->app_state: one flat allocation. */
 struct h2c_flow {
 	uint64_t ticket;    /* the slot holding our inflaters, while it says so */
 	uint32_t slot;
 	uint8_t lost;       /* the slot went to another flow */
 	struct h2c_dir d[2];
-	uint32_t p_next;    /* next pending entry to overwrite */
-	struct h2c_pending pend[H2C_PENDING_MAX];
+	uint32_t p_next;    /* next pending slot to overwrite */
+	/* the requests waiting for a final response (pending.h: key the
+	 * stream id, tag the slot 0..H2C_PENDING_MAX-1 it holds; NULL when
+	 * none): allocated as they come, counted against the module's
+	 * budget, freed by h2c_flow_end when the flow ends */
+	struct pend *pend;
 };
 
 /* ---- per module ------------------------------------------------------------ */
@@ -143,6 +147,8 @@ struct h2c_state {
 	char info[HTTP_INFO_MAX];
 	uint64_t tickets;   /* tickets handed out */
 	size_t heap;        /* bytes allocated by nghttp2, all slots */
+	struct http_pair pair;   /* a pending request, copied in or out */
+	struct pend_budget pend; /* every flow's pending requests: H2C_PENDING_BUDGET */
 	struct h2c_slot slots[H2C_FLOWS_MAX];
 };
 
@@ -591,30 +597,53 @@ static int frame_head(struct cur *c, struct frame *fr)
 
 /* ---- pairing ------------------------------------------------------------------ */
 
-/* Remember a request for its response: in a free entry, else over the
- * entry written longest ago. */
-static void pending_push(struct h2c_flow *fs, uint32_t sid, const struct http_head *h)
+/* Remember a request for its response: in the lowest free slot, else over
+ * the slot p_next (the slots taken in turn). Not remembered (counted) when
+ * the module's budget is full; an overwritten request is then kept. */
+static void pending_push(struct h2c_state *ms, struct h2c_flow *fs, uint32_t sid,
+			 const struct http_head *h)
 {
-	struct h2c_pending *q = NULL;
+	struct http_pair *q = &ms->pair;
+	struct pend_entry e;
+	unsigned used = 0, slot = 0, n = pend_count(fs->pend);
+	int drop = -1;
 
-	for (size_t i = 0; i < H2C_PENDING_MAX && !q; i++)
-		if (fs->pend[i].sid == 0)
-			q = &fs->pend[i];
-	if (!q) {
-		q = &fs->pend[fs->p_next];
-		fs->p_next = (fs->p_next + 1) % H2C_PENDING_MAX;
+	http_copy_escaped(q->method, sizeof(q->method), h->method, NULL);
+	http_copy_escaped(q->host, sizeof(q->host), h->host, NULL);
+	http_copy_escaped(q->uri, sizeof(q->uri), h->uri, NULL);
+	for (unsigned i = 0; pend_at(fs->pend, i, &e); i++) {
+		used |= 1u << e.tag;
+		if (n >= H2C_PENDING_MAX && e.tag == fs->p_next)
+			drop = (int)i;
 	}
-	q->sid = sid;
-	http_copy_escaped(q->pair.method, sizeof(q->pair.method), h->method, NULL);
-	http_copy_escaped(q->pair.host, sizeof(q->pair.host), h->host, NULL);
-	http_copy_escaped(q->pair.uri, sizeof(q->pair.uri), h->uri, NULL);
+	if (n < H2C_PENDING_MAX) {
+		while (used & (1u << slot))
+			slot++;
+	} else {
+		slot = fs->p_next;
+	}
+	if (pend_push(&fs->pend, &ms->pend, drop, sid, (uint8_t)slot, 0, q->method, q->host,
+		      q->uri) == 0 && drop >= 0)
+		fs->p_next = (fs->p_next + 1) % H2C_PENDING_MAX;
 }
 
-static struct h2c_pending *pending_find(struct h2c_flow *fs, uint32_t sid)
+/* The pending request of stream sid, copied into ms->pair, and its index
+ * in *at; NULL when none. */
+static const struct http_pair *pending_find(struct h2c_state *ms, struct h2c_flow *fs,
+					    uint32_t sid, unsigned *at)
 {
-	for (size_t i = 0; i < H2C_PENDING_MAX; i++)
-		if (fs->pend[i].sid == sid)
-			return &fs->pend[i];
+	struct pend_entry e;
+
+	for (unsigned i = 0; pend_at(fs->pend, i, &e); i++) {
+		if (e.key != sid)
+			continue;
+		/* pushed cut to these sizes: copied whole */
+		http_copy_escaped(ms->pair.method, sizeof(ms->pair.method), e.method, NULL);
+		http_copy_escaped(ms->pair.host, sizeof(ms->pair.host), e.host, NULL);
+		http_copy_escaped(ms->pair.uri, sizeof(ms->pair.uri), e.uri, NULL);
+		*at = i;
+		return &ms->pair;
+	}
 	return NULL;
 }
 
@@ -663,15 +692,16 @@ static int block_event(struct h2c_state *ms, struct h2c_flow *fs, const struct p
 			return 0; /* trailers, or a stream reused */
 		fs->d[0].last_sid = sid;
 		block_finish(ms);
-		pending_push(fs, sid, h);
+		pending_push(ms, fs, sid, h);
 		return emit_head(ms, p, out, NULL, size, flags);
 	}
 	if (!(ms->dc->blk.pseudo & PS_STATUS))
 		return 0; /* trailers */
-	struct h2c_pending *q = pending_find(fs, sid);
-	int e = emit_head(ms, p, out, q ? &q->pair : NULL, size, flags);
+	unsigned at = 0;
+	const struct http_pair *q = pending_find(ms, fs, sid, &at);
+	int e = emit_head(ms, p, out, q, size, flags);
 	if (q && ms->dc->blk.status_ok && h->status >= 200)
-		q->sid = 0; /* a final response uses the request up */
+		pend_remove(&fs->pend, &ms->pend, at); /* a final response uses the request up */
 	return e;
 }
 
@@ -1035,6 +1065,7 @@ static int h2c_init(const struct module_env *env, void **state)
 		sl->ms = ms;
 		sl->mem = mem;
 	}
+	pend_budget_init(&ms->pend, H2C_PENDING_BUDGET);
 	*state = ms;
 	return 0;
 }
@@ -1049,7 +1080,35 @@ static void h2c_fini(void *state)
 		slot_release(&ms->slots[i]);
 		free(ms->slots[i].dec);
 	}
+	pend_budget_fini(&ms->pend);
 	free(ms);
+}
+
+/* The flow table ends f: give back its pending requests (app_state itself
+ * is freed by the table; its slot, if any, is found ended by slot_pick). */
+static void h2c_flow_end(void *state, struct flow *f)
+{
+	struct h2c_state *ms = state;
+	struct h2c_flow *fs = f->app_state;
+
+	if (f->app == APP_HTTP2 && fs)
+		pend_free(&fs->pend, &ms->pend);
+}
+
+static unsigned h2c_counters(const void *state, struct mod_counter *out)
+{
+	const struct h2c_state *ms = state;
+
+	out[0] = (struct mod_counter){"pending_refused", ms->pend.refused, MODC_SUMMARY};
+	out[1] = (struct mod_counter){"pending_bytes", ms->pend.used, 0};
+	out[2] = (struct mod_counter){"pending_peak", ms->pend.peak, 0};
+	return 3;
+}
+
+size_t h2c_pending_bytes(const void *state)
+{
+	const struct h2c_state *ms = state;
+	return ms ? ms->pend.used : 0;
 }
 
 /* Free the slots of flows idle for H2C_IDLE_US (ended, most likely: the
@@ -1165,4 +1224,6 @@ const struct module h2c_module = {
 	.fini = h2c_fini,
 	.on_packet = h2c_on_packet,
 	.on_tick = h2c_tick,
+	.on_flow_end = h2c_flow_end,
+	.counters = h2c_counters,
 };

@@ -88,8 +88,14 @@
  * pairs with the request of its stream id when that one is remembered (the
  * last H2C_PENDING_MAX requests without a final response; a 1xx leaves it).
  *
- * Bounds. Per claimed flow, in flow->app_state (one flat allocation): the
- * struct h2c_flow (13 KiB: the pending requests). The two HPACK
+ * Bounds. Per claimed flow, in flow->app_state: the struct h2c_flow (256
+ * bytes) and, while requests wait for their final response, their
+ * summaries packed at their real lengths (pending.h), allocated with the
+ * first and freed with the last or when the flow ends; those of every flow
+ * hold at most H2C_PENDING_BUDGET (32 MiB) together, and a request that
+ * would pass it is not remembered (its response goes unpaired; an older
+ * one it would have overwritten is kept) and is counted
+ * (module.h2c.pending_refused in the stats table). The two HPACK
  * inflaters of a flow, and the two heads being decoded (18 KiB, allocated
  * with the slot's first flow and kept for the next), live in the module,
  * in one of H2C_FLOWS_MAX slots
@@ -130,6 +136,7 @@
 #define H2C_TABLE_DEFAULT 4096     /* SETTINGS_HEADER_TABLE_SIZE before SETTINGS */
 #define H2C_TABLE_MAX 65536        /* the largest dynamic table a decoder allows */
 #define H2C_PENDING_MAX 16         /* requests remembered per flow for pairing */
+#define H2C_PENDING_BUDGET (32u * 1024u * 1024u) /* ... by all flows: bytes */
 #define H2C_SETTINGS_QUEUE 4       /* SETTINGS awaiting their ACK, per direction */
 #define H2C_FLOWS_MAX 1024         /* flows holding HPACK inflaters */
 #define H2C_HEAP_MAX (256u * 1024u)          /* nghttp2's bytes per flow */
@@ -145,6 +152,10 @@ int h2c_sniff(const uint8_t *buf, size_t len);
 /* The bytes nghttp2 holds for every flow's inflaters (the module's state
  * from init; for the tests). */
 size_t h2c_heap(const void *state);
+
+/* The bytes every flow's pending requests hold, as counted against
+ * H2C_PENDING_BUDGET (the module's state from init; for the tests). */
+size_t h2c_pending_bytes(const void *state);
 
 /* The analyzer descriptor (analyzers/registry.c). */
 struct module;

@@ -10,11 +10,14 @@
  * and every value is escaped into a bounded buffer of struct http_head.
  *
  * The module keeps one struct http_flow per claimed flow in flow->app_state
- * (a single flat allocation: the flow table frees it with free()): for each
- * direction where the next message starts and how much body is left to
- * skip, and the FIFO of requests still waiting for their response. Its own
- * state (the head being parsed and the record buffer) is per module, not
- * per flow. Nothing here prints, judges or keeps a global.
+ * (88 bytes, which the flow table frees with free()): for each direction
+ * where the next message starts and how much body is left to skip, and the
+ * FIFO of requests still waiting for their response, a struct pend
+ * (pending.h) allocated with the first of them and freed with the last, or
+ * by http_flow_end when the flow ends first; every flow's together are
+ * bounded by HTTP_PENDING_BUDGET. Its own state (the head being parsed,
+ * the record buffer and that budget) is per module, not per flow. Nothing
+ * here prints, judges or keeps a global.
  */
 #include "http.h"
 
@@ -30,6 +33,7 @@
 #include "../sensor/record.h"
 #include "../sensor/text.h"
 #include "module.h"
+#include "pending.h"
 #include "proxyproto.h"
 
 /* ---- locale-free ASCII classes ------------------------------------------- */
@@ -932,11 +936,9 @@ struct http_dir {
 	uint32_t wait_len; /* stream length when the last head was incomplete */
 };
 
-struct http_pending {
-	uint64_t seq;      /* request number in the flow, from 0 */
-	uint8_t head;      /* a HEAD request: its response has no body */
-	struct http_pair pair;
-};
+/* The flags of a pending request (pending.h; its key is the request's
+ * number in the flow, from 0). */
+enum { PEND_HEAD = 1 }; /* a HEAD request: its response has no body */
 
 /* Per flow, in flow->app_state: one flat allocation. */
 struct http_flow {
@@ -951,8 +953,10 @@ struct http_flow {
 			    * hand the flow back */
 	uint8_t roomy;     /* allocated as a struct http_flow_roomy */
 	uint8_t simple;    /* an HTTP/0.9 request was answered */
-	uint32_t q_first, q_n; /* FIFO of unanswered requests */
-	struct http_pending q[HTTP_PIPELINE_MAX];
+	/* the unanswered requests, oldest first (at most HTTP_PIPELINE_MAX;
+	 * NULL when there is none): allocated as they come, counted against
+	 * the module's budget, freed by http_flow_end when the flow ends */
+	struct pend *q;
 };
 
 /*
@@ -966,10 +970,13 @@ struct http_flow_roomy {
 	struct http_head head[2];
 };
 
-/* Per module: working space shared by all flows (one packet at a time). */
+/* Per module: working space shared by all flows (one packet at a time),
+ * and the budget of every flow's pending requests. */
 struct http_state {
 	struct http_head head;
 	char info[HTTP_INFO_MAX];
+	struct http_pair pair;   /* the request a response pairs with, copied out */
+	struct pend_budget pend; /* HTTP_PENDING_BUDGET */
 };
 
 static int http_init(const struct module_env *env, void **state)
@@ -978,13 +985,45 @@ static int http_init(const struct module_env *env, void **state)
 
 	if (!st)
 		return -ENOMEM;
+	pend_budget_init(&st->pend, HTTP_PENDING_BUDGET);
 	*state = st;
 	return 0;
 }
 
 static void http_fini(void *state)
 {
-	free(state);
+	struct http_state *st = state;
+
+	if (st)
+		pend_budget_fini(&st->pend);
+	free(st);
+}
+
+/* The flow table ends f: give back its pending requests (app_state itself
+ * is freed by the table). */
+static void http_flow_end(void *state, struct flow *f)
+{
+	struct http_state *st = state;
+	struct http_flow *fs = f->app_state;
+
+	if (f->app == APP_HTTP && fs)
+		pend_free(&fs->q, &st->pend);
+}
+
+static unsigned http_counters(const void *state, struct mod_counter *out)
+{
+	const struct http_state *st = state;
+
+	out[0] = (struct mod_counter){"pending_refused", st->pend.refused, MODC_SUMMARY};
+	out[1] = (struct mod_counter){"pending_bytes", st->pend.used, 0};
+	out[2] = (struct mod_counter){"pending_peak", st->pend.peak, 0};
+	return 3;
+}
+
+size_t http_pending_bytes(const void *state)
+{
+	const struct http_state *st = state;
+	return st ? st->pend.used : 0;
 }
 
 /* The worse of two results: malformed > truncated > ok. */
@@ -1174,14 +1213,16 @@ static int request_done(struct http_state *ms, struct http_flow *fs, const struc
 
 	if (h->method[0]) {
 		uint64_t seq = fs->req_seq++;
-		if (fs->q_n < HTTP_PIPELINE_MAX) {
-			struct http_pending *q =
-				&fs->q[(fs->q_first + fs->q_n++) % HTTP_PIPELINE_MAX];
-			q->seq = seq;
-			q->head = strcmp(h->method, "HEAD") == 0;
-			http_copy_escaped(q->pair.method, sizeof(q->pair.method), h->method, NULL);
-			http_copy_escaped(q->pair.host, sizeof(q->pair.host), h->host, NULL);
-			http_copy_escaped(q->pair.uri, sizeof(q->pair.uri), h->uri, NULL);
+		if (pend_count(fs->q) < HTTP_PIPELINE_MAX) {
+			/* cut as struct http_pair holds them; not remembered
+			 * (counted) when the module's budget is full */
+			struct http_pair *q = &ms->pair;
+			http_copy_escaped(q->method, sizeof(q->method), h->method, NULL);
+			http_copy_escaped(q->host, sizeof(q->host), h->host, NULL);
+			http_copy_escaped(q->uri, sizeof(q->uri), h->uri, NULL);
+			(void)pend_push(&fs->q, &ms->pend, -1, seq, 0,
+					strcmp(h->method, "HEAD") == 0 ? PEND_HEAD : 0, q->method,
+					q->host, q->uri);
 		}
 		if (strcmp(h->method, "CONNECT") == 0 || h->upgrade[0]) {
 			fs->wait_seq = seq + 1;
@@ -1200,27 +1241,29 @@ static int request_done(struct http_state *ms, struct http_flow *fs, const struc
 	return r;
 }
 
-/* The unanswered request a response answers; final responses use it up. */
-static const struct http_pending *pair_take(struct http_flow *fs, int final)
+/* The unanswered request a response answers, copied into ms->pair (NULL:
+ * none); *head says whether it was a HEAD. Final responses use it up. */
+static const struct http_pair *pair_take(struct http_state *ms, struct http_flow *fs,
+					 int final, int *head)
 {
 	uint64_t seq = fs->resp_seq;
-	const struct http_pending *q;
+	struct pend_entry e;
 
+	*head = 0;
 	if (final)
 		fs->resp_seq++;
-	while (fs->q_n && fs->q[fs->q_first].seq < seq) {
-		fs->q_first = (fs->q_first + 1) % HTTP_PIPELINE_MAX;
-		fs->q_n--;
-	}
-	if (!fs->q_n || fs->q[fs->q_first].seq != seq)
+	while (pend_at(fs->q, 0, &e) && e.key < seq)
+		pend_remove(&fs->q, &ms->pend, 0);
+	if (!pend_at(fs->q, 0, &e) || e.key != seq)
 		return NULL;
-	q = &fs->q[fs->q_first];
-	if (final) {
-		/* the slot stays intact until the next request is pushed */
-		fs->q_first = (fs->q_first + 1) % HTTP_PIPELINE_MAX;
-		fs->q_n--;
-	}
-	return q;
+	/* pushed cut to these sizes: copied whole */
+	http_copy_escaped(ms->pair.method, sizeof(ms->pair.method), e.method, NULL);
+	http_copy_escaped(ms->pair.host, sizeof(ms->pair.host), e.host, NULL);
+	http_copy_escaped(ms->pair.uri, sizeof(ms->pair.uri), e.uri, NULL);
+	*head = (e.flags & PEND_HEAD) != 0;
+	if (final)
+		pend_remove(&fs->q, &ms->pend, 0);
+	return &ms->pair;
 }
 
 /* A response head was parsed (r from http_parse_head). */
@@ -1231,19 +1274,19 @@ static int response_done(struct http_state *ms, struct http_flow *fs, const stru
 	struct http_dir *d = &fs->d[1];
 	unsigned status = h->status;
 	int interim = h->have_line && status >= 100 && status < 200 && status != 101;
-	int answers_wait, connect, e;
+	int answers_wait, connect, e, head;
 	unsigned flags = 0;
 
 	if (r == MOD_TRUNCATED && !h->have_line)
 		return MOD_TRUNCATED;
 	answers_wait = !interim && fs->wait_seq && fs->resp_seq + 1 >= fs->wait_seq;
 	connect = answers_wait && fs->wait_connect;
-	const struct http_pending *q = pair_take(fs, !interim);
+	const struct http_pair *q = pair_take(ms, fs, !interim, &head);
 	if (h->malformed)
 		flags |= OBS_F_MALFORMED;
 	if (r == MOD_TRUNCATED)
 		flags |= OBS_F_TRUNCATED;
-	e = emit_head(ms, p, out, q ? &q->pair : NULL, flags);
+	e = emit_head(ms, p, out, q, flags);
 	if (e < 0)
 		return e;
 	if (answers_wait)
@@ -1261,7 +1304,7 @@ static int response_done(struct http_state *ms, struct http_flow *fs, const stru
 		 * 7540 3.2) is the h2c analyzer's, from the client's preface */
 		fs->d[0].stop = fs->d[1].stop = 1;
 		fs->tunnel = answers_wait && fs->wait_h2c;
-	} else if (interim || status == 204 || status == 304 || (q && q->head)) {
+	} else if (interim || status == 204 || status == 304 || head) {
 		/* no body */
 	} else if (h->chunked) {
 		d->body = BODY_CHUNK_SIZE;
@@ -1621,6 +1664,7 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 		/* Hand the tunnel back: the client stream's consumed cursor sits
 		 * after the CONNECT (or Upgrade) head, where another analyzer
 		 * (TLS, h2c) may claim the flow. */
+		pend_free(&fs->q, &ms->pend);
 		free(f->app_state);
 		f->app_state = NULL;
 		f->app = APP_NONE;
@@ -1686,4 +1730,6 @@ const struct module http_module = {
 	.init = http_init,
 	.fini = http_fini,
 	.on_packet = http_on_packet,
+	.on_flow_end = http_flow_end,
+	.counters = http_counters,
 };

@@ -83,6 +83,11 @@
  *     ones that did not fit are not remembered and their responses go
  *     unpaired rather than mispaired); 1xx responses other than 101 are
  *     interim and pair without using the request up;
+ *   - the summaries are kept at their real lengths (pending.h), stored
+ *     only while their requests wait: the unanswered requests of every flow
+ *     hold at most HTTP_PENDING_BUDGET (32 MiB) together; a request that
+ *     would pass it is not remembered either (its response goes unpaired)
+ *     and is counted (module.http.pending_refused in the stats table);
  *   - responses to HEAD, and 1xx, 204 and 304, have no body; a response with
  *     neither Content-Length nor chunked framing runs to the end of the
  *     connection, so the server direction stops after its head;
@@ -155,6 +160,7 @@
 #define HTTP_TTL_MAX 32       /* escaped token TTL value */
 #define HTTP_WHY_MAX 96       /* malformed reason */
 #define HTTP_PIPELINE_MAX 16  /* unanswered requests remembered per flow */
+#define HTTP_PENDING_BUDGET (32u * 1024u * 1024u) /* ... by all flows: bytes */
 #define HTTP_PAIR_HOST_MAX 256
 #define HTTP_PAIR_URI_MAX 512
 #define HTTP_CHUNK_LINE_MAX 1024 /* a chunk-size or trailer line */
@@ -263,6 +269,10 @@ void http_head_record(const struct http_head *h, const struct http_pair *pair, s
  * *cut (when not NULL) when src did not fit.
  */
 size_t http_copy_escaped(char *dst, size_t cap, const char *src, int *cut);
+
+/* The bytes every flow's pending requests hold, as counted against
+ * HTTP_PENDING_BUDGET (the module's state from init; for the tests). */
+size_t http_pending_bytes(const void *state);
 
 /* The analyzer descriptor (analyzers/registry.c). */
 struct module;

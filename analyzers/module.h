@@ -131,8 +131,21 @@ struct emit {
 	void *core;
 };
 
+/* A counter a module keeps of its own, beyond the per-result ones the core
+ * keeps for it (module.counters). */
+enum mod_counter_flags {
+	MODC_SUMMARY = 1u << 0, /* shown in the replay summary when not zero */
+};
+#define MOD_COUNTERS_MAX 4
+struct mod_counter {
+	const char *name;  /* static: "pending_refused" */
+	uint64_t value;
+	unsigned flags;    /* MODC_* */
+};
+
 struct rules;
 struct config;
+struct flow;
 struct flow_table;
 struct module_env {
 	const struct rules *rules;
@@ -155,6 +168,17 @@ struct module {
 	 * up. Nothing on_obs decides may depend on whether it was called. */
 	void (*prefetch)(void *state, const struct obs *o);
 	void (*on_tick)(void *state, uint64_t now_us, struct emit *out);
+	/* Optional (analyzers): the flow table is about to end f (expiry,
+	 * eviction, close, a time restart, the end of the run), and then to
+	 * free f->app_state with free(). The module that claimed f (f->app)
+	 * releases what its app_state points to; the others leave f alone.
+	 * Nothing may be emitted from here. */
+	void (*on_flow_end)(void *state, struct flow *f);
+	/* Optional: the module's own counters, at most MOD_COUNTERS_MAX, into
+	 * out; returns how many. The core writes them to the stats table as
+	 * module.<module>.<counter> with the per-result ones (/api/v1/stats:
+	 * analyzers.<module>.<counter>), reading them last just before fini. */
+	unsigned (*counters)(const void *state, struct mod_counter *out);
 };
 
 /* registry.c: NULL-terminated, in the order they run. */

@@ -62,6 +62,7 @@ struct core {
 	unsigned n_modules;
 	struct mod_list by_class[PC_N];       /* analyzers per packet class */
 	struct mod_list by_kind[OBS_KIND_MAX]; /* detectors per observation kind */
+	struct mod_list flow_end;             /* modules told when a flow ends */
 	struct emit emit;
 	uint64_t next_tick_us;
 	uint64_t clock_us;       /* the newest packet time since the last restart */
@@ -215,6 +216,11 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 		store_put_stat(c->store, name, (int64_t)m->truncated);
 		snprintf(name, sizeof(name), "module.%s.malformed", modules[i]->name);
 		store_put_stat(c->store, name, (int64_t)m->malformed);
+		for (unsigned k = 0; k < m->n_own; k++) {
+			snprintf(name, sizeof(name), "module.%s.%s", modules[i]->name,
+				 m->own[k].name);
+			store_put_stat(c->store, name, (int64_t)m->own[k].value);
+		}
 	}
 	static const char *const obs_names[OBS_KIND_MAX] = {
 		[OBS_DNS_QUERY] = "dns_query", [OBS_DNS_ANSWER] = "dns_response",
@@ -237,10 +243,23 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	store_put_stat(c->store, "store.expired", (int64_t)ss->expired);
 }
 
+/* Read each module's own counters (module.counters) into c->stats. */
+static void core_read_counters(struct core *c)
+{
+	for (unsigned i = 0; i < c->n_modules; i++) {
+		struct mod_counts *m = &c->stats.mod[i];
+		unsigned n = modules[i]->counters
+				     ? modules[i]->counters(c->mod_state[i], m->own)
+				     : 0;
+		m->n_own = n < MOD_COUNTERS_MAX ? n : MOD_COUNTERS_MAX;
+	}
+}
+
 void core_write_counters(struct core *c)
 {
 	if (c->finished)
 		return; /* written for the last time by core_finish() */
+	core_read_counters(c);
 	alerts_refresh(c->alerts);
 	if (!c->store)
 		return;
@@ -263,6 +282,7 @@ int core_finish(struct core *c)
 	c->flows = NULL;
 	copies_free(c->copies);
 	c->copies = NULL;
+	core_read_counters(c); /* their last values, before the state goes */
 	for (unsigned i = 0; i < c->n_modules; i++)
 		if (modules[i]->fini)
 			modules[i]->fini(c->mod_state[i]);
@@ -391,6 +411,10 @@ static void core_build_dispatch(struct core *c)
 		for (unsigned i = 0; i < c->n_modules; i++)
 			if (modules[i]->on_obs && (modules[i]->obs_mask & (1u << k)))
 				c->by_kind[k].idx[c->by_kind[k].n++] = (uint8_t)i;
+	c->flow_end.n = 0;
+	for (unsigned i = 0; i < c->n_modules; i++)
+		if (modules[i]->on_flow_end)
+			c->flow_end.idx[c->flow_end.n++] = (uint8_t)i;
 }
 
 static void core_count(struct mod_counts *m, int r)
@@ -418,6 +442,10 @@ static void core_flow_end(void *user, struct flow *f)
 {
 	struct core *c = user;
 	alerts_flow_end(c->alerts, f);
+	for (unsigned k = 0; k < c->flow_end.n; k++) {
+		unsigned i = c->flow_end.idx[k];
+		modules[i]->on_flow_end(c->mod_state[i], f);
+	}
 }
 
 static void core_tick(struct core *c, uint64_t now_us)

@@ -35,9 +35,12 @@
 #define CORE_RESTARTS_FREE 16u
 #define CORE_RESTART_MIN_PACKETS 10000u
 
-/* What each module's callbacks returned. */
+/* What each module's callbacks returned, and the module's own counters
+ * (module.counters: read once a second in watch and at core_finish). */
 struct mod_counts {
 	uint64_t ok, not_mine, truncated, malformed, failed;
+	unsigned n_own;
+	struct mod_counter own[MOD_COUNTERS_MAX];
 };
 
 struct core_stats {

@@ -310,7 +310,8 @@ struct flow {
 	uint64_t pkts[2], bytes[2];
 	uint64_t id;          /* 1, 2, ... in order of creation */
 	uint64_t first_us;
-	void *app_state;      /* owned by the analyzer named by app; freed via free() */
+	void *app_state;      /* owned by the analyzer named by app; freed via free()
+			       * after on_end (the core: the module's on_flow_end) */
 	/* TCP: the two directions, st[0] and st[1] (owned by the table);
 	 * NULL for every other protocol. */
 	struct flow_stream *st;

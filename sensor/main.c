@@ -256,7 +256,8 @@ static void print_bad(FILE *f, uint64_t truncated, uint64_t malformed)
  * decoded) or "detectors:" line (the modules that take observations: how
  * many each judged, named without their "detect_" prefix), in the order they
  * run, each count followed by its truncated and malformed counts where there
- * are any.
+ * are any, and by the module's own counters marked MODC_SUMMARY that are
+ * not zero ("http 12 [pending_refused 3]").
  */
 static void print_modules(FILE *f, const struct core_stats *s, int detectors)
 {
@@ -270,6 +271,9 @@ static void print_modules(FILE *f, const struct core_stats *s, int detectors)
 		const struct mod_counts *m = &s->mod[i];
 		fprintf(f, "%s %s %" PRIu64, n++ ? "," : "", name, m->ok);
 		print_bad(f, m->truncated, m->malformed);
+		for (unsigned k = 0; k < m->n_own; k++)
+			if ((m->own[k].flags & MODC_SUMMARY) && m->own[k].value)
+				fprintf(f, " [%s %" PRIu64 "]", m->own[k].name, m->own[k].value);
 	}
 	fputc('\n', f);
 }

@@ -107,10 +107,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		p.payload_len = n;
 		p.ts_us = off;
 		h2c_module.on_packet(state, &p, &out);
-		if (h2c_heap(state) > H2C_HEAP_MAX)
+		if (h2c_heap(state) > H2C_HEAP_MAX || h2c_pending_bytes(state) > 24 * 1024)
 			abort();
 	}
-	free(f.app_state); /* as the flow table does */
+	/* as the core and the flow table do: the pending requests come back */
+	h2c_module.on_flow_end(state, &f);
+	if (h2c_pending_bytes(state) != 0)
+		abort();
+	free(f.app_state);
 	h2c_module.fini(state);
 	return 0;
 }

@@ -119,6 +119,10 @@ static void feed(void *state, struct flow *f, struct emit *out, int dir, const u
 	(void)http_module.on_packet(state, &p, out);
 	if (s->consumed > s->len)
 		abort();
+	/* one flow's pending requests: 16 at the pairing bounds, 13 KiB
+	 * packed, with room to grow */
+	if (http_pending_bytes(state) > 24 * 1024)
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -167,6 +171,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			off[dir] += n;
 		}
 	}
+	/* as the core and the flow table do: the pending requests come back */
+	http_module.on_flow_end(state, &f);
+	if (http_pending_bytes(state) != 0)
+		abort();
 	free(f.app_state);
 	free(f.st[0].buf);
 	free(f.st[1].buf);

@@ -10,7 +10,9 @@
  * folded), end every flow and open a new row; at an input's first packet a
  * step back restarts at once; a capture whose time jumps back and forth
  * restarts at most CORE_RESTARTS_FREE times and then once every
- * CORE_RESTART_MIN_PACKETS packets.
+ * CORE_RESTART_MIN_PACKETS packets. And the analyzers hear of every flow
+ * the table ends (on_flow_end): the HTTP module's pending requests come
+ * back at a restart and at the end of the run.
  */
 #include <pcap/dlt.h>
 #include <stdint.h>
@@ -175,11 +177,112 @@ static void test_back_and_forth(void)
 	core_close(c);
 }
 
+/* An Ethernet frame with an IPv4 TCP segment between 10.99.0.10:sport and
+ * 10.99.0.1:80 (server: from the server), flags, seq, ack and payload. */
+static uint32_t tcp_frame(uint8_t *f, uint16_t sport, int server, uint8_t flags, uint32_t seq,
+			  uint32_t ack, const char *pl)
+{
+	static const uint8_t eth[14] = {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 6, 0x08, 0x00};
+	size_t n = strlen(pl);
+	uint8_t *ip = f + 14, *tcp = ip + 20, *a = ip + (server ? 16 : 12),
+		*b = ip + (server ? 12 : 16);
+
+	memset(f, 0, 54);
+	memcpy(f, eth, sizeof(eth));
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)((40 + n) >> 8), ip[3] = (uint8_t)(40 + n);
+	ip[8] = 64;
+	ip[9] = 6;
+	a[0] = 10, a[1] = 99, a[2] = 0, a[3] = 10;
+	b[0] = 10, b[1] = 99, b[2] = 0, b[3] = 1;
+	uint8_t *cp = tcp + (server ? 2 : 0), *sp = tcp + (server ? 0 : 2);
+	cp[0] = (uint8_t)(sport >> 8), cp[1] = (uint8_t)sport;
+	sp[1] = 80;
+	for (int k = 0; k < 4; k++) {
+		tcp[4 + k] = (uint8_t)(seq >> (24 - 8 * k));
+		tcp[8 + k] = (uint8_t)(ack >> (24 - 8 * k));
+	}
+	tcp[12] = 0x50;
+	tcp[13] = flags;
+	tcp[14] = 0xff;
+	memcpy(tcp + 20, pl, n);
+	return (uint32_t)(54 + n);
+}
+
+static void seg(struct core *c, uint64_t ts, uint16_t sport, int server, uint8_t flags,
+		uint32_t seq, uint32_t ack, const char *pl)
+{
+	uint8_t f[1600];
+	uint32_t n = tcp_frame(f, sport, server, flags, seq, ack, pl);
+
+	core_packet(c, DLT_EN10MB, ts, f, n, n, 0);
+}
+
+/* Module name's own counter, as the core last read it. */
+static uint64_t own(const struct core *c, const char *module, const char *name)
+{
+	for (unsigned i = 0; modules[i] && i < CORE_MAX_MODULES; i++) {
+		const struct mod_counts *m = &core_stats(c)->mod[i];
+		if (strcmp(modules[i]->name, module) != 0)
+			continue;
+		for (unsigned k = 0; k < m->n_own; k++)
+			if (strcmp(m->own[k].name, name) == 0)
+				return m->own[k].value;
+	}
+	CHECK(!"no such counter");
+	return 0;
+}
+
+/* HTTP requests left unanswered hold pending storage in the http module
+ * (http.h) until their flows end: the core tells the module (on_flow_end)
+ * when the flow table ends them, at a time restart and at the end of the
+ * run, so the bytes come back (module.http.pending_bytes). */
+static void test_flow_end(void)
+{
+	struct core *c = open_core();
+	static const char req[] = "GET /x HTTP/1.1\r\nHost: a.example\r\n\r\n";
+	if (!c)
+		return;
+	for (uint16_t k = 0; k < 10; k++) {
+		uint16_t sp = (uint16_t)(1000 + k);
+		uint64_t t = T0 + k * S;
+		seg(c, t, sp, 0, 0x02, 100, 0, "");
+		seg(c, t + 1, sp, 1, 0x12, 500, 101, "");
+		seg(c, t + 2, sp, 0, 0x10, 101, 501, "");
+		seg(c, t + 3, sp, 0, 0x18, 101, 501, req);
+	}
+	CHECK_EQ(core_stats(c)->events[OBS_HTTP_REQUEST], 10);
+	core_write_counters(c);
+	uint64_t held = own(c, "http", "pending_bytes");
+	CHECK(held > 0);
+	CHECK(held < 10 * 256);
+	CHECK_EQ(own(c, "http", "pending_peak"), held);
+	/* a step back at an input's start: every flow ends */
+	core_input_start(c);
+	syn(c, T0 - 3600 * S, 2000);
+	CHECK_EQ(core_stats(c)->time_restarts, 1);
+	core_write_counters(c);
+	CHECK_EQ(own(c, "http", "pending_bytes"), 0);
+	/* and at the end of the run */
+	seg(c, T0 - 3600 * S + 1, 3000, 0, 0x02, 100, 0, "");
+	seg(c, T0 - 3600 * S + 2, 3000, 1, 0x12, 500, 101, "");
+	seg(c, T0 - 3600 * S + 3, 3000, 0, 0x10, 101, 501, "");
+	seg(c, T0 - 3600 * S + 4, 3000, 0, 0x18, 101, 501, req);
+	core_write_counters(c);
+	CHECK(own(c, "http", "pending_bytes") > 0);
+	core_finish(c);
+	CHECK_EQ(own(c, "http", "pending_bytes"), 0);
+	CHECK_EQ(own(c, "http", "pending_peak"), held);
+	CHECK_EQ(own(c, "http", "pending_refused"), 0);
+	core_close(c);
+}
+
 int main(void)
 {
 	test_small_steps();
 	test_lone_then_run();
 	test_input_start();
 	test_back_and_forth();
+	test_flow_end();
 	return check_done();
 }

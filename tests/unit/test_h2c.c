@@ -131,7 +131,9 @@ static void conn_open(struct conn *c, uint32_t max)
 
 static void conn_free(struct conn *c)
 {
-	free(c->f.app_state); /* as the flow table does */
+	/* as the core and the flow table do */
+	h2c_module.on_flow_end(c->state, &c->f);
+	free(c->f.app_state);
 	free(c->buf[0]);
 	free(c->buf[1]);
 }
@@ -1151,6 +1153,273 @@ static void test_memory(void)
 	free(blk);
 }
 
+/* ---- pending requests --------------------------------------------------------- */
+
+/* A request on stream sid: GET, http, :path and :authority literal. */
+static void h2_req(struct buf *o, uint32_t sid, const char *host, const char *path)
+{
+	struct buf *b = malloc(sizeof(*b));
+
+	b->n = 0;
+	put_u8(b, 0x82); /* :method GET */
+	put_u8(b, 0x86); /* :scheme http */
+	hp_lit_name(b, 4, path);
+	hp_lit_name(b, 1, host);
+	frame(o, HEADERS, END_HEADERS | END_STREAM, sid, b->b, b->n);
+	free(b);
+}
+
+/* A response on stream sid with status (3 digits). */
+static void h2_resp(struct buf *o, uint32_t sid, const char *status)
+{
+	struct buf *b = malloc(sizeof(*b));
+
+	b->n = 0;
+	hp_lit_name(b, 8, status);
+	frame(o, HEADERS, END_HEADERS | (status[0] == '1' ? 0 : END_STREAM), sid, b->b, b->n);
+	free(b);
+}
+
+/*
+ * H2C_PENDING_MAX requests are remembered: a new one takes the lowest free
+ * slot, or when none is free overwrites the slots in turn; a final
+ * response frees its request's slot, an interim one does not. Pairing
+ * across more requests than slots, with a slot freed between.
+ */
+static void test_pending_slots(void)
+{
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv));
+	struct conn c;
+	char h[16];
+
+	conn_open(&c, 65536);
+	cl->n = sv->n = 0;
+	preface(cl);
+	for (uint32_t sid = 1; sid <= 39; sid += 2) {
+		snprintf(h, sizeof(h), "h%u", sid);
+		h2_req(cl, sid, h, "/p");
+	}
+	feed(&c, 0, cl->b, cl->n);
+	CHECK_EQ(c.cap.n, 20);
+	/* slots 0..15: 1..31; 33..39 overwrote 1..7 (slots 0..3) */
+	frame(sv, SETTINGS, 0, 0, NULL, 0);
+	h2_resp(sv, 13, "200"); /* slot 6 freed */
+	feed(&c, 1, sv->b, sv->n);
+	CHECK_EQ(c.cap.n, 21);
+	CHECK_STR(c.cap.ev[20].name, "h13");
+	cl->n = 0;
+	h2_req(cl, 41, "h41", "/p"); /* slot 6 */
+	h2_req(cl, 43, "h43", "/p"); /* overwrites slot 4: 9 */
+	feed(&c, 0, cl->b, cl->n);
+	CHECK_EQ(c.cap.n, 23);
+	sv->n = 0;
+	h2_resp(sv, 15, "100"); /* interim: pairs, keeps it */
+	for (uint32_t sid = 1; sid <= 43; sid += 2)
+		h2_resp(sv, sid, "204");
+	feed(&c, 1, sv->b, sv->n);
+	CHECK_EQ(c.cap.n, 23 + 1 + 22);
+	CHECK_EQ(c.res[1], MOD_OK);
+	CHECK_EQ(c.cap.ev[23].type, 100);
+	CHECK_STR(c.cap.ev[23].name, "h15");
+	for (uint32_t sid = 1, e = 24; sid <= 43 && e < (uint32_t)c.cap.n; sid += 2, e++) {
+		int unpaired = sid <= 9 || sid == 13;
+		snprintf(h, sizeof(h), "h%u", sid);
+		CHECK_EQ(c.cap.ev[e].type, 204);
+		CHECK_STR(c.cap.ev[e].name, unpaired ? "" : h);
+		CHECK_STR(c.cap.ev[e].aux, unpaired ? "" : "/p");
+	}
+	conn_close(&c);
+	free(cl);
+	free(sv);
+}
+
+/* The module's own counter name (h2c_module.counters). */
+static uint64_t own_counter(const void *state, const char *name)
+{
+	struct mod_counter mc[MOD_COUNTERS_MAX];
+	unsigned n = h2c_module.counters(state, mc);
+
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(mc[i].name, name) == 0)
+			return mc[i].value;
+	CHECK(!"no such counter");
+	return 0;
+}
+
+/* A flow holds pending storage only while requests wait: a few dozen
+ * bytes for one (not a 13 KiB table from its claim), nothing once it is
+ * answered, nothing once the flow ends. */
+static void test_pending_storage(void)
+{
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv));
+	struct conn c;
+	size_t one;
+
+	conn_open(&c, 16384);
+	cl->n = sv->n = 0;
+	preface(cl);
+	h2_req(cl, 1, "a.example", "/x");
+	feed(&c, 0, cl->b, cl->n);
+	one = h2c_pending_bytes(c.state);
+	printf("one pending request: %zu bytes\n", one);
+	CHECK(one > 0);
+	CHECK(one <= 128);
+	frame(sv, SETTINGS, 0, 0, NULL, 0);
+	h2_resp(sv, 1, "200");
+	feed(&c, 1, sv->b, sv->n);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_STR(c.cap.ev[1].name, "a.example");
+	CHECK_EQ(h2c_pending_bytes(c.state), 0);
+	cl->n = 0;
+	h2_req(cl, 3, "b", "/y");
+	h2_req(cl, 5, "c", "/z");
+	feed(&c, 0, cl->b, cl->n);
+	CHECK(h2c_pending_bytes(c.state) > 0);
+	h2c_module.on_flow_end(c.state, &c.f);
+	CHECK_EQ(h2c_pending_bytes(c.state), 0);
+	CHECK_EQ(own_counter(c.state, "pending_refused"), 0);
+	conn_close(&c);
+	free(cl);
+	free(sv);
+}
+
+#define MANY 3000
+static uint8_t shared_buf[2][16384];
+
+struct tally {
+	struct emit emit;
+	uint64_t req, resp, paired, wrong;
+	const char *want;
+};
+
+static int tally_obs(struct emit *e, const struct obs *o)
+{
+	struct tally *t = (struct tally *)e;
+
+	if (o->kind == OBS_HTTP_REQUEST) {
+		t->req++;
+		return 0;
+	}
+	t->resp++;
+	if (o->name_len) {
+		t->paired++;
+		t->wrong += strcmp(o->name, t->want) != 0;
+	}
+	return 0;
+}
+
+/* Feed f's direction dir through a buffer shared by all the flows: each
+ * flow's bytes are read whole (and slid out) before the next one's. */
+static void many_feed(void *state, struct flow *f, struct tally *t, int dir, const struct buf *b)
+{
+	struct flow_stream *s = &f->st[dir];
+	struct pkt p;
+
+	s->buf = shared_buf[dir];
+	CHECK(s->len + b->n <= sizeof(shared_buf[dir]));
+	memcpy(s->buf + s->len, b->b, b->n);
+	s->len += (uint32_t)b->n;
+	memset(&p, 0, sizeof(p));
+	p.proto = IPPROTO_TCP;
+	p.ipv = 4;
+	p.flow = f;
+	p.dir = dir;
+	p.payload = b->b;
+	p.payload_len = (uint32_t)b->n;
+	(void)h2c_module.on_packet(state, &p, &t->emit);
+	CHECK_EQ(s->len, 0);
+}
+
+static void many_host(char *h, size_t cap, int i, int j)
+{
+	int k = snprintf(h, cap, "f%d-r%d-", i, j);
+	while (k < 300 && (size_t)k + 1 < cap)
+		h[k++] = 'h';
+	h[k] = '\0';
+}
+
+/*
+ * Thousands of flows, each with H2C_PENDING_MAX requests waiting whose
+ * :authority and :path fill the pair's bounds: the bytes every flow holds
+ * stay under H2C_PENDING_BUDGET, the requests refused are counted, and
+ * once flows are answered or ended the bytes come back and a new flow's
+ * request is remembered and paired.
+ */
+static void test_pending_budget(void)
+{
+	struct flow *fl = calloc(MANY + 1, sizeof(*fl));
+	struct flow_stream(*st)[2] = calloc(MANY + 1, sizeof(*st));
+	struct buf *b = malloc(sizeof(*b));
+	struct tally t = {.emit = {.obs = tally_obs}};
+	static char host[400], uri[700];
+	size_t peak = 0;
+	void *state = NULL;
+
+	CHECK(fl && st && b);
+	if (!fl || !st || !b)
+		goto out;
+	CHECK_EQ(h2c_module.init(NULL, &state), 0);
+	uri[0] = '/';
+	memset(uri + 1, 'u', 600);
+	uri[601] = '\0';
+	for (int i = 0; i <= MANY; i++) {
+		fl[i].proto = IPPROTO_TCP;
+		fl[i].ipv = 4;
+		fl[i].st = st[i];
+	}
+	for (int i = 0; i < MANY; i++) {
+		b->n = 0;
+		preface(b);
+		for (int j = 0; j < H2C_PENDING_MAX; j++) {
+			many_host(host, sizeof(host), i, j);
+			h2_req(b, (uint32_t)(2 * j + 1), host, uri);
+		}
+		many_feed(state, &fl[i], &t, 0, b);
+		if (h2c_pending_bytes(state) > peak)
+			peak = h2c_pending_bytes(state);
+	}
+	uint64_t refused = own_counter(state, "pending_refused");
+	printf("%d flows x %d requests: %zu bytes held at most, %llu refused\n", MANY,
+	       H2C_PENDING_MAX, peak, (unsigned long long)refused);
+	CHECK_EQ(t.req, (uint64_t)MANY * H2C_PENDING_MAX);
+	CHECK(peak <= H2C_PENDING_BUDGET);
+	CHECK(peak > H2C_PENDING_BUDGET / 2);
+	CHECK_EQ(own_counter(state, "pending_peak"), peak);
+	CHECK(refused > 0);
+	CHECK(refused < (uint64_t)MANY * H2C_PENDING_MAX);
+
+	/* every flow ends with its requests waiting: all comes back */
+	for (int i = 0; i < MANY; i++) {
+		h2c_module.on_flow_end(state, &fl[i]);
+		free(fl[i].app_state);
+		fl[i].app_state = NULL;
+	}
+	CHECK_EQ(h2c_pending_bytes(state), 0);
+
+	/* the budget has room again: a new flow's request pairs */
+	b->n = 0;
+	preface(b);
+	h2_req(b, 1, "again", "/again");
+	many_feed(state, &fl[MANY], &t, 0, b);
+	b->n = 0;
+	frame(b, SETTINGS, 0, 0, NULL, 0);
+	h2_resp(b, 1, "200");
+	t.want = "again";
+	many_feed(state, &fl[MANY], &t, 1, b);
+	CHECK_EQ(t.resp, 1);
+	CHECK_EQ(t.paired, 1);
+	CHECK_EQ(t.wrong, 0);
+	CHECK_EQ(own_counter(state, "pending_refused"), refused);
+	CHECK_EQ(h2c_pending_bytes(state), 0);
+	h2c_module.on_flow_end(state, &fl[MANY]);
+	free(fl[MANY].app_state);
+	h2c_module.fini(state);
+out:
+	free(fl);
+	free(st);
+	free(b);
+}
+
 /* The connections of test_slots and test_slot_choice (1 MiB each). */
 static struct conn many[H2C_FLOWS_MAX + 8];
 
@@ -1368,6 +1637,9 @@ int main(void)
 	test_long_connection();
 	test_malformed_heads();
 	test_memory();
+	test_pending_slots();
+	test_pending_storage();
+	test_pending_budget();
 	test_slots();
 	test_slot_choice();
 	test_upgrade();

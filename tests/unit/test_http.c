@@ -118,7 +118,9 @@ static void conn_open(struct conn *c, uint32_t max)
 
 static void conn_close(struct conn *c)
 {
-	free(c->f.app_state); /* as the flow table does */
+	/* as the core and the flow table do */
+	http_module.on_flow_end(c->state, &c->f);
+	free(c->f.app_state);
 	free(c->buf[0]);
 	free(c->buf[1]);
 	http_module.fini(c->state);
@@ -816,6 +818,251 @@ static void test_pipeline(void)
 	CHECK_EQ(paired, HTTP_PIPELINE_MAX);
 	CHECK_EQ(wrong, 0);
 	conn_close(&c);
+}
+
+/* ---- pending requests: their storage and the module's budget --------------- */
+
+/* The module's own counter name (http_module.counters). */
+static uint64_t own_counter(const void *state, const char *name)
+{
+	struct mod_counter mc[MOD_COUNTERS_MAX];
+	unsigned n = http_module.counters(state, mc);
+
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(mc[i].name, name) == 0)
+			return mc[i].value;
+	CHECK(!"no such counter");
+	return 0;
+}
+
+/*
+ * A flow holds pending storage only while requests wait: a request
+ * answered gives its bytes back, a flow with one request waiting holds a
+ * few dozen bytes (not a 13 KiB table from its claim), and requests of
+ * every size up to HTTP_PIPELINE_MAX, pushed as the storage grows and
+ * answered as it shrinks, with interim responses between, pair as before.
+ */
+static void test_pending_storage(void)
+{
+	struct conn c;
+	size_t one, last = 0;
+	char r[600];
+
+	conn_open(&c, 16384);
+	CHECK_EQ(http_pending_bytes(c.state), 0);
+	feeds(&c, 0, "GET /x HTTP/1.1\r\nHost: a.example\r\n\r\n");
+	one = http_pending_bytes(c.state);
+	printf("one pending request: %zu bytes\n", one);
+	CHECK(one > 0);
+	CHECK(one <= 128);
+	feeds(&c, 1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_STR(c.cap.ev[1].name, "a.example");
+	CHECK_STR(c.cap.ev[1].aux, "/x");
+	CHECK_EQ(http_pending_bytes(c.state), 0); /* answered: nothing held */
+
+	/* HTTP_PIPELINE_MAX requests of growing size, then two more (not
+	 * remembered: the FIFO is full) */
+	for (int i = 0; i < HTTP_PIPELINE_MAX + 2; i++) {
+		int k = snprintf(r, sizeof(r), "GET /%d/", i);
+		for (int j = 0; j < 30 * i && k < 500; j++)
+			r[k++] = 'u';
+		snprintf(r + k, sizeof(r) - (size_t)k, " HTTP/1.1\r\nHost: h%d\r\n\r\n", i);
+		feeds(&c, 0, r);
+		size_t now = http_pending_bytes(c.state);
+		CHECK(now >= last);
+		last = now;
+	}
+	printf("%d pending requests: %zu bytes\n", HTTP_PIPELINE_MAX, last);
+	CHECK(last < 16 * 1024);
+	CHECK_EQ(c.cap.n, 2 + HTTP_PIPELINE_MAX + 2);
+	int paired = 0, wrong = 0, base = c.cap.n;
+	for (int i = 0; i < HTTP_PIPELINE_MAX + 2; i++) {
+		if (i % 4 == 1)
+			feeds(&c, 1, "HTTP/1.1 100 Continue\r\n\r\n");
+		feeds(&c, 1, "HTTP/1.1 204 No Content\r\n\r\n");
+		CHECK(http_pending_bytes(c.state) <= last);
+	}
+	for (int i = 0, e = base; i < HTTP_PIPELINE_MAX + 2; i++, e++) {
+		char want[16], wuri[600];
+		int k = snprintf(wuri, sizeof(wuri), "/%d/", i);
+		for (int j = 0; j < 30 * i && k < 500; j++)
+			wuri[k++] = 'u';
+		wuri[k] = '\0';
+		snprintf(want, sizeof(want), "h%d", i);
+		if (i % 4 == 1) {
+			/* the interim response pairs without using the request up */
+			CHECK_EQ(c.cap.ev[e].type, 100);
+			CHECK_STR(c.cap.ev[e].name, i < HTTP_PIPELINE_MAX ? want : "");
+			e++;
+		}
+		CHECK_EQ(c.cap.ev[e].type, 204);
+		if (c.cap.ev[e].name[0]) {
+			paired++;
+			wrong += strcmp(c.cap.ev[e].name, want) != 0 ||
+				 strcmp(c.cap.ev[e].aux, wuri) != 0;
+		}
+	}
+	CHECK_EQ(paired, HTTP_PIPELINE_MAX);
+	CHECK_EQ(wrong, 0);
+	CHECK_EQ(http_pending_bytes(c.state), 0);
+
+	/* a flow that ends with requests waiting gives them back */
+	for (int i = 0; i < 3; i++)
+		feeds(&c, 0, "GET /w HTTP/1.1\r\nHost: w\r\n\r\n");
+	CHECK(http_pending_bytes(c.state) > 0);
+	http_module.on_flow_end(c.state, &c.f);
+	CHECK_EQ(http_pending_bytes(c.state), 0);
+	CHECK_EQ(own_counter(c.state, "pending_refused"), 0);
+	conn_close(&c);
+}
+
+/* Many flows over one state, with stream buffers shared between them:
+ * each flow's stream is read whole (and slid out) before the next one's. */
+#define MANY 3000
+static uint8_t shared_buf[2][16384];
+
+struct tally {
+	struct emit emit;
+	uint64_t req, resp, paired, wrong;
+	const char *want; /* the host the next response pairs with ("" none) */
+};
+
+static int tally_obs(struct emit *e, const struct obs *o)
+{
+	struct tally *t = (struct tally *)e;
+
+	if (o->kind == OBS_HTTP_REQUEST) {
+		t->req++;
+		return 0;
+	}
+	t->resp++;
+	if (o->name_len) {
+		t->paired++;
+		t->wrong += strcmp(o->name, t->want) != 0;
+	}
+	return 0;
+}
+
+static int many_feed(void *state, struct flow *f, struct tally *t, int dir, const char *d)
+{
+	struct flow_stream *s = &f->st[dir];
+	size_t n = strlen(d);
+	struct pkt p;
+
+	s->buf = shared_buf[dir];
+	CHECK(s->len + n <= sizeof(shared_buf[dir]));
+	memcpy(s->buf + s->len, d, n);
+	s->len += (uint32_t)n;
+	memset(&p, 0, sizeof(p));
+	p.proto = IPPROTO_TCP;
+	p.ipv = 4;
+	p.flow = f;
+	p.dir = dir;
+	p.payload = (const uint8_t *)d;
+	p.payload_len = (uint32_t)n;
+	int r = http_module.on_packet(state, &p, &t->emit);
+	CHECK_EQ(s->len, 0); /* all read and slid out */
+	return r;
+}
+
+/* Host of request j of flow i: the flow and request first (the pair keeps
+ * HTTP_PAIR_HOST_MAX - 1 bytes of a host), then padding. */
+static void many_host(char *h, size_t cap, int i, int j)
+{
+	int k = snprintf(h, cap, "f%d-r%d-", i, j);
+	while (k < 300 && (size_t)k + 1 < cap)
+		h[k++] = 'h';
+	h[k] = '\0';
+}
+
+/*
+ * Thousands of flows, each with HTTP_PIPELINE_MAX requests waiting whose
+ * host and target fill the pair's bounds: the bytes every flow holds stay
+ * under HTTP_PENDING_BUDGET (before the budget, 3000 such flows held 39
+ * MB, and max_flows of them 3.4 GiB), the requests refused are counted
+ * (pending_refused), their responses go unpaired and every other response
+ * pairs right; answered or ended, the flows give every byte back, and
+ * then requests are remembered again.
+ */
+static void test_pending_budget(void)
+{
+	struct flow *fl = calloc(MANY + 1, sizeof(*fl));
+	struct flow_stream(*st)[2] = calloc(MANY + 1, sizeof(*st));
+	struct tally t = {.emit = {.obs = tally_obs}};
+	static char req[2048], host[400], uri[700];
+	size_t peak = 0;
+	void *state = NULL;
+
+	CHECK(fl && st);
+	if (!fl || !st)
+		goto out;
+	CHECK_EQ(http_module.init(NULL, &state), 0);
+	uri[0] = '/';
+	memset(uri + 1, 'u', 600);
+	uri[601] = '\0';
+	for (int i = 0; i <= MANY; i++) {
+		fl[i].proto = IPPROTO_TCP;
+		fl[i].ipv = 4;
+		fl[i].st = st[i];
+	}
+	for (int i = 0; i < MANY; i++) {
+		for (int j = 0; j < HTTP_PIPELINE_MAX; j++) {
+			many_host(host, sizeof(host), i, j);
+			snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", uri, host);
+			CHECK_EQ(many_feed(state, &fl[i], &t, 0, req), MOD_OK);
+		}
+		if (http_pending_bytes(state) > peak)
+			peak = http_pending_bytes(state);
+	}
+	uint64_t refused = own_counter(state, "pending_refused");
+	printf("%d flows x %d requests: %zu bytes held at most, %llu refused\n", MANY,
+	       HTTP_PIPELINE_MAX, peak, (unsigned long long)refused);
+	CHECK_EQ(t.req, (uint64_t)MANY * HTTP_PIPELINE_MAX);
+	CHECK(peak <= HTTP_PENDING_BUDGET);
+	CHECK(peak > HTTP_PENDING_BUDGET / 2);
+	CHECK_EQ(own_counter(state, "pending_peak"), peak);
+	CHECK(refused > 0);
+	CHECK(refused < (uint64_t)MANY * HTTP_PIPELINE_MAX);
+
+	/* the first half answered: what was remembered pairs, the rest not */
+	uint64_t half = 0;
+	for (int i = 0; i < MANY / 2; i++) {
+		for (int j = 0; j < HTTP_PIPELINE_MAX; j++) {
+			many_host(host, sizeof(host), i, j);
+			host[HTTP_PAIR_HOST_MAX - 1] = '\0';
+			t.want = host;
+			many_feed(state, &fl[i], &t, 1, "HTTP/1.1 204 No Content\r\n\r\n");
+		}
+		half += HTTP_PIPELINE_MAX;
+	}
+	CHECK_EQ(t.resp, half);
+	CHECK_EQ(t.wrong, 0);
+	CHECK(t.paired > 0);
+	CHECK(http_pending_bytes(state) < peak);
+
+	/* the budget has room again: a new flow's request is remembered */
+	t.paired = 0;
+	CHECK_EQ(many_feed(state, &fl[MANY], &t, 0, "GET /again HTTP/1.1\r\nHost: again\r\n\r\n"),
+		 MOD_OK);
+	t.want = "again";
+	many_feed(state, &fl[MANY], &t, 1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	CHECK_EQ(t.paired, 1);
+	CHECK_EQ(own_counter(state, "pending_refused"), refused);
+
+	/* the other half end with their requests waiting (the core's
+	 * on_flow_end, then the flow table's free) */
+	for (int i = 0; i <= MANY; i++) {
+		http_module.on_flow_end(state, &fl[i]);
+		free(fl[i].app_state);
+		fl[i].app_state = NULL;
+	}
+	CHECK_EQ(http_pending_bytes(state), 0);
+	CHECK_EQ(own_counter(state, "pending_bytes"), 0);
+	http_module.fini(state);
+out:
+	free(fl);
+	free(st);
 }
 
 static void test_bodies(void)
@@ -1635,6 +1882,8 @@ int main(void)
 	test_event();
 	test_split();
 	test_pipeline();
+	test_pending_storage();
+	test_pending_budget();
 	test_bodies();
 	test_interim_upgrade_connect();
 	test_stream_bounds();
