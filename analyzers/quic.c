@@ -15,7 +15,12 @@
  * ClientHello spread over several Initial packets or datagrams is parsed
  * once its last byte arrives. Then the flow is done: later packets are
  * MOD_OK without decryption, and its state shrinks to the struct quic_done
- * at its start (9 KiB to 4 bytes, for the minute an idle UDP flow stays). Without a flow (no table), each datagram is
+ * at its start (9 KiB to 4 bytes, for the minute an idle UDP flow stays).
+ * At most QUIC_GATHER_MAX flows gather at once (about 38 MB): past that, a
+ * hello that one datagram does not hold whole is not gathered, and that
+ * is counted (module.quic.gather_refused); one that it holds is read as
+ * ever. A flow that ends while gathering gives its place back
+ * (on_flow_end). Without a flow (no table), each datagram is
  * looked at on its own in the module's scratch buffer.
  *
  * Nothing here prints, judges or keeps a global; every packet byte is read
@@ -422,6 +427,9 @@ struct quic_state {
 	struct quic_ctx *ctx;
 	struct quic_flow scratch; /* datagrams without a flow */
 	struct tls_hello hello;
+	uint64_t gathering;       /* flows holding a struct quic_flow (not done) */
+	uint64_t gather_peak;
+	uint64_t gather_refused;  /* hellos not gathered: QUIC_GATHER_MAX reached */
 };
 
 static int quic_init(const struct module_env *env, void **state)
@@ -534,7 +542,7 @@ static int quic_on_packet(void *state, const struct pkt *p, struct emit *out)
 				return ret; /* not decrypted: nothing to claim */
 			break;
 		}
-		if (qf == &st->scratch && f) {
+		if (qf == &st->scratch && f && st->gathering < QUIC_GATHER_MAX) {
 			/* a QUIC flow: claim it, keeping what this packet gave */
 			struct quic_flow *nf = malloc(sizeof(*nf));
 			if (!nf)
@@ -543,14 +551,19 @@ static int quic_on_packet(void *state, const struct pkt *p, struct emit *out)
 			f->app = APP_TLS;
 			f->app_state = nf;
 			qf = nf;
+			if (++st->gathering > st->gather_peak)
+				st->gather_peak = st->gathering;
 		}
 		cur_skip(&c, h.pkt_len);
 		if (quic_parse_header(c.p, cur_left(&c), &h) != MOD_OK)
 			break;
 	}
 
-	if (!quic_crypto_hello(&qf->crypto, &len, &cut))
+	if (!quic_crypto_hello(&qf->crypto, &len, &cut)) {
+		if (qf == &st->scratch && f)
+			st->gather_refused++; /* the rest will not find the start */
 		return ret;
+	}
 	qf->d.done = 1;
 	r = tls_parse_transport(qf->crypto.buf, len, cut ? OBS_F_TRUNCATED : 0, "quic", &st->hello);
 	if (r == MOD_NOT_MINE || st->hello.hs_type != TLS_CLIENT_HELLO)
@@ -565,8 +578,37 @@ static int quic_on_packet(void *state, const struct pkt *p, struct emit *out)
 		struct quic_done *qd = realloc(qf, sizeof(*qd));
 		if (qd)
 			f->app_state = qd; /* (a shrink that fails keeps the block) */
+		st->gathering--;
+	} else if (f) { /* gathered in scratch (QUIC_GATHER_MAX): the flow is done */
+		struct quic_done *qd = malloc(sizeof(*qd));
+		if (qd) {
+			qd->done = 1;
+			f->app = APP_TLS;
+			f->app_state = qd;
+		}
 	}
 	return r;
+}
+
+/* A flow that ends while gathering gives its place back. Only QUIC puts
+ * APP_TLS on a UDP flow. */
+static void quic_flow_end(void *state, struct flow *f)
+{
+	struct quic_state *st = state;
+
+	if (f->proto == IPPROTO_UDP && f->app == APP_TLS && f->app_state &&
+	    !((const struct quic_done *)f->app_state)->done && st->gathering)
+		st->gathering--;
+}
+
+static unsigned quic_counters(const void *state, struct mod_counter *out)
+{
+	const struct quic_state *st = state;
+
+	out[0] = (struct mod_counter){"gather_refused", st->gather_refused, MODC_SUMMARY};
+	out[1] = (struct mod_counter){"gathering", st->gathering, 0};
+	out[2] = (struct mod_counter){"gather_peak", st->gather_peak, 0};
+	return 3;
 }
 
 const struct module quic_module = {
@@ -575,4 +617,6 @@ const struct module quic_module = {
 	.init = quic_init,
 	.fini = quic_fini,
 	.on_packet = quic_on_packet,
+	.on_flow_end = quic_flow_end,
+	.counters = quic_counters,
 };

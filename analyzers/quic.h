@@ -44,6 +44,7 @@
 
 #define QUIC_CID_MAX 20
 #define QUIC_CRYPTO_MAX 8192   /* CRYPTO stream bytes gathered per flow */
+#define QUIC_GATHER_MAX 4096   /* flows gathering a hello at once (quic.c) */
 #define QUIC_PLAIN_MAX 65536   /* largest decrypted payload (a UDP datagram) */
 
 enum quic_version_num {

@@ -472,6 +472,57 @@ static void test_module(void)
 	p = udp_pkt(p2, n2, &f, 0);
 	CHECK_EQ(m->on_packet(st, &p, &e), MOD_NOT_MINE);
 
+	/* QUIC_GATHER_MAX flows gathering at once: the next hello that one
+	 * datagram does not hold whole is not gathered (counted); a flow that
+	 * ends gives its place back; a whole hello is read all the same. pkt
+	 * holds the second part of the hello, then p2 (the first), then 50
+	 * zeros: its first n bytes are the part without the start. */
+	static struct flow fl[QUIC_GATHER_MAX + 2];
+	struct mod_counter mc[MOD_COUNTERS_MAX];
+	uint64_t events = s.n;
+	for (unsigned i = 0; i <= QUIC_GATHER_MAX; i++) {
+		fl[i].proto = IPPROTO_UDP;
+		p = udp_pkt(pkt, n, &fl[i], 0);
+		CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK);
+	}
+	CHECK(fl[QUIC_GATHER_MAX - 1].app == APP_TLS && fl[QUIC_GATHER_MAX - 1].app_state);
+	CHECK(fl[QUIC_GATHER_MAX].app == APP_NONE && !fl[QUIC_GATHER_MAX].app_state);
+	CHECK_EQ(m->counters(st, mc), 3);
+	CHECK_STR(mc[0].name, "gather_refused");
+	CHECK_EQ(mc[0].value, 1);
+	CHECK_EQ(mc[1].value, QUIC_GATHER_MAX); /* gathering */
+	CHECK_EQ(mc[2].value, QUIC_GATHER_MAX); /* gather_peak */
+	m->on_flow_end(st, &fl[0]); /* one ends: its place is free */
+	free(fl[0].app_state);
+	m->counters(st, mc);
+	CHECK_EQ(mc[1].value, QUIC_GATHER_MAX - 1);
+	p = udp_pkt(pkt, n, &fl[QUIC_GATHER_MAX], 0);
+	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK);
+	CHECK(fl[QUIC_GATHER_MAX].app == APP_TLS && fl[QUIC_GATHER_MAX].app_state);
+	/* full again: a hello one datagram holds whole is read, its flow done */
+	fl[QUIC_GATHER_MAX + 1].proto = IPPROTO_UDP;
+	p = udp_pkt(pkt, n + n2 + 50, &fl[QUIC_GATHER_MAX + 1], 0);
+	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK);
+	CHECK_EQ(s.n, events + 1);
+	CHECK_STR(s.name, "example.com");
+	CHECK(fl[QUIC_GATHER_MAX + 1].app == APP_TLS &&
+	      malloc_usable_size(fl[QUIC_GATHER_MAX + 1].app_state) < 64);
+	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK); /* done: not read again */
+	CHECK_EQ(s.n, events + 1);
+	/* a gathering flow's hello completes: its place is given back */
+	p = udp_pkt(p2, n2, &fl[1], 0);
+	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK);
+	CHECK_EQ(s.n, events + 2);
+	m->counters(st, mc);
+	CHECK_EQ(mc[0].value, 1);
+	CHECK_EQ(mc[1].value, QUIC_GATHER_MAX - 1);
+	for (unsigned i = 1; i < QUIC_GATHER_MAX + 2; i++) {
+		m->on_flow_end(st, &fl[i]);
+		free(fl[i].app_state);
+	}
+	m->counters(st, mc);
+	CHECK_EQ(mc[1].value, 0);
+
 	m->fini(st);
 	m->fini(NULL);
 }
