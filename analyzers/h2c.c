@@ -61,6 +61,16 @@ struct h2c_table_set {
 	uint32_t min, last;
 };
 
+/* Where a header block's bytes stand among its representations (RFC 7541
+ * 6), walked as they are fed (walk_block). */
+struct hpack_walk {
+	uint8_t st;         /* enum walk_state */
+	uint8_t what;       /* what the integer or string being read is */
+	uint8_t shift;      /* the integer's continuation bits so far */
+	uint8_t field;      /* a field began since the inflater's block began */
+	uint32_t val;       /* the integer so far; W_BYTES: string bytes left */
+};
+
 struct h2c_dir {
 	uint8_t stop;       /* nothing more is parsed in this direction */
 	uint32_t skip;      /* payload bytes of the current frame still to pass */
@@ -75,6 +85,7 @@ struct h2c_dir {
 	uint32_t b_frag;    /* fragment bytes of the frame still to decode */
 	uint32_t b_pad;     /* its padding, passed after the fragment */
 	uint64_t b_span;    /* the block's bytes so far, frame headers included */
+	struct hpack_walk walk; /* the block's representations so far */
 	struct h2c_table_set set_t; /* what the current SETTINGS said so far */
 	uint32_t max_frame; /* largest frame it may send (the peer's SETTINGS) */
 	uint32_t last_sid;  /* client: the highest stream it opened */
@@ -571,6 +582,146 @@ static int hpack_feed(struct h2c_state *ms, nghttp2_hd_inflater *inf, const uint
 	}
 }
 
+/* ---- HPACK representations walked ----------------------------------------- */
+
+/*
+ * A dynamic table size update after a block's first field: RFC 7541 4.2
+ * forbids it and nghttp2 refuses it (an HPACK error), but nginx
+ * (ngx_http_v2_state_header_block) takes one anywhere in a block and applies
+ * it in place, before the fields after it, and serves the request. To read
+ * what nginx reads, the block's bytes are walked representation by
+ * representation (their lengths only: an integer with its continuation
+ * bytes, a string by its length, Huffman-coded or not, nothing decoded)
+ * before they are fed, and the block is cut before such an update: what
+ * comes before it is ended as a block of its own for nghttp2 (in_final,
+ * nghttp2_hd_inflate_end_headers), so the update opens the next one, where
+ * nghttp2 takes it and changes the table there, as nginx does. An integer
+ * nghttp2 would refuse (over 32 bits) ends the walk: nghttp2 then reports
+ * the error itself.
+ */
+enum walk_state { W_OP = 0, W_INT, W_STR, W_BYTES, W_LOST };
+enum walk_what { WW_INDEX = 0, WW_SIZE, WW_NAME_INDEX, WW_NAME, WW_VALUE };
+
+/* The integer (its value in w->val) is read: what follows it. */
+static void walk_int_done(struct hpack_walk *w)
+{
+	switch (w->what) {
+	case WW_NAME_INDEX:
+		w->st = W_STR; /* a new name (index 0), else the value */
+		w->what = w->val == 0 ? WW_NAME : WW_VALUE;
+		break;
+	case WW_NAME:
+	case WW_VALUE:
+		w->st = W_BYTES; /* the string's bytes, w->val of them */
+		break;
+	default:
+		w->st = W_OP;  /* an indexed field, a size update: whole */
+		break;
+	}
+}
+
+/* An integer with a prefix of bits bits starts in byte b. */
+static void walk_int(struct hpack_walk *w, uint8_t b, unsigned bits)
+{
+	uint32_t mask = (1u << bits) - 1;
+
+	w->val = b & mask;
+	w->shift = 0;
+	if (w->val < mask)
+		walk_int_done(w);
+	else
+		w->st = W_INT;
+}
+
+/*
+ * Walk in[0..n) on from w. Returns the offset of the first byte that opens
+ * a size update after a field (w is left before it), else n.
+ */
+static size_t walk_block(struct hpack_walk *w, const uint8_t *in, size_t n)
+{
+	struct cur c = cur_init(in, n);
+
+	while (cur_has(&c, 1)) {
+		uint8_t b;
+		size_t k;
+
+		switch (w->st) {
+		case W_OP: {
+			struct cur peek = c;
+			b = cur_u8(&peek);
+			if ((b & 0xe0) == 0x20 && w->field)
+				return n - cur_left(&c);
+			c = peek;
+			if ((b & 0xe0) == 0x20) {
+				w->what = WW_SIZE;
+				walk_int(w, b, 5);
+			} else {
+				w->field = 1;
+				w->what = b & 0x80 ? WW_INDEX : WW_NAME_INDEX;
+				/* indexed; literal with incremental indexing;
+				 * without indexing, or never indexed */
+				walk_int(w, b, b & 0x80 ? 7 : b & 0x40 ? 6 : 4);
+			}
+			break;
+		}
+		case W_INT:
+			b = cur_u8(&c);
+			if (w->shift > 28 || (uint64_t)w->val + ((uint64_t)(b & 0x7f) << w->shift) >
+						     UINT32_MAX) {
+				w->st = W_LOST;
+				return n;
+			}
+			w->val += (uint32_t)(b & 0x7f) << w->shift;
+			w->shift += 7;
+			if (!(b & 0x80))
+				walk_int_done(w);
+			break;
+		case W_STR:
+			walk_int(w, cur_u8(&c), 7); /* after the Huffman bit */
+			break;
+		case W_BYTES:
+			k = cur_left(&c) < w->val ? cur_left(&c) : w->val;
+			cur_skip(&c, k);
+			w->val -= (uint32_t)k;
+			break;
+		default:
+			return n;
+		}
+		if (w->st == W_BYTES && w->val == 0) {
+			/* the string is passed: the value after a name, or the
+			 * next representation */
+			w->st = w->what == WW_NAME ? W_STR : W_OP;
+			w->what = WW_VALUE;
+		}
+	}
+	return n;
+}
+
+/*
+ * Feed in[0..n) of the block direction dir is reading, cut before every
+ * size update after a field (walk_block), the head being marked malformed
+ * (RFC 7541 4.2). 0, or -1 on an HPACK error.
+ */
+static int hpack_feed_walked(struct h2c_state *ms, struct h2c_dir *d, nghttp2_hd_inflater *inf,
+			     const uint8_t *in, size_t n, int last)
+{
+	for (;;) {
+		size_t k = walk_block(&d->walk, in, n);
+
+		if (k >= n)
+			return hpack_feed(ms, inf, in, n, last);
+		/* the fields before the update are a block to nghttp2, and
+		 * the update opens the next (each turn takes at least the
+		 * update's first byte: bounded by n) */
+		if (hpack_feed(ms, inf, in, k, 1) < 0)
+			return -1;
+		note(&ms->dc->head, "dynamic table size update after a field");
+		d->walk.field = 0;
+		in += k;
+		n -= k;
+	}
+}
+
 /* ---- frames ----------------------------------------------------------------- */
 
 struct frame {
@@ -762,6 +913,7 @@ static int block_start(struct step *st, struct cur c, const struct frame *fr, si
 	d->b_pad = (uint32_t)pad;
 	d->b_end = (fr->flags & FF_END_HEADERS) != 0;
 	d->b_span = H2C_FRAME_HEAD + pre + pad;
+	memset(&d->walk, 0, sizeof(d->walk));
 	*used = H2C_FRAME_HEAD + pre;
 	return STEP_OK;
 }
@@ -797,7 +949,7 @@ static int block_more(struct step *st, struct cur c, size_t *used)
 	}
 	size_t n = cur_left(&c) < d->b_frag ? cur_left(&c) : d->b_frag;
 	int last = n == d->b_frag && d->b_end;
-	if ((n || last) && hpack_feed(st->ms, inf, cur_ptr(&c, n), n, last) < 0) {
+	if ((n || last) && hpack_feed_walked(st->ms, d, inf, cur_ptr(&c, n), n, last) < 0) {
 		d->b_span += n;
 		note(&st->ms->dc->head, "HPACK decoding error");
 		if (!st->ms->dc->blk.fields)

@@ -59,12 +59,28 @@
  * that SETTINGS (its ACK lies between two of its header blocks, so the
  * blocks before it are read with the old bound, as the peer reads them).
  * The bound is capped at H2C_TABLE_MAX: a table size update above it is an
- * HPACK error (malformed, the direction stops). So is a table size update
- * after a block's first field, which RFC 7541 4.2 forbids and nghttp2
- * refuses but nginx (1.22) takes anywhere in a block: such a request is
- * reported as far as it was decoded (its fields before the update),
- * malformed, and what follows on the connection is not read. A known
- * limit, not yet lifted.
+ * HPACK error (malformed, the direction stops). A table size update after
+ * a block's first field, which RFC 7541 4.2 forbids and nghttp2 refuses,
+ * is read as nginx (1.22, ngx_http_v2_state_header_block) reads it: applied
+ * in place, before the fields after it. The block's bytes are walked
+ * representation by representation as they are fed (lengths only, through
+ * the cursor, in a few bytes of state per direction, so across pieces and
+ * CONTINUATIONs too), and the block is cut before such an update: the
+ * part before it is ended as a block of its own for nghttp2, and the
+ * update opens the next part, where nghttp2 takes it (with the same bounds
+ * as one at the start). The request is reported whole, malformed
+ * ("dynamic table size update after a field"), and the direction reads on.
+ *
+ * An HPACK error still stops the direction: nghttp2's inflater refuses
+ * every later block once it failed, and the table past the failing
+ * representation is not known (an entry it would have added, or evicted,
+ * is missing), so a later block's indexes could name the wrong entries.
+ * The errors left are ones nginx takes as a connection error too (an
+ * index past the table, bad Huffman, a block that ends inside a field,
+ * an update above its 4096 bytes, a string longer than its buffers), so no
+ * request the server would serve is lost by the stop, with one
+ * exception: nghttp2's memory refused by the counting allocator (the
+ * bounds below).
  *
  * Fields (a name is matched case-insensitively; an uppercase one, a
  * pseudo-header after a regular field, a repeated or unknown one, or one of

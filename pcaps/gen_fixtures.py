@@ -1569,6 +1569,46 @@ def gen_h2c_review_slots(out):
     write_pcap(os.path.join(out, "h2c_review_slots.pcap"), LINKTYPE_RAW, recs)
 
 
+def h2_frame(ftype, flags, sid, payload):
+    return struct.pack("!I", len(payload))[1:] + bytes([ftype, flags]) + \
+        struct.pack("!I", sid) + payload
+
+
+def hp_lit(idx, value):
+    """An HPACK literal without indexing, its name static-table entry idx
+    (< 15), its value raw (< 127 bytes)."""
+    return bytes([idx, len(value)]) + value
+
+
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def gen_h2c_midblock_size_update(out):
+    """Review F8: a dynamic table size update in the middle of a header
+    block, which nginx (ngx_http_v2_state_header_block) takes and applies in
+    place and nghttp2 refuses (RFC 7541 4.2). Stream 1's block is :method
+    GET, an update to 4096 (3f e1 1f), :scheme http, :authority
+    www.hidden.test, :path /h2-tsu-first; stream 3 is a plain request on
+    the same connection. nginx serves both; the responses are nginx's
+    (its first block opens with an update to 0)."""
+    settings = h2_frame(4, 0, 0, b"")
+    ack = h2_frame(4, 1, 0, b"")
+    clk = Clock(BASE_US + 9200 * 1000000)
+    c = TcpConn(clk, CLIENT4, "10.99.0.80", 44100, 82, 31000, 33000, smac=MAC_GW)
+    recs = c.handshake()
+    req1 = b"\x82\x3f\xe1\x1f\x86" + hp_lit(1, b"www.hidden.test") + hp_lit(4, b"/h2-tsu-first")
+    recs.append(c.c_send(H2_PREFACE + settings + h2_frame(1, 0x05, 1, req1), step=300))
+    recs.append(c.s_send(settings + ack + h2_frame(1, 0x04, 1, b"\x20\x88\x76\x05nginx") +
+                         h2_frame(0, 0x01, 1, b"first"), step=400))
+    recs.append(c.c_send(ack, step=100))
+    req2 = b"\x82\x86" + hp_lit(1, b"www.hidden.test") + hp_lit(4, b"/h2-after-tsu")
+    recs.append(c.c_send(h2_frame(1, 0x05, 3, req2), step=300))
+    recs.append(c.s_send(h2_frame(1, 0x04, 3, b"\x88") + h2_frame(0, 0x01, 3, b"second"),
+                         step=400))
+    recs += c.close()
+    write_pcap(os.path.join(out, "h2c_midblock_size_update.pcap"), LINKTYPE_ETHERNET, recs)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -1588,6 +1628,7 @@ def main():
     gen_proxyproto(out)
     gen_h2c_prior(out)
     gen_h2c_review_slots(out)
+    gen_h2c_midblock_size_update(out)
     gen_tls_big(out)
     return 0
 

@@ -726,6 +726,117 @@ static void test_hpack_errors(void)
 	free(o);
 }
 
+/*
+ * A dynamic table size update after a block's first field (review F8):
+ * nginx takes it and applies it in place, nghttp2 alone refuses it. The
+ * request is read whole (malformed: RFC 7541 4.2), the table changes where
+ * the update stands, and the requests after it are read; in one segment
+ * and byte by byte (the walk across pieces), also after a long literal
+ * whose length takes continuation bytes.
+ */
+static void test_midblock_size_update(void)
+{
+	struct buf *o = malloc(sizeof(*o)), *blk = malloc(sizeof(*blk));
+	struct conn c;
+	char ua[300];
+
+	memset(ua, 'u', sizeof(ua) - 1);
+	ua[sizeof(ua) - 1] = '\0';
+	for (int seg = 0; seg < 2; seg++) {
+		/* review F8's block: GET, update to 4096, then the rest */
+		o->n = blk->n = 0;
+		preface(o);
+		put(blk, "\x82\x3f\xe1\x1f\x86", 5);
+		hp_lit_name(blk, 1, "www.hidden.test");
+		hp_lit_name(blk, 4, "/h2-tsu-first");
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 1, blk->b, blk->n);
+		/* stream 3: a literal with indexing adds a.example (62), an
+		 * update to 0 empties the table and one to 4096 (two in a
+		 * row: one cut) opens it again, then b.example is added, so
+		 * stream 5's index 62 is b.example, as nginx reads it (a.example
+		 * without the update); a 299-byte user-agent before them */
+		blk->n = 0;
+		put(blk, "\x82\x86\x84", 3);
+		hp_lit_name(blk, 58, ua);
+		put_u8(blk, 0x41);
+		hp_int(blk, 0, 7, 9);
+		put(blk, "a.example", 9);
+		hp_int(blk, 0x20, 5, 0);
+		hp_int(blk, 0x20, 5, 4096);
+		put_u8(blk, 0x41);
+		hp_int(blk, 0, 7, 9);
+		put(blk, "b.example", 9);
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 3, blk->b, blk->n);
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 5, "\x82\x86\x84\xbe", 4);
+		/* and review F8's request 2 */
+		blk->n = 0;
+		put(blk, "\x82\x86", 2);
+		hp_lit_name(blk, 1, "www.hidden.test");
+		hp_lit_name(blk, 4, "/h2-after-tsu");
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 7, blk->b, blk->n);
+		conn_open(&c, 16384);
+		if (seg)
+			feed_segments(&c, 0, o->b, o->n, 1);
+		else
+			feed(&c, 0, o->b, o->n);
+		CHECK_EQ(c.res[0], MOD_MALFORMED);
+		CHECK_EQ(c.cap.n, 4);
+		if (c.cap.n == 4) {
+			struct ev *e = c.cap.ev;
+			CHECK_STR(e[0].name, "www.hidden.test");
+			CHECK_STR(e[0].aux, "/h2-tsu-first");
+			CHECK_STR(EVF(&e[0], RQ_METHOD), "GET");
+			CHECK_STR(EVF(&e[0], RQ_WHY), "dynamic table size update after a field");
+			CHECK_EQ(e[0].flags, OBS_F_MALFORMED);
+			CHECK_STR(e[1].name, "a.example"); /* the first :authority */
+			CHECK_STR(EVF(&e[1], RQ_UA), ua);
+			CHECK_EQ(e[1].flags, OBS_F_MALFORMED);
+			CHECK_STR(e[2].name, "b.example");
+			CHECK_EQ(e[2].flags, 0);
+			CHECK_STR(e[3].name, "www.hidden.test");
+			CHECK_STR(e[3].aux, "/h2-after-tsu");
+			CHECK_EQ(e[3].flags, 0);
+		}
+		conn_close(&c);
+	}
+
+	/* an update after a field is bound as one at the start: above the
+	 * table the peer allows (4096 without SETTINGS) it is an HPACK
+	 * error, the head read so far emitted */
+	o->n = blk->n = 0;
+	preface(o);
+	put(blk, "\x82", 1);
+	hp_int(blk, 0x20, 5, 8192);
+	put(blk, "\x86\x84", 2);
+	frame(o, HEADERS, END_HEADERS, 1, blk->b, blk->n);
+	frame(o, HEADERS, END_HEADERS, 3, c41, sizeof(c41));
+	conn_open(&c, 16384);
+	feed(&c, 0, o->b, o->n);
+	CHECK_EQ(c.res[0], MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_METHOD), "GET");
+	conn_close(&c);
+
+	/* an update split from its field by a CONTINUATION, its integer
+	 * cut between the two frames */
+	o->n = 0;
+	preface(o);
+	frame(o, HEADERS, 0, 1, "\x82\x86\x3f", 3);
+	frame(o, CONT, END_HEADERS, 1, "\xe1\x1f\x84\x41\x01x", 6);
+	frame(o, HEADERS, END_HEADERS, 3, "\x82\x86\x84\xbe", 4);
+	conn_open(&c, 16384);
+	feed(&c, 0, o->b, o->n);
+	CHECK_EQ(c.cap.n, 2);
+	if (c.cap.n == 2) {
+		CHECK_STR(c.cap.ev[0].name, "x");
+		CHECK_STR(c.cap.ev[0].aux, "/");
+		CHECK_STR(c.cap.ev[1].name, "x");
+	}
+	conn_close(&c);
+	free(o);
+	free(blk);
+}
+
 /* SETTINGS_HEADER_TABLE_SIZE from the server binds the client's blocks once
  * the client acknowledged it; the cap holds whatever it says. */
 static void test_table_size(void)
@@ -1362,6 +1473,7 @@ int main(void)
 	test_padded_continuation();
 	test_bad_frames();
 	test_hpack_errors();
+	test_midblock_size_update();
 	test_table_size();
 	test_big_settings();
 	test_block_bound();
