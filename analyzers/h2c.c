@@ -82,6 +82,7 @@ struct h2c_dir {
 	uint8_t b_end;      /* that frame has END_HEADERS */
 	uint8_t b_type;     /* FT_HEADERS or FT_PUSH_PROMISE */
 	uint32_t b_sid;     /* the block's stream */
+	uint32_t b_promised; /* PUSH_PROMISE: the promised stream */
 	uint32_t b_frag;    /* fragment bytes of the frame still to decode */
 	uint32_t b_pad;     /* its padding, passed after the fragment */
 	uint64_t b_span;    /* the block's bytes so far, frame headers included */
@@ -795,16 +796,42 @@ static int emit_head(struct h2c_state *ms, const struct pkt *p, struct emit *out
 	return out->obs(out, &ob);
 }
 
+/*
+ * A server's PUSH_PROMISE block was decoded: the request the server
+ * promises to answer on stream promised (RFC 9113 8.4), as if the client
+ * had sent it. Its event is a request's, seen from the client's side (p
+ * turned around: src is the client, as in every request event), and it is
+ * remembered for the pushed response on the promised stream, which pairs
+ * with it. A promised id that is not a server's (odd, or 0) is malformed
+ * and not remembered.
+ */
+static int promise_event(struct h2c_state *ms, struct h2c_flow *fs, const struct pkt *p,
+			 struct emit *out, uint32_t promised, uint32_t size, unsigned flags)
+{
+	struct pkt q = pkt_turned(p);
+
+	block_finish(ms);
+	if (promised == 0 || (promised & 1))
+		note(&ms->dc->head, "promised stream id not even");
+	else
+		pending_push(fs, promised, &ms->dc->head);
+	return emit_head(ms, &q, out, NULL, size, flags);
+}
+
 /* A header block of stream sid was decoded (whole, or as far as it went:
- * flags). Emits its event when it is a request or a response. */
+ * flags). Emits its event when it is a request or a response (or a
+ * promised request). */
 static int block_event(struct h2c_state *ms, struct h2c_flow *fs, const struct pkt *p,
-		       struct emit *out, int dir, uint8_t type, uint32_t sid, uint32_t size,
-		       unsigned flags)
+		       struct emit *out, int dir, uint8_t type, uint32_t sid, uint32_t promised,
+		       uint32_t size, unsigned flags)
 {
 	struct http_head *h = &ms->dc->head;
 
-	if (type == FT_PUSH_PROMISE)
-		return 0;
+	if (type == FT_PUSH_PROMISE) {
+		if (dir == 0)
+			return 0; /* a client cannot push (RFC 9113 8.4): no event */
+		return promise_event(ms, fs, p, out, promised, size, flags);
+	}
 	if (dir == 0) {
 		if ((sid & 1) == 0) {
 			note(h, "client stream id even");
@@ -860,8 +887,8 @@ static int block_done(struct step *st, unsigned flags)
 	int e;
 
 	d->in_block = d->in_frame = 0;
-	e = block_event(st->ms, st->fs, st->p, st->out, st->dir, d->b_type, d->b_sid, size,
-			flags);
+	e = block_event(st->ms, st->fs, st->p, st->out, st->dir, d->b_type, d->b_sid,
+			d->b_promised, size, flags);
 	if (e < 0) {
 		st->err = e;
 		return STEP_BAD;
@@ -904,7 +931,11 @@ static int block_start(struct step *st, struct cur c, const struct frame *fr, si
 		pad = cur_u8(&c);
 	if (pre + pad > fr->len)
 		return block_bad(st); /* padding longer than the frame */
-	block_reset(st->ms, st->dir);
+	d->b_promised = 0;
+	if (fr->type == FT_PUSH_PROMISE)
+		d->b_promised = cur_be32(&c) & 0x7fffffffu;
+	/* a PUSH_PROMISE's block is a request's head (the promised one) */
+	block_reset(st->ms, fr->type == FT_PUSH_PROMISE ? 0 : st->dir);
 	st->sl->blocks = 1;
 	d->in_block = d->in_frame = 1;
 	d->b_type = fr->type;

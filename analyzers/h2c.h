@@ -8,7 +8,8 @@
  * directions and the header blocks decoded with libnghttp2's HPACK inflater
  * (one per direction: the dynamic table is per direction), so the requests
  * carry the same facts as HTTP/1's: one OBS_HTTP_REQUEST per stream the
- * client opens, one OBS_HTTP_RESPONSE per header block of the server with a
+ * client opens (and per request the server promises with PUSH_PROMISE),
+ * one OBS_HTTP_RESPONSE per header block of the server with a
  * :status, with http.h's detail record (version "HTTP/2").
  *
  * Frame rules (each breaks the direction's framing: counted as malformed,
@@ -50,8 +51,16 @@
  * value is cut), and the event comes when END_HEADERS is read. A block
  * cut by a hole or by a segment longer than the window is emitted as far
  * as it was decoded, with OBS_F_TRUNCATED, and the direction stops (the
- * HPACK state past it is unknown). PUSH_PROMISE blocks are decoded (they
- * change the server's table) but make no event.
+ * HPACK state past it is unknown). A server's PUSH_PROMISE block is decoded
+ * with the server's inflater (it changes the server's table as any of its
+ * blocks) as a request's head: the promised request (RFC 9113 8.4), one
+ * OBS_HTTP_REQUEST, seen from the client's side (the packet turned around,
+ * so src is the client, as in every request event: the request is the
+ * client's, made for it by the server), remembered under the promised
+ * stream id, so that the pushed response (HEADERS on that stream) pairs
+ * with it; a promised id that is odd or 0 is malformed and not
+ * remembered. A client's PUSH_PROMISE (a protocol error) is decoded, for
+ * its table, and makes no event.
  *
  * Dynamic table size. The table a direction's encoder uses is bounded by
  * the SETTINGS_HEADER_TABLE_SIZE its peer sent (4096 until then). The new
@@ -95,7 +104,8 @@
  *   response: :status (3 digits, 100..999; else malformed, no status),
  *             content-length, server, location, upgrade, connection.
  * A request is the first client header block of a stream (odd id above
- * any the client opened before); later ones (trailers) make no event. A
+ * any the client opened before), or a server's PUSH_PROMISE block; later
+ * client blocks of a stream (trailers) make no event. A
  * server block with :status is a response; without one (trailers), none.
  *
  * Observations: as http.h's (OBS_HTTP_REQUEST: name = host, aux = uri;

@@ -93,6 +93,11 @@ Files (all Ethernet unless stated):
                      gRPC call whose HEADERS is PADDED with PRIORITY and continued by a
                      CONTINUATION, answered with trailers (gen_h2c_prior; needs
                      python3-hpack).
+  h2c_midblock_size_update.pcap  an HPACK dynamic table size update after a
+                     block's first field, as nginx takes it (review F8), then a second
+                     request (gen_h2c_midblock_size_update).
+  h2c_push_promise.pcap  a server push: PUSH_PROMISE with a CONTINUATION, the
+                     response, the pushed response (gen_h2c_push_promise).
 """
 import base64
 import calendar
@@ -1609,6 +1614,35 @@ def gen_h2c_midblock_size_update(out):
     write_pcap(os.path.join(out, "h2c_midblock_size_update.pcap"), LINKTYPE_ETHERNET, recs)
 
 
+def gen_h2c_push_promise(out):
+    """A server push (RFC 9113 8.4, nginx 1.22's http2_push): the client asks
+    for / on stream 1; the server's PUSH_PROMISE on stream 1 (continued by a
+    CONTINUATION) promises stream 2 for GET www.push.test /pushed.js, its
+    block adding "server: nginx" to the server's dynamic table (index 62);
+    then the response to stream 1, and the pushed response on stream 2
+    whose server field is that entry. The promised request is reported as a
+    request (from the client's side) and the pushed response pairs with
+    it."""
+    settings = h2_frame(4, 0, 0, b"")
+    ack = h2_frame(4, 1, 0, b"")
+    clk = Clock(BASE_US + 9300 * 1000000)
+    c = TcpConn(clk, CLIENT4, "10.99.0.80", 44200, 82, 41000, 43000, smac=MAC_GW)
+    recs = c.handshake()
+    req1 = b"\x82\x86\x84" + hp_lit(1, b"www.push.test")
+    recs.append(c.c_send(H2_PREFACE + settings + h2_frame(1, 0x05, 1, req1), step=300))
+    promise = b"\x00\x00\x00\x02" + b"\x82\x86" + hp_lit(1, b"www.push.test")
+    cont = hp_lit(4, b"/pushed.js") + b"\x76\x05nginx"
+    recs.append(c.s_send(settings + ack + h2_frame(5, 0x00, 1, promise) +
+                         h2_frame(9, 0x04, 1, cont) +
+                         h2_frame(1, 0x04, 1, b"\x88\xbe") + h2_frame(0, 0x01, 1, b"<html>"),
+                         step=400))
+    recs.append(c.c_send(ack, step=100))
+    recs.append(c.s_send(h2_frame(1, 0x04, 2, b"\x88\xbe") + h2_frame(0, 0x01, 2, b"alert(1)"),
+                         step=400))
+    recs += c.close()
+    write_pcap(os.path.join(out, "h2c_push_promise.pcap"), LINKTYPE_ETHERNET, recs)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -1629,6 +1663,7 @@ def main():
     gen_h2c_prior(out)
     gen_h2c_review_slots(out)
     gen_h2c_midblock_size_update(out)
+    gen_h2c_push_promise(out)
     gen_tls_big(out)
     return 0
 

@@ -32,6 +32,7 @@
 
 struct ev {
 	int kind;
+	int dir;            /* the packet's, as the event shows it */
 	unsigned flags;
 	uint16_t type;
 	uint32_t size;
@@ -60,6 +61,7 @@ static int cap_obs(struct emit *e, const struct obs *o)
 		return 0;
 	v = &c->ev[c->n++];
 	v->kind = o->kind;
+	v->dir = o->pkt ? o->pkt->dir : -1;
 	v->flags = o->flags;
 	v->type = o->type;
 	v->size = o->size;
@@ -837,6 +839,108 @@ static void test_midblock_size_update(void)
 	free(blk);
 }
 
+/*
+ * A server's PUSH_PROMISE (PADDED, continued by a CONTINUATION): the
+ * promised request is reported as a request, seen from the client's side,
+ * and the pushed response on the promised stream pairs with it. Its block
+ * is decoded with the server's table: an entry it adds (server: pushsrv,
+ * index 62) is the one the pushed response names. A promised id that is
+ * odd is malformed and pairs nothing; a client's PUSH_PROMISE makes no
+ * event.
+ */
+static void test_push_promise(void)
+{
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv)),
+		   *blk = malloc(sizeof(*blk));
+	struct conn c;
+
+	cl->n = sv->n = blk->n = 0;
+	preface(cl);
+	frame(cl, HEADERS, END_HEADERS | END_STREAM, 1, c41, sizeof(c41));
+	frame(sv, SETTINGS, 0, 0, NULL, 0);
+	/* PUSH_PROMISE on stream 1 for stream 2: pad length 3, promised id,
+	 * the first part of the block, the padding; then a CONTINUATION */
+	put_u8(blk, 3);
+	put(blk, "\0\0\0\x02\x82\x86", 6);
+	hp_lit_name(blk, 1, "push.example");
+	put(blk, NULL, 3);
+	frame(sv, PUSH, PADDED, 1, blk->b, blk->n);
+	blk->n = 0;
+	hp_lit_name(blk, 4, "/style.css");
+	put_u8(blk, 0x76);                 /* server: pushsrv, indexed (62) */
+	hp_int(blk, 0, 7, 7);
+	put(blk, "pushsrv", 7);
+	frame(sv, CONT, END_HEADERS, 1, blk->b, blk->n);
+	frame(sv, HEADERS, END_HEADERS, 1, "\x88", 1);
+	frame(sv, DATA, END_STREAM, 1, "<html>", 6);
+	frame(sv, HEADERS, END_HEADERS, 2, "\x88\xbe", 2);
+	frame(sv, DATA, END_STREAM, 2, "p{}", 3);
+	/* a promise of an odd stream: reported, malformed, pairs nothing */
+	blk->n = 0;
+	put(blk, "\0\0\0\x05\x82\x86\x84", 7);
+	hp_lit_name(blk, 1, "odd.example");
+	frame(sv, PUSH, END_HEADERS, 1, blk->b, blk->n);
+	frame(sv, HEADERS, END_HEADERS, 5, "\x88", 1);
+	for (int seg = 0; seg < 2; seg++) {
+		conn_open(&c, 16384);
+		feed(&c, 0, cl->b, cl->n);
+		if (seg)
+			feed_segments(&c, 1, sv->b, sv->n, 1);
+		else
+			feed(&c, 1, sv->b, sv->n);
+		CHECK_EQ(c.cap.n, 6);
+		if (c.cap.n == 6) {
+			struct ev *e = c.cap.ev;
+			CHECK_EQ(e[0].kind, OBS_HTTP_REQUEST);
+			CHECK_EQ(e[1].kind, OBS_HTTP_REQUEST); /* the promised request */
+			CHECK_EQ(e[1].dir, 0);
+			CHECK_STR(e[1].name, "push.example");
+			CHECK_STR(e[1].aux, "/style.css");
+			CHECK_STR(EVF(&e[1], RQ_METHOD), "GET");
+			CHECK_STR(EVF(&e[1], RQ_VERSION), "HTTP/2");
+			CHECK_STR(EVF(&e[1], RQ_WHY), "");
+			CHECK_EQ(e[1].flags, 0);
+			CHECK_EQ(e[1].size, 9 + 1 + 4 + 2 + 14 + 3 + 9 + 12 + 9);
+			CHECK_EQ(e[2].kind, OBS_HTTP_RESPONSE);
+			CHECK_EQ(e[2].dir, 1);
+			CHECK_STR(e[2].name, "www.example.com");
+			/* the pushed response: paired, its server from the entry
+			 * the promise's block added */
+			CHECK_EQ(e[3].kind, OBS_HTTP_RESPONSE);
+			CHECK_EQ(e[3].type, 200);
+			CHECK_STR(e[3].name, "push.example");
+			CHECK_STR(e[3].aux, "/style.css");
+			CHECK_STR(EVF(&e[3], RS_SERVER), "pushsrv");
+			CHECK_STR(EVF(&e[3], RS_RMETHOD), "GET");
+			CHECK_EQ(e[3].flags, 0);
+			CHECK_EQ(e[4].kind, OBS_HTTP_REQUEST);
+			CHECK_STR(e[4].name, "odd.example");
+			CHECK_STR(EVF(&e[4], RQ_WHY), "promised stream id not even");
+			CHECK_EQ(e[4].flags, OBS_F_MALFORMED);
+			CHECK_EQ(e[5].kind, OBS_HTTP_RESPONSE);
+			CHECK_STR(e[5].name, "");
+		}
+		CHECK_EQ(c.res[1], MOD_MALFORMED);
+		conn_close(&c);
+	}
+
+	/* a client's PUSH_PROMISE: decoded (the client's table), no event */
+	cl->n = blk->n = 0;
+	preface(cl);
+	put(blk, "\0\0\0\x02", 4);
+	put(blk, c41, sizeof(c41));
+	frame(cl, PUSH, END_HEADERS, 1, blk->b, blk->n);
+	frame(cl, HEADERS, END_HEADERS, 3, c42, sizeof(c42)); /* names index 62 */
+	conn_open(&c, 16384);
+	feed(&c, 0, cl->b, cl->n);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_STR(c.cap.ev[0].name, "www.example.com");
+	conn_close(&c);
+	free(cl);
+	free(sv);
+	free(blk);
+}
+
 /* SETTINGS_HEADER_TABLE_SIZE from the server binds the client's blocks once
  * the client acknowledged it; the cap holds whatever it says. */
 static void test_table_size(void)
@@ -1474,6 +1578,7 @@ int main(void)
 	test_bad_frames();
 	test_hpack_errors();
 	test_midblock_size_update();
+	test_push_promise();
 	test_table_size();
 	test_big_settings();
 	test_block_bound();
