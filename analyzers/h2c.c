@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include <nghttp2/nghttp2.h>
+#include <sodium.h>
 
 #include "../sensor/cursor.h"
 #include "../sensor/flow.h"
@@ -1189,6 +1190,62 @@ static void h2c_stream(struct step *st)
 	flow_stream_slide(s);
 }
 
+/* ---- HTTP2-Settings of an Upgrade ------------------------------------------------ */
+
+void h2c_upgrade_settings(struct h2c_upgrade *u, const uint8_t *v, size_t n)
+{
+	struct cur c = cur_init(v, n);
+
+	if (u->fields < UINT8_MAX)
+		u->fields++;
+	if (n % 8) {
+		u->bad = 1; /* not a whole number of 6-byte settings */
+		return;
+	}
+	while (cur_has(&c, 8)) {
+		const char *g = (const char *)cur_ptr(&c, 8), *end = NULL;
+		unsigned char e[6];
+		size_t got = 0;
+
+		if (sodium_base642bin(e, sizeof(e), g, 8, NULL, &got, &end,
+				      sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
+		    got != sizeof(e) || end != g + 8) {
+			u->bad = 1;
+			return;
+		}
+		struct cur ec = cur_init(e, sizeof(e));
+		uint16_t id = cur_be16(&ec);
+		uint32_t val = cur_be32(&ec);
+		if (id == SET_HEADER_TABLE_SIZE) {
+			u->table_min = u->has_table && u->table_min < val ? u->table_min : val;
+			u->table_last = val;
+			u->has_table = 1;
+		} else if (id == SET_MAX_FRAME_SIZE && val >= H2C_FRAME_DEFAULT &&
+			   val <= H2C_FRAME_LIMIT && val > u->max_frame) {
+			u->max_frame = val;
+		}
+	}
+}
+
+int h2c_upgrade_matters(const struct h2c_upgrade *u)
+{
+	return u && u->fields == 1 && !u->bad && (u->has_table || u->max_frame);
+}
+
+/* The client's HTTP2-Settings, acknowledged by the 101: the server's
+ * encoder and frames are bound by them from its first frame. */
+static void upgrade_apply(struct h2c_flow *fs, struct h2c_slot *sl, const struct h2c_upgrade *u)
+{
+	if (!h2c_upgrade_matters(u))
+		return;
+	if (u->has_table) {
+		struct h2c_table_set t = {1, u->table_min, u->table_last};
+		table_apply(sl, 1, &t);
+	}
+	if (u->max_frame > fs->d[1].max_frame)
+		fs->d[1].max_frame = u->max_frame;
+}
+
 /* ---- the module ----------------------------------------------------------------- */
 
 int h2c_sniff(const uint8_t *buf, size_t len)
@@ -1252,15 +1309,18 @@ static void h2c_tick(void *state, uint64_t now_us, struct emit *out)
 
 /* Claim an unclaimed flow whose client stream starts with the preface,
  * also behind a PROXY protocol header (proxyproto.h): nginx's `listen ...
- * proxy_protocol http2` skips it and reads the preface after it. */
+ * proxy_protocol http2` skips it and reads the preface after it. An
+ * unclaimed flow's app_state is NULL, or the struct h2c_upgrade http.c
+ * left at an Upgrade's 101 (h2c.h), applied and freed here. */
 static int h2c_claim(struct h2c_state *ms, struct flow *f, const struct pkt *p)
 {
 	struct flow_stream *s = &f->st[0];
+	struct h2c_upgrade *up = f->app_state;
 	struct h2c_flow *fs;
 	uint32_t from;
 	int r, pp;
 
-	if (p->dir != 0 || f->app_state || s->done || !s->buf || s->consumed > s->len)
+	if (p->dir != 0 || s->done || !s->buf || s->consumed > s->len)
 		return MOD_NOT_MINE;
 	pp = proxyproto_stream(s);
 	if (pp < 0)
@@ -1278,6 +1338,10 @@ static int h2c_claim(struct h2c_state *ms, struct flow *f, const struct pkt *p)
 	}
 	for (int i = 0; i < 2; i++)
 		fs->d[i].max_frame = H2C_FRAME_DEFAULT;
+	if (up) {
+		upgrade_apply(fs, slot_of(ms, fs), up);
+		free(up);
+	}
 	s->consumed = from + H2C_PREFACE_LEN;
 	f->app = APP_HTTP2;
 	f->app_state = fs;

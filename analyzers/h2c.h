@@ -137,9 +137,15 @@
  * after the request; the client's preface (RFC 7540 3.2) then claims it
  * here, and what the server already sent (its SETTINGS, its response to
  * the upgraded request, stream 1: unpaired) is read at once, before the
- * client's frames, from the packet turned around. The HTTP2-Settings
- * header is not read: a SETTINGS_HEADER_TABLE_SIZE the client sent only
- * there is not applied to the server's blocks.
+ * client's frames, from the packet turned around. The request's
+ * HTTP2-Settings field is read by http.c (h2c_upgrade_settings): when it
+ * holds a table or frame size, http.c leaves a struct h2c_upgrade in
+ * flow->app_state as it hands the flow back (app stays APP_NONE, so the
+ * other claims, which want no app_state, leave the flow to this one), and
+ * the claim applies it to the server's side at once, as the 101
+ * acknowledged it: the server's inflater's table bound (as a SETTINGS
+ * ACK would), and the frame length it may send. The claim frees it; the
+ * flow table frees it with the flow when nothing claims.
  *
  * Not read: HTTP/2 over TLS (the TLS analyzer reports its ALPN "h2").
  */
@@ -161,6 +167,41 @@
 #define H2C_HEAP_MAX (256u * 1024u)          /* nghttp2's bytes per flow */
 #define H2C_HEAP_TOTAL_MAX (32u * 1024u * 1024u) /* ... for all flows */
 #define H2C_IDLE_US 300000000ull   /* a slot idle this long (packet time) is freed */
+
+/*
+ * What the HTTP2-Settings field of an "Upgrade: h2c" request said that the
+ * reading of the server's frames depends on. The field is the client's
+ * SETTINGS payload, base64url-coded (RFC 7540 3.2.1), which the 101
+ * acknowledges: it binds the server's encoder and framing from its first
+ * HTTP/2 frame, before any SETTINGS frame of the client is acknowledged.
+ * SETTINGS_HEADER_TABLE_SIZE bounds the table of the server's HPACK
+ * encoder (the smallest and the last value kept, as for a SETTINGS
+ * frame), SETTINGS_MAX_FRAME_SIZE the server's frames (the largest legal
+ * value kept); the other settings change nothing that is decoded here.
+ */
+struct h2c_upgrade {
+	uint8_t fields;     /* HTTP2-Settings fields read (up to 255) */
+	uint8_t bad;        /* one was not a base64url SETTINGS payload */
+	uint8_t has_table;  /* a SETTINGS_HEADER_TABLE_SIZE was there */
+	uint32_t table_min, table_last;
+	uint32_t max_frame; /* the largest legal SETTINGS_MAX_FRAME_SIZE; 0: none */
+};
+
+/*
+ * Read one HTTP2-Settings value v[0..n) (borrowed) into u (zeroed before
+ * the head's first field): 8 characters at a time, each group one 6-byte
+ * setting (libsodium's base64url decoder, no padding), so a value of any
+ * length is read without a buffer. A value whose length is not a multiple
+ * of 8, or that does not decode, sets bad (a server takes no setting from
+ * it: nghttp2_session_upgrade2 refuses a payload that is not a multiple
+ * of 6 bytes).
+ */
+void h2c_upgrade_settings(struct h2c_upgrade *u, const uint8_t *v, size_t n);
+
+/* Does u hold a setting to apply: one sound HTTP2-Settings field (a
+ * server must not upgrade with two, RFC 7540 3.2.1) with a table or frame
+ * size in it? */
+int h2c_upgrade_matters(const struct h2c_upgrade *u);
 
 /*
  * Does the client stream buf[0..len) start with the connection preface?

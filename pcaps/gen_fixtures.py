@@ -98,6 +98,9 @@ Files (all Ethernet unless stated):
                      request (gen_h2c_midblock_size_update).
   h2c_push_promise.pcap  a server push: PUSH_PROMISE with a CONTINUATION, the
                      response, the pushed response (gen_h2c_push_promise).
+  h2c_upgrade_settings.pcap  an Upgrade to h2c whose HTTP2-Settings allow the
+                     server a larger table and longer frames, which it uses
+                     (gen_h2c_upgrade_settings).
 """
 import base64
 import calendar
@@ -1643,6 +1646,44 @@ def gen_h2c_push_promise(out):
     write_pcap(os.path.join(out, "h2c_push_promise.pcap"), LINKTYPE_ETHERNET, recs)
 
 
+def gen_h2c_upgrade_settings(out):
+    """An HTTP/1.1 "Upgrade: h2c" whose HTTP2-Settings (RFC 7540 3.2.1, the
+    client's SETTINGS, acknowledged by the 101) say SETTINGS_HEADER_TABLE_SIZE
+    8192 and SETTINGS_MAX_FRAME_SIZE 20000 (with MAX_CONCURRENT_STREAMS 100
+    and ENABLE_PUSH 0, as curl sends them). The server's response to the
+    upgraded request opens with a table size update to 8192 and adds
+    "server: h2srv" to its table; the client sends its preface; the
+    response's body is one 20,000-byte DATA frame (in MSS segments); then a
+    request on stream 3 for www.hidden.test, whose response names the
+    server's entry."""
+    settings = h2_frame(4, 0, 0, b"")
+    ack = h2_frame(4, 1, 0, b"")
+    b64 = base64.urlsafe_b64encode(bytes.fromhex(
+        "000300000064" "000100002000" "000200000000" "000500004e20")).rstrip(b"=")
+    clk = Clock(BASE_US + 9400 * 1000000)
+    c = TcpConn(clk, CLIENT4, "10.99.0.80", 44300, 80, 51000, 53000, smac=MAC_GW)
+    recs = c.handshake()
+    recs.append(c.c_send(b"GET /up HTTP/1.1\r\nHost: www.up.test\r\n"
+                         b"Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+                         b"HTTP2-Settings: " + b64 + b"\r\nUser-Agent: curl/7.88.1\r\n\r\n",
+                         step=300))
+    resp1 = b"\x3f\xe1\x3f" + b"\x88\x76\x05h2srv"  # update to 8192, 200, server
+    recs.append(c.s_send(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+                         b"Upgrade: h2c\r\n\r\n" + settings + h2_frame(1, 0x04, 1, resp1),
+                         step=400))
+    recs.append(c.c_send(H2_PREFACE + settings + ack, step=300))
+    data = struct.pack("!I", 20000)[1:] + bytes([0, 0x01]) + struct.pack("!I", 1) + b"x" * 20000
+    for i in range(0, len(data), 1448):
+        recs.append(c.s_send(data[i:i + 1448], step=200))
+    recs.append(c.c_ack())
+    req3 = b"\x82\x86" + hp_lit(1, b"www.hidden.test") + hp_lit(4, b"/after-upgrade")
+    recs.append(c.c_send(h2_frame(1, 0x05, 3, req3), step=300))
+    recs.append(c.s_send(ack + h2_frame(1, 0x04, 3, b"\x88\xbe") + h2_frame(0, 0x01, 3, b"ok"),
+                         step=400))
+    recs += c.close()
+    write_pcap(os.path.join(out, "h2c_upgrade_settings.pcap"), LINKTYPE_ETHERNET, recs)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -1664,6 +1705,7 @@ def main():
     gen_h2c_review_slots(out)
     gen_h2c_midblock_size_update(out)
     gen_h2c_push_promise(out)
+    gen_h2c_upgrade_settings(out)
     gen_tls_big(out)
     return 0
 

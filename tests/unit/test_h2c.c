@@ -1545,6 +1545,116 @@ static void test_upgrade(void)
 	free(sv);
 }
 
+/*
+ * The HTTP2-Settings of an Upgrade request bind the server's first frames
+ * (RFC 7540 3.2.1: the 101 acknowledges them): a table size of 8192 lets
+ * the server's first block open with an update to 8192 (an HPACK error
+ * under the default 4096), and a SETTINGS_MAX_FRAME_SIZE of 20000 a
+ * 20,000-byte DATA frame (a frame too long otherwise), so the server's
+ * direction is read on. Two fields, or a value that is not base64url
+ * settings, are not applied.
+ */
+static void upgrade_with(const char *fields, int applied)
+{
+	static const char sw[] = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+				 "Upgrade: h2c\r\n\r\n";
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv)),
+		   *blk = malloc(sizeof(*blk));
+	char req[512];
+	void *hs = NULL;
+	struct conn c;
+
+	snprintf(req, sizeof(req), "GET /up HTTP/1.1\r\nHost: up.example\r\n"
+		 "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n%s\r\n", fields);
+	sv->n = blk->n = 0;
+	put(sv, sw, strlen(sw));
+	frame(sv, SETTINGS, 0, 0, NULL, 0);
+	hp_int(blk, 0x20, 5, 8192);
+	put_u8(blk, 0x88);
+	put_u8(blk, 0x76);                 /* server: up, indexed (62) */
+	put_u8(blk, 2);
+	put(blk, "up", 2);
+	frame(sv, HEADERS, END_HEADERS, 1, blk->b, blk->n);
+	head(sv, 20000, DATA, END_STREAM, 1);
+	put(sv, NULL, 20000);
+	cl->n = 0;
+	preface(cl);
+	frame(cl, SETTINGS, ACK, 0, NULL, 0);
+	frame(cl, HEADERS, END_HEADERS | END_STREAM, 3, c41, sizeof(c41));
+
+	CHECK_EQ(http_module.init(NULL, &hs), 0);
+	conn_open(&c, 65536);
+	feed_both(&c, hs, 0, req, strlen(req));
+	feed_both(&c, hs, 1, sv->b, strlen(sw));
+	CHECK_EQ(c.f.app, APP_NONE);
+	CHECK_EQ(c.f.app_state != NULL, applied); /* the settings left for h2c */
+	for (size_t i = strlen(sw); i < sv->n; i += 1400)
+		feed_both(&c, hs, 1, sv->b + i, sv->n - i < 1400 ? sv->n - i : 1400);
+	feed_both(&c, hs, 0, cl->b, cl->n);
+	CHECK_EQ(c.f.app, APP_HTTP2);
+	feed_both(&c, hs, 1, "\0\0\x02\x01\x04\0\0\0\x03\x8d\xbe", 11); /* 404 to 3 */
+	if (applied) {
+		CHECK_EQ(c.res[1], MOD_OK);
+		CHECK_EQ(c.cap.n, 5);
+		if (c.cap.n == 5) {
+			CHECK_EQ(c.cap.ev[2].type, 200);
+			CHECK_STR(EVF(&c.cap.ev[2], RS_SERVER), "up");
+			CHECK_EQ(c.cap.ev[2].flags, 0);
+			CHECK_STR(c.cap.ev[3].name, "www.example.com");
+			CHECK_EQ(c.cap.ev[4].type, 404);
+			CHECK_STR(EVF(&c.cap.ev[4], RS_SERVER), "up");
+			CHECK_STR(c.cap.ev[4].aux, "/");
+		}
+	} else {
+		/* the update is an HPACK error before any field (no event):
+		 * the server's side stops, the client's is read */
+		CHECK_EQ(c.res[1], MOD_OK); /* stopped: later packets count ok */
+		CHECK_EQ(c.cap.n, 3);
+		if (c.cap.n == 3)
+			CHECK_STR(c.cap.ev[2].name, "www.example.com");
+	}
+	conn_close(&c);
+	http_module.fini(hs);
+	free(cl);
+	free(sv);
+	free(blk);
+}
+
+static void test_upgrade_settings(void)
+{
+	struct h2c_upgrade u;
+
+	/* table 8192 and frame 20000 */
+	upgrade_with("HTTP2-Settings: AAEAACAAAAUAAE4g\r\n", 1);
+	/* also among other settings (MAX_CONCURRENT_STREAMS 100, ENABLE_PUSH 0) */
+	upgrade_with("HTTP2-Settings: AAMAAABkAAEAACAAAAIAAAAAAAUAAE4g\r\n", 1);
+	/* two fields: a server does not upgrade on them */
+	upgrade_with("HTTP2-Settings: AAEAACAAAAUAAE4g\r\nHTTP2-Settings: AAEAACAA\r\n", 0);
+	/* not base64url, not whole settings, padded */
+	upgrade_with("HTTP2-Settings: AAEAAC+AAAUAAE4g\r\n", 0);
+	upgrade_with("HTTP2-Settings: AAEAACAAAAUAAE4\r\n", 0);
+	upgrade_with("HTTP2-Settings: AAEAACAAAAUAAE4g=\r\n", 0);
+	/* none that matter: nothing left */
+	upgrade_with("HTTP2-Settings: AAMAAABk\r\n", 0);
+	upgrade_with("", 0);
+
+	memset(&u, 0, sizeof(u));
+	h2c_upgrade_settings(&u, (const uint8_t *)"AAH_____AAEAAAAAAAEAABAA", 24);
+	CHECK_EQ(u.fields, 1);
+	CHECK_EQ(u.bad, 0);
+	CHECK_EQ(u.has_table, 1);
+	CHECK_EQ(u.table_min, 0);
+	CHECK_EQ(u.table_last, 4096);
+	CHECK_EQ(u.max_frame, 0);
+	CHECK(h2c_upgrade_matters(&u));
+	memset(&u, 0, sizeof(u));
+	/* frame sizes outside 16384..2^24-1 are not legal: none */
+	h2c_upgrade_settings(&u, (const uint8_t *)"AAUAAD__AAUBAAAA", 16);
+	CHECK_EQ(u.max_frame, 0);
+	CHECK(!h2c_upgrade_matters(&u));
+	CHECK(!h2c_upgrade_matters(NULL));
+}
+
 static void test_json(void)
 {
 	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv));
@@ -1588,6 +1698,7 @@ int main(void)
 	test_slots();
 	test_slot_choice();
 	test_upgrade();
+	test_upgrade_settings();
 	test_json();
 	return check_done();
 }
