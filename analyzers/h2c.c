@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include <nghttp2/nghttp2.h>
+#include <sodium.h>
 
 #include "../sensor/cursor.h"
 #include "../sensor/flow.h"
@@ -66,6 +67,16 @@ struct h2c_table_set {
 	uint32_t min, last;
 };
 
+/* Where a header block's bytes stand among its representations (RFC 7541
+ * 6), walked as they are fed (walk_block). */
+struct hpack_walk {
+	uint8_t st;         /* enum walk_state */
+	uint8_t what;       /* what the integer or string being read is */
+	uint8_t shift;      /* the integer's continuation bits so far */
+	uint8_t field;      /* a field began since the inflater's block began */
+	uint32_t val;       /* the integer so far; W_BYTES: string bytes left */
+};
+
 struct h2c_dir {
 	uint8_t stop;       /* nothing more is parsed in this direction */
 	uint32_t skip;      /* payload bytes of the current frame still to pass */
@@ -77,9 +88,11 @@ struct h2c_dir {
 	uint8_t b_end;      /* that frame has END_HEADERS */
 	uint8_t b_type;     /* FT_HEADERS or FT_PUSH_PROMISE */
 	uint32_t b_sid;     /* the block's stream */
+	uint32_t b_promised; /* PUSH_PROMISE: the promised stream */
 	uint32_t b_frag;    /* fragment bytes of the frame still to decode */
 	uint32_t b_pad;     /* its padding, passed after the fragment */
 	uint64_t b_span;    /* the block's bytes so far, frame headers included */
+	struct hpack_walk walk; /* the block's representations so far */
 	struct h2c_table_set set_t; /* what the current SETTINGS said so far */
 	uint32_t max_frame; /* largest frame it may send (the peer's SETTINGS) */
 	uint32_t last_sid;  /* client: the highest stream it opened */
@@ -577,6 +590,146 @@ static int hpack_feed(struct h2c_state *ms, nghttp2_hd_inflater *inf, const uint
 	}
 }
 
+/* ---- HPACK representations walked ----------------------------------------- */
+
+/*
+ * A dynamic table size update after a block's first field: RFC 7541 4.2
+ * forbids it and nghttp2 refuses it (an HPACK error), but nginx
+ * (ngx_http_v2_state_header_block) takes one anywhere in a block and applies
+ * it in place, before the fields after it, and serves the request. To read
+ * what nginx reads, the block's bytes are walked representation by
+ * representation (their lengths only: an integer with its continuation
+ * bytes, a string by its length, Huffman-coded or not, nothing decoded)
+ * before they are fed, and the block is cut before such an update: what
+ * comes before it is ended as a block of its own for nghttp2 (in_final,
+ * nghttp2_hd_inflate_end_headers), so the update opens the next one, where
+ * nghttp2 takes it and changes the table there, as nginx does. An integer
+ * nghttp2 would refuse (over 32 bits) ends the walk: nghttp2 then reports
+ * the error itself.
+ */
+enum walk_state { W_OP = 0, W_INT, W_STR, W_BYTES, W_LOST };
+enum walk_what { WW_INDEX = 0, WW_SIZE, WW_NAME_INDEX, WW_NAME, WW_VALUE };
+
+/* The integer (its value in w->val) is read: what follows it. */
+static void walk_int_done(struct hpack_walk *w)
+{
+	switch (w->what) {
+	case WW_NAME_INDEX:
+		w->st = W_STR; /* a new name (index 0), else the value */
+		w->what = w->val == 0 ? WW_NAME : WW_VALUE;
+		break;
+	case WW_NAME:
+	case WW_VALUE:
+		w->st = W_BYTES; /* the string's bytes, w->val of them */
+		break;
+	default:
+		w->st = W_OP;  /* an indexed field, a size update: whole */
+		break;
+	}
+}
+
+/* An integer with a prefix of bits bits starts in byte b. */
+static void walk_int(struct hpack_walk *w, uint8_t b, unsigned bits)
+{
+	uint32_t mask = (1u << bits) - 1;
+
+	w->val = b & mask;
+	w->shift = 0;
+	if (w->val < mask)
+		walk_int_done(w);
+	else
+		w->st = W_INT;
+}
+
+/*
+ * Walk in[0..n) on from w. Returns the offset of the first byte that opens
+ * a size update after a field (w is left before it), else n.
+ */
+static size_t walk_block(struct hpack_walk *w, const uint8_t *in, size_t n)
+{
+	struct cur c = cur_init(in, n);
+
+	while (cur_has(&c, 1)) {
+		uint8_t b;
+		size_t k;
+
+		switch (w->st) {
+		case W_OP: {
+			struct cur peek = c;
+			b = cur_u8(&peek);
+			if ((b & 0xe0) == 0x20 && w->field)
+				return n - cur_left(&c);
+			c = peek;
+			if ((b & 0xe0) == 0x20) {
+				w->what = WW_SIZE;
+				walk_int(w, b, 5);
+			} else {
+				w->field = 1;
+				w->what = b & 0x80 ? WW_INDEX : WW_NAME_INDEX;
+				/* indexed; literal with incremental indexing;
+				 * without indexing, or never indexed */
+				walk_int(w, b, b & 0x80 ? 7 : b & 0x40 ? 6 : 4);
+			}
+			break;
+		}
+		case W_INT:
+			b = cur_u8(&c);
+			if (w->shift > 28 || (uint64_t)w->val + ((uint64_t)(b & 0x7f) << w->shift) >
+						     UINT32_MAX) {
+				w->st = W_LOST;
+				return n;
+			}
+			w->val += (uint32_t)(b & 0x7f) << w->shift;
+			w->shift += 7;
+			if (!(b & 0x80))
+				walk_int_done(w);
+			break;
+		case W_STR:
+			walk_int(w, cur_u8(&c), 7); /* after the Huffman bit */
+			break;
+		case W_BYTES:
+			k = cur_left(&c) < w->val ? cur_left(&c) : w->val;
+			cur_skip(&c, k);
+			w->val -= (uint32_t)k;
+			break;
+		default:
+			return n;
+		}
+		if (w->st == W_BYTES && w->val == 0) {
+			/* the string is passed: the value after a name, or the
+			 * next representation */
+			w->st = w->what == WW_NAME ? W_STR : W_OP;
+			w->what = WW_VALUE;
+		}
+	}
+	return n;
+}
+
+/*
+ * Feed in[0..n) of the block direction dir is reading, cut before every
+ * size update after a field (walk_block), the head being marked malformed
+ * (RFC 7541 4.2). 0, or -1 on an HPACK error.
+ */
+static int hpack_feed_walked(struct h2c_state *ms, struct h2c_dir *d, nghttp2_hd_inflater *inf,
+			     const uint8_t *in, size_t n, int last)
+{
+	for (;;) {
+		size_t k = walk_block(&d->walk, in, n);
+
+		if (k >= n)
+			return hpack_feed(ms, inf, in, n, last);
+		/* the fields before the update are a block to nghttp2, and
+		 * the update opens the next (each turn takes at least the
+		 * update's first byte: bounded by n) */
+		if (hpack_feed(ms, inf, in, k, 1) < 0)
+			return -1;
+		note(&ms->dc->head, "dynamic table size update after a field");
+		d->walk.field = 0;
+		in += k;
+		n -= k;
+	}
+}
+
 /* ---- frames ----------------------------------------------------------------- */
 
 struct frame {
@@ -673,16 +826,42 @@ static int emit_head(struct h2c_state *ms, const struct pkt *p, struct emit *out
 	return out->obs(out, &ob);
 }
 
+/*
+ * A server's PUSH_PROMISE block was decoded: the request the server
+ * promises to answer on stream promised (RFC 9113 8.4), as if the client
+ * had sent it. Its event is a request's, seen from the client's side (p
+ * turned around: src is the client, as in every request event), and it is
+ * remembered for the pushed response on the promised stream, which pairs
+ * with it. A promised id that is not a server's (odd, or 0) is malformed
+ * and not remembered.
+ */
+static int promise_event(struct h2c_state *ms, struct h2c_flow *fs, const struct pkt *p,
+			 struct emit *out, uint32_t promised, uint32_t size, unsigned flags)
+{
+	struct pkt q = pkt_turned(p);
+
+	block_finish(ms);
+	if (promised == 0 || (promised & 1))
+		note(&ms->dc->head, "promised stream id not even");
+	else
+		pending_push(ms, fs, promised, &ms->dc->head);
+	return emit_head(ms, &q, out, NULL, size, flags);
+}
+
 /* A header block of stream sid was decoded (whole, or as far as it went:
- * flags). Emits its event when it is a request or a response. */
+ * flags). Emits its event when it is a request or a response (or a
+ * promised request). */
 static int block_event(struct h2c_state *ms, struct h2c_flow *fs, const struct pkt *p,
-		       struct emit *out, int dir, uint8_t type, uint32_t sid, uint32_t size,
-		       unsigned flags)
+		       struct emit *out, int dir, uint8_t type, uint32_t sid, uint32_t promised,
+		       uint32_t size, unsigned flags)
 {
 	struct http_head *h = &ms->dc->head;
 
-	if (type == FT_PUSH_PROMISE)
-		return 0;
+	if (type == FT_PUSH_PROMISE) {
+		if (dir == 0)
+			return 0; /* a client cannot push (RFC 9113 8.4): no event */
+		return promise_event(ms, fs, p, out, promised, size, flags);
+	}
 	if (dir == 0) {
 		if ((sid & 1) == 0) {
 			note(h, "client stream id even");
@@ -739,8 +918,8 @@ static int block_done(struct step *st, unsigned flags)
 	int e;
 
 	d->in_block = d->in_frame = 0;
-	e = block_event(st->ms, st->fs, st->p, st->out, st->dir, d->b_type, d->b_sid, size,
-			flags);
+	e = block_event(st->ms, st->fs, st->p, st->out, st->dir, d->b_type, d->b_sid,
+			d->b_promised, size, flags);
 	if (e < 0) {
 		st->err = e;
 		return STEP_BAD;
@@ -783,7 +962,11 @@ static int block_start(struct step *st, struct cur c, const struct frame *fr, si
 		pad = cur_u8(&c);
 	if (pre + pad > fr->len)
 		return block_bad(st); /* padding longer than the frame */
-	block_reset(st->ms, st->dir);
+	d->b_promised = 0;
+	if (fr->type == FT_PUSH_PROMISE)
+		d->b_promised = cur_be32(&c) & 0x7fffffffu;
+	/* a PUSH_PROMISE's block is a request's head (the promised one) */
+	block_reset(st->ms, fr->type == FT_PUSH_PROMISE ? 0 : st->dir);
 	st->sl->blocks = 1;
 	d->in_block = d->in_frame = 1;
 	d->b_type = fr->type;
@@ -792,6 +975,7 @@ static int block_start(struct step *st, struct cur c, const struct frame *fr, si
 	d->b_pad = (uint32_t)pad;
 	d->b_end = (fr->flags & FF_END_HEADERS) != 0;
 	d->b_span = H2C_FRAME_HEAD + pre + pad;
+	memset(&d->walk, 0, sizeof(d->walk));
 	*used = H2C_FRAME_HEAD + pre;
 	return STEP_OK;
 }
@@ -827,7 +1011,7 @@ static int block_more(struct step *st, struct cur c, size_t *used)
 	}
 	size_t n = cur_left(&c) < d->b_frag ? cur_left(&c) : d->b_frag;
 	int last = n == d->b_frag && d->b_end;
-	if ((n || last) && hpack_feed(st->ms, inf, cur_ptr(&c, n), n, last) < 0) {
+	if ((n || last) && hpack_feed_walked(st->ms, d, inf, cur_ptr(&c, n), n, last) < 0) {
 		d->b_span += n;
 		note(&st->ms->dc->head, "HPACK decoding error");
 		if (!st->ms->dc->blk.fields)
@@ -1036,6 +1220,62 @@ static void h2c_stream(struct step *st)
 	flow_stream_slide(s);
 }
 
+/* ---- HTTP2-Settings of an Upgrade ------------------------------------------------ */
+
+void h2c_upgrade_settings(struct h2c_upgrade *u, const uint8_t *v, size_t n)
+{
+	struct cur c = cur_init(v, n);
+
+	if (u->fields < UINT8_MAX)
+		u->fields++;
+	if (n % 8) {
+		u->bad = 1; /* not a whole number of 6-byte settings */
+		return;
+	}
+	while (cur_has(&c, 8)) {
+		const char *g = (const char *)cur_ptr(&c, 8), *end = NULL;
+		unsigned char e[6];
+		size_t got = 0;
+
+		if (sodium_base642bin(e, sizeof(e), g, 8, NULL, &got, &end,
+				      sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
+		    got != sizeof(e) || end != g + 8) {
+			u->bad = 1;
+			return;
+		}
+		struct cur ec = cur_init(e, sizeof(e));
+		uint16_t id = cur_be16(&ec);
+		uint32_t val = cur_be32(&ec);
+		if (id == SET_HEADER_TABLE_SIZE) {
+			u->table_min = u->has_table && u->table_min < val ? u->table_min : val;
+			u->table_last = val;
+			u->has_table = 1;
+		} else if (id == SET_MAX_FRAME_SIZE && val >= H2C_FRAME_DEFAULT &&
+			   val <= H2C_FRAME_LIMIT && val > u->max_frame) {
+			u->max_frame = val;
+		}
+	}
+}
+
+int h2c_upgrade_matters(const struct h2c_upgrade *u)
+{
+	return u && u->fields == 1 && !u->bad && (u->has_table || u->max_frame);
+}
+
+/* The client's HTTP2-Settings, acknowledged by the 101: the server's
+ * encoder and frames are bound by them from its first frame. */
+static void upgrade_apply(struct h2c_flow *fs, struct h2c_slot *sl, const struct h2c_upgrade *u)
+{
+	if (!h2c_upgrade_matters(u))
+		return;
+	if (u->has_table) {
+		struct h2c_table_set t = {1, u->table_min, u->table_last};
+		table_apply(sl, 1, &t);
+	}
+	if (u->max_frame > fs->d[1].max_frame)
+		fs->d[1].max_frame = u->max_frame;
+}
+
 /* ---- the module ----------------------------------------------------------------- */
 
 int h2c_sniff(const uint8_t *buf, size_t len)
@@ -1128,15 +1368,18 @@ static void h2c_tick(void *state, uint64_t now_us, struct emit *out)
 
 /* Claim an unclaimed flow whose client stream starts with the preface,
  * also behind a PROXY protocol header (proxyproto.h): nginx's `listen ...
- * proxy_protocol http2` skips it and reads the preface after it. */
+ * proxy_protocol http2` skips it and reads the preface after it. An
+ * unclaimed flow's app_state is NULL, or the struct h2c_upgrade http.c
+ * left at an Upgrade's 101 (h2c.h), applied and freed here. */
 static int h2c_claim(struct h2c_state *ms, struct flow *f, const struct pkt *p)
 {
 	struct flow_stream *s = &f->st[0];
+	struct h2c_upgrade *up = f->app_state;
 	struct h2c_flow *fs;
 	uint32_t from;
 	int r, pp;
 
-	if (p->dir != 0 || f->app_state || s->done || !s->buf || s->consumed > s->len)
+	if (p->dir != 0 || s->done || !s->buf || s->consumed > s->len)
 		return MOD_NOT_MINE;
 	pp = proxyproto_stream(s);
 	if (pp < 0)
@@ -1154,6 +1397,10 @@ static int h2c_claim(struct h2c_state *ms, struct flow *f, const struct pkt *p)
 	}
 	for (int i = 0; i < 2; i++)
 		fs->d[i].max_frame = H2C_FRAME_DEFAULT;
+	if (up) {
+		upgrade_apply(fs, slot_of(ms, fs), up);
+		free(up);
+	}
 	s->consumed = from + H2C_PREFACE_LEN;
 	f->app = APP_HTTP2;
 	f->app_state = fs;

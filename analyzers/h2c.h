@@ -8,7 +8,8 @@
  * directions and the header blocks decoded with libnghttp2's HPACK inflater
  * (one per direction: the dynamic table is per direction), so the requests
  * carry the same facts as HTTP/1's: one OBS_HTTP_REQUEST per stream the
- * client opens, one OBS_HTTP_RESPONSE per header block of the server with a
+ * client opens (and per request the server promises with PUSH_PROMISE),
+ * one OBS_HTTP_RESPONSE per header block of the server with a
  * :status, with http.h's detail record (version "HTTP/2").
  *
  * Frame rules (each breaks the direction's framing: counted as malformed,
@@ -50,8 +51,16 @@
  * value is cut), and the event comes when END_HEADERS is read. A block
  * cut by a hole or by a segment longer than the window is emitted as far
  * as it was decoded, with OBS_F_TRUNCATED, and the direction stops (the
- * HPACK state past it is unknown). PUSH_PROMISE blocks are decoded (they
- * change the server's table) but make no event.
+ * HPACK state past it is unknown). A server's PUSH_PROMISE block is decoded
+ * with the server's inflater (it changes the server's table as any of its
+ * blocks) as a request's head: the promised request (RFC 9113 8.4), one
+ * OBS_HTTP_REQUEST, seen from the client's side (the packet turned around,
+ * so src is the client, as in every request event: the request is the
+ * client's, made for it by the server), remembered under the promised
+ * stream id, so that the pushed response (HEADERS on that stream) pairs
+ * with it; a promised id that is odd or 0 is malformed and not
+ * remembered. A client's PUSH_PROMISE (a protocol error) is decoded, for
+ * its table, and makes no event.
  *
  * Dynamic table size. The table a direction's encoder uses is bounded by
  * the SETTINGS_HEADER_TABLE_SIZE its peer sent (4096 until then). The new
@@ -59,12 +68,28 @@
  * that SETTINGS (its ACK lies between two of its header blocks, so the
  * blocks before it are read with the old bound, as the peer reads them).
  * The bound is capped at H2C_TABLE_MAX: a table size update above it is an
- * HPACK error (malformed, the direction stops). So is a table size update
- * after a block's first field, which RFC 7541 4.2 forbids and nghttp2
- * refuses but nginx (1.22) takes anywhere in a block: such a request is
- * reported as far as it was decoded (its fields before the update),
- * malformed, and what follows on the connection is not read. A known
- * limit, not yet lifted.
+ * HPACK error (malformed, the direction stops). A table size update after
+ * a block's first field, which RFC 7541 4.2 forbids and nghttp2 refuses,
+ * is read as nginx (1.22, ngx_http_v2_state_header_block) reads it: applied
+ * in place, before the fields after it. The block's bytes are walked
+ * representation by representation as they are fed (lengths only, through
+ * the cursor, in a few bytes of state per direction, so across pieces and
+ * CONTINUATIONs too), and the block is cut before such an update: the
+ * part before it is ended as a block of its own for nghttp2, and the
+ * update opens the next part, where nghttp2 takes it (with the same bounds
+ * as one at the start). The request is reported whole, malformed
+ * ("dynamic table size update after a field"), and the direction reads on.
+ *
+ * An HPACK error still stops the direction: nghttp2's inflater refuses
+ * every later block once it failed, and the table past the failing
+ * representation is not known (an entry it would have added, or evicted,
+ * is missing), so a later block's indexes could name the wrong entries.
+ * The errors left are ones nginx takes as a connection error too (an
+ * index past the table, bad Huffman, a block that ends inside a field,
+ * an update above its 4096 bytes, a string longer than its buffers), so no
+ * request the server would serve is lost by the stop, with one
+ * exception: nghttp2's memory refused by the counting allocator (the
+ * bounds below).
  *
  * Fields (a name is matched case-insensitively; an uppercase one, a
  * pseudo-header after a regular field, a repeated or unknown one, or one of
@@ -79,7 +104,8 @@
  *   response: :status (3 digits, 100..999; else malformed, no status),
  *             content-length, server, location, upgrade, connection.
  * A request is the first client header block of a stream (odd id above
- * any the client opened before); later ones (trailers) make no event. A
+ * any the client opened before), or a server's PUSH_PROMISE block; later
+ * client blocks of a stream (trailers) make no event. A
  * server block with :status is a response; without one (trailers), none.
  *
  * Observations: as http.h's (OBS_HTTP_REQUEST: name = host, aux = uri;
@@ -117,9 +143,15 @@
  * after the request; the client's preface (RFC 7540 3.2) then claims it
  * here, and what the server already sent (its SETTINGS, its response to
  * the upgraded request, stream 1: unpaired) is read at once, before the
- * client's frames, from the packet turned around. The HTTP2-Settings
- * header is not read: a SETTINGS_HEADER_TABLE_SIZE the client sent only
- * there is not applied to the server's blocks.
+ * client's frames, from the packet turned around. The request's
+ * HTTP2-Settings field is read by http.c (h2c_upgrade_settings): when it
+ * holds a table or frame size, http.c leaves a struct h2c_upgrade in
+ * flow->app_state as it hands the flow back (app stays APP_NONE, so the
+ * other claims, which want no app_state, leave the flow to this one), and
+ * the claim applies it to the server's side at once, as the 101
+ * acknowledged it: the server's inflater's table bound (as a SETTINGS
+ * ACK would), and the frame length it may send. The claim frees it; the
+ * flow table frees it with the flow when nothing claims.
  *
  * Not read: HTTP/2 over TLS (the TLS analyzer reports its ALPN "h2").
  */
@@ -142,6 +174,41 @@
 #define H2C_HEAP_MAX (256u * 1024u)          /* nghttp2's bytes per flow */
 #define H2C_HEAP_TOTAL_MAX (32u * 1024u * 1024u) /* ... for all flows */
 #define H2C_IDLE_US 300000000ull   /* a slot idle this long (packet time) is freed */
+
+/*
+ * What the HTTP2-Settings field of an "Upgrade: h2c" request said that the
+ * reading of the server's frames depends on. The field is the client's
+ * SETTINGS payload, base64url-coded (RFC 7540 3.2.1), which the 101
+ * acknowledges: it binds the server's encoder and framing from its first
+ * HTTP/2 frame, before any SETTINGS frame of the client is acknowledged.
+ * SETTINGS_HEADER_TABLE_SIZE bounds the table of the server's HPACK
+ * encoder (the smallest and the last value kept, as for a SETTINGS
+ * frame), SETTINGS_MAX_FRAME_SIZE the server's frames (the largest legal
+ * value kept); the other settings change nothing that is decoded here.
+ */
+struct h2c_upgrade {
+	uint8_t fields;     /* HTTP2-Settings fields read (up to 255) */
+	uint8_t bad;        /* one was not a base64url SETTINGS payload */
+	uint8_t has_table;  /* a SETTINGS_HEADER_TABLE_SIZE was there */
+	uint32_t table_min, table_last;
+	uint32_t max_frame; /* the largest legal SETTINGS_MAX_FRAME_SIZE; 0: none */
+};
+
+/*
+ * Read one HTTP2-Settings value v[0..n) (borrowed) into u (zeroed before
+ * the head's first field): 8 characters at a time, each group one 6-byte
+ * setting (libsodium's base64url decoder, no padding), so a value of any
+ * length is read without a buffer. A value whose length is not a multiple
+ * of 8, or that does not decode, sets bad (a server takes no setting from
+ * it: nghttp2_session_upgrade2 refuses a payload that is not a multiple
+ * of 6 bytes).
+ */
+void h2c_upgrade_settings(struct h2c_upgrade *u, const uint8_t *v, size_t n);
+
+/* Does u hold a setting to apply: one sound HTTP2-Settings field (a
+ * server must not upgrade with two, RFC 7540 3.2.1) with a table or frame
+ * size in it? */
+int h2c_upgrade_matters(const struct h2c_upgrade *u);
 
 /*
  * Does the client stream buf[0..len) start with the connection preface?

@@ -481,7 +481,7 @@ static int last_coding_chunked(struct cur v)
 enum field_id {
 	F_OTHER = 0, F_HOST, F_USER_AGENT, F_UPGRADE, F_CONNECTION, F_CONTENT_LENGTH,
 	F_TRANSFER_ENCODING, F_SERVER, F_LOCATION, F_METADATA, F_METADATA_FLAVOR,
-	F_AWS_TOKEN, F_AWS_TTL,
+	F_AWS_TOKEN, F_AWS_TTL, F_HTTP2_SETTINGS,
 };
 
 static const struct {
@@ -500,6 +500,7 @@ static const struct {
 	{"metadata-flavor", F_METADATA_FLAVOR},
 	{"x-aws-ec2-metadata-token", F_AWS_TOKEN},
 	{"x-aws-ec2-metadata-token-ttl-seconds", F_AWS_TTL},
+	{"http2-settings", F_HTTP2_SETTINGS},
 };
 
 static enum field_id field_lookup(struct cur name)
@@ -592,6 +593,11 @@ static void field_line(struct http_head *h, struct cur l)
 			put_text(h, h->ttl, sizeof(h->ttl), v);
 		h->meta |= HTTP_META_TTL;
 		break;
+	case F_HTTP2_SETTINGS:
+		/* for the h2c analyzer, should the request be upgraded */
+		if (!h->response)
+			h2c_upgrade_settings(&h->h2s, cur_ptr(&v, cur_left(&v)), cur_left(&v));
+		break;
 	default:
 		break;
 	}
@@ -613,6 +619,7 @@ static void head_reset(struct http_head *h, int response)
 	h->head_len = h->seen = h->taken = 0;
 	h->lines = 0;
 	h->malformed = h->fatal = h->cut = h->too_long = 0;
+	memset(&h->h2s, 0, sizeof(h->h2s));
 }
 
 int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_head *h)
@@ -949,6 +956,7 @@ struct http_flow {
 			    * response the client direction waits for; 0 none */
 	uint8_t wait_connect;
 	uint8_t wait_h2c;  /* ... an Upgrade that offers h2c */
+	struct h2c_upgrade h2s; /* ... and its HTTP2-Settings */
 	uint8_t tunnel;    /* a 2xx answered CONNECT, or a 101 an Upgrade to h2c:
 			    * hand the flow back */
 	uint8_t roomy;     /* allocated as a struct http_flow_roomy */
@@ -1228,6 +1236,7 @@ static int request_done(struct http_state *ms, struct http_flow *fs, const struc
 			fs->wait_seq = seq + 1;
 			fs->wait_connect = strcmp(h->method, "CONNECT") == 0;
 			fs->wait_h2c = list_has(h->upgrade, "h2c");
+			fs->h2s = h->h2s;
 		}
 	}
 	if (r == MOD_OK || (r == MOD_MALFORMED && !h->fatal)) {
@@ -1663,10 +1672,18 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 	if (fs->tunnel) {
 		/* Hand the tunnel back: the client stream's consumed cursor sits
 		 * after the CONNECT (or Upgrade) head, where another analyzer
-		 * (TLS, h2c) may claim the flow. */
+		 * (TLS, h2c) may claim the flow. After an Upgrade to h2c whose
+		 * HTTP2-Settings bind the server's frames, they are left for
+		 * h2c's claim in app_state (h2c.h; without memory, not). */
 		pend_free(&fs->q, &ms->pend);
+		struct h2c_upgrade *up = NULL;
+		if (fs->wait_h2c && !fs->wait_connect && h2c_upgrade_matters(&fs->h2s)) {
+			up = malloc(sizeof(*up));
+			if (up)
+				*up = fs->h2s;
+		}
 		free(f->app_state);
-		f->app_state = NULL;
+		f->app_state = up;
 		f->app = APP_NONE;
 	}
 	return ret;

@@ -96,7 +96,10 @@
  *     (another protocol) stops both directions, anything else resumes; a
  *     tunnel, and a 101 to an Upgrade that offered h2c (RFC 7540 3.2), hand
  *     the flow back (APP_NONE), the client stream's cursor after the
- *     request, for TLS or h2c (h2c.h) to claim;
+ *     request, for TLS or h2c (h2c.h) to claim; after an Upgrade to h2c
+ *     whose HTTP2-Settings field holds a table or frame size
+ *     (h2c_upgrade_settings, h2c_upgrade_matters), a copy of what it said
+ *     (struct h2c_upgrade) is left in flow->app_state for h2c's claim;
  *   - when a direction stops growing (the flow table's 16 KiB stream cap
  *     or a hole never filled) inside a head, the head is emitted with
  *     OBS_F_TRUNCATED if its start line was complete; inside a body, the
@@ -146,6 +149,7 @@
 #include <stdint.h>
 
 #include "../sensor/record.h"
+#include "h2c.h"
 
 #define HTTP_HEAD_MAX 65536   /* one head, terminator included */
 #define HTTP_HEAD_HOLD 8192   /* a head longer is read a line at a time */
@@ -214,6 +218,7 @@ struct http_head {
 				    * (its end is still findable: its empty line) */
 	int cut;                   /* a value was cut to fit its buffer */
 	char why[HTTP_WHY_MAX];
+	struct h2c_upgrade h2s;    /* request: its HTTP2-Settings (h2c.h) */
 };
 
 /*

@@ -93,6 +93,14 @@ Files (all Ethernet unless stated):
                      gRPC call whose HEADERS is PADDED with PRIORITY and continued by a
                      CONTINUATION, answered with trailers (gen_h2c_prior; needs
                      python3-hpack).
+  h2c_midblock_size_update.pcap  an HPACK dynamic table size update after a
+                     block's first field, as nginx takes it (review F8), then a second
+                     request (gen_h2c_midblock_size_update).
+  h2c_push_promise.pcap  a server push: PUSH_PROMISE with a CONTINUATION, the
+                     response, the pushed response (gen_h2c_push_promise).
+  h2c_upgrade_settings.pcap  an Upgrade to h2c whose HTTP2-Settings allow the
+                     server a larger table and longer frames, which it uses
+                     (gen_h2c_upgrade_settings).
 """
 import base64
 import calendar
@@ -1569,6 +1577,113 @@ def gen_h2c_review_slots(out):
     write_pcap(os.path.join(out, "h2c_review_slots.pcap"), LINKTYPE_RAW, recs)
 
 
+def h2_frame(ftype, flags, sid, payload):
+    return struct.pack("!I", len(payload))[1:] + bytes([ftype, flags]) + \
+        struct.pack("!I", sid) + payload
+
+
+def hp_lit(idx, value):
+    """An HPACK literal without indexing, its name static-table entry idx
+    (< 15), its value raw (< 127 bytes)."""
+    return bytes([idx, len(value)]) + value
+
+
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def gen_h2c_midblock_size_update(out):
+    """Review F8: a dynamic table size update in the middle of a header
+    block, which nginx (ngx_http_v2_state_header_block) takes and applies in
+    place and nghttp2 refuses (RFC 7541 4.2). Stream 1's block is :method
+    GET, an update to 4096 (3f e1 1f), :scheme http, :authority
+    www.hidden.test, :path /h2-tsu-first; stream 3 is a plain request on
+    the same connection. nginx serves both; the responses are nginx's
+    (its first block opens with an update to 0)."""
+    settings = h2_frame(4, 0, 0, b"")
+    ack = h2_frame(4, 1, 0, b"")
+    clk = Clock(BASE_US + 9200 * 1000000)
+    c = TcpConn(clk, CLIENT4, "10.99.0.80", 44100, 82, 31000, 33000, smac=MAC_GW)
+    recs = c.handshake()
+    req1 = b"\x82\x3f\xe1\x1f\x86" + hp_lit(1, b"www.hidden.test") + hp_lit(4, b"/h2-tsu-first")
+    recs.append(c.c_send(H2_PREFACE + settings + h2_frame(1, 0x05, 1, req1), step=300))
+    recs.append(c.s_send(settings + ack + h2_frame(1, 0x04, 1, b"\x20\x88\x76\x05nginx") +
+                         h2_frame(0, 0x01, 1, b"first"), step=400))
+    recs.append(c.c_send(ack, step=100))
+    req2 = b"\x82\x86" + hp_lit(1, b"www.hidden.test") + hp_lit(4, b"/h2-after-tsu")
+    recs.append(c.c_send(h2_frame(1, 0x05, 3, req2), step=300))
+    recs.append(c.s_send(h2_frame(1, 0x04, 3, b"\x88") + h2_frame(0, 0x01, 3, b"second"),
+                         step=400))
+    recs += c.close()
+    write_pcap(os.path.join(out, "h2c_midblock_size_update.pcap"), LINKTYPE_ETHERNET, recs)
+
+
+def gen_h2c_push_promise(out):
+    """A server push (RFC 9113 8.4, nginx 1.22's http2_push): the client asks
+    for / on stream 1; the server's PUSH_PROMISE on stream 1 (continued by a
+    CONTINUATION) promises stream 2 for GET www.push.test /pushed.js, its
+    block adding "server: nginx" to the server's dynamic table (index 62);
+    then the response to stream 1, and the pushed response on stream 2
+    whose server field is that entry. The promised request is reported as a
+    request (from the client's side) and the pushed response pairs with
+    it."""
+    settings = h2_frame(4, 0, 0, b"")
+    ack = h2_frame(4, 1, 0, b"")
+    clk = Clock(BASE_US + 9300 * 1000000)
+    c = TcpConn(clk, CLIENT4, "10.99.0.80", 44200, 82, 41000, 43000, smac=MAC_GW)
+    recs = c.handshake()
+    req1 = b"\x82\x86\x84" + hp_lit(1, b"www.push.test")
+    recs.append(c.c_send(H2_PREFACE + settings + h2_frame(1, 0x05, 1, req1), step=300))
+    promise = b"\x00\x00\x00\x02" + b"\x82\x86" + hp_lit(1, b"www.push.test")
+    cont = hp_lit(4, b"/pushed.js") + b"\x76\x05nginx"
+    recs.append(c.s_send(settings + ack + h2_frame(5, 0x00, 1, promise) +
+                         h2_frame(9, 0x04, 1, cont) +
+                         h2_frame(1, 0x04, 1, b"\x88\xbe") + h2_frame(0, 0x01, 1, b"<html>"),
+                         step=400))
+    recs.append(c.c_send(ack, step=100))
+    recs.append(c.s_send(h2_frame(1, 0x04, 2, b"\x88\xbe") + h2_frame(0, 0x01, 2, b"alert(1)"),
+                         step=400))
+    recs += c.close()
+    write_pcap(os.path.join(out, "h2c_push_promise.pcap"), LINKTYPE_ETHERNET, recs)
+
+
+def gen_h2c_upgrade_settings(out):
+    """An HTTP/1.1 "Upgrade: h2c" whose HTTP2-Settings (RFC 7540 3.2.1, the
+    client's SETTINGS, acknowledged by the 101) say SETTINGS_HEADER_TABLE_SIZE
+    8192 and SETTINGS_MAX_FRAME_SIZE 20000 (with MAX_CONCURRENT_STREAMS 100
+    and ENABLE_PUSH 0, as curl sends them). The server's response to the
+    upgraded request opens with a table size update to 8192 and adds
+    "server: h2srv" to its table; the client sends its preface; the
+    response's body is one 20,000-byte DATA frame (in MSS segments); then a
+    request on stream 3 for www.hidden.test, whose response names the
+    server's entry."""
+    settings = h2_frame(4, 0, 0, b"")
+    ack = h2_frame(4, 1, 0, b"")
+    b64 = base64.urlsafe_b64encode(bytes.fromhex(
+        "000300000064" "000100002000" "000200000000" "000500004e20")).rstrip(b"=")
+    clk = Clock(BASE_US + 9400 * 1000000)
+    c = TcpConn(clk, CLIENT4, "10.99.0.80", 44300, 80, 51000, 53000, smac=MAC_GW)
+    recs = c.handshake()
+    recs.append(c.c_send(b"GET /up HTTP/1.1\r\nHost: www.up.test\r\n"
+                         b"Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+                         b"HTTP2-Settings: " + b64 + b"\r\nUser-Agent: curl/7.88.1\r\n\r\n",
+                         step=300))
+    resp1 = b"\x3f\xe1\x3f" + b"\x88\x76\x05h2srv"  # update to 8192, 200, server
+    recs.append(c.s_send(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+                         b"Upgrade: h2c\r\n\r\n" + settings + h2_frame(1, 0x04, 1, resp1),
+                         step=400))
+    recs.append(c.c_send(H2_PREFACE + settings + ack, step=300))
+    data = struct.pack("!I", 20000)[1:] + bytes([0, 0x01]) + struct.pack("!I", 1) + b"x" * 20000
+    for i in range(0, len(data), 1448):
+        recs.append(c.s_send(data[i:i + 1448], step=200))
+    recs.append(c.c_ack())
+    req3 = b"\x82\x86" + hp_lit(1, b"www.hidden.test") + hp_lit(4, b"/after-upgrade")
+    recs.append(c.c_send(h2_frame(1, 0x05, 3, req3), step=300))
+    recs.append(c.s_send(ack + h2_frame(1, 0x04, 3, b"\x88\xbe") + h2_frame(0, 0x01, 3, b"ok"),
+                         step=400))
+    recs += c.close()
+    write_pcap(os.path.join(out, "h2c_upgrade_settings.pcap"), LINKTYPE_ETHERNET, recs)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -1588,6 +1703,9 @@ def main():
     gen_proxyproto(out)
     gen_h2c_prior(out)
     gen_h2c_review_slots(out)
+    gen_h2c_midblock_size_update(out)
+    gen_h2c_push_promise(out)
+    gen_h2c_upgrade_settings(out)
     gen_tls_big(out)
     return 0
 

@@ -311,7 +311,10 @@ struct flow {
 	uint64_t id;          /* 1, 2, ... in order of creation */
 	uint64_t first_us;
 	void *app_state;      /* owned by the analyzer named by app; freed via free()
-			       * after on_end (the core: the module's on_flow_end) */
+			       * after on_end (the core: the module's on_flow_end);
+			       * with APP_NONE: NULL, or what an analyzer handing the
+			       * flow back left for the next (http.c's struct
+			       * h2c_upgrade after a 101 to h2c, h2c.h) */
 	/* TCP: the two directions, st[0] and st[1] (owned by the table);
 	 * NULL for every other protocol. */
 	struct flow_stream *st;

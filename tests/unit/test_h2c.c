@@ -32,6 +32,7 @@
 
 struct ev {
 	int kind;
+	int dir;            /* the packet's, as the event shows it */
 	unsigned flags;
 	uint16_t type;
 	uint32_t size;
@@ -60,6 +61,7 @@ static int cap_obs(struct emit *e, const struct obs *o)
 		return 0;
 	v = &c->ev[c->n++];
 	v->kind = o->kind;
+	v->dir = o->pkt ? o->pkt->dir : -1;
 	v->flags = o->flags;
 	v->type = o->type;
 	v->size = o->size;
@@ -726,6 +728,228 @@ static void test_hpack_errors(void)
 	CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
 	conn_close(&c);
 	free(o);
+}
+
+/*
+ * A dynamic table size update after a block's first field (review F8):
+ * nginx takes it and applies it in place, nghttp2 alone refuses it. The
+ * request is read whole (malformed: RFC 7541 4.2), the table changes where
+ * the update stands, and the requests after it are read; in one segment
+ * and byte by byte (the walk across pieces), also after a long literal
+ * whose length takes continuation bytes.
+ */
+static void test_midblock_size_update(void)
+{
+	struct buf *o = malloc(sizeof(*o)), *blk = malloc(sizeof(*blk));
+	struct conn c;
+	char ua[300];
+
+	memset(ua, 'u', sizeof(ua) - 1);
+	ua[sizeof(ua) - 1] = '\0';
+	for (int seg = 0; seg < 2; seg++) {
+		/* review F8's block: GET, update to 4096, then the rest */
+		o->n = blk->n = 0;
+		preface(o);
+		put(blk, "\x82\x3f\xe1\x1f\x86", 5);
+		hp_lit_name(blk, 1, "www.hidden.test");
+		hp_lit_name(blk, 4, "/h2-tsu-first");
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 1, blk->b, blk->n);
+		/* stream 3: a literal with indexing adds a.example (62), an
+		 * update to 0 empties the table and one to 4096 (two in a
+		 * row: one cut) opens it again, then b.example is added, so
+		 * stream 5's index 62 is b.example, as nginx reads it (a.example
+		 * without the update); a 299-byte user-agent before them */
+		blk->n = 0;
+		put(blk, "\x82\x86\x84", 3);
+		hp_lit_name(blk, 58, ua);
+		put_u8(blk, 0x41);
+		hp_int(blk, 0, 7, 9);
+		put(blk, "a.example", 9);
+		hp_int(blk, 0x20, 5, 0);
+		hp_int(blk, 0x20, 5, 4096);
+		put_u8(blk, 0x41);
+		hp_int(blk, 0, 7, 9);
+		put(blk, "b.example", 9);
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 3, blk->b, blk->n);
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 5, "\x82\x86\x84\xbe", 4);
+		/* and review F8's request 2 */
+		blk->n = 0;
+		put(blk, "\x82\x86", 2);
+		hp_lit_name(blk, 1, "www.hidden.test");
+		hp_lit_name(blk, 4, "/h2-after-tsu");
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 7, blk->b, blk->n);
+		conn_open(&c, 16384);
+		if (seg)
+			feed_segments(&c, 0, o->b, o->n, 1);
+		else
+			feed(&c, 0, o->b, o->n);
+		CHECK_EQ(c.res[0], MOD_MALFORMED);
+		CHECK_EQ(c.cap.n, 4);
+		if (c.cap.n == 4) {
+			struct ev *e = c.cap.ev;
+			CHECK_STR(e[0].name, "www.hidden.test");
+			CHECK_STR(e[0].aux, "/h2-tsu-first");
+			CHECK_STR(EVF(&e[0], RQ_METHOD), "GET");
+			CHECK_STR(EVF(&e[0], RQ_WHY), "dynamic table size update after a field");
+			CHECK_EQ(e[0].flags, OBS_F_MALFORMED);
+			CHECK_STR(e[1].name, "a.example"); /* the first :authority */
+			CHECK_STR(EVF(&e[1], RQ_UA), ua);
+			CHECK_EQ(e[1].flags, OBS_F_MALFORMED);
+			CHECK_STR(e[2].name, "b.example");
+			CHECK_EQ(e[2].flags, 0);
+			CHECK_STR(e[3].name, "www.hidden.test");
+			CHECK_STR(e[3].aux, "/h2-after-tsu");
+			CHECK_EQ(e[3].flags, 0);
+		}
+		conn_close(&c);
+	}
+
+	/* an update after a field is bound as one at the start: above the
+	 * table the peer allows (4096 without SETTINGS) it is an HPACK
+	 * error, the head read so far emitted */
+	o->n = blk->n = 0;
+	preface(o);
+	put(blk, "\x82", 1);
+	hp_int(blk, 0x20, 5, 8192);
+	put(blk, "\x86\x84", 2);
+	frame(o, HEADERS, END_HEADERS, 1, blk->b, blk->n);
+	frame(o, HEADERS, END_HEADERS, 3, c41, sizeof(c41));
+	conn_open(&c, 16384);
+	feed(&c, 0, o->b, o->n);
+	CHECK_EQ(c.res[0], MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_METHOD), "GET");
+	conn_close(&c);
+
+	/* an update after the fields of the HEADERS, its integer cut
+	 * between the HEADERS and a CONTINUATION; and one that opens the
+	 * CONTINUATION (the part before it already fed) */
+	for (int k = 0; k < 2; k++) {
+		o->n = 0;
+		preface(o);
+		if (k == 0) {
+			frame(o, HEADERS, 0, 1, "\x82\x86\x3f", 3);
+			frame(o, CONT, END_HEADERS, 1, "\xe1\x1f\x84\x41\x01x", 6);
+		} else {
+			frame(o, HEADERS, 0, 1, "\x82\x86", 2);
+			frame(o, CONT, END_HEADERS, 1, "\x3f\xe1\x1f\x84\x41\x01x", 7);
+		}
+		frame(o, HEADERS, END_HEADERS, 3, "\x82\x86\x84\xbe", 4);
+		conn_open(&c, 16384);
+		feed(&c, 0, o->b, o->n);
+		CHECK_EQ(c.res[0], MOD_MALFORMED);
+		CHECK_EQ(c.cap.n, 2);
+		if (c.cap.n == 2) {
+			CHECK_STR(c.cap.ev[0].name, "x");
+			CHECK_STR(c.cap.ev[0].aux, "/");
+			CHECK_STR(c.cap.ev[1].name, "x");
+		}
+		conn_close(&c);
+	}
+	free(o);
+	free(blk);
+}
+
+/*
+ * A server's PUSH_PROMISE (PADDED, continued by a CONTINUATION): the
+ * promised request is reported as a request, seen from the client's side,
+ * and the pushed response on the promised stream pairs with it. Its block
+ * is decoded with the server's table: an entry it adds (server: pushsrv,
+ * index 62) is the one the pushed response names. A promised id that is
+ * odd is malformed and pairs nothing; a client's PUSH_PROMISE makes no
+ * event.
+ */
+static void test_push_promise(void)
+{
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv)),
+		   *blk = malloc(sizeof(*blk));
+	struct conn c;
+
+	cl->n = sv->n = blk->n = 0;
+	preface(cl);
+	frame(cl, HEADERS, END_HEADERS | END_STREAM, 1, c41, sizeof(c41));
+	frame(sv, SETTINGS, 0, 0, NULL, 0);
+	/* PUSH_PROMISE on stream 1 for stream 2: pad length 3, promised id,
+	 * the first part of the block, the padding; then a CONTINUATION */
+	put_u8(blk, 3);
+	put(blk, "\0\0\0\x02\x82\x86", 6);
+	hp_lit_name(blk, 1, "push.example");
+	put(blk, NULL, 3);
+	frame(sv, PUSH, PADDED, 1, blk->b, blk->n);
+	blk->n = 0;
+	hp_lit_name(blk, 4, "/style.css");
+	put_u8(blk, 0x76);                 /* server: pushsrv, indexed (62) */
+	hp_int(blk, 0, 7, 7);
+	put(blk, "pushsrv", 7);
+	frame(sv, CONT, END_HEADERS, 1, blk->b, blk->n);
+	frame(sv, HEADERS, END_HEADERS, 1, "\x88", 1);
+	frame(sv, DATA, END_STREAM, 1, "<html>", 6);
+	frame(sv, HEADERS, END_HEADERS, 2, "\x88\xbe", 2);
+	frame(sv, DATA, END_STREAM, 2, "p{}", 3);
+	/* a promise of an odd stream: reported, malformed, pairs nothing */
+	blk->n = 0;
+	put(blk, "\0\0\0\x05\x82\x86\x84", 7);
+	hp_lit_name(blk, 1, "odd.example");
+	frame(sv, PUSH, END_HEADERS, 1, blk->b, blk->n);
+	frame(sv, HEADERS, END_HEADERS, 5, "\x88", 1);
+	for (int seg = 0; seg < 2; seg++) {
+		conn_open(&c, 16384);
+		feed(&c, 0, cl->b, cl->n);
+		if (seg)
+			feed_segments(&c, 1, sv->b, sv->n, 1);
+		else
+			feed(&c, 1, sv->b, sv->n);
+		CHECK_EQ(c.cap.n, 6);
+		if (c.cap.n == 6) {
+			struct ev *e = c.cap.ev;
+			CHECK_EQ(e[0].kind, OBS_HTTP_REQUEST);
+			CHECK_EQ(e[1].kind, OBS_HTTP_REQUEST); /* the promised request */
+			CHECK_EQ(e[1].dir, 0);
+			CHECK_STR(e[1].name, "push.example");
+			CHECK_STR(e[1].aux, "/style.css");
+			CHECK_STR(EVF(&e[1], RQ_METHOD), "GET");
+			CHECK_STR(EVF(&e[1], RQ_VERSION), "HTTP/2");
+			CHECK_STR(EVF(&e[1], RQ_WHY), "");
+			CHECK_EQ(e[1].flags, 0);
+			CHECK_EQ(e[1].size, 9 + 1 + 4 + 2 + 14 + 3 + 9 + 12 + 9);
+			CHECK_EQ(e[2].kind, OBS_HTTP_RESPONSE);
+			CHECK_EQ(e[2].dir, 1);
+			CHECK_STR(e[2].name, "www.example.com");
+			/* the pushed response: paired, its server from the entry
+			 * the promise's block added */
+			CHECK_EQ(e[3].kind, OBS_HTTP_RESPONSE);
+			CHECK_EQ(e[3].type, 200);
+			CHECK_STR(e[3].name, "push.example");
+			CHECK_STR(e[3].aux, "/style.css");
+			CHECK_STR(EVF(&e[3], RS_SERVER), "pushsrv");
+			CHECK_STR(EVF(&e[3], RS_RMETHOD), "GET");
+			CHECK_EQ(e[3].flags, 0);
+			CHECK_EQ(e[4].kind, OBS_HTTP_REQUEST);
+			CHECK_STR(e[4].name, "odd.example");
+			CHECK_STR(EVF(&e[4], RQ_WHY), "promised stream id not even");
+			CHECK_EQ(e[4].flags, OBS_F_MALFORMED);
+			CHECK_EQ(e[5].kind, OBS_HTTP_RESPONSE);
+			CHECK_STR(e[5].name, "");
+		}
+		CHECK_EQ(c.res[1], MOD_MALFORMED);
+		conn_close(&c);
+	}
+
+	/* a client's PUSH_PROMISE: decoded (the client's table), no event */
+	cl->n = blk->n = 0;
+	preface(cl);
+	put(blk, "\0\0\0\x02", 4);
+	put(blk, c41, sizeof(c41));
+	frame(cl, PUSH, END_HEADERS, 1, blk->b, blk->n);
+	frame(cl, HEADERS, END_HEADERS, 3, c42, sizeof(c42)); /* names index 62 */
+	conn_open(&c, 16384);
+	feed(&c, 0, cl->b, cl->n);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_STR(c.cap.ev[0].name, "www.example.com");
+	conn_close(&c);
+	free(cl);
+	free(sv);
+	free(blk);
 }
 
 /* SETTINGS_HEADER_TABLE_SIZE from the server binds the client's blocks once
@@ -1599,6 +1823,116 @@ static void test_upgrade(void)
 	free(sv);
 }
 
+/*
+ * The HTTP2-Settings of an Upgrade request bind the server's first frames
+ * (RFC 7540 3.2.1: the 101 acknowledges them): a table size of 8192 lets
+ * the server's first block open with an update to 8192 (an HPACK error
+ * under the default 4096), and a SETTINGS_MAX_FRAME_SIZE of 20000 a
+ * 20,000-byte DATA frame (a frame too long otherwise), so the server's
+ * direction is read on. Two fields, or a value that is not base64url
+ * settings, are not applied.
+ */
+static void upgrade_with(const char *fields, int applied)
+{
+	static const char sw[] = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+				 "Upgrade: h2c\r\n\r\n";
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv)),
+		   *blk = malloc(sizeof(*blk));
+	char req[512];
+	void *hs = NULL;
+	struct conn c;
+
+	snprintf(req, sizeof(req), "GET /up HTTP/1.1\r\nHost: up.example\r\n"
+		 "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n%s\r\n", fields);
+	sv->n = blk->n = 0;
+	put(sv, sw, strlen(sw));
+	frame(sv, SETTINGS, 0, 0, NULL, 0);
+	hp_int(blk, 0x20, 5, 8192);
+	put_u8(blk, 0x88);
+	put_u8(blk, 0x76);                 /* server: up, indexed (62) */
+	put_u8(blk, 2);
+	put(blk, "up", 2);
+	frame(sv, HEADERS, END_HEADERS, 1, blk->b, blk->n);
+	head(sv, 20000, DATA, END_STREAM, 1);
+	put(sv, NULL, 20000);
+	cl->n = 0;
+	preface(cl);
+	frame(cl, SETTINGS, ACK, 0, NULL, 0);
+	frame(cl, HEADERS, END_HEADERS | END_STREAM, 3, c41, sizeof(c41));
+
+	CHECK_EQ(http_module.init(NULL, &hs), 0);
+	conn_open(&c, 65536);
+	feed_both(&c, hs, 0, req, strlen(req));
+	feed_both(&c, hs, 1, sv->b, strlen(sw));
+	CHECK_EQ(c.f.app, APP_NONE);
+	CHECK_EQ(c.f.app_state != NULL, applied); /* the settings left for h2c */
+	for (size_t i = strlen(sw); i < sv->n; i += 1400)
+		feed_both(&c, hs, 1, sv->b + i, sv->n - i < 1400 ? sv->n - i : 1400);
+	feed_both(&c, hs, 0, cl->b, cl->n);
+	CHECK_EQ(c.f.app, APP_HTTP2);
+	feed_both(&c, hs, 1, "\0\0\x02\x01\x04\0\0\0\x03\x8d\xbe", 11); /* 404 to 3 */
+	if (applied) {
+		CHECK_EQ(c.res[1], MOD_OK);
+		CHECK_EQ(c.cap.n, 5);
+		if (c.cap.n == 5) {
+			CHECK_EQ(c.cap.ev[2].type, 200);
+			CHECK_STR(EVF(&c.cap.ev[2], RS_SERVER), "up");
+			CHECK_EQ(c.cap.ev[2].flags, 0);
+			CHECK_STR(c.cap.ev[3].name, "www.example.com");
+			CHECK_EQ(c.cap.ev[4].type, 404);
+			CHECK_STR(EVF(&c.cap.ev[4], RS_SERVER), "up");
+			CHECK_STR(c.cap.ev[4].aux, "/");
+		}
+	} else {
+		/* the update is an HPACK error before any field (no event):
+		 * the server's side stops, the client's is read */
+		CHECK_EQ(c.res[1], MOD_OK); /* stopped: later packets count ok */
+		CHECK_EQ(c.cap.n, 3);
+		if (c.cap.n == 3)
+			CHECK_STR(c.cap.ev[2].name, "www.example.com");
+	}
+	conn_close(&c);
+	http_module.fini(hs);
+	free(cl);
+	free(sv);
+	free(blk);
+}
+
+static void test_upgrade_settings(void)
+{
+	struct h2c_upgrade u;
+
+	/* table 8192 and frame 20000 */
+	upgrade_with("HTTP2-Settings: AAEAACAAAAUAAE4g\r\n", 1);
+	/* also among other settings (MAX_CONCURRENT_STREAMS 100, ENABLE_PUSH 0) */
+	upgrade_with("HTTP2-Settings: AAMAAABkAAEAACAAAAIAAAAAAAUAAE4g\r\n", 1);
+	/* two fields: a server does not upgrade on them */
+	upgrade_with("HTTP2-Settings: AAEAACAAAAUAAE4g\r\nHTTP2-Settings: AAEAACAA\r\n", 0);
+	/* not base64url, not whole settings, padded */
+	upgrade_with("HTTP2-Settings: AAEAAC+AAAUAAE4g\r\n", 0);
+	upgrade_with("HTTP2-Settings: AAEAACAAAAUAAE4\r\n", 0);
+	upgrade_with("HTTP2-Settings: AAEAACAAAAUAAE4g=\r\n", 0);
+	/* none that matter: nothing left */
+	upgrade_with("HTTP2-Settings: AAMAAABk\r\n", 0);
+	upgrade_with("", 0);
+
+	memset(&u, 0, sizeof(u));
+	h2c_upgrade_settings(&u, (const uint8_t *)"AAH_____AAEAAAAAAAEAABAA", 24);
+	CHECK_EQ(u.fields, 1);
+	CHECK_EQ(u.bad, 0);
+	CHECK_EQ(u.has_table, 1);
+	CHECK_EQ(u.table_min, 0);
+	CHECK_EQ(u.table_last, 4096);
+	CHECK_EQ(u.max_frame, 0);
+	CHECK(h2c_upgrade_matters(&u));
+	memset(&u, 0, sizeof(u));
+	/* frame sizes outside 16384..2^24-1 are not legal: none */
+	h2c_upgrade_settings(&u, (const uint8_t *)"AAUAAD__AAUBAAAA", 16);
+	CHECK_EQ(u.max_frame, 0);
+	CHECK(!h2c_upgrade_matters(&u));
+	CHECK(!h2c_upgrade_matters(NULL));
+}
+
 static void test_json(void)
 {
 	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv));
@@ -1631,6 +1965,8 @@ int main(void)
 	test_padded_continuation();
 	test_bad_frames();
 	test_hpack_errors();
+	test_midblock_size_update();
+	test_push_promise();
 	test_table_size();
 	test_big_settings();
 	test_block_bound();
@@ -1643,6 +1979,7 @@ int main(void)
 	test_slots();
 	test_slot_choice();
 	test_upgrade();
+	test_upgrade_settings();
 	test_json();
 	return check_done();
 }
