@@ -1684,6 +1684,46 @@ def gen_h2c_upgrade_settings(out):
     write_pcap(os.path.join(out, "h2c_upgrade_settings.pcap"), LINKTYPE_ETHERNET, recs)
 
 
+def gen_h2c_upgrade_late_preface(out):
+    """An "Upgrade: h2c" (HTTP2-Settings as curl sends them, nothing that
+    changes decoding) whose server, after the 101, sends its SETTINGS and
+    the whole response to the upgraded request, 40 KB of DATA, before the
+    client's preface arrives; then a request on stream 3 for
+    www.hidden.test and its response. The server's direction fills its
+    16 KiB window, unclaimed, before the preface comes: it is kept for h2c
+    (http.c read part of it), not released as a window no analyzer will
+    read, so the response head at its start is read (before, nothing of
+    the server's side was); what came past the window is lost, and with it
+    the answer on stream 3."""
+    settings = h2_frame(4, 0, 0, b"")
+    ack = h2_frame(4, 1, 0, b"")
+    b64 = base64.urlsafe_b64encode(bytes.fromhex("000300000064" "000200000000")).rstrip(b"=")
+    clk = Clock(BASE_US + 9500 * 1000000)
+    c = TcpConn(clk, CLIENT4, "10.99.0.80", 44301, 80, 61000, 63000, smac=MAC_GW)
+    recs = c.handshake()
+    recs.append(c.c_send(b"GET /big HTTP/1.1\r\nHost: www.up.test\r\n"
+                         b"Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+                         b"HTTP2-Settings: " + b64 + b"\r\nUser-Agent: curl/7.88.1\r\n\r\n",
+                         step=300))
+    resp1 = b"\x88\x76\x05h2srv"  # 200, server: h2srv (into the table)
+    head = (b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+            b"Upgrade: h2c\r\n\r\n" + settings + h2_frame(1, 0x04, 1, resp1))
+    data = b""
+    for k in range(3):  # three DATA frames of 14,000 bytes, the last ending the stream
+        data += struct.pack("!I", 14000)[1:] + bytes([0, 0x01 if k == 2 else 0]) + \
+            struct.pack("!I", 1) + b"y" * 14000
+    server = head + data
+    for i in range(0, len(server), 1448):
+        recs.append(c.s_send(server[i:i + 1448], step=200))
+    recs.append(c.c_send(H2_PREFACE + settings + ack, step=300))
+    req3 = b"\x82\x86" + hp_lit(1, b"www.hidden.test") + hp_lit(4, b"/after-late-preface")
+    recs.append(c.c_send(h2_frame(1, 0x05, 3, req3), step=300))
+    recs.append(c.s_send(ack + h2_frame(1, 0x04, 3, b"\x88\xbe") + h2_frame(0, 0x01, 3, b"ok"),
+                         step=400))
+    recs += c.close()
+    write_pcap(os.path.join(out, "h2c_upgrade_late_preface.pcap"), LINKTYPE_ETHERNET, recs)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -1706,6 +1746,7 @@ def main():
     gen_h2c_midblock_size_update(out)
     gen_h2c_push_promise(out)
     gen_h2c_upgrade_settings(out)
+    gen_h2c_upgrade_late_preface(out)
     gen_tls_big(out)
     return 0
 

@@ -2103,7 +2103,8 @@ void flow_release_unread(struct flow_table *ft, struct flow *f)
 		return;
 	for (int d = 0; d < 2; d++) {
 		struct flow_stream *st = &f->st[d];
-		if (st->buf && !st->done && (st->overflow || st->len >= ft->cfg.stream_max)) {
+		if (st->buf && !st->done && (st->overflow || st->len >= ft->cfg.stream_max) &&
+		    st->consumed == 0 && st->slid == 0) {
 			stream_release(ft, st);
 			st->done = 1;
 			ft->stats.stream_released++;

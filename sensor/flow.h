@@ -455,7 +455,10 @@ void flow_stream_done(struct flow_table *ft, struct flow *f, int dir);
  * direction holding stream_max bytes or more will never be read (every
  * claim looks at the first bytes, which it has seen), so its buffer goes
  * back to stream_total_max now rather than when the flow ends, and the
- * direction is done (flows.stream_released). Idle connections that filled
+ * direction is done (flows.stream_released). Not a direction an analyzer
+ * read part of (consumed or slid) and handed back: the next one claims at
+ * that cursor, which may be anywhere in the window (after an Upgrade to
+ * h2c, the server's frames may fill it before the client's preface). Idle connections that filled
  * their windows, widened ones most, would otherwise hold the global cap
  * and leave no buffer for new flows. NULL f, or a flow without streams, is
  * fine.
