@@ -742,6 +742,46 @@ def gen_tls_big(out):
     recs += c.close()
     write_pcap(os.path.join(out, "tls_big.pcap"), LINKTYPE_ETHERNET, recs)
 
+
+def gen_tls_hrr_big(out):
+    """A TLS 1.3 ClientHello answered with a HelloRetryRequest (a ServerHello
+    whose random is RFC 8446's HRR value, its key_share naming
+    X25519MLKEM768), then ChangeCipherSpec and the second ClientHello, which
+    is over 16 KiB (padding, as a big post-quantum key share or a client's
+    padding makes it), in 1,448-byte segments: (1) 20 KB, its SNI other than
+    the first's; (2) 40 KB, the same SNI; (3) 30 KB whose record layer
+    breaks half-way (no event for it, as for a broken small one). Before
+    the fix the big second hellos made no event."""
+    clk = Clock(BASE_US + 19000 * 1000000)
+    srv = "203.0.113.45"
+    hrr_random = bytes.fromhex("cf21ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339c")
+    sh_exts = b"\x00\x2b\x00\x02\x03\x04" + b"\x00\x33\x00\x02\x11\xec"
+    sid = hashlib.sha256(b"demo session id").digest()
+    hrr = (b"\x03\x03" + hrr_random + b"\x20" + sid + b"\x13\x01\x00" +
+           struct.pack("!H", len(sh_exts)) + sh_exts)
+    hrr = b"\x02" + struct.pack("!I", len(hrr))[1:] + hrr
+    hrr = b"\x16\x03\x03" + struct.pack("!H", len(hrr)) + hrr + b"\x14\x03\x03\x00\x01\x01"
+    ccs = b"\x14\x03\x03\x00\x01\x01"
+    recs = []
+    for n, (sni1, sni2, pad, broken) in enumerate((
+            ("retry.example.test", "retry-second.hidden.test", 20000, False),
+            ("retry40k.example.test", "retry40k.example.test", 40000, False),
+            ("retry-broken.example.test", "retry-broken.hidden.test", 30000, True))):
+        c = TcpConn(clk, CLIENT4, srv, 44101 + n, 443, 0x61000000 + 0x1000000 * n,
+                    0x62000000 + 0x1000000 * n, smac=MAC_GW)
+        recs += c.handshake()
+        recs.append(c.c_send(client_hello(sni1), step=50))
+        recs.append(c.s_send(hrr, step=800))
+        stream, _, _, starts = big_hello_records(sni2, 21, pad)
+        if broken:
+            stream = stream[:starts[1]] + b"\x17" + stream[starts[1] + 1:]
+        stream = ccs + stream
+        for i in range(0, len(stream), 1448):
+            recs.append(c.c_send(stream[i:i + 1448], step=50))
+        recs.append(c.s_ack())
+        recs += c.close()
+    write_pcap(os.path.join(out, "tls_hrr_big.pcap"), LINKTYPE_ETHERNET, recs)
+
 # ---------------------------------------------------------------- tcp_decoys
 
 
@@ -1659,6 +1699,7 @@ def main():
     gen_h2c_prior(out)
     gen_h2c_review_slots(out)
     gen_tls_big(out)
+    gen_tls_hrr_big(out)
     return 0
 
 
