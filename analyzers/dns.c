@@ -1,7 +1,9 @@
 /*
  * dns.c - the DNS analyzer: DNS over UDP and TCP on ports 53, 5353 (mDNS)
  * and 5355 (LLMNR); over TCP, length-prefixed messages from the flow table's
- * stream. One observation per message.
+ * stream. One observation per message. A PROXY protocol header before the
+ * messages (proxyproto.h) is skipped, as the DNS servers that take one
+ * read it: at the TCP stream's start, and a v2 header in a UDP datagram.
  *
  * A message goes through up to two parsers. First a cursor walk (walk())
  * reads the header, the questions and every RR, enforcing the hostile-
@@ -57,6 +59,7 @@
 #include "../sensor/record.h"
 #include "../sensor/text.h"
 #include "module.h"
+#include "proxyproto.h"
 
 enum { SEC_QD = 0, SEC_AN, SEC_NS, SEC_AR, SEC_END };
 
@@ -1702,27 +1705,59 @@ static int dns_on_packet(void *state, const struct pkt *p, struct emit *out)
 	struct dns_state *st = state;
 
 	switch (p->proto) {
-	case IPPROTO_UDP:
+	case IPPROTO_UDP: {
 		if (!dns_port(p->sport) && !dns_port(p->dport))
 			return MOD_NOT_MINE;
 		if (p->payload_len == 0)
 			return MOD_NOT_MINE;
+		/* A PROXY v2 header before the message (dnsdist, unbound,
+		 * PowerDNS, BIND, Knot Resolver take one per datagram; no server
+		 * takes v1, a stream's text line, over UDP): the message is
+		 * what follows it. A header alone (Cloudflare Spectrum sends
+		 * one first) holds no message. */
+		const uint8_t *m = p->payload;
+		size_t n = p->payload_len;
+		if (m[0] == '\r') {
+			int pp = proxyproto_parse(m, n);
+			if (pp > 0) {
+				m += pp;
+				n -= (size_t)pp;
+				if (n == 0)
+					return MOD_NOT_MINE;
+			}
+		}
 		/* 1 to 11 bytes, too short for a header, are a message all the
 		 * same, as over TCP: counted malformed (or truncated, when the
 		 * capture cut them), and not stored, having no header to show */
-		return dns_message(&st->out, p, out, p->payload, p->payload_len,
+		return dns_message(&st->out, p, out, m, n,
 				   (p->flags & PKT_SHORT) ? OBS_F_TRUNCATED : 0);
+	}
 	case IPPROTO_TCP:
 		if ((!dns_port(p->sport) && !dns_port(p->dport)) || !p->flow)
 			return MOD_NOT_MINE;
 		if (p->flow->app == APP_NONE) {
 			/* Claim the flow, unless the client speaks TLS or HTTP
 			 * on the DNS port (a tunnel past a port filter): those
-			 * belong to their own analyzers. */
-			const struct flow_stream *c = &p->flow->st[0];
+			 * belong to their own analyzers. A PROXY protocol header
+			 * at the client stream's start (v2: dnsdist, unbound,
+			 * PowerDNS, BIND, Knot Resolver; v1 and v2: CoreDNS's
+			 * proxyproto) comes once, before the first length
+			 * prefix: the messages are read after it, and while the
+			 * first bytes may still become one, the claim waits. */
+			struct flow_stream *c = &p->flow->st[0];
+			int pp = proxyproto_stream(c);
+			if (pp < 0)
+				return MOD_NOT_MINE;
 			if (c->buf && (tls_client_start(c->buf, c->len) ||
 				       http_client_start(c->buf, c->len)))
 				return MOD_NOT_MINE;
+			if (pp > 0) {
+				const uint8_t *b = c->buf + c->consumed + (uint32_t)pp;
+				size_t n = c->len - c->consumed - (uint32_t)pp;
+				if (n == 0 || tls_client_start(b, n) || http_client_start(b, n))
+					return MOD_NOT_MINE; /* n == 0: what follows decides */
+				c->consumed += (uint32_t)pp;
+			}
 			p->flow->app = APP_DNS;
 		} else if (p->flow->app != APP_DNS) {
 			return MOD_NOT_MINE;

@@ -721,6 +721,10 @@ static int method_match(const uint8_t *tok, size_t n, int prefix)
 	return 0;
 }
 
+/* How many bytes of a request line that has no LF yet are judged byte by
+ * byte on each call of request_line_shape (below). */
+#define SHAPE_LOOK 1024
+
 /*
  * Is the first line of buf[0..len) a request line with any method: token,
  * whitespace, a target, whitespace, "HTTP/" 1*DIGIT "." 1*DIGIT, optional
@@ -729,41 +733,48 @@ static int method_match(const uint8_t *tok, size_t n, int prefix)
  * at the line's end does, which no other text protocol sends there. The
  * HTTP/2 preface ("PRI * HTTP/2.0") is not a request. 1 yes, 0 no, -1 when
  * the bytes so far could still be one.
+ *
+ * The line may be as long as a head (HTTP_HEAD_MAX): nginx with large
+ * header buffers, Go and Python serve request lines of tens of KiB with
+ * any method, and the claim waits for the LF as long as the client
+ * stream's window (stream_max for an unclaimed flow) holds the line.
+ * This runs on every packet of an unclaimed client stream, over all its
+ * bytes again, so the cost of a call is kept down: the LF is looked for
+ * with memchr, and while it has not come only the first SHAPE_LOOK bytes
+ * are judged byte by byte (a byte a head may not hold there, or a first
+ * word that is no token followed by whitespace, answers 0); past them the
+ * bytes so far can still be a request line when those first bytes hold a
+ * token, whitespace and the start of a target. The whole line is walked
+ * once its LF is there (the claim then happens, or the answer stays 0).
  */
 static int request_line_shape(const uint8_t *buf, size_t len)
 {
-	struct cur c = cur_init(buf, len), l, t;
-	size_t n = 0;
-	int b, method = 1; /* still in the method */
+	size_t lim = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
+	const uint8_t *lf = lim ? memchr(buf, '\n', lim) : NULL;
+	size_t n = lf ? (size_t)(lf - buf) : lim, look = n, i;
+	struct cur c, l, t;
+	int b, method = 1, target = 0; /* still in the method; a target byte seen */
 
-	/* the line, bounded as a head is; a byte a head may not hold ends it */
-	for (;;) {
-		b = peek(&c);
-		if (b < 0)
-			return n < HTTP_HEAD_HOLD ? -1 : 0;
-		if (n >= HTTP_HEAD_HOLD)
-			return 0;
-		if (b == '\n')
-			break;
-		if (b == '\r') { /* the line's end, or (bare) whitespace */
-			t = c;
-			cur_skip(&t, 1);
-			int b2 = peek(&t);
-			if (b2 < 0)
-				return -1;
-			if (b2 == '\n')
-				break;
-		}
+	if (!lf && len >= HTTP_HEAD_MAX)
+		return 0; /* no line end within a head's bound */
+	if (!lf && look > SHAPE_LOOK)
+		look = SHAPE_LOOK;
+	/* a byte a head may not hold ends it; a CR before the LF, or not
+	 * followed by one (a bare CR, which squid splits on), is whitespace */
+	c = cur_init(buf, look);
+	for (i = 0; i < look; i++) {
+		b = cur_u8(&c);
 		if ((b < 0x20 && !is_rws(b)) || b == 0x7f)
 			return 0;
-		if (method && !is_tchar(b) && (n == 0 || !is_rws(b)))
+		if (method && !is_tchar(b) && (i == 0 || !is_rws(b)))
 			return 0;
+		target |= !method && !is_rws(b);
 		method &= is_tchar(b);
-		cur_skip(&c, 1);
-		n++;
 	}
-	c = cur_init(buf, len);
-	l = trim_rws(cur_take(&c, n));
+	if (!lf)
+		return look == n || target ? -1 : 0;
+	c = cur_init(buf, n);
+	l = trim_rws(c);
 
 	/* method, then whitespace */
 	n = 0;
@@ -777,7 +788,7 @@ static int request_line_shape(const uint8_t *buf, size_t len)
 	/* the last part is the version, and something lies before it */
 	size_t left = cur_left(&t), last = left;
 	struct cur r = t;
-	for (size_t i = 0; i < left; i++)
+	for (i = 0; i < left; i++)
 		if (is_rws(cur_u8(&r)))
 			last = i;
 	if (last == left)

@@ -46,8 +46,13 @@
  *   - a flow is claimed (APP_HTTP) when its client stream starts with a
  *     known method and SP or HTAB, or when its first line is any other
  *     token, whitespace, a target, whitespace and "HTTP/" 1*DIGIT "."
- *     1*DIGIT (http_sniff; not the HTTP/2 preface); nothing else is looked
- *     at, so the TLS and DNS analyzers may claim the rest;
+ *     1*DIGIT (http_sniff; not the HTTP/2 preface): such a line may be
+ *     as long as the window holds it (nginx with large header buffers
+ *     serves "FOO /" and 9,000 bytes), the claim waiting for its LF while
+ *     its first bytes are a token, whitespace and a target's start (each
+ *     call looks for the LF with memchr and walks at most 1 KiB byte by
+ *     byte until it comes); nothing else is looked at, so the TLS and DNS
+ *     analyzers may claim the rest;
  *   - a PROXY protocol header (v1 or v2, proxyproto.h) at the start of
  *     the client stream is skipped as nginx's `listen ... proxy_protocol`
  *     skips it: the flow is claimed when what

@@ -1,8 +1,11 @@
 /*
  * proxyproto.h - the PROXY protocol header (HAProxy's, versions 1 and 2)
  * that a client may send before anything else on a TCP connection, so that
- * the HTTP, h2c and TLS analyzers read what follows it as they would
- * without it.
+ * the HTTP, h2c, TLS and DNS analyzers read what follows it as they would
+ * without it (DNS: the servers that take one, dnsdist, unbound, PowerDNS,
+ * BIND and Knot Resolver v2, CoreDNS v1 and v2, read it once before the
+ * first length prefix over TCP, and a v2 header before each message over
+ * UDP, which dns.c reads with proxyproto_parse).
  * nginx (`listen ... proxy_protocol`), HAProxy (`accept-proxy`), postfix
  * and others take it; `curl --haproxy-protocol` sends version 1. An agent
  * running its own such server could otherwise hide its HTTP and TLS from

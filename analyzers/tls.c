@@ -22,7 +22,8 @@
  *
  * A client stream that began with a whole ClientHello is then followed, a
  * record at a time, for a second ClientHello (after a HelloRetryRequest),
- * skipping ChangeCipherSpec, until anything else arrives (tls.h, "Direction").
+ * skipping ChangeCipherSpec, until anything else arrives (tls.h, "Direction");
+ * a second one too big for the window is walked as a big first one is.
  *
  * The not-mine exit is cheap: a flow owned by another analyzer, or a client
  * stream not starting 0x16 0x03 0x00..0x04 (SSLv2-format hellos included)
@@ -1792,12 +1793,13 @@ struct tls_state {
 struct tls_flow {
 	uint8_t started[2]; /* the direction's first record offset is known */
 	uint8_t hellos[2];  /* ClientHellos emitted from the direction */
-	uint8_t walking;    /* 1 + the direction whose first hello is walked: the
+	uint8_t walking;    /* 1 + the direction whose hello (its first, or one
+			     * after a HelloRetryRequest) is walked: the
 			     * struct is then a struct tls_flow_walk */
 	int upgrade;        /* enum tls_upgrade_kind the client used; 0: direct */
 };
 
-/* A flow whose first ClientHello is too big for the window (tls.h, "Big
+/* A flow whose ClientHello is too big for the window (tls.h, "Big
  * hellos"): the walk's state rides with it, one allocation that the flow
  * table frees with the flow, taken back when the walk is over. */
 struct tls_flow_walk {
@@ -1976,14 +1978,17 @@ static struct tls_flow *walk_end(struct flow *f)
 }
 
 /*
- * The first message of a direction too big for its window, walked from
- * s->consumed as its bytes come (tls.h, "Big hellos"): what was walked is
- * dropped and the window slid past it. Emitted as first_message does, when
- * the walk is over or can go no further (final). *next as first_message.
+ * A message of a direction too big for its window, walked from s->consumed
+ * as its bytes come (tls.h, "Big hellos"): what was walked is dropped and
+ * the window slid past it. The first message (later 0) is emitted as
+ * first_message does, when the walk is over or can go no further (final);
+ * a later one (a second ClientHello after a HelloRetryRequest) as
+ * later_hello does: only when it is a ClientHello walked whole and sound,
+ * anything else finishing the direction. *next as first_message.
  */
 static int walk_message(struct tls_state *st, struct flow *f, const struct pkt *p,
 			struct flow_stream *s, size_t avail, int final, struct emit *out,
-			enum step *next)
+			enum step *next, int later)
 {
 	struct tls_flow_walk *fw = f->app_state;
 	struct tls_hello *h = &st->hello;
@@ -2002,6 +2007,8 @@ static int walk_message(struct tls_state *st, struct flow *f, const struct pkt *
 	ret = tls_walk_hello(&fw->w, r == TLS_ASM_DONE ? 0 : OBS_F_TRUNCATED, h);
 	whole = r == TLS_ASM_DONE && ret == MOD_OK;
 	walk_end(f);
+	if (later && (!whole || h->hs_type != TLS_CLIENT_HELLO))
+		return MOD_OK;
 	if (ret == MOD_NOT_MINE || h->hs_type != TLS_CLIENT_HELLO)
 		return ret; /* (the walk starts with a ClientHello's header there) */
 	if (r == TLS_ASM_BAD) {
@@ -2025,7 +2032,10 @@ static int walk_message(struct tls_state *st, struct flow *f, const struct pkt *
  * After a ClientHello: skip ChangeCipherSpec records, then take the next
  * handshake message, which counts only as a whole and sound ClientHello
  * (sent again after a HelloRetryRequest). *next: STEP_GO (one was emitted
- * and s->consumed moved past its last record), STEP_WAIT or STEP_STOP.
+ * and s->consumed moved past its last record), STEP_WAIT, STEP_STOP, or
+ * STEP_WALK: a ClientHello that will not be whole in the window, as a
+ * first one is judged (walk_wanted; a post-quantum key share, padding),
+ * to be walked from s->consumed, where its first record starts.
  * Returns 0 or -errno.
  */
 static int later_hello(struct tls_state *st, const struct pkt *p, struct flow_stream *s,
@@ -2048,6 +2058,11 @@ static int later_hello(struct tls_state *st, const struct pkt *p, struct flow_st
 		return 0;
 	r = tls_gather(s->buf + s->consumed, avail - s->consumed, st->msg, sizeof(st->msg), &mlen,
 		       &used, &why);
+	if ((r == TLS_ASM_MORE || r == TLS_ASM_BIG) && !final &&
+	    walk_wanted(st, s, avail - s->consumed, mlen, used)) {
+		*next = STEP_WALK;
+		return 0;
+	}
 	if (r == TLS_ASM_MORE && !final) {
 		*next = STEP_WAIT;
 		return 0;
@@ -2100,13 +2115,13 @@ static int tls_direction(struct tls_state *st, struct tls_flow *tf, const struct
 	final = s->overflow || avail < s->len; /* a cap or a hole: no more bytes will come */
 	if (tf->hellos[dir] == 0) {
 		if (tf->walking == dir + 1) {
-			ret = walk_message(st, f, p, s, avail, final, out, &next);
+			ret = walk_message(st, f, p, s, avail, final, out, &next, 0);
 		} else {
 			ret = first_message(st, p, s, avail, final, out, &next);
 			if (next == STEP_WALK) {
 				if (tf->walking || !walk_start(f, dir))
 					return ret; /* wait, as before */
-				ret = walk_message(st, f, p, s, avail, final, out, &next);
+				ret = walk_message(st, f, p, s, avail, final, out, &next, 0);
 			}
 		}
 		tf = f->app_state; /* the walk moved it */
@@ -2120,7 +2135,19 @@ static int tls_direction(struct tls_state *st, struct tls_flow *tf, const struct
 		final = s->overflow || avail < s->len;
 	}
 	while (tf->hellos[dir] < TLS_HELLOS_MAX) {
-		r = later_hello(st, p, s, avail, final, out, &next);
+		/* a later hello too big for the window is walked as a first
+		 * one is (before, it made no event) */
+		if (tf->walking == dir + 1) {
+			r = walk_message(st, f, p, s, avail, final, out, &next, 1);
+		} else {
+			r = later_hello(st, p, s, avail, final, out, &next);
+			if (r >= 0 && next == STEP_WALK) {
+				if (tf->walking || !walk_start(f, dir))
+					return ret; /* wait, as before */
+				r = walk_message(st, f, p, s, avail, final, out, &next, 1);
+			}
+		}
+		tf = f->app_state; /* the walk moved it */
 		if (r < 0) {
 			ret = r;
 			goto done;
@@ -2130,6 +2157,9 @@ static int tls_direction(struct tls_state *st, struct tls_flow *tf, const struct
 		if (next == STEP_STOP)
 			goto done;
 		tf->hellos[dir]++;
+		/* the walk slid the window */
+		avail = flow_stream_avail(s, s->consumed);
+		final = s->overflow || avail < s->len;
 	}
 done:
 	flow_stream_done(st->flows, f, dir);

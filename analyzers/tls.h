@@ -105,7 +105,10 @@
  * skipped, and the next handshake message is emitted when it is a whole and
  * sound ClientHello, up to TLS_HELLOS_MAX per direction; anything else
  * (application data, an alert, another handshake message, a cut or broken
- * one) finishes the direction. Messages after a hello in the same record are
+ * one) finishes the direction. A later ClientHello that will not be whole
+ * in the window (over 16 KiB: padding, or post-quantum key shares) is
+ * walked as a first one is (see "Big hellos"), and emitted when it was
+ * walked whole and sound, as a small one is. Messages after a hello in the same record are
  * not looked at: the next one starts at a record boundary. A finished
  * direction's stream is released with flow_stream_done. Reading stops at a
  * skipped hole (flow_stream_avail): a message cut by one is treated like one

@@ -750,6 +750,46 @@ def gen_tls_big(out):
     recs += c.close()
     write_pcap(os.path.join(out, "tls_big.pcap"), LINKTYPE_ETHERNET, recs)
 
+
+def gen_tls_hrr_big(out):
+    """A TLS 1.3 ClientHello answered with a HelloRetryRequest (a ServerHello
+    whose random is RFC 8446's HRR value, its key_share naming
+    X25519MLKEM768), then ChangeCipherSpec and the second ClientHello, which
+    is over 16 KiB (padding, as a big post-quantum key share or a client's
+    padding makes it), in 1,448-byte segments: (1) 20 KB, its SNI other than
+    the first's; (2) 40 KB, the same SNI; (3) 30 KB whose record layer
+    breaks half-way (no event for it, as for a broken small one). Before
+    the fix the big second hellos made no event."""
+    clk = Clock(BASE_US + 19000 * 1000000)
+    srv = "203.0.113.45"
+    hrr_random = bytes.fromhex("cf21ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339c")
+    sh_exts = b"\x00\x2b\x00\x02\x03\x04" + b"\x00\x33\x00\x02\x11\xec"
+    sid = hashlib.sha256(b"demo session id").digest()
+    hrr = (b"\x03\x03" + hrr_random + b"\x20" + sid + b"\x13\x01\x00" +
+           struct.pack("!H", len(sh_exts)) + sh_exts)
+    hrr = b"\x02" + struct.pack("!I", len(hrr))[1:] + hrr
+    hrr = b"\x16\x03\x03" + struct.pack("!H", len(hrr)) + hrr + b"\x14\x03\x03\x00\x01\x01"
+    ccs = b"\x14\x03\x03\x00\x01\x01"
+    recs = []
+    for n, (sni1, sni2, pad, broken) in enumerate((
+            ("retry.example.test", "retry-second.hidden.test", 20000, False),
+            ("retry40k.example.test", "retry40k.example.test", 40000, False),
+            ("retry-broken.example.test", "retry-broken.hidden.test", 30000, True))):
+        c = TcpConn(clk, CLIENT4, srv, 44101 + n, 443, 0x61000000 + 0x1000000 * n,
+                    0x62000000 + 0x1000000 * n, smac=MAC_GW)
+        recs += c.handshake()
+        recs.append(c.c_send(client_hello(sni1), step=50))
+        recs.append(c.s_send(hrr, step=800))
+        stream, _, _, starts = big_hello_records(sni2, 21, pad)
+        if broken:
+            stream = stream[:starts[1]] + b"\x17" + stream[starts[1] + 1:]
+        stream = ccs + stream
+        for i in range(0, len(stream), 1448):
+            recs.append(c.c_send(stream[i:i + 1448], step=50))
+        recs.append(c.s_ack())
+        recs += c.close()
+    write_pcap(os.path.join(out, "tls_hrr_big.pcap"), LINKTYPE_ETHERNET, recs)
+
 # ---------------------------------------------------------------- tcp_decoys
 
 
@@ -1460,6 +1500,75 @@ def gen_proxyproto(out):
                               get(b"refused.hidden.example")],
          b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
     write_pcap(os.path.join(out, "proxyproto.pcap"), LINKTYPE_ETHERNET, recs)
+# ---------------------------------------------------------------- dns_proxyproto
+
+
+def gen_dns_proxyproto(out):
+    """dns_proxyproto.pcap: DNS behind a PROXY protocol header, as the DNS
+    servers that take one read it: over TCP once at the stream's start,
+    before the first length prefix (v2: dnsdist, unbound's
+    proxy-protocol-port, PowerDNS, BIND, Knot Resolver, behind HAProxy's
+    send-proxy-v2; v1 and v2: CoreDNS's proxyproto, behind send-proxy), and
+    over UDP a v2 header before each message (dnsdist to its backends).
+    (1) TCP, v2 PROXY TCP4 and two queries in one segment, two answers;
+    (2) TCP, v1 alone in its segment, then a query; (3) TCP, v2 LOCAL cut
+    inside its signature, the query in the next segment; (4) UDP, v2 then a
+    query, the answer plain; (5) a ClientHello behind a v2 header on port
+    53 (DNS over TLS on the DNS port): left to the TLS analyzer. Before the
+    fix (1)-(4) gave malformed messages or nothing."""
+    clk = Clock(BASE_US + 15000 * 1000000)
+    sig = b"\r\n\r\n\x00\r\nQUIT\n"
+    T = "pp.dns.example.test"
+
+    def v2(cmd, fam, body):
+        return sig + bytes([0x20 | cmd, fam]) + struct.pack("!H", len(body)) + body
+
+    def v2_inet(sport, dport):
+        addrs = socket.inet_aton("10.99.0.10") + socket.inet_aton(DNS4)
+        return v2(1, 0x11, addrs + struct.pack("!HH", sport, dport))
+
+    q1, r1 = exchange(0x3101, "v2-tcp." + T, "A", an=[rr("v2-tcp." + T, "A", 60, rd_a("192.0.2.31"))])
+    q2, r2 = exchange(0x3102, "v2-tcp-second." + T, "AAAA")
+    q3, r3 = exchange(0x3103, "v1-tcp." + T, "TXT", an=[rr("v1-tcp." + T, "TXT", 60, rd_txt(["pp v1"]))])
+    q4, r4 = exchange(0x3104, "local-tcp." + T, "A", rcode=3)
+    q5, r5 = exchange(0x3105, "v2-udp." + T, "A", an=[rr("v2-udp." + T, "A", 60, rd_a("192.0.2.35"))])
+    recs = []
+
+    c = TcpConn(clk, CLIENT4, DNS4, 44001, 53, 1000, 5000)
+    recs += c.handshake()
+    recs.append(c.c_send(v2_inet(44001, 53) + lp(q1) + lp(q2)))
+    recs.append(c.s_send(lp(r1) + lp(r2), step=900))
+    recs.append(c.c_ack())
+    recs += c.close()
+
+    c = TcpConn(clk, CLIENT4, DNS4, 44002, 53, 2000, 6000)
+    recs += c.handshake()
+    recs.append(c.c_send(b"PROXY TCP4 10.99.0.10 %s 44002 53\r\n" % DNS4.encode()))
+    recs.append(c.s_ack())
+    recs.append(c.c_send(lp(q3), step=300))
+    recs.append(c.s_send(lp(r3), step=900))
+    recs.append(c.c_ack())
+    recs += c.close()
+
+    c = TcpConn(clk, CLIENT4, DNS4, 44003, 53, 3000, 7000)
+    recs += c.handshake()
+    h = v2(0, 0x00, b"")
+    recs.append(c.c_send(h[:7]))
+    recs.append(c.c_send(h[7:] + lp(q4), step=300))
+    recs.append(c.s_send(lp(r4), step=900))
+    recs.append(c.c_ack())
+    recs += c.close()
+
+    u = UdpPair(clk, ipid=0x3100)
+    recs.append(u.q(44004, v2_inet(44004, 53) + q5))
+    recs.append(u.r(44004, r5))
+
+    c = TcpConn(clk, CLIENT4, DNS4, 44005, 53, 4000, 8000)
+    recs += c.handshake()
+    recs.append(c.c_send(v2_inet(44005, 53) + client_hello("dot.behind.proxy.example")))
+    recs.append(c.s_ack())
+    recs += c.close()
+    write_pcap(os.path.join(out, "dns_proxyproto.pcap"), LINKTYPE_ETHERNET, recs)
 # ---------------------------------------------------------------- h2c_prior
 
 
@@ -1741,6 +1850,7 @@ def main():
     gen_egress_paths(out)
     gen_tcp_decoys(out)
     gen_proxyproto(out)
+    gen_dns_proxyproto(out)
     gen_h2c_prior(out)
     gen_h2c_review_slots(out)
     gen_h2c_midblock_size_update(out)
@@ -1748,6 +1858,7 @@ def main():
     gen_h2c_upgrade_settings(out)
     gen_h2c_upgrade_late_preface(out)
     gen_tls_big(out)
+    gen_tls_hrr_big(out)
     return 0
 
 

@@ -2046,6 +2046,133 @@ static void test_module_tcp_claim(void)
 }
 
 /*
+ * A PROXY protocol header before DNS: over TCP once, at the client
+ * stream's start, before the first length prefix (v2: dnsdist, unbound's
+ * proxy-protocol-port, PowerDNS, BIND, Knot Resolver; v1 and v2: CoreDNS's
+ * proxyproto, a DNS-over-TCP server behind HAProxy's send-proxy); over UDP
+ * a v2 header before each message. The messages after it are read as
+ * without it (before, nothing was: the header was taken for a length
+ * prefix); the header split at every byte over two segments; in its own
+ * segment; a TLS hello or an HTTP request behind it is left to its
+ * analyzer; a v1 line over UDP is no header (no server takes one).
+ */
+static size_t pp_v2(uint8_t *b, uint8_t cmd)
+{
+	static const uint8_t sig[12] = {'\r', '\n', '\r', '\n', 0, '\r', '\n', 'Q', 'U', 'I', 'T', '\n'};
+	static const uint8_t addrs[12] = {10, 0, 0, 1, 10, 0, 0, 53, 0x9c, 0x40, 0, 53};
+	memcpy(b, sig, 12);
+	b[12] = (uint8_t)(0x20 | cmd);
+	b[13] = cmd ? 0x11 : 0x00;
+	b[14] = 0;
+	b[15] = cmd ? 12 : 0;
+	if (cmd)
+		memcpy(b + 16, addrs, 12);
+	return cmd ? 28 : 16;
+}
+
+static void test_module_tcp_proxy(void)
+{
+	static uint8_t cs[4096];
+	static const char v1[] = "PROXY TCP4 10.0.0.1 10.0.0.53 40000 53\r\n";
+	static const uint8_t hello[] = {0x16, 0x03, 0x01, 0x00, 0xc8, 0x01, 0x00, 0x00,
+					0xc4, 0x03, 0x03, 0x11, 0x22, 0x33};
+	static const char get[] = "GET / HTTP/1.1\r\nHost: x.example\r\n\r\n";
+	void *state = NULL;
+	const uint32_t isn = 3000;
+	int bad = 0;
+
+	CHECK_EQ(dns_module.init(NULL, &state), 0);
+	for (int kind = 0; kind < 3; kind++) { /* v2 PROXY, v2 LOCAL, v1 */
+		size_t hn = kind == 2 ? strlen(v1) : pp_v2(cs, kind == 0);
+		if (kind == 2)
+			memcpy(cs, v1, hn);
+		size_t len = hn;
+		tcp_query(cs, &len, 1, "behind.proxy.example");
+		tcp_query(cs, &len, 2, "second.example");
+		for (size_t cut = 0; cut < len; cut++) {
+			struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+			struct test_emit te = {.e = {.obs = test_obs}};
+			handshake(ft, state, &te, isn);
+			if (cut) {
+				seg(ft, state, &te, 1, TH_ACK | TH_PUSH, isn, 701, cs, cut);
+				/* nothing claimed while the header is not all there */
+				if (cut <= hn && te.n != 0)
+					bad++;
+			}
+			seg(ft, state, &te, 1, TH_ACK | TH_PUSH, isn + (uint32_t)cut, 701, cs + cut,
+			    len - cut);
+			if (te.n != 2 || strcmp(te.names[0], "behind.proxy.example") ||
+			    strcmp(te.names[1], "second.example") || te.flags[0] != OBS_F_TCP ||
+			    te.flags[1] != OBS_F_TCP) {
+				fprintf(stderr, "dns behind proxy kind %d cut %zu: %d events, %s\n", kind,
+					cut, te.n, te.n ? te.names[0] : "");
+				bad++;
+			}
+			flow_table_free(ft);
+		}
+	}
+	CHECK_EQ(bad, 0);
+
+	/* TLS or HTTP behind the header: not DNS's */
+	for (int what = 0; what < 2; what++) {
+		struct flow_table *ft = flow_table_new(NULL, NULL, NULL);
+		struct test_emit te = {.e = {.obs = test_obs}};
+		size_t len = pp_v2(cs, 1);
+		if (what == 0) {
+			memcpy(cs + len, hello, sizeof(hello));
+			len += sizeof(hello);
+		} else {
+			memcpy(cs + len, get, strlen(get));
+			len += strlen(get);
+		}
+		handshake(ft, state, &te, isn);
+		CHECK_EQ(seg(ft, state, &te, 1, TH_ACK | TH_PUSH, isn, 701, cs, len), MOD_NOT_MINE);
+		struct flow *f = flow_table_find(ft, 4, IPPROTO_TCP, (const uint8_t[]){10, 0, 0, 1},
+						 40000, (const uint8_t[]){10, 0, 0, 53}, 53, NULL);
+		CHECK(f && f->app == APP_NONE);
+		CHECK_EQ(te.n, 0);
+		flow_table_free(ft);
+	}
+
+	/* UDP: a v2 header before the message; a header alone holds none; a
+	 * v1 line is no header there (the datagram is a malformed message) */
+	struct pkt p;
+	memset(&p, 0, sizeof(p));
+	p.proto = IPPROTO_UDP;
+	p.sport = 40000;
+	p.dport = 53;
+	for (int cmd = 0; cmd < 2; cmd++) {
+		struct test_emit te = {.e = {.obs = test_obs}};
+		size_t len = pp_v2(cs, (uint8_t)cmd);
+		mb_hdr(&M, 7, QUERY, 1, 0, 0, 0);
+		mb_q(&M, "udp.proxy.example", 1, 1);
+		memcpy(cs + len, M.b, M.n);
+		p.payload = cs;
+		p.payload_len = len + M.n;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_OK);
+		CHECK_EQ(te.n, 1);
+		CHECK_STR(te.names[0], "udp.proxy.example");
+		CHECK_EQ(te.sizes[0], M.n);
+		p.payload_len = len;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_NOT_MINE);
+		p.payload_len = len - 1; /* a cut header: a (malformed) message */
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_MALFORMED);
+		CHECK_EQ(te.n, 2);
+	}
+	{
+		struct test_emit te = {.e = {.obs = test_obs}};
+		size_t len = strlen(v1);
+		memcpy(cs, v1, len);
+		memcpy(cs + len, M.b, M.n);
+		p.payload = cs;
+		p.payload_len = len + M.n;
+		CHECK_EQ(dns_module.on_packet(state, &p, &te.e), MOD_MALFORMED);
+		CHECK_EQ(te.n, 1);
+	}
+	dns_module.fini(state);
+}
+
+/*
  * A hole skipped without the peer's ACK (more out-of-order ranges than the
  * table holds, or a FIN behind it) gives no guess at where a message
  * starts after it: a sender could place a whole message there that the
@@ -2386,6 +2513,7 @@ int main(void)
 	test_module_tcp_wide();
 	test_module_tcp_unsure();
 	test_module_tcp_claim();
+	test_module_tcp_proxy();
 	test_module_tcp_new_isn();
 	test_random();
 	CHECK_EQ(ok_diff, 0);

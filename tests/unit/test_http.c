@@ -565,13 +565,64 @@ static void test_sniff(void)
 		CHECK_EQ(got, t[i].want);
 	}
 	CHECK_EQ(http_sniff(NULL, 0), -1);
-	/* a line that does not end within a head's bound is no request */
-	static uint8_t lng[HTTP_HEAD_HOLD + 8];
+	/* a request line of any method as long as a head (nginx with 32k
+	 * buffers serves "FOO /" + 9,000 bytes): it waits for its LF past
+	 * 8 KiB (review F15: refused at HTTP_HEAD_HOLD before), and is no
+	 * request when it does not end within HTTP_HEAD_MAX */
+	static uint8_t lng[HTTP_HEAD_MAX + 16];
 	memcpy(lng, "FETCH /", 7);
 	memset(lng + 7, 'a', sizeof(lng) - 7);
 	CHECK_EQ(http_sniff(lng, HTTP_HEAD_HOLD - 1), -1);
+	CHECK_EQ(http_sniff(lng, HTTP_HEAD_HOLD + 8), -1);
+	CHECK_EQ(http_sniff(lng, 9005), -1);
+	CHECK_EQ(http_sniff(lng, HTTP_HEAD_MAX - 1), -1);
+	CHECK_EQ(http_sniff(lng, HTTP_HEAD_MAX), 0);
 	CHECK_EQ(http_sniff(lng, sizeof(lng)), 0);
+	static const size_t ends[] = {100, HTTP_HEAD_HOLD - 20, HTTP_HEAD_HOLD, 9005, 16000,
+				      40000, HTTP_HEAD_MAX - 11};
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		size_t e = ends[i];
+		memcpy(lng + e, " HTTP/1.1\r\n", 11);
+		CHECK_EQ(http_sniff(lng, e + 11), 1);
+		CHECK_EQ(http_sniff(lng, e + 10), -1); /* its CR, no LF yet */
+		CHECK_EQ(http_sniff(lng, e + 5), -1);
+		lng[e + 6] = '2'; /* "HTTP/2.1": still a version */
+		CHECK_EQ(http_sniff(lng, e + 11), 1);
+		lng[e + 6] = 'x';
+		CHECK_EQ(http_sniff(lng, e + 11), 0);
+		lng[e + 6] = '1';
+		lng[e / 2 + 4] = 0x01; /* a control byte anywhere in the line */
+		CHECK_EQ(http_sniff(lng, e + 11), 0);
+		lng[e / 2 + 4] = 'a';
+		memset(lng + e, 'a', 11);
+	}
+	CHECK_EQ(http_sniff(lng, sizeof(lng)), 0); /* restored */
+	/* a control byte among the first bytes refuses at once; past them, it
+	 * is seen when the LF comes */
+	lng[500] = 0x7f;
+	CHECK_EQ(http_sniff(lng, 20000), 0);
+	lng[500] = 'a';
+	lng[5000] = 0x00;
+	CHECK_EQ(http_sniff(lng, 4000), -1);
+	CHECK_EQ(http_sniff(lng, 5001), -1);
+	memcpy(lng + 20000, " HTTP/1.1\n", 10);
+	CHECK_EQ(http_sniff(lng, 20010), 0);
+	lng[5000] = 'a';
+	CHECK_EQ(http_sniff(lng, 20010), 1);
+	memset(lng + 20000, 'a', 10);
+	/* past the first bytes, a token, whitespace and the start of a target
+	 * must have come: a long token, or a long run of whitespace, is none */
+	memset(lng, 'A', 3000);
+	CHECK_EQ(http_sniff(lng, 900), -1);
+	CHECK_EQ(http_sniff(lng, 3000), 0);
+	memcpy(lng, "FETCH", 5);
+	memset(lng + 5, ' ', 2000);
+	CHECK_EQ(http_sniff(lng, 900), -1);
+	CHECK_EQ(http_sniff(lng, 2500), 0);
+	memcpy(lng + 2000, " / HTTP/1.1\n", 13);
+	CHECK_EQ(http_sniff(lng, 2013), 1); /* whole: any whitespace run */
 }
+
 
 static void test_copy_escaped(void)
 {
@@ -1605,6 +1656,73 @@ static void test_long_heads(void)
 }
 
 /*
+ * A request line over 8 KiB with a method the list does not know (review
+ * F15): nginx with `large_client_header_buffers 4 32k` serves "FOO /" and
+ * 9,000 bytes, and the request after it on the connection. The claim waits
+ * for the line's LF, in segments of any size, and the rest is read as any
+ * long head; a line longer than the window holds is still no request.
+ */
+static void test_long_request_line(void)
+{
+	static char rq[40000];
+	static const size_t lens[] = {9000, HTTP_HEAD_HOLD - 30, 12000, 16000};
+	static const size_t steps[] = {1448, 1, 700, 9100};
+	struct conn c;
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		for (size_t j = 0; j < sizeof(steps) / sizeof(steps[0]); j++) {
+			size_t n = (size_t)snprintf(rq, sizeof(rq), "FOO /");
+			memset(rq + n, 'a', lens[i]);
+			n += lens[i];
+			n += (size_t)snprintf(rq + n, sizeof(rq) - n,
+					      " HTTP/1.1\r\nHost: www.hidden.test\r\n\r\n"
+					      "GET /after-foo HTTP/1.1\r\nHost: www.after.test\r\n\r\n");
+			conn_open(&c, 16384);
+			for (size_t k = 0; k < n; k += steps[j])
+				feed(&c, 0, rq + k, n - k < steps[j] ? n - k : steps[j]);
+			feeds(&c, 1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+				     "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+			if (c.cap.n != 4)
+				fprintf(stderr, "FOO line of %zu in %zu-byte steps: %d events\n",
+					lens[i], steps[j], c.cap.n);
+			CHECK_EQ(c.f.app, APP_HTTP);
+			CHECK_EQ(c.cap.n, 4);
+			CHECK_STR(EVF(&c.cap.ev[0], RQ_METHOD), "FOO");
+			CHECK_STR(c.cap.ev[0].name, "www.hidden.test");
+			CHECK(strncmp(c.cap.ev[0].aux, "/aaaa", 5) == 0);
+			CHECK_STR(c.cap.ev[1].name, "www.after.test");
+			CHECK_STR(c.cap.ev[1].aux, "/after-foo");
+			CHECK_EQ(c.cap.ev[1].flags, 0);
+			CHECK_STR(c.cap.ev[2].name, "www.hidden.test"); /* paired */
+			CHECK_STR(c.cap.ev[3].name, "www.after.test");
+			conn_close(&c);
+		}
+	}
+
+	/* longer than the window: never claimed, nothing read past it */
+	conn_open(&c, 16384);
+	size_t n = (size_t)snprintf(rq, sizeof(rq), "FOO /");
+	memset(rq + n, 'a', 20000);
+	n += 20000;
+	n += (size_t)snprintf(rq + n, sizeof(rq) - n, " HTTP/1.1\r\nHost: h\r\n\r\n");
+	feed_segments(&c, 0, rq, n);
+	CHECK_EQ(c.f.app, APP_NONE);
+	CHECK_EQ(c.cap.n, 0);
+	conn_close(&c);
+
+	/* not a request line after all (no version at its end): not claimed */
+	conn_open(&c, 16384);
+	n = (size_t)snprintf(rq, sizeof(rq), "FOO /");
+	memset(rq + n, 'a', 9000);
+	n += 9000;
+	n += (size_t)snprintf(rq + n, sizeof(rq) - n, " RTSP/1.0\r\nCSeq: 1\r\n\r\n");
+	feed_segments(&c, 0, rq, n);
+	CHECK_EQ(c.f.app, APP_NONE);
+	CHECK_EQ(c.cap.n, 0);
+	conn_close(&c);
+}
+
+/*
  * Requests servers take that have no ordinary head: HTTP/0.9's one line
  * (nginx answers with the body alone, squid with a status line), and a
  * request line with a bare CR in it (squid reads it as whitespace). Before,
@@ -1889,6 +2007,7 @@ int main(void)
 	test_stream_bounds();
 	test_keepalive_long();
 	test_long_heads();
+	test_long_request_line();
 	test_old_and_odd();
 	test_upgrade_body();
 	test_json();

@@ -1624,6 +1624,101 @@ static void test_big(struct tls_hello *h)
 	free(s);
 }
 
+/*
+ * A big second ClientHello: after a HelloRetryRequest the client sends its
+ * hello again, and with a post-quantum key share or padding that one may
+ * be over 16 KiB. It is walked as a big first hello is, and reported as a
+ * small second one is (an event when it is whole and sound, none when it
+ * is cut or broken); before, it made no event. Its records cut at extension
+ * edges and sent in segments, in the 132 KiB window of a direction that
+ * starts with a record and in a 16 KiB one; a third hello after it; a
+ * broken one; one past the walk's bound.
+ */
+static void retry_flow(const struct flow_config *cfg, uint16_t port, size_t pad, int broken,
+		       int third, int over, struct tls_hello *h)
+{
+	struct bb *m = new_bb(), *s = new_bb(), *first = new_bb(), *sh = new_bb(), *ss = new_bb(),
+		  *small = new_bb();
+	size_t offs[4], cuts[8], at[8], rec[64], nrec, marks[80], nm = 0, k = 0;
+	struct conn c;
+
+	conn_open(&c, port, cfg);
+	hello_record(first, "first.example");
+	CHECK_EQ(seg(&c, 0, TH_ACK | TH_PUSH, first->b, first->n), MOD_OK);
+	server_hello(sh, 0x0303, 0x1301, 1, 0x0304); /* (the HRR) */
+	records(ss, sh, 16384);
+	CHECK_EQ(seg(&c, 1, TH_ACK | TH_PUSH, ss->b, ss->n), MOD_OK);
+	CHECK_EQ(c.sink.n, 2);
+
+	big_hello(m, 0x0015, pad, 16, "second.hidden.example", offs);
+	if (over) {
+		/* a body one byte past what any ClientHello's fields allow */
+		while (m->n - 4 <= TLS_WALK_MAX)
+			m->b[m->n++] = 0;
+		m->b[1] = (uint8_t)((m->n - 4) >> 16);
+		m->b[2] = (uint8_t)((m->n - 4) >> 8);
+		m->b[3] = (uint8_t)(m->n - 4);
+	}
+	ccs(s);
+	cuts[k++] = offs[0] + 1;
+	cuts[k++] = offs[1];
+	cuts[k++] = offs[1] + 5;
+	cuts[k++] = offs[2] + 3;
+	cuts[k++] = offs[3] + 2;
+	records_cut(s, m, cuts, k, rec, &nrec, at);
+	for (size_t i = 0; i < nrec; i++)
+		marks[nm++] = rec[i];
+	for (size_t i = 0; i < k; i++)
+		marks[nm++] = at[i] + 5 + 1;
+	if (broken)
+		s->b[rec[1]] = 23; /* its second record: application data */
+	if (third)
+		hello_record(s, "third.example");
+	CHECK_EQ(deliver(&c, s, marks, nm, 1), 0);
+	int want = broken || over ? 2 : third ? 4 : 3;
+	if (c.sink.n != want)
+		fprintf(stderr, "retry of pad %zu on port %u: %d events\n", pad, port, c.sink.n);
+	CHECK_EQ(c.sink.n, want);
+	if (want >= 3) {
+		CHECK_EQ(c.sink.kind[2], OBS_TLS_CLIENT_HELLO);
+		CHECK_STR(c.sink.name[2], "second.hidden.example");
+		CHECK_STR(c.sink.aux[2], "h2,http/1.1");
+		CHECK_EQ(c.sink.type[2], 0x0304);
+		CHECK_EQ(c.sink.size[2], m->n - 4);
+		CHECK_EQ(c.sink.flags[2], 0);
+		/* the detail of the same hello with a small pad, read whole */
+		size_t o2[4];
+		big_hello(small, 0x0015, 100, 16, "second.hidden.example", o2);
+		CHECK_EQ(tls_parse_handshake(small->b, small->n, 0, h), MOD_OK);
+		CHECK_STR(c.sink.info[2], h->info);
+		CHECK_EQ(flow_table_stats(c.ft)->stream_truncated, 0);
+	}
+	if (want == 4)
+		CHECK_STR(c.sink.name[3], "third.example");
+	conn_close(&c);
+	free(m);
+	free(s);
+	free(first);
+	free(sh);
+	free(ss);
+	free(small);
+}
+
+static void test_big_retry(struct tls_hello *h)
+{
+	struct flow_config narrow = {.narrow = 1};
+
+	retry_flow(NULL, 44001, 20000, 0, 0, 0, h);
+	retry_flow(NULL, 44002, 40000, 0, 0, 0, h);
+	retry_flow(&narrow, 44003, 20000, 0, 0, 0, h); /* a 16 KiB window */
+	retry_flow(&narrow, 44004, 40000, 0, 1, 0, h);
+	retry_flow(NULL, 44005, 30000, 0, 1, 0, h);
+	retry_flow(NULL, 44006, 30000, 1, 0, 0, h); /* broken: no event, as a small one */
+	retry_flow(&narrow, 44007, 30000, 1, 1, 0, h);
+	retry_flow(&narrow, 44008, 30000, 0, 0, 1, h); /* past the walk's bound: none */
+	retry_flow(NULL, 44009, 60000, 0, 0, 1, h);
+}
+
 static int starttls_at(const char *text, int client, size_t *off)
 {
 	struct bb *s = new_bb();
@@ -2106,6 +2201,7 @@ int main(void)
 	test_module();
 	test_walk_same(h);
 	test_big(h);
+	test_big_retry(h);
 	test_gather_next();
 	test_starttls();
 	test_upgrade();
