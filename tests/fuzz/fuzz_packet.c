@@ -10,6 +10,11 @@
  * selects): stamped 2 minutes before it, so that packet time goes back and
  * flows, detector windows and alert rows start over (core_packet).
  *
+ * Bit 3 of the selector names the frame's capture source (0 or 1), and
+ * copies of a datagram from the other source are skipped (copies.h).
+ * An input of odd length runs with 8 KiB of stream bytes for all flows
+ * (stream_total_max), so a few streams fill it and the reclaim sweep runs.
+ *
  * The rules have a sandbox section (fuzz_rules: agents in 10.0.0.0/8,
  * 192.168.0.0/16 and fd00::/8, one proxy, one resolver), so the egress
  * policy judges every packet from those networks: tunnel carriers, other
@@ -72,11 +77,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	cfg.rules = fuzz_rules();
 	cfg.flow.max_flows = 64;
+	/* inputs of odd length share 8 KiB of stream bytes, so the cap is
+	 * reached and idle directions are reclaimed (flow.c "Reclaim") */
+	cfg.flow.stream_total_max = (size & 1) ? 8192 : 0;
+	cfg.copies = 1; /* frames come from two capture sources (copies.h) */
 	cfg.decode.frag_max_datagrams = 8;
 	if (core_open(&core, &cfg, err, sizeof(err)) < 0)
 		abort();
 	while (size - off >= 3) {
-		int dlt = fuzz_dlts[data[off] % (sizeof(fuzz_dlts) / sizeof(fuzz_dlts[0]))];
+		const uint8_t sel = data[off];
+		int dlt = fuzz_dlts[sel % (sizeof(fuzz_dlts) / sizeof(fuzz_dlts[0]))];
 		if (data[off] == 0xff && ts > back)
 			ts -= back;
 		size_t len = (size_t)data[off + 1] << 8 | data[off + 2];
@@ -91,7 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			frame[i] = data[off + i];
 		/* the replay's read-ahead hint comes first, as in a replay */
 		core_prefetch(core, dlt, frame, (uint32_t)len);
-		core_packet(core, dlt, ts, frame, (uint32_t)len, (uint32_t)len, 0);
+		core_packet(core, dlt, ts, frame, (uint32_t)len, (uint32_t)len, sel >> 3 & 1);
 		free(frame);
 		off += len;
 		ts += 1000;
