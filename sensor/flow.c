@@ -64,8 +64,12 @@
  * sweep, from where it last stopped, clears the bit of a direction it finds
  * set and takes back the buffer of one it finds clear, which had no byte
  * since the sweep's last pass, so busy directions are passed over and the
- * ones left idle longest go first. Such a direction is done, as if its
- * analyzer had finished with it (flows.stream_reclaimed). Without this, a
+ * ones left idle longest go first (flows.stream_reclaimed). When the
+ * direction's analyzer had read every byte it holds (a keep-alive HTTP or
+ * DNS connection waiting for its next message), nothing is lost: the
+ * window is slid past them and only the buffer goes, the next bytes
+ * getting a new one. Otherwise the direction is done, as if its analyzer
+ * had finished with it. Without this, a
  * few thousand connections, each left open with its window nearly full
  * (under stream_max: not released at once, flow_release_unread), held the
  * cap for as long as they stayed open and the sensor read no new stream.
@@ -626,10 +630,20 @@ static void stream_reclaim(struct flow_table *ft, const struct flow_stream *self
 			st->touched = 0; /* a second chance: idle if still clear next time */
 			continue;
 		}
+		ft->stats.stream_reclaimed++;
+		if (!st->done && !st->overflow && !st->ooo_n && !st->syn_len &&
+		    st->consumed == st->len && st->len > 0)
+			flow_stream_slide(st); /* all read: nothing is lost */
+		if (!st->done && !st->overflow && !st->ooo_n && !st->syn_len && st->len == 0 &&
+		    st->slid > 0) {
+			/* an analyzer read every byte: the buffer goes, the
+			 * direction stays open and its next bytes get a new one */
+			stream_release(ft, st);
+			continue;
+		}
 		stream_release(ft, st);
 		st->syn_len = 0;
 		st->done = 1;
-		ft->stats.stream_reclaimed++;
 	}
 }
 

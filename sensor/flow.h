@@ -26,7 +26,9 @@
  * flows, which are then done as if their analyzer had finished
  * (flows.stream_reclaimed; flow.c, "Reclaim"): an analyzer must not assume
  * a direction it is reading keeps its buffer between packets (buf NULL and
- * done set: nothing more will come).
+ * done set: nothing more will come; buf NULL, not done and len 0: it had
+ * read every byte, the window was slid past them, and the next bytes come
+ * in a new buffer).
  *
  * Holes (capture loss). A segment the capture never saw leaves a hole in the
  * stream. The table skips a hole that will not be filled, as Zeek and

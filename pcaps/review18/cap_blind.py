@@ -14,17 +14,31 @@ With "claimed": connections an analyzer claims, each left waiting in the middle 
 a message: an HTTP head of 7,900 bytes with no end (to port 80), a TLS ClientHello
 of 40 KB (three records) of which 15,000 bytes are sent (443), a DNS message over TCP
 with 15,000 of its 65,535 bytes sent (53), in turn; 7,200 of them fill the cap
-with windows the analyzers still read (the sweep takes those too)."""
+with windows the analyzers still read (the sweep takes those too).
+With "keepalive": HTTP keep-alive connections (port 80), each with one request
+of a 12 KB head answered, idle between two requests: their windows, all read
+but still 16 KiB each, fill the cap; after the new connection, the first 10
+send a second request (Host www.hidden.test), which must still be read (the
+sweep takes only the buffer of a direction whose bytes were all read)."""
 import sys
 from pcapgen import Pcap, Conn
 out = sys.argv[1]; n = int(sys.argv[2]) if len(sys.argv) > 2 else 520
 mode = sys.argv[3] if len(sys.argv) > 3 else ""
 narrow = mode == "narrow"
 p = Pcap(out)
+conns = []
 for i in range(n):
     kind = i % 3
     c = Conn(p, "10.0.%d.10" % (i // 4000), 20000 + i % 4000, "10.0.1.%d" % (1 + i % 200),
-             (80, 443, 53)[kind] if mode == "claimed" else 9000)
+             (80, 443, 53)[kind] if mode == "claimed" else 80 if mode == "keepalive" else 9000)
+    if mode == "keepalive":
+        head = b"GET /first HTTP/1.1\r\nHost: www.idle.test\r\n"
+        while len(head) < 12000:
+            head += b"X-Idle: waiting\r\n"
+        c.send(head + b"\r\n", mss=1448)
+        c.recv(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        conns.append(c)
+        continue
     if mode == "claimed":
         if kind == 0:
             head = b"GET /idle HTTP/1.1\r\nHost: www.idle.test\r\n"
@@ -53,4 +67,7 @@ v = Conn(p, "10.0.9.10", 45000, "10.0.2.1", 80)
 v.send(b"GET /after-the-cap-is-full HTTP/1.1\r\nHost: www.hidden.test\r\n\r\n")
 v.recv(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 v.fin()
+for i, c in enumerate(conns[:10]):
+    c.send(b"GET /second-%d HTTP/1.1\r\nHost: www.hidden.test\r\n\r\n" % i)
+    c.recv(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 p.close()

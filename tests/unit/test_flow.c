@@ -1940,6 +1940,20 @@ static void test_reclaim(void)
 	CHECK(a[3]->st[0].buf != NULL);
 	CHECK_EQ(flow_table_stats(ft)->stream_reclaimed, 2);
 	CHECK(flow_table_stats(ft)->stream_bytes <= 16384);
+	/* d's analyzer read every byte (a keep-alive connection between two
+	 * messages): its buffer goes, nothing is lost, and its next bytes are
+	 * read from a new one */
+	a[3]->st[0].consumed = a[3]->st[0].len;
+	pdata(ft, 41001, 3010, 'b', 10); /* b busy again */
+	struct flow *g = conn_port(ft, 41006);
+	pdata(ft, 41006, 0, 'g', 3000);
+	CHECK_EQ(g->st[0].len, 3000);
+	CHECK(a[3]->st[0].buf == NULL && !a[3]->st[0].done);
+	CHECK(a[3]->st[0].len == 0 && a[3]->st[0].slid == 3000 && a[3]->st[0].consumed == 0);
+	CHECK(a[1]->st[0].buf != NULL);
+	CHECK_EQ(flow_table_stats(ft)->stream_reclaimed, 3);
+	pdata(ft, 41003, 3000, 'n', 20);
+	CHECK(stream_is(a[3], 0, "nnnnnnnnnnnnnnnnnnnn"));
 	flow_table_free(ft);
 
 	/* Only the writer's own pair holds the cap: nothing is taken from it */
