@@ -42,6 +42,11 @@ void copies_free(struct copies *c)
 	free(c);
 }
 
+uint32_t copies_held(const struct copies *c)
+{
+	return c ? c->used : 0;
+}
+
 /* The fingerprint: everything a router forwards unchanged. The tunnel
  * that carried the datagram counts: the same DNS query sent plainly and
  * inside VXLAN are two ways out, not one datagram twice. */
@@ -90,16 +95,32 @@ static void unlink_entry(struct copies *c, uint32_t i)
 		*link = c->ring[i].next;
 }
 
+/*
+ * A repeat from the same source refreshes that source's entry instead of
+ * adding one, so a fingerprint has at most one entry per source and a
+ * datagram sent over and over (the review's 200,000 copies of one) cannot
+ * grow a chain: every chain holds distinct fingerprints, which the keyed
+ * hash spreads over the buckets.
+ */
 int copies_seen(struct copies *c, const struct pkt *p, uint32_t iface)
 {
 	const uint64_t fp = fingerprint(p), ts = p->ts_us;
 	uint32_t *b = bucket_of(c, fp);
+	struct copy *mine = NULL;
 
 	for (uint32_t k = *b; k; k = c->ring[k - 1].next) {
-		const struct copy *e = &c->ring[k - 1];
+		struct copy *e = &c->ring[k - 1];
+		if (e->fp != fp)
+			continue;
 		uint64_t apart = e->ts_us > ts ? e->ts_us - ts : ts - e->ts_us;
-		if (e->fp == fp && e->iface != iface && apart <= COPIES_WINDOW_US)
+		if (e->iface != iface && apart <= COPIES_WINDOW_US)
 			return 1;
+		if (e->iface == iface)
+			mine = e;
+	}
+	if (mine) { /* the same source again: a retry, read; remembered as the latest */
+		mine->ts_us = ts;
+		return 0;
 	}
 	uint32_t i = c->head;
 	if (c->used == COPIES_MAX)

@@ -17,7 +17,9 @@
  * two ways out, not one datagram twice. A datagram whose fingerprint was seen from another
  * source within the window is a copy: the core skips it
  * (`packets.copies`). One seen again from the same source is not: a
- * retransmission, a DNS client's retry, is the sender's and is read again.
+ * retransmission, a DNS client's retry, is the sender's and is read again
+ * (its entry takes the later time: one entry per fingerprint and source,
+ * so repeats cannot grow a chain).
  *
  * Only the layout of the index depends on the hash key; what is remembered
  * and forgotten depends only on the packets (their order and times), so a
@@ -47,5 +49,8 @@ void copies_free(struct copies *c);
  * else 0, and p is remembered. Call hash_init() first.
  */
 int copies_seen(struct copies *c, const struct pkt *p, uint32_t iface);
+
+/* Datagrams remembered now (at most COPIES_MAX). */
+uint32_t copies_held(const struct copies *c);
 
 #endif

@@ -93,6 +93,20 @@ int main(void)
 	q.route_to[0] = 192;
 	CHECK_EQ(copies_seen(c, &q, 5), 0);
 
+	/* one datagram sent over and over from one source (review19 R19-2: each
+	 * repeat was remembered again, in one chain, and every packet walked
+	 * it): one entry, holding the latest time */
+	copies_free(c);
+	c = copies_new();
+	for (uint32_t i = 0; i < 20000; i++) {
+		p = dgram(a, sizeof(a), t0 + (uint64_t)i * 500);
+		CHECK_EQ(copies_seen(c, &p, 0), 0);
+	}
+	CHECK_EQ(copies_held(c), 1);
+	q = dgram(b, sizeof(b), t0 + 19999ull * 500 + 900000); /* 10.9 s after the first */
+	CHECK_EQ(copies_seen(c, &q, 1), 1);
+	CHECK_EQ(copies_held(c), 1);
+
 	/* the last COPIES_MAX datagrams are remembered, no more */
 	copies_free(c);
 	c = copies_new();
