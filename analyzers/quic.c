@@ -16,10 +16,13 @@
  * once its last byte arrives. Then the flow is done: later packets are
  * MOD_OK without decryption, and its state shrinks to the struct quic_done
  * at its start (9 KiB to 4 bytes, for the minute an idle UDP flow stays).
- * At most QUIC_GATHER_MAX flows gather at once (about 38 MB): past that, a
- * hello that one datagram does not hold whole is not gathered, and that
- * is counted (module.quic.gather_refused); one that it holds is read as
- * ever. A flow that ends while gathering gives its place back
+ * At most QUIC_GATHER_MAX flows gather at once (about 38 MB), each in a
+ * slot: when all are taken, a new one takes the slot of the flow that has
+ * held its slot through the most newcomers (a hand goes round the slots),
+ * whose gathering stops (module.quic.gather_evicted). Holding every slot
+ * with half-sent hellos so that a real one spread over two datagrams is
+ * not read (review19 R19-1) would take 4,096 new ones between its two
+ * datagrams. A flow that ends while gathering gives its slot back
  * (on_flow_end). Without a flow (no table), each datagram is
  * looked at on its own in the module's scratch buffer.
  *
@@ -415,6 +418,7 @@ struct quic_done {
 /* Per flow, in flow->app_state (one flat allocation, freed by the flow table). */
 struct quic_flow {
 	struct quic_done d;       /* first: all a done flow keeps */
+	uint32_t slot;            /* its gathering slot (quic_state.slot) */
 	int keyed;                /* keys below are for version/dcid */
 	uint32_t version;
 	uint8_t dcid_len;
@@ -429,8 +433,47 @@ struct quic_state {
 	struct tls_hello hello;
 	uint64_t gathering;       /* flows holding a struct quic_flow (not done) */
 	uint64_t gather_peak;
-	uint64_t gather_refused;  /* hellos not gathered: QUIC_GATHER_MAX reached */
+	uint64_t gather_evicted;  /* gatherings stopped for a newer one (all slots held) */
+	/* The gathering flows: slot[i] holds one or is NULL; free_slot[0,
+	 * n_free) are the NULL ones; hand is the next slot taken when none is
+	 * free. */
+	struct flow *slot[QUIC_GATHER_MAX];
+	uint32_t free_slot[QUIC_GATHER_MAX];
+	uint32_t n_free, hand;
 };
+
+/* f starts gathering in nf: a free slot, else the one the hand is at,
+ * whose flow stops gathering (done, no event). */
+static void gather_start(struct quic_state *st, struct flow *f, struct quic_flow *nf)
+{
+	uint32_t i;
+
+	if (st->n_free) {
+		i = st->free_slot[--st->n_free];
+	} else {
+		i = st->hand;
+		st->hand = (st->hand + 1) % QUIC_GATHER_MAX;
+		struct flow *old = st->slot[i];
+		struct quic_done *qd = realloc(old->app_state, sizeof(*qd));
+		if (qd)
+			old->app_state = qd;
+		((struct quic_done *)old->app_state)->done = 1;
+		st->gather_evicted++;
+		st->gathering--;
+	}
+	st->slot[i] = f;
+	nf->slot = i;
+	if (++st->gathering > st->gather_peak)
+		st->gather_peak = st->gathering;
+}
+
+/* The flow of qf stops gathering: its slot is free again. */
+static void gather_stop(struct quic_state *st, const struct quic_flow *qf)
+{
+	st->slot[qf->slot] = NULL;
+	st->free_slot[st->n_free++] = qf->slot;
+	st->gathering--;
+}
 
 static int quic_init(const struct module_env *env, void **state)
 {
@@ -443,6 +486,9 @@ static int quic_init(const struct module_env *env, void **state)
 		free(st);
 		return -ENOMEM;
 	}
+	for (uint32_t i = 0; i < QUIC_GATHER_MAX; i++)
+		st->free_slot[i] = QUIC_GATHER_MAX - 1 - i; /* slot 0 taken first */
+	st->n_free = QUIC_GATHER_MAX;
 	*state = st;
 	return 0;
 }
@@ -507,7 +553,7 @@ static int quic_on_packet(void *state, const struct pkt *p, struct emit *out)
 	struct quic_hdr h;
 	struct cur c;
 	size_t len;
-	int r, cut, e, ret = MOD_OK;
+	int r, cut, e, ret = MOD_OK, opened = 0;
 
 	if (p->proto != IPPROTO_UDP)
 		return MOD_NOT_MINE;
@@ -538,30 +584,28 @@ static int quic_on_packet(void *state, const struct pkt *p, struct emit *out)
 			return r;
 		if (r == MOD_MALFORMED) {
 			ret = MOD_MALFORMED;
-			if (qf == &st->scratch)
+			if (qf == &st->scratch && !(f && opened))
 				return ret; /* not decrypted: nothing to claim */
 			break;
 		}
-		if (qf == &st->scratch && f && st->gathering < QUIC_GATHER_MAX) {
-			/* a QUIC flow: claim it, keeping what this packet gave */
-			struct quic_flow *nf = malloc(sizeof(*nf));
-			if (!nf)
-				return -ENOMEM;
-			memcpy(nf, qf, sizeof(*nf));
-			f->app = APP_TLS;
-			f->app_state = nf;
-			qf = nf;
-			if (++st->gathering > st->gather_peak)
-				st->gather_peak = st->gathering;
-		}
+		opened = 1;
 		cur_skip(&c, h.pkt_len);
 		if (quic_parse_header(c.p, cur_left(&c), &h) != MOD_OK)
 			break;
 	}
 
 	if (!quic_crypto_hello(&qf->crypto, &len, &cut)) {
-		if (qf == &st->scratch && f)
-			st->gather_refused++; /* the rest will not find the start */
+		if (qf == &st->scratch && f) {
+			/* a QUIC flow whose hello goes on in later datagrams:
+			 * claimed, and what this one gave kept in a slot */
+			struct quic_flow *nf = malloc(sizeof(*nf));
+			if (!nf)
+				return -ENOMEM;
+			memcpy(nf, qf, sizeof(*nf));
+			f->app = APP_TLS;
+			f->app_state = nf;
+			gather_start(st, f, nf);
+		}
 		return ret;
 	}
 	qf->d.done = 1;
@@ -575,17 +619,17 @@ static int quic_on_packet(void *state, const struct pkt *p, struct emit *out)
 	else
 		r = r != MOD_OK ? r : ret;
 	if (qf != &st->scratch) { /* the hello is out: the rest of the state goes */
+		gather_stop(st, qf);
 		struct quic_done *qd = realloc(qf, sizeof(*qd));
 		if (qd)
 			f->app_state = qd; /* (a shrink that fails keeps the block) */
-		st->gathering--;
-	} else if (f) { /* gathered in scratch (QUIC_GATHER_MAX): the flow is done */
+	} else if (f) { /* whole in one datagram: claimed, done, no slot taken */
 		struct quic_done *qd = malloc(sizeof(*qd));
-		if (qd) {
-			qd->done = 1;
-			f->app = APP_TLS;
-			f->app_state = qd;
-		}
+		if (!qd)
+			return -ENOMEM;
+		qd->done = 1;
+		f->app = APP_TLS;
+		f->app_state = qd;
 	}
 	return r;
 }
@@ -597,15 +641,15 @@ static void quic_flow_end(void *state, struct flow *f)
 	struct quic_state *st = state;
 
 	if (f->proto == IPPROTO_UDP && f->app == APP_TLS && f->app_state &&
-	    !((const struct quic_done *)f->app_state)->done && st->gathering)
-		st->gathering--;
+	    !((const struct quic_done *)f->app_state)->done)
+		gather_stop(st, f->app_state);
 }
 
 static unsigned quic_counters(const void *state, struct mod_counter *out)
 {
 	const struct quic_state *st = state;
 
-	out[0] = (struct mod_counter){"gather_refused", st->gather_refused, MODC_SUMMARY};
+	out[0] = (struct mod_counter){"gather_evicted", st->gather_evicted, MODC_SUMMARY};
 	out[1] = (struct mod_counter){"gathering", st->gathering, 0};
 	out[2] = (struct mod_counter){"gather_peak", st->gather_peak, 0};
 	return 3;

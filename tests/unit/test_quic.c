@@ -472,51 +472,69 @@ static void test_module(void)
 	p = udp_pkt(p2, n2, &f, 0);
 	CHECK_EQ(m->on_packet(st, &p, &e), MOD_NOT_MINE);
 
-	/* QUIC_GATHER_MAX flows gathering at once: the next hello that one
-	 * datagram does not hold whole is not gathered (counted); a flow that
-	 * ends gives its place back; a whole hello is read all the same. pkt
-	 * holds the second part of the hello, then p2 (the first), then 50
-	 * zeros: its first n bytes are the part without the start. */
+	/* QUIC_GATHER_MAX flows gathering at once, each in a slot: when all are
+	 * held, a new one takes the slot the hand is at (the oldest taker),
+	 * whose gathering stops (counted); a hello one datagram holds whole
+	 * takes no slot; a flow that ends gives its slot back. 4,096 half-sent
+	 * hellos no longer hide a real one spread over two datagrams (review19
+	 * R19-1). pkt holds the second part of the hello, then p2 (the first),
+	 * then 50 zeros: its first n bytes are the part without the start. */
 	static struct flow fl[QUIC_GATHER_MAX + 2];
 	struct mod_counter mc[MOD_COUNTERS_MAX];
 	uint64_t events = s.n;
-	for (unsigned i = 0; i <= QUIC_GATHER_MAX; i++) {
+	for (unsigned i = 0; i < QUIC_GATHER_MAX; i++) { /* the fillers */
 		fl[i].proto = IPPROTO_UDP;
 		p = udp_pkt(pkt, n, &fl[i], 0);
 		CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK);
+		CHECK(fl[i].app == APP_TLS && malloc_usable_size(fl[i].app_state) > 8000);
 	}
-	CHECK(fl[QUIC_GATHER_MAX - 1].app == APP_TLS && fl[QUIC_GATHER_MAX - 1].app_state);
-	CHECK(fl[QUIC_GATHER_MAX].app == APP_NONE && !fl[QUIC_GATHER_MAX].app_state);
 	CHECK_EQ(m->counters(st, mc), 3);
-	CHECK_STR(mc[0].name, "gather_refused");
-	CHECK_EQ(mc[0].value, 1);
+	CHECK_STR(mc[0].name, "gather_evicted");
+	CHECK_EQ(mc[0].value, 0);
 	CHECK_EQ(mc[1].value, QUIC_GATHER_MAX); /* gathering */
 	CHECK_EQ(mc[2].value, QUIC_GATHER_MAX); /* gather_peak */
-	m->on_flow_end(st, &fl[0]); /* one ends: its place is free */
-	free(fl[0].app_state);
-	m->counters(st, mc);
-	CHECK_EQ(mc[1].value, QUIC_GATHER_MAX - 1);
-	p = udp_pkt(pkt, n, &fl[QUIC_GATHER_MAX], 0);
+	/* the real hello, in two datagrams, after them: read */
+	struct flow *real = &fl[QUIC_GATHER_MAX];
+	real->proto = IPPROTO_UDP;
+	p = udp_pkt(pkt, n, real, 0);
 	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK);
-	CHECK(fl[QUIC_GATHER_MAX].app == APP_TLS && fl[QUIC_GATHER_MAX].app_state);
-	/* full again: a hello one datagram holds whole is read, its flow done */
-	fl[QUIC_GATHER_MAX + 1].proto = IPPROTO_UDP;
-	p = udp_pkt(pkt, n + n2 + 50, &fl[QUIC_GATHER_MAX + 1], 0);
+	CHECK(real->app == APP_TLS && malloc_usable_size(real->app_state) > 8000);
+	CHECK(malloc_usable_size(fl[0].app_state) < 64); /* the oldest filler gave way */
+	m->counters(st, mc);
+	CHECK_EQ(mc[0].value, 1);
+	CHECK_EQ(mc[1].value, QUIC_GATHER_MAX);
+	p = udp_pkt(p2, n2, real, 0);
 	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK);
 	CHECK_EQ(s.n, events + 1);
 	CHECK_STR(s.name, "example.com");
-	CHECK(fl[QUIC_GATHER_MAX + 1].app == APP_TLS &&
-	      malloc_usable_size(fl[QUIC_GATHER_MAX + 1].app_state) < 64);
-	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK); /* done: not read again */
+	m->counters(st, mc);
+	CHECK_EQ(mc[1].value, QUIC_GATHER_MAX - 1);
+	/* the filler that gave way reads nothing more */
+	p = udp_pkt(p2, n2, &fl[0], 0);
+	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK);
 	CHECK_EQ(s.n, events + 1);
-	/* a gathering flow's hello completes: its place is given back */
-	p = udp_pkt(p2, n2, &fl[1], 0);
+	/* a filler that ends gives its slot back; one that finishes, too */
+	m->on_flow_end(st, &fl[1]);
+	free(fl[1].app_state);
+	fl[1].app_state = NULL;
+	p = udp_pkt(p2, n2, &fl[2], 0);
 	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK);
 	CHECK_EQ(s.n, events + 2);
 	m->counters(st, mc);
+	CHECK_EQ(mc[1].value, QUIC_GATHER_MAX - 3);
+	/* a hello one datagram holds whole takes no slot: read, its flow done */
+	struct flow *whole = &fl[QUIC_GATHER_MAX + 1];
+	whole->proto = IPPROTO_UDP;
+	p = udp_pkt(pkt, n + n2 + 50, whole, 0);
+	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK);
+	CHECK_EQ(s.n, events + 3);
+	CHECK(whole->app == APP_TLS && malloc_usable_size(whole->app_state) < 64);
+	CHECK_EQ(m->on_packet(st, &p, &e), MOD_OK); /* done: not read again */
+	CHECK_EQ(s.n, events + 3);
+	m->counters(st, mc);
 	CHECK_EQ(mc[0].value, 1);
-	CHECK_EQ(mc[1].value, QUIC_GATHER_MAX - 1);
-	for (unsigned i = 1; i < QUIC_GATHER_MAX + 2; i++) {
+	CHECK_EQ(mc[1].value, QUIC_GATHER_MAX - 3);
+	for (unsigned i = 0; i < QUIC_GATHER_MAX + 2; i++) {
 		m->on_flow_end(st, &fl[i]);
 		free(fl[i].app_state);
 	}
