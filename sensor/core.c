@@ -626,6 +626,7 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 	/* a window no analyzer will read goes back to the global cap */
 	if (p.flow && p.payload_len && p.flow->app == APP_NONE)
 		flow_release_unread(c->flows, p.flow);
+	flow_note_claim(p.flow); /* for the reclaim sweep */
 
 	if (ts_us >= c->next_tick_us) {
 		if (c->next_tick_us)

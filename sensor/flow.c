@@ -74,7 +74,13 @@
  * (under stream_max: not released at once, flow_release_unread), held the
  * cap for as long as they stayed open and the sensor read no new stream.
  * The sweep never takes from the pair being written to, and looks at a
- * bounded number of directions per call (RECLAIM_STEPS).
+ * bounded number of directions per call (RECLAIM_STEPS). It takes first
+ * from the directions no analyzer is in the middle of reading (none has
+ * the flow, or it read every byte), and from the others only when those
+ * cannot make the room: a request head begun and left waiting while the
+ * cap was filled with connections no analyzer had lost its bytes to them,
+ * and its Host with them (review19 R19-3). With the cap filled by
+ * messages analyzers are reading, as such a head is, one of those goes.
  */
 #include "flow.h"
 
@@ -607,13 +613,18 @@ static union stream_pair *pair_of(const struct flow_stream *st)
 	return (union stream_pair *)((uintptr_t)st & ~(uintptr_t)(PAIR_ALIGN - 1));
 }
 
-/*
- * Make room for need bytes under stream_total_max by taking back the
- * buffers of idle directions ("Reclaim" above), never one of self's pair.
- * A free pair, or a direction holding nothing, has cap 0 and no ooo table
- * (pair chunks start zeroed, and flow_end releases both directions).
- */
-static void stream_reclaim(struct flow_table *ft, const struct flow_stream *self, uint64_t need)
+/* 1 when taking st's buffer loses bytes an analyzer is in the middle of
+ * reading (a claimed direction with unread bytes), else 0: no analyzer
+ * has the flow, or its analyzer read every byte. */
+static int reclaim_costly(const struct flow_stream *st)
+{
+	return st->claimed && (st->consumed != st->len || st->ooo_n || st->syn_len);
+}
+
+/* One sweep of at most RECLAIM_STEPS directions over those whose
+ * reclaim_costly() is costly. */
+static void stream_sweep(struct flow_table *ft, const struct flow_stream *self, uint64_t need,
+			 int costly)
 {
 	const union stream_pair *mine = pair_of(self);
 	uint64_t dirs = (uint64_t)ft->pairs_allocated * 2;
@@ -624,7 +635,7 @@ static void stream_reclaim(struct flow_table *ft, const struct flow_stream *self
 		uint32_t i = ft->sweep++, k = i >> 1;
 		union stream_pair *sp = &ft->pair_chunks[k / PAIR_CHUNK][k % PAIR_CHUNK];
 		struct flow_stream *st = &sp->st[i & 1];
-		if (sp == mine || (!st->cap && !st->ooo))
+		if (sp == mine || (!st->cap && !st->ooo) || reclaim_costly(st) != costly)
 			continue;
 		if (st->touched) {
 			st->touched = 0; /* a second chance: idle if still clear next time */
@@ -645,6 +656,20 @@ static void stream_reclaim(struct flow_table *ft, const struct flow_stream *self
 		st->syn_len = 0;
 		st->done = 1;
 	}
+}
+
+/*
+ * Make room for need bytes under stream_total_max by taking back the
+ * buffers of idle directions ("Reclaim" above), never one of self's pair:
+ * first those no analyzer is in the middle of reading, then, when they
+ * cannot make the room, the others.
+ * A free pair, or a direction holding nothing, has cap 0 and no ooo table
+ * (pair chunks start zeroed, and flow_end releases both directions).
+ */
+static void stream_reclaim(struct flow_table *ft, const struct flow_stream *self, uint64_t need)
+{
+	for (int costly = 0; costly < 2 && stream_room(ft) < need; costly++)
+		stream_sweep(ft, self, need, costly);
 }
 
 /* The bytes a direction may hold: stream_max, or FLOW_STREAM_WIDE once
@@ -2109,6 +2134,13 @@ void flow_stream_done(struct flow_table *ft, struct flow *f, int dir)
 		return;
 	stream_release(ft, &f->st[dir]);
 	f->st[dir].done = 1;
+}
+
+void flow_note_claim(struct flow *f)
+{
+	if (!f || !f->st)
+		return;
+	f->st[0].claimed = f->st[1].claimed = f->app != APP_NONE;
 }
 
 void flow_release_unread(struct flow_table *ft, struct flow *f)

@@ -260,6 +260,8 @@ struct flow_stream {
 	uint8_t syn_data : 1; /* table internal: this direction's SYN carried data */
 	uint8_t touched : 1; /* table internal: bytes came since the reclaim sweep
 			      * last passed (flow.c, "Reclaim") */
+	uint8_t claimed : 1; /* table internal: an analyzer had the flow after the
+			      * latest packet (flow_note_claim) */
 	uint8_t syn_hold_i;  /* table internal: which SYN (its number among syn_n) the
 			      * data held belongs to */
 	uint8_t csum_ok;     /* table internal: segments with right checksums in a row,
@@ -466,6 +468,12 @@ void flow_stream_done(struct flow_table *ft, struct flow *f, int dir);
  * fine.
  */
 void flow_release_unread(struct flow_table *ft, struct flow *f);
+
+/* After the analyzers had a packet of f: note whether one has the flow,
+ * for the reclaim sweep (flow.c, "Reclaim"), which takes the buffers of
+ * the directions no analyzer is in the middle of reading first. NULL f,
+ * or a flow without streams, is fine. */
+void flow_note_claim(struct flow *f);
 
 /*
  * The analyzer is finished with the bytes before its cursor (st->consumed):

@@ -1956,6 +1956,40 @@ static void test_reclaim(void)
 	CHECK(stream_is(a[3], 0, "nnnnnnnnnnnnnnnnnnnn"));
 	flow_table_free(ft);
 
+	/* A direction an analyzer is in the middle of reading (claimed, bytes
+	 * unread) is taken only when nothing else can make the room: a request
+	 * head begun, then the cap filled by connections no analyzer has,
+	 * kept its bytes no longer (review19 R19-3) */
+	cfg.stream_total_max = 16384;
+	ft = flow_table_new(&cfg, NULL, NULL);
+	a[0] = conn_port(ft, 43000);
+	pdata(ft, 43000, 0, 'v', 3000); /* the head begun, claimed, unread */
+	a[0]->app = APP_HTTP;
+	flow_note_claim(a[0]);
+	for (int i = 1; i < 4; i++) {
+		a[i] = conn_port(ft, (uint16_t)(43000 + i));
+		pdata(ft, (uint16_t)(43000 + i), 0, 'z', 3000);
+		flow_note_claim(a[i]);
+	}
+	for (int i = 4; i < 6; i++) { /* two newcomers: two unclaimed ones go */
+		a[i] = conn_port(ft, (uint16_t)(43000 + i));
+		pdata(ft, (uint16_t)(43000 + i), 0, 'n', 3000);
+		CHECK_EQ(a[i]->st[0].len, 3000);
+	}
+	CHECK(a[0]->st[0].buf != NULL && !a[0]->st[0].done);
+	CHECK_EQ(flow_table_stats(ft)->stream_reclaimed, 2);
+	/* once only claimed, unread ones are left, they go too, idle first */
+	for (int i = 1; i < 6; i++) {
+		a[i]->app = APP_HTTP;
+		flow_note_claim(a[i]);
+	}
+	g = conn_port(ft, 43010);
+	pdata(ft, 43010, 0, 'g', 3000);
+	CHECK_EQ(g->st[0].len, 3000);
+	CHECK_EQ(flow_table_stats(ft)->stream_reclaimed, 3);
+	CHECK_EQ(flow_table_stats(ft)->stream_capped, 0);
+	flow_table_free(ft);
+
 	/* Only the writer's own pair holds the cap: nothing is taken from it */
 	struct flow_config cfg2 = {.stream_max = 8192, .stream_total_max = 8192};
 	ft = flow_table_new(&cfg2, NULL, NULL);
