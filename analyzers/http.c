@@ -10,7 +10,7 @@
  * and every value is escaped into a bounded buffer of struct http_head.
  *
  * The module keeps one struct http_flow per claimed flow in flow->app_state
- * (88 bytes, which the flow table frees with free()): for each direction
+ * (112 bytes, which the flow table frees with free()): for each direction
  * where the next message starts and how much body is left to skip, and the
  * FIFO of requests still waiting for their response, a struct pend
  * (pending.h) allocated with the first of them and freed with the last, or
@@ -954,10 +954,6 @@ struct http_dir {
 	uint32_t wait_len; /* stream length when the last head was incomplete */
 };
 
-/* The flags of a pending request (pending.h; its key is the request's
- * number in the flow, from 0). */
-enum { PEND_HEAD = 1 }; /* a HEAD request: its response has no body */
-
 /* Per flow, in flow->app_state: one flat allocation. */
 struct http_flow {
 	struct http_dir d[2];
@@ -976,6 +972,11 @@ struct http_flow {
 	 * NULL when there is none): allocated as they come, counted against
 	 * the module's budget, freed by http_flow_end when the flow ends */
 	struct pend *q;
+	/* bit (n % 64): request n, unanswered, is a HEAD, whose response has
+	 * no body: kept apart from q, so that a request q could not take
+	 * (more than HTTP_PIPELINE_MAX, or the budget full) still frames its
+	 * response right; for the 64 requests after the last answered */
+	uint64_t head_bits;
 };
 
 /*
@@ -1232,6 +1233,11 @@ static int request_done(struct http_state *ms, struct http_flow *fs, const struc
 
 	if (h->method[0]) {
 		uint64_t seq = fs->req_seq++;
+		uint64_t bit = 1ull << (seq % 64);
+		if (strcmp(h->method, "HEAD") == 0 && seq - fs->resp_seq < 64)
+			fs->head_bits |= bit;
+		else
+			fs->head_bits &= ~bit;
 		if (pend_count(fs->q) < HTTP_PIPELINE_MAX) {
 			/* cut as struct http_pair holds them; not remembered
 			 * (counted) when the module's budget is full */
@@ -1240,7 +1246,7 @@ static int request_done(struct http_state *ms, struct http_flow *fs, const struc
 			http_copy_escaped(q->host, sizeof(q->host), h->host, NULL);
 			http_copy_escaped(q->uri, sizeof(q->uri), h->uri, NULL);
 			(void)pend_push(&fs->q, &ms->pend, -1, seq, 0,
-					strcmp(h->method, "HEAD") == 0 ? PEND_HEAD : 0, q->method,
+					0, q->method,
 					q->host, q->uri);
 		}
 		if (strcmp(h->method, "CONNECT") == 0 || h->upgrade[0]) {
@@ -1269,9 +1275,13 @@ static const struct http_pair *pair_take(struct http_state *ms, struct http_flow
 	uint64_t seq = fs->resp_seq;
 	struct pend_entry e;
 
-	*head = 0;
-	if (final)
+	/* HEAD or not is known for the 64 requests after the last answered,
+	 * remembered in q or not (head_bits) */
+	*head = seq < fs->req_seq && seq + 64 >= fs->req_seq && (fs->head_bits >> (seq % 64) & 1);
+	if (final) {
+		fs->head_bits &= ~(1ull << (seq % 64));
 		fs->resp_seq++;
+	}
 	while (pend_at(fs->q, 0, &e) && e.key < seq)
 		pend_remove(&fs->q, &ms->pend, 0);
 	if (!pend_at(fs->q, 0, &e) || e.key != seq)
@@ -1280,7 +1290,6 @@ static const struct http_pair *pair_take(struct http_state *ms, struct http_flow
 	http_copy_escaped(ms->pair.method, sizeof(ms->pair.method), e.method, NULL);
 	http_copy_escaped(ms->pair.host, sizeof(ms->pair.host), e.host, NULL);
 	http_copy_escaped(ms->pair.uri, sizeof(ms->pair.uri), e.uri, NULL);
-	*head = (e.flags & PEND_HEAD) != 0;
 	if (final)
 		pend_remove(&fs->q, &ms->pend, 0);
 	return &ms->pair;

@@ -968,6 +968,39 @@ static void test_pending_storage(void)
 	conn_close(&c);
 }
 
+/*
+ * A HEAD request the pending store did not take (more than
+ * HTTP_PIPELINE_MAX waiting, or the module's budget full: review19 R19-6)
+ * still frames its response: no body, though it says Content-Length, so
+ * the response after it is read.
+ */
+static void test_head_unremembered(void)
+{
+	struct conn c;
+	char r[64];
+
+	conn_open(&c, 16384);
+	for (int i = 0; i < HTTP_PIPELINE_MAX + 2; i++) {
+		snprintf(r, sizeof(r), "%s /%d HTTP/1.1\r\nHost: h\r\n\r\n",
+			 i == HTTP_PIPELINE_MAX ? "HEAD" : "GET", i);
+		feeds(&c, 0, r);
+	}
+	CHECK_EQ(c.cap.n, HTTP_PIPELINE_MAX + 2);
+	for (int i = 0; i < HTTP_PIPELINE_MAX; i++)
+		feeds(&c, 1, "HTTP/1.1 204 No Content\r\n\r\n");
+	/* the answer to the HEAD, then to the last GET */
+	feeds(&c, 1, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n");
+	feeds(&c, 1, "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n");
+	CHECK_EQ(c.cap.n, 2 * (HTTP_PIPELINE_MAX + 2));
+	CHECK_EQ(c.cap.ev[c.cap.n - 1].type, 201);
+	/* and a body after a GET's response is still skipped */
+	feeds(&c, 0, "GET /after HTTP/1.1\r\nHost: h\r\n\r\n");
+	feeds(&c, 1, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nHTTP/");
+	feeds(&c, 1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	CHECK_EQ(c.cap.n, 2 * (HTTP_PIPELINE_MAX + 2) + 3);
+	conn_close(&c);
+}
+
 /* Many flows over one state, with stream buffers shared between them:
  * each flow's stream is read whole (and slid out) before the next one's. */
 #define MANY 3000
@@ -2001,6 +2034,7 @@ int main(void)
 	test_split();
 	test_pipeline();
 	test_pending_storage();
+	test_head_unremembered();
 	test_pending_budget();
 	test_bodies();
 	test_interim_upgrade_connect();
