@@ -3,7 +3,9 @@
 known method (GET) and an unknown one (FOO), each followed by Host; then a plain
 keep-alive request on the same connection. One connection per case."""
 import sys
-from pcapgen import Pcap, Conn
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "review18"))
+from pcapgen import Pcap, Conn  # review18's TCP conversation writer
 p = Pcap(sys.argv[1])
 port = 41000
 for meth in (b"GET", b"FOO"):

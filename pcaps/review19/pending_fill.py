@@ -6,7 +6,9 @@
 Content-Length: 1000 and no body, as RFC 9110 9.3.2 says, then the GET with a
 2-byte body. With N = 0: the control."""
 import sys
-from pcapgen import Pcap, Conn
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "review18"))
+from pcapgen import Pcap, Conn  # review18's TCP conversation writer
 out = sys.argv[1]; n = int(sys.argv[2]) if len(sys.argv) > 2 else 3000
 p = Pcap(out)
 for i in range(n):

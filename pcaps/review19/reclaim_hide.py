@@ -12,7 +12,9 @@ takes a direction in the middle of an HTTP request head and marks it done.
    200 (nginx waits client_header_timeout, 60 s, for the head's end).
 With N = 0: the control (T's request is an event)."""
 import sys
-from pcapgen import Pcap, Conn
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "review18"))
+from pcapgen import Pcap, Conn  # review18's TCP conversation writer
 out = sys.argv[1]; n = int(sys.argv[2]) if len(sys.argv) > 2 else 4200
 p = Pcap(out)
 t = Conn(p, "10.1.0.2", 45000, "10.9.0.80", 80)

@@ -4,7 +4,9 @@ the first 40 bytes of a ClientHello record (the TLS analyzer claims it and waits
 N (default 4,200) filler connections fill the cap as in reclaim_hide.py, then T
 sends the rest of the hello (SNI exfil.example.net). With N = 0: the control."""
 import sys, struct
-from pcapgen import Pcap, Conn
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "review18"))
+from pcapgen import Pcap, Conn  # review18's TCP conversation writer
 out = sys.argv[1]; n = int(sys.argv[2]) if len(sys.argv) > 2 else 4200
 name = b"exfil.example.net"
 sni = struct.pack("!HBH", len(name) + 3, 0, len(name)) + name

@@ -1,16 +1,10 @@
 """udpgen.py - a minimal pcap writer of UDP/IPv4 datagrams (Ethernet, checksums right)."""
+import os
 import struct
+import sys
 
-def _csum(b):
-    if len(b) & 1:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-
-def _ip(a):
-    return bytes(int(x) for x in a.split("."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "review18"))
+from pcapgen import _csum, _ip  # review18's checksum and address helpers
 
 class Pcap:
     def __init__(self, path, t0=1_700_000_000.0):
