@@ -6,6 +6,8 @@
 # README
 #   sudo pcaps/record_dns_proxyproto.sh [OUT.pcap]  (default: pcaps/dns_proxyproto_real.pcap)
 #   NS_PREFIX=xyz- ... to name the namespaces otherwise (default ewdpp-)
+#   EW_DPP_CLIENT=script.py EW_DPP_NAMES="a b ..." ... another client, and the names
+#     under pp.test it asks (answered 192.0.2.1, .2 ...): review19/record_dns_pp_bigtlv.sh
 #
 # Needs root, iproute2, ethtool, unbound and dumpcap. Two namespaces joined by one
 # veth pair, IPv6 off, no route, NAT or link to the host's interfaces:
@@ -26,6 +28,8 @@ set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:-$HERE/dns_proxyproto_real.pcap}
 P=${NS_PREFIX:-ewdpp-}
+CLIENT=${EW_DPP_CLIENT:-$HERE/dns_proxyproto_client.py}
+NAMES=${EW_DPP_NAMES:-plain v2-tcp v2-tcp-second v1-tcp v2-udp}
 C=${P}c
 S=${P}s
 T=$(mktemp -d /tmp/ewdpp.XXXXXX)
@@ -78,11 +82,7 @@ server:
 	use-syslog: no
 	do-daemonize: yes
 	local-zone: "pp.test." static
-	local-data: "plain.pp.test. 60 IN A 192.0.2.1"
-	local-data: "v2-tcp.pp.test. 60 IN A 192.0.2.2"
-	local-data: "v2-tcp-second.pp.test. 60 IN A 192.0.2.3"
-	local-data: "v1-tcp.pp.test. 60 IN A 192.0.2.4"
-	local-data: "v2-udp.pp.test. 60 IN A 192.0.2.5"
+$(i=0; for n in $NAMES; do i=$((i + 1)); printf '\tlocal-data: "%s.pp.test. 60 IN A 192.0.2.%d"\n' "$n" "$i"; done)
 remote-control:
 	control-enable: no
 UB
@@ -90,10 +90,10 @@ ip netns exec "$S" unbound -c "$T/unbound.conf"
 sleep 1
 
 rm -f "$OUT"
-ip netns exec "$C" timeout 60 dumpcap -q -P -i "${P}c0" -f "port 53" -w "$T/out.pcap" >/dev/null 2>&1 &
+ip netns exec "$C" timeout 60 dumpcap -q -P -i "${P}c0" -f "host 10.97.0.53" -w "$T/out.pcap" >/dev/null 2>&1 &
 CAP=$!
 sleep 1.5
-ip netns exec "$C" timeout 30 /usr/bin/python3 "$HERE/dns_proxyproto_client.py" 10.97.0.53
+ip netns exec "$C" timeout 30 /usr/bin/python3 "$CLIENT" 10.97.0.53
 sleep 1
 kill -INT "$CAP"
 wait "$CAP" 2>/dev/null || true
