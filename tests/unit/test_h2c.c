@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "../unit/check.h"
+#include "../unit/many_flows.h"
 #include "api/http_json.h"
 #include "flow.h"
 #include "h2c.h"
@@ -1457,17 +1458,9 @@ static void test_pending_slots(void)
 	free(sv);
 }
 
-/* The module's own counter name (h2c_module.counters). */
 static uint64_t own_counter(const void *state, const char *name)
 {
-	struct mod_counter mc[MOD_COUNTERS_MAX];
-	unsigned n = h2c_module.counters(state, mc);
-
-	for (unsigned i = 0; i < n; i++)
-		if (strcmp(mc[i].name, name) == 0)
-			return mc[i].value;
-	CHECK(!"no such counter");
-	return 0;
+	return module_counter(&h2c_module, state, name);
 }
 
 /* A flow holds pending storage only while requests wait: a few dozen
@@ -1507,59 +1500,11 @@ static void test_pending_storage(void)
 	free(sv);
 }
 
-#define MANY 3000
-static uint8_t shared_buf[2][16384];
-
-struct tally {
-	struct emit emit;
-	uint64_t req, resp, paired, wrong;
-	const char *want;
-};
-
-static int tally_obs(struct emit *e, const struct obs *o)
-{
-	struct tally *t = (struct tally *)e;
-
-	if (o->kind == OBS_HTTP_REQUEST) {
-		t->req++;
-		return 0;
-	}
-	t->resp++;
-	if (o->name_len) {
-		t->paired++;
-		t->wrong += strcmp(o->name, t->want) != 0;
-	}
-	return 0;
-}
-
-/* Feed f's direction dir through a buffer shared by all the flows: each
- * flow's bytes are read whole (and slid out) before the next one's. */
+/* Feed f's direction dir through the buffers shared by all the flows
+ * (many_flows.h). */
 static void many_feed(void *state, struct flow *f, struct tally *t, int dir, const struct buf *b)
 {
-	struct flow_stream *s = &f->st[dir];
-	struct pkt p;
-
-	s->buf = shared_buf[dir];
-	CHECK(s->len + b->n <= sizeof(shared_buf[dir]));
-	memcpy(s->buf + s->len, b->b, b->n);
-	s->len += (uint32_t)b->n;
-	memset(&p, 0, sizeof(p));
-	p.proto = IPPROTO_TCP;
-	p.ipv = 4;
-	p.flow = f;
-	p.dir = dir;
-	p.payload = b->b;
-	p.payload_len = (uint32_t)b->n;
-	(void)h2c_module.on_packet(state, &p, &t->emit);
-	CHECK_EQ(s->len, 0);
-}
-
-static void many_host(char *h, size_t cap, int i, int j)
-{
-	int k = snprintf(h, cap, "f%d-r%d-", i, j);
-	while (k < 300 && (size_t)k + 1 < cap)
-		h[k++] = 'h';
-	h[k] = '\0';
+	(void)many_feed_bytes(&h2c_module, state, f, t, dir, b->b, b->n);
 }
 
 /*

@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 
 #include "../unit/check.h"
+#include "../unit/many_flows.h"
 #include "api/http_json.h"
 #include "flow.h"
 #include "http.h"
@@ -873,17 +874,9 @@ static void test_pipeline(void)
 
 /* ---- pending requests: their storage and the module's budget --------------- */
 
-/* The module's own counter name (http_module.counters). */
 static uint64_t own_counter(const void *state, const char *name)
 {
-	struct mod_counter mc[MOD_COUNTERS_MAX];
-	unsigned n = http_module.counters(state, mc);
-
-	for (unsigned i = 0; i < n; i++)
-		if (strcmp(mc[i].name, name) == 0)
-			return mc[i].value;
-	CHECK(!"no such counter");
-	return 0;
+	return module_counter(&http_module, state, name);
 }
 
 /*
@@ -1001,63 +994,10 @@ static void test_head_unremembered(void)
 	conn_close(&c);
 }
 
-/* Many flows over one state, with stream buffers shared between them:
- * each flow's stream is read whole (and slid out) before the next one's. */
-#define MANY 3000
-static uint8_t shared_buf[2][16384];
-
-struct tally {
-	struct emit emit;
-	uint64_t req, resp, paired, wrong;
-	const char *want; /* the host the next response pairs with ("" none) */
-};
-
-static int tally_obs(struct emit *e, const struct obs *o)
-{
-	struct tally *t = (struct tally *)e;
-
-	if (o->kind == OBS_HTTP_REQUEST) {
-		t->req++;
-		return 0;
-	}
-	t->resp++;
-	if (o->name_len) {
-		t->paired++;
-		t->wrong += strcmp(o->name, t->want) != 0;
-	}
-	return 0;
-}
-
+/* Many flows over one state (many_flows.h). */
 static int many_feed(void *state, struct flow *f, struct tally *t, int dir, const char *d)
 {
-	struct flow_stream *s = &f->st[dir];
-	size_t n = strlen(d);
-	struct pkt p;
-
-	s->buf = shared_buf[dir];
-	CHECK(s->len + n <= sizeof(shared_buf[dir]));
-	memcpy(s->buf + s->len, d, n);
-	s->len += (uint32_t)n;
-	memset(&p, 0, sizeof(p));
-	p.proto = IPPROTO_TCP;
-	p.ipv = 4;
-	p.flow = f;
-	p.dir = dir;
-	p.payload = (const uint8_t *)d;
-	p.payload_len = (uint32_t)n;
-	int r = http_module.on_packet(state, &p, &t->emit);
-	CHECK_EQ(s->len, 0); /* all read and slid out */
-	return r;
-}
-
-/* Host of request j of flow i: the flow and request first (the pair keeps
- * HTTP_PAIR_HOST_MAX - 1 bytes of a host), then padding. */
-static void many_host(char *h, size_t cap, int i, int j)
-{
-	int k = snprintf(h, cap, "f%d-r%d-", i, j);
-	while (k < 300 && (size_t)k + 1 < cap)
-		h[k++] = 'h';
-	h[k] = '\0';
+	return many_feed_bytes(&http_module, state, f, t, dir, (const uint8_t *)d, strlen(d));
 }
 
 /*
