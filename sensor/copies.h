@@ -16,7 +16,7 @@
  * route's last hop: the same DNS query sent plainly and inside VXLAN are
  * two ways out, not one datagram twice. A datagram whose fingerprint was seen from another
  * source within the window is a copy: the core skips it
- * (`packets.copies`). One seen again from the same source is not: a
+ * (`copies.skipped`). One seen again from the same source is not: a
  * retransmission, a DNS client's retry, is the sender's and is read again
  * (its entry takes the later time: one entry per fingerprint and source,
  * so repeats cannot grow a chain).

@@ -191,7 +191,7 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	store_put_stat(c->store, "fragments.duplicate", (int64_t)ds->frag_duplicate);
 	store_put_stat(c->store, "fragments.conflict", (int64_t)ds->frag_conflict);
 	store_put_stat(c->store, "fragments.bad_checksum", (int64_t)ds->frag_bad_checksum);
-	store_put_stat(c->store, "packets.copies", (int64_t)c->stats.copies);
+	store_put_stat(c->store, "copies.skipped", (int64_t)c->stats.copies);
 	store_put_stat(c->store, "flows.created", (int64_t)fs->created);
 	store_put_stat(c->store, "flows.active", (int64_t)fs->active);
 	store_put_stat(c->store, "flows.expired", (int64_t)fs->expired);

@@ -14,6 +14,7 @@ other (no --merge) the files are separate passes, and every UDP event comes
 twice. Exit 0 when all hold, 1 otherwise, 2 on a failed command.
 """
 import os
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -89,7 +90,13 @@ def main():
                 print("iface_copies.py: %s: merged with its copy, the events or alerts differ"
                       % name)
                 bad = 1
+            con = sqlite3.connect(db[1])
+            stat = con.execute("select value from stats where name = 'copies.skipped'").fetchone()
+            con.close()
             if not skipped or udp == 0 or again != 2 * udp:
+                bad = 1
+            if not stat or "%d UDP/ICMP copies" % stat[0] not in skipped[0]:
+                print("iface_copies.py: %s: copies.skipped in the stats table is %s" % (name, stat))
                 bad = 1
     return bad
 
