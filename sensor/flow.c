@@ -117,6 +117,10 @@ enum {
 	 * turns of a slab of 4,096 pairs; a bigger slab is swept over as
 	 * many calls (each starts where the last stopped). */
 	RECLAIM_STEPS = 16384,
+	/* The sweep for directions no analyzer is reading gives up after this
+	 * many that are being read in a row, so a cap held by those alone
+	 * costs each newcomer this many steps, not RECLAIM_STEPS. */
+	RECLAIM_LOOK = 1024,
 };
 
 /* A TCP flow's stream records (f->st points at st), or a link of the free
@@ -628,6 +632,7 @@ static void stream_sweep(struct flow_table *ft, const struct flow_stream *self, 
 {
 	const union stream_pair *mine = pair_of(self);
 	uint64_t dirs = (uint64_t)ft->pairs_allocated * 2;
+	uint32_t futile = 0; /* directions being read met in a row */
 
 	for (uint32_t n = 0; n < RECLAIM_STEPS && stream_room(ft) < need; n++) {
 		if (ft->sweep >= dirs)
@@ -635,8 +640,14 @@ static void stream_sweep(struct flow_table *ft, const struct flow_stream *self, 
 		uint32_t i = ft->sweep++, k = i >> 1;
 		union stream_pair *sp = &ft->pair_chunks[k / PAIR_CHUNK][k % PAIR_CHUNK];
 		struct flow_stream *st = &sp->st[i & 1];
-		if (sp == mine || (!st->cap && !st->ooo) || reclaim_costly(st) != costly)
+		if (sp == mine || (!st->cap && !st->ooo))
 			continue;
+		if (reclaim_costly(st) != costly) {
+			if (!costly && ++futile >= RECLAIM_LOOK)
+				break;
+			continue;
+		}
+		futile = 0;
 		if (st->touched) {
 			st->touched = 0; /* a second chance: idle if still clear next time */
 			continue;
