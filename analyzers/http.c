@@ -1722,7 +1722,9 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 					note(&ms->head, 0, "request line longer than %d bytes",
 					     HTTP_LINE_SKIP);
 					ms->head.cut = 1;
-					reqline_skip_start((struct http_flow_roomy *)fs, c, held);
+					struct cur lc = c;
+					cur_skip(&lc, ms->head.taken - base);
+					reqline_skip_start((struct http_flow_roomy *)fs, lc, held);
 					ms->head.taken += held;
 					s->consumed += (uint32_t)held;
 					d->skipline = SKIP_REQLINE;
