@@ -736,8 +736,11 @@ static int method_match(const uint8_t *tok, size_t n, int prefix)
  *
  * The line may be as long as a head (HTTP_HEAD_MAX): nginx with large
  * header buffers, Go and Python serve request lines of tens of KiB with
- * any method, and the claim waits for the LF as long as the client
- * stream's window (stream_max for an unclaimed flow) holds the line.
+ * any method, and the claim waits for the LF while the line is shorter
+ * than HTTP_LINE_SKIP; past it, http_claim takes the -1 of a line whose
+ * start has the shape (below) as a claim, since the window (stream_max
+ * for an unclaimed flow) may never hold the LF, and http_stream reads
+ * the line as a long one (reqline_skip_start).
  * This runs on every packet of an unclaimed client stream, over all its
  * bytes again, so the cost of a call is kept down: the LF is looked for
  * with memchr, and while it has not come only the first SHAPE_LOOK bytes
@@ -1670,6 +1673,17 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 				if (reqline && lh->taken < HTTP_HEAD_MAX) {
 					/* the line is over: its fields are next */
 					reqline_read(ms, rm, lh, 1);
+					if (!lh->version[0] &&
+					    !method_match((const uint8_t *)lh->method,
+							  strlen(lh->method), 0)) {
+						/* claimed on its start's shape alone
+						 * (http_claim), it ends in no HTTP
+						 * version: no request (an RTSP line),
+						 * as the sniff would have said had
+						 * the window held it; read nothing */
+						fs->d[0].stop = fs->d[1].stop = 1;
+						break;
+					}
 					continue;
 				}
 			}

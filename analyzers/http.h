@@ -47,13 +47,15 @@
  *     known method and SP or HTAB, or when its first line is any other
  *     token, whitespace, a target, whitespace and "HTTP/" 1*DIGIT "."
  *     1*DIGIT (http_sniff; not the HTTP/2 preface): such a line may be
- *     as long as the window holds it (nginx with large header buffers
- *     serves "FOO /" and 9,000 bytes), the claim waiting for its LF while
+ *     longer than the window (nginx with large header buffers serves
+ *     "FOO /" and 20,000 bytes), the claim waiting for its LF while
  *     its first bytes are a token, whitespace and a target's start (each
  *     call looks for the LF with memchr and walks at most 1 KiB byte by
  *     byte until it comes), and claiming without it once the line has
  *     passed HTTP_LINE_SKIP bytes (it is then read as a long request line,
- *     below, and a version that is none is flagged when the LF comes);
+ *     below; when the LF comes and the line ends in no HTTP version after
+ *     a method not on the list, it was no request: both directions are
+ *     left unread, no event);
  *     nothing else is looked at, so the TLS and DNS
  *     analyzers may claim the rest;
  *   - a PROXY protocol header (v1 or v2, proxyproto.h) at the start of

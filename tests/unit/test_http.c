@@ -1712,18 +1712,31 @@ static void test_long_request_line(void)
 	conn_close(&c);
 
 	/* past HTTP_LINE_SKIP without its LF the line is claimed on its
-	 * start's shape (a token, whitespace, a target): read, the version
-	 * that is none flagged */
+	 * start's shape (a token, whitespace, a target); at its LF it is no
+	 * request line after all: nothing is read, either way */
+	for (size_t len = 9000; len <= 30000; len += 21000) {
+		conn_open(&c, 16384);
+		n = (size_t)snprintf(rq, sizeof(rq), "FOO /");
+		memset(rq + n, 'a', len);
+		n += len;
+		n += (size_t)snprintf(rq + n, sizeof(rq) - n, " RTSP/1.0\r\nCSeq: 1\r\n\r\n");
+		feed_segments(&c, 0, rq, n);
+		feeds(&c, 1, "RTSP/1.0 200 OK\r\nCSeq: 1\r\n\r\n");
+		CHECK_EQ(c.f.app, APP_HTTP);
+		CHECK_EQ(c.cap.n, 0);
+		conn_close(&c);
+	}
+	/* ... but a known method's line is a request whatever its end */
 	conn_open(&c, 16384);
-	n = (size_t)snprintf(rq, sizeof(rq), "FOO /");
-	memset(rq + n, 'a', 9000);
-	n += 9000;
-	n += (size_t)snprintf(rq + n, sizeof(rq) - n, " RTSP/1.0\r\nCSeq: 1\r\n\r\n");
+	n = (size_t)snprintf(rq, sizeof(rq), "GET /");
+	memset(rq + n, 'a', 20000);
+	n += 20000;
+	n += (size_t)snprintf(rq + n, sizeof(rq) - n, " RTSP/1.0\r\nHost: r.test\r\n\r\n");
 	feed_segments(&c, 0, rq, n);
-	CHECK_EQ(c.f.app, APP_HTTP);
 	CHECK_EQ(c.cap.n, 1);
-	CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+	CHECK_STR(c.cap.ev[0].name, "r.test");
 	CHECK_STR(EVF(&c.cap.ev[0], RQ_VERSION), "");
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
 	conn_close(&c);
 
 	/* a line whose start is no request line's: never claimed */
