@@ -736,8 +736,11 @@ static int method_match(const uint8_t *tok, size_t n, int prefix)
  *
  * The line may be as long as a head (HTTP_HEAD_MAX): nginx with large
  * header buffers, Go and Python serve request lines of tens of KiB with
- * any method, and the claim waits for the LF as long as the client
- * stream's window (stream_max for an unclaimed flow) holds the line.
+ * any method, and the claim waits for the LF while the line is shorter
+ * than HTTP_LINE_SKIP; past it, http_claim takes the -1 of a line whose
+ * start has the shape (below) as a claim, since the window (stream_max
+ * for an unclaimed flow) may never hold the LF, and http_stream reads
+ * the line as a long one (reqline_skip_start).
  * This runs on every packet of an unclaimed client stream, over all its
  * bytes again, so the cost of a call is kept down: the LF is looked for
  * with memchr, and while it has not come only the first SHAPE_LOOK bytes
@@ -930,6 +933,14 @@ _Static_assert(HTTP_METHOD_MAX + HTTP_URI_MAX + HTTP_VERSION_MAX + HTTP_HOST_MAX
 
 /* ---- the module ------------------------------------------------------------ */
 
+enum { SKIP_FIELD = 1, SKIP_REQLINE = 2 }; /* http_dir.skipline */
+
+/* A request line skipped to its LF keeps its first RL_KEEP bytes (a method
+ * and whitespace, then HTTP_URI_MAX - 1 bytes of target: what the event
+ * shows) and its last RL_TAIL (SP HTTP/1.1 and whitespace after it). */
+#define RL_KEEP (HTTP_URI_MAX + 128)
+#define RL_TAIL 32
+
 enum body_state {
 	BODY_NONE = 0,  /* the next byte starts a message */
 	BODY_LENGTH,    /* left bytes of a Content-Length body */
@@ -945,7 +956,8 @@ struct http_dir {
 	uint8_t longh;     /* a head over HTTP_HEAD_HOLD is being read a line
 			    * at a time: its state is in the flow's roomy part */
 	uint8_t skipline;  /* ... and a field line of it too long to hold is
-			    * being skipped, up to its LF */
+			    * being skipped, up to its LF (SKIP_FIELD), or
+			    * its request line (SKIP_REQLINE) */
 	uint8_t skiphead;  /* a head over HTTP_HEAD_MAX was reported: the rest
 			    * of it is skipped, up to its empty line */
 	uint8_t nl;        /* skiphead: 0 in a line, 1 after its LF, 2 after
@@ -988,12 +1000,21 @@ struct http_flow {
 struct http_flow_roomy {
 	struct http_flow fs;
 	struct http_head head[2];
+	/* a request line longer than HTTP_LINE_SKIP being skipped to its LF
+	 * (http_dir.skipline == SKIP_REQLINE): its first bytes (the method
+	 * and as much of the target as the event keeps) and its last bytes
+	 * so far (where the version is when the LF comes) */
+	uint8_t rl[RL_KEEP];
+	uint8_t tail[RL_TAIL];
+	uint16_t rl_len;
+	uint8_t tail_len;
 };
 
 /* Per module: working space shared by all flows (one packet at a time),
  * and the budget of every flow's pending requests. */
 struct http_state {
 	struct http_head head;
+	uint8_t line[RL_KEEP + RL_TAIL]; /* a skipped request line's kept bytes */
 	char info[HTTP_INFO_MAX];
 	struct http_pair pair;   /* the request a response pairs with, copied out */
 	struct pend_budget pend; /* HTTP_PENDING_BUDGET */
@@ -1522,6 +1543,64 @@ static struct http_head *long_head(struct flow *f, struct http_flow **fsp, int d
 }
 
 /*
+ * A request line longer than HTTP_LINE_SKIP (nginx with large header
+ * buffers serves 32 KiB ones, Python's http.server 64 KiB, Go's a head of
+ * 1 MiB) cannot wait in the 16 KiB window for its LF: its first RL_KEEP
+ * bytes are kept (the method and the start of the target, all the event
+ * shows), the rest is skipped as it passes, its last RL_TAIL bytes kept,
+ * and at the LF the line is read from the two (the version at its end),
+ * marked malformed and cut as a skipped field line is; the fields after it
+ * (Host) and the requests after it are then read. held: the line's bytes
+ * so far, at c.
+ */
+static void reqline_skip_start(struct http_flow_roomy *r, struct cur c, size_t held)
+{
+	size_t keep = held < RL_KEEP ? held : RL_KEEP;
+	size_t t = held - keep < RL_TAIL ? held - keep : RL_TAIL;
+	struct cur k = c;
+
+	cur_bytes(&k, r->rl, keep);
+	cur_skip(&k, held - keep - t);
+	cur_bytes(&k, r->tail, t);
+	r->rl_len = (uint16_t)keep;
+	r->tail_len = (uint8_t)t;
+}
+
+/* Keep the last RL_TAIL bytes of the skipped line, with v's bytes added. */
+static void reqline_tail(struct http_flow_roomy *r, struct cur v)
+{
+	size_t n = cur_left(&v), keep = r->tail_len;
+
+	if (n >= RL_TAIL) {
+		cur_skip(&v, n - RL_TAIL);
+		cur_bytes(&v, r->tail, RL_TAIL);
+		r->tail_len = RL_TAIL;
+		return;
+	}
+	if (keep + n > RL_TAIL)
+		keep = RL_TAIL - n;
+	memmove(r->tail, r->tail + r->tail_len - keep, keep);
+	cur_bytes(&v, r->tail + keep, n);
+	r->tail_len = (uint8_t)(keep + n);
+}
+
+/* Read the skipped request line into h from its kept bytes: the first
+ * ones, then (lf: the LF came) the last ones, a CR before the LF left out. */
+static void reqline_read(struct http_state *ms, const struct http_flow_roomy *r,
+			 struct http_head *h, int lf)
+{
+	size_t n = r->rl_len, t = lf ? r->tail_len : 0;
+
+	memcpy(ms->line, r->rl, n);
+	if (t && r->tail[t - 1] == '\r')
+		t--;
+	memcpy(ms->line + n, r->tail, t);
+	request_line(h, cur_init(ms->line, n + t));
+	h->lines = 1;
+	h->cut = 1;
+}
+
+/*
  * Parse what the packet's direction has, from where the last call stopped.
  * A head longer than HTTP_HEAD_HOLD (a request with a few large cookies or
  * tokens: nginx takes up to 32 KiB, squid 64 KiB) is read a line at a time:
@@ -1588,20 +1667,39 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 			/* the rest of a field line too long to hold, up to
 			 * its LF, counted in the head's size */
 			struct http_head *lh = long_head(f, &fs, dir);
-			struct cur t = c;
-			size_t k = 0;
-			int lf = 0;
-			while (cur_has(&t, 1) && !lf) {
-				lf = cur_u8(&t) == '\n';
-				k++;
-			}
+			struct http_flow_roomy *rm = (struct http_flow_roomy *)fs;
+			int reqline = d->skipline == SKIP_REQLINE;
+			const uint8_t *nl = memchr(c.p, '\n', cur_left(&c));
+			int lf = nl != NULL;
+			size_t k = lf ? (size_t)(nl - c.p) + 1 : cur_left(&c);
+			if (reqline)
+				reqline_tail(rm, cur_take(&c, k - (size_t)lf));
 			lh->taken += k;
 			s->consumed += (uint32_t)k;
-			if (lf)
-				d->skipline = 0;
 			d->wait_len = 0;
+			if (lf) {
+				d->skipline = 0;
+				if (reqline && lh->taken < HTTP_HEAD_MAX) {
+					/* the line is over: its fields are next */
+					reqline_read(ms, rm, lh, 1);
+					if (!lh->version[0] &&
+					    !method_match((const uint8_t *)lh->method,
+							  strlen(lh->method), 0)) {
+						/* claimed on its start's shape alone
+						 * (http_claim), it ends in no HTTP
+						 * version: no request (an RTSP line),
+						 * as the sniff would have said had
+						 * the window held it; read nothing */
+						fs->d[0].stop = fs->d[1].stop = 1;
+						break;
+					}
+					continue;
+				}
+			}
 			if (lh->taken >= HTTP_HEAD_MAX) {
 				/* the head is too long whatever follows */
+				if (reqline)
+					reqline_read(ms, rm, lh, lf);
 				ms->head = *lh;
 				note(&ms->head, 1, "head longer than %d bytes", HTTP_HEAD_MAX);
 				ms->head.seen = ms->head.taken;
@@ -1641,7 +1739,19 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 			if (d->longh) {
 				size_t held = cur_left(&c) - (ms->head.taken - base);
 				s->consumed += (uint32_t)(ms->head.taken - base);
-				if (ms->head.lines > 0 && held >= HTTP_LINE_SKIP) {
+				if (ms->head.lines == 0 && dir == 0 && held >= HTTP_LINE_SKIP) {
+					/* a request line longer than that: keep
+					 * its start, skip the rest to its LF */
+					note(&ms->head, 0, "request line longer than %d bytes",
+					     HTTP_LINE_SKIP);
+					ms->head.cut = 1;
+					struct cur lc = c;
+					cur_skip(&lc, ms->head.taken - base);
+					reqline_skip_start((struct http_flow_roomy *)fs, lc, held);
+					ms->head.taken += held;
+					s->consumed += (uint32_t)held;
+					d->skipline = SKIP_REQLINE;
+				} else if (ms->head.lines > 0 && held >= HTTP_LINE_SKIP) {
 					/* a field line longer than a server's line
 					 * buffer (nginx's default 8 KiB; with big
 					 * buffers it takes 32 KiB): skip it rather
@@ -1653,7 +1763,7 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 					ms->head.cut = 1;
 					ms->head.taken += held;
 					s->consumed += (uint32_t)held;
-					d->skipline = 1;
+					d->skipline = SKIP_FIELD;
 				}
 				*long_head(f, &fs, dir) = ms->head;
 			}
@@ -1733,7 +1843,15 @@ static int http_claim(struct flow *f, const struct pkt *p)
 		pp = 0;
 	uint32_t from = s->consumed + (uint32_t)pp;
 	uint32_t at = from + blank_prefix(s->buf + from, s->len - from);
-	if (http_sniff(s->buf + at, s->len - at) != 1)
+	int sn = http_sniff(s->buf + at, s->len - at);
+	/* a line that still may be a request line (a token, whitespace and
+	 * the start of a target, no LF yet) and has grown past HTTP_LINE_SKIP
+	 * is claimed without waiting for its LF, which the window may never
+	 * hold: http_stream skips such a line to its LF and reads the request
+	 * from its start and its end (the version) */
+	if (sn < 0 && (s->len - at >= HTTP_LINE_SKIP || s->overflow))
+		sn = 1;
+	if (sn != 1)
 		return MOD_NOT_MINE;
 	fs = calloc(1, sizeof(*fs));
 	if (!fs)

@@ -47,11 +47,16 @@
  *     known method and SP or HTAB, or when its first line is any other
  *     token, whitespace, a target, whitespace and "HTTP/" 1*DIGIT "."
  *     1*DIGIT (http_sniff; not the HTTP/2 preface): such a line may be
- *     as long as the window holds it (nginx with large header buffers
- *     serves "FOO /" and 9,000 bytes), the claim waiting for its LF while
+ *     longer than the window (nginx with large header buffers serves
+ *     "FOO /" and 20,000 bytes), the claim waiting for its LF while
  *     its first bytes are a token, whitespace and a target's start (each
  *     call looks for the LF with memchr and walks at most 1 KiB byte by
- *     byte until it comes); nothing else is looked at, so the TLS and DNS
+ *     byte until it comes), and claiming without it once the line has
+ *     passed HTTP_LINE_SKIP bytes (it is then read as a long request line,
+ *     below; when the LF comes and the line ends in no HTTP version after
+ *     a method not on the list, it was no request: both directions are
+ *     left unread, no event);
+ *     nothing else is looked at, so the TLS and DNS
  *     analyzers may claim the rest;
  *   - a PROXY protocol header (v1 or v2, proxyproto.h) at the start of
  *     the client stream is skipped as nginx's `listen ... proxy_protocol`
@@ -60,6 +65,15 @@
  *     any head, nor of its size); while the first bytes may still become
  *     a header (at most 1 KiB of a v1 line, a v2 header's 16 + length)
  *     the claim waits, until the window is full or a hole cuts them;
+ *   - a request line that grows past HTTP_LINE_SKIP without its LF
+ *     (nginx with large header buffers serves 20 KB ones, Python's
+ *     http.server 64 KiB, Go heads of 1 MiB) keeps its first bytes (RL_KEEP, http.c)
+ *     (the method and the target as far as the event keeps it) and is
+ *     skipped to its LF, its last bytes kept for the version; the request
+ *     is read from the two, marked malformed ("request line longer than
+ *     8192 bytes") and cut, then its fields (Host) and the requests after
+ *     it; a line past HTTP_HEAD_MAX is reported there (method and target,
+ *     no version, no fields) and the rest of its head skipped as below;
  *   - a field line of a head read a line at a time that grows past
  *     HTTP_LINE_SKIP without its LF (a 20 KB cookie or JWT, which nginx
  *     with large buffers serves) is skipped to its LF, the head marked
@@ -158,7 +172,7 @@
 
 #define HTTP_HEAD_MAX 65536   /* one head, terminator included */
 #define HTTP_HEAD_HOLD 8192   /* a head longer is read a line at a time */
-#define HTTP_LINE_SKIP 8192   /* ... and a field line longer is skipped */
+#define HTTP_LINE_SKIP 8192   /* ... and a field or request line longer is skipped */
 #define HTTP_METHOD_LEN 32    /* method token bytes */
 #define HTTP_METHOD_MAX (HTTP_METHOD_LEN + 1)
 #define HTTP_URI_MAX 4096     /* escaped request-target + NUL */

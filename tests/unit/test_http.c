@@ -1672,27 +1672,149 @@ static void test_long_request_line(void)
 		}
 	}
 
-	/* longer than the window: never claimed, nothing read past it */
+	/* not a request line after all (no version at its end), its LF
+	 * within HTTP_LINE_SKIP: not claimed */
 	conn_open(&c, 16384);
 	size_t n = (size_t)snprintf(rq, sizeof(rq), "FOO /");
-	memset(rq + n, 'a', 20000);
-	n += 20000;
-	n += (size_t)snprintf(rq + n, sizeof(rq) - n, " HTTP/1.1\r\nHost: h\r\n\r\n");
-	feed_segments(&c, 0, rq, n);
-	CHECK_EQ(c.f.app, APP_NONE);
-	CHECK_EQ(c.cap.n, 0);
-	conn_close(&c);
-
-	/* not a request line after all (no version at its end): not claimed */
-	conn_open(&c, 16384);
-	n = (size_t)snprintf(rq, sizeof(rq), "FOO /");
-	memset(rq + n, 'a', 9000);
-	n += 9000;
+	memset(rq + n, 'a', 8000);
+	n += 8000;
 	n += (size_t)snprintf(rq + n, sizeof(rq) - n, " RTSP/1.0\r\nCSeq: 1\r\n\r\n");
 	feed_segments(&c, 0, rq, n);
 	CHECK_EQ(c.f.app, APP_NONE);
 	CHECK_EQ(c.cap.n, 0);
 	conn_close(&c);
+
+	/* past HTTP_LINE_SKIP without its LF the line is claimed on its
+	 * start's shape (a token, whitespace, a target); at its LF it is no
+	 * request line after all: nothing is read, either way */
+	for (size_t len = 9000; len <= 30000; len += 21000) {
+		conn_open(&c, 16384);
+		n = (size_t)snprintf(rq, sizeof(rq), "FOO /");
+		memset(rq + n, 'a', len);
+		n += len;
+		n += (size_t)snprintf(rq + n, sizeof(rq) - n, " RTSP/1.0\r\nCSeq: 1\r\n\r\n");
+		feed_segments(&c, 0, rq, n);
+		feeds(&c, 1, "RTSP/1.0 200 OK\r\nCSeq: 1\r\n\r\n");
+		CHECK_EQ(c.f.app, APP_HTTP);
+		CHECK_EQ(c.cap.n, 0);
+		conn_close(&c);
+	}
+	/* ... but a known method's line is a request whatever its end */
+	conn_open(&c, 16384);
+	n = (size_t)snprintf(rq, sizeof(rq), "GET /");
+	memset(rq + n, 'a', 20000);
+	n += 20000;
+	n += (size_t)snprintf(rq + n, sizeof(rq) - n, " RTSP/1.0\r\nHost: r.test\r\n\r\n");
+	feed_segments(&c, 0, rq, n);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_STR(c.cap.ev[0].name, "r.test");
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_VERSION), "");
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+	conn_close(&c);
+
+	/* a line whose start is no request line's: never claimed */
+	conn_open(&c, 16384);
+	memset(rq, 'a', 20000);
+	feed_segments(&c, 0, rq, 20000);
+	CHECK_EQ(c.f.app, APP_NONE);
+	CHECK_EQ(c.cap.n, 0);
+	conn_close(&c);
+}
+
+/*
+ * A request line longer than the 16 KiB window (review19 R19-4): nginx with
+ * `large_client_header_buffers 4 32k` serves GET and FOO lines of 20,000
+ * bytes, Python's http.server 40,000-byte ones, Go heads up to 1 MiB. Its
+ * start (method, the target as far as the event keeps it) is kept, the rest
+ * skipped to its LF with its last bytes (the version), then the fields
+ * (Host) and the request after it are read; in any segment sizes, a known
+ * method (claimed at once) or not (claimed past HTTP_LINE_SKIP). Before,
+ * the line filled the window: no request event, nor for those after it. A
+ * line past HTTP_HEAD_MAX is reported there (method and target start) and
+ * the rest of its head skipped: the request after it is read.
+ */
+static void test_line_over_window(void)
+{
+	static char rq[70000];
+	static const size_t lens[] = {16384, 20000, 40000, 65000};
+	static const size_t steps[] = {1, 700, 1448, 9100, 16000};
+	static const char *const meths[] = {"GET", "FOO"};
+	struct conn c;
+
+	for (size_t m = 0; m < 2; m++) {
+		for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+			for (size_t j = 0; j < sizeof(steps) / sizeof(steps[0]); j++) {
+				size_t n = (size_t)snprintf(rq, sizeof(rq), "%s /", meths[m]);
+				memset(rq + n, 'a', lens[i]);
+				n += lens[i];
+				size_t line = n + 11;
+				n += (size_t)snprintf(rq + n, sizeof(rq) - n,
+						      " HTTP/1.1\r\nHost: www.hidden.test\r\n\r\n"
+						      "GET /next HTTP/1.1\r\nHost: www.next.test\r\n\r\n");
+				conn_open(&c, 16384);
+				for (size_t k = 0; k < n; k += steps[j])
+					feed(&c, 0, rq + k, n - k < steps[j] ? n - k : steps[j]);
+				feeds(&c, 1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+					     "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+				if (c.cap.n != 4)
+					fprintf(stderr, "%s line of %zu in %zu-byte steps: %d events\n",
+						meths[m], lens[i], steps[j], c.cap.n);
+				CHECK_EQ(c.f.app, APP_HTTP);
+				CHECK_EQ(c.cap.n, 4);
+				CHECK_STR(EVF(&c.cap.ev[0], RQ_METHOD), meths[m]);
+				CHECK_STR(c.cap.ev[0].name, "www.hidden.test");
+				CHECK_EQ(strlen(c.cap.ev[0].aux), HTTP_URI_MAX - 1);
+				CHECK(strncmp(c.cap.ev[0].aux, "/aaaa", 5) == 0);
+				CHECK_STR(EVF(&c.cap.ev[0], RQ_VERSION), "HTTP/1.1");
+				CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+				CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "request line longer than 8192 bytes");
+				CHECK_STR(EVF(&c.cap.ev[0], RQ_CUT), "1");
+				CHECK_EQ(c.cap.ev[0].size, line + 23 + 2);
+				CHECK_STR(c.cap.ev[1].name, "www.next.test");
+				CHECK_STR(c.cap.ev[1].aux, "/next");
+				CHECK_EQ(c.cap.ev[1].flags, 0);
+				CHECK_STR(c.cap.ev[2].name, "www.hidden.test"); /* paired */
+				CHECK_STR(c.cap.ev[3].name, "www.next.test");
+				conn_close(&c);
+			}
+		}
+	}
+
+	/* whitespace runs: the version still read at the LF, the target up
+	 * to the run (a bare LF ending the line) */
+	conn_open(&c, 16384);
+	size_t n = (size_t)snprintf(rq, sizeof(rq), "GET /x");
+	memset(rq + n, ' ', 30000);
+	n += 30000;
+	n += (size_t)snprintf(rq + n, sizeof(rq) - n,
+			      "HTTP/1.0\nHost: ws.test\n\nGET /n HTTP/1.1\r\nHost: n.test\r\n\r\n");
+	feed_segments(&c, 0, rq, n);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_STR(c.cap.ev[0].aux, "/x");
+	CHECK_STR(EVF(&c.cap.ev[0], RQ_VERSION), "HTTP/1.0");
+	CHECK_STR(c.cap.ev[0].name, "ws.test");
+	CHECK_STR(c.cap.ev[1].name, "n.test");
+	conn_close(&c);
+
+	/* past HTTP_HEAD_MAX: reported there, the rest of the head skipped */
+	for (size_t m = 0; m < 2; m++) {
+		conn_open(&c, 16384);
+		n = (size_t)snprintf(rq, sizeof(rq), "%s /", meths[m]);
+		memset(rq + n, 'b', 66000);
+		n += 66000;
+		n += (size_t)snprintf(rq + n, sizeof(rq) - n,
+				      " HTTP/1.1\r\nHost: www.hidden.test\r\n\r\n"
+				      "GET /next HTTP/1.1\r\nHost: www.next.test\r\n\r\n");
+		feed_segments(&c, 0, rq, n);
+		CHECK_EQ(c.cap.n, 2);
+		CHECK_STR(EVF(&c.cap.ev[0], RQ_METHOD), meths[m]);
+		CHECK(strncmp(c.cap.ev[0].aux, "/bbbb", 5) == 0);
+		CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+		CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "request line longer than 8192 bytes");
+		CHECK_STR(c.cap.ev[1].name, "www.next.test");
+		CHECK_STR(c.cap.ev[1].aux, "/next");
+		conn_close(&c);
+	}
 }
 
 /*
@@ -1982,6 +2104,7 @@ int main(void)
 	test_keepalive_long();
 	test_long_heads();
 	test_long_request_line();
+	test_line_over_window();
 	test_old_and_odd();
 	test_upgrade_body();
 	test_json();
