@@ -6,7 +6,8 @@
  * TLS analyzers, run as the core runs them over the flow table, reading
  * the request or the ClientHello behind a v1 and a v2 header, split at
  * every byte; and, with DNS, what follows a v2 header longer than the
- * window (16 KiB to 64 KiB + 15), passed as its bytes come.
+ * window (16 KiB to 64 KiB + 15), passed as its bytes come, before DNS,
+ * HTTP, TLS and h2c.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 
 extern const struct module tls_module;
 extern const struct module dns_module;
+extern const struct module h2c_module;
 
 static int parse_s(const char *s)
 {
@@ -412,7 +414,7 @@ static int sink_obs(struct emit *e, const struct obs *o)
 
 struct conn {
 	struct flow_table *ft;
-	void *tls, *http, *dns;
+	void *tls, *http, *dns, *h2c;
 	uint16_t port; /* the server's: 80, or 53 for DNS over TCP */
 	struct emit emit;
 	struct sink sink;
@@ -455,6 +457,7 @@ static void seg(struct conn *c, int dir, uint8_t flags, const void *data, size_t
 	CHECK(dns_module.on_packet(c->dns, &p, &c->emit) >= 0);
 	CHECK(tls_module.on_packet(c->tls, &p, &c->emit) >= 0);
 	CHECK(http_module.on_packet(c->http, &p, &c->emit) >= 0);
+	CHECK(h2c_module.on_packet(c->h2c, &p, &c->emit) >= 0);
 	if (c->f->app == APP_NONE)
 		flow_release_unread(c->ft, c->f);
 	flow_note_claim(c->f);
@@ -473,6 +476,7 @@ static void conn_open_port(struct conn *c, uint16_t port)
 	CHECK_EQ(tls_module.init(&env, &c->tls), 0);
 	CHECK_EQ(http_module.init(&env, &c->http), 0);
 	CHECK_EQ(dns_module.init(&env, &c->dns), 0);
+	CHECK_EQ(h2c_module.init(&env, &c->h2c), 0);
 	c->emit.obs = sink_obs;
 	c->emit.core = &c->sink;
 	c->seq[0] = 1000;
@@ -492,6 +496,9 @@ static void conn_close(struct conn *c)
 	tls_module.fini(c->tls);
 	http_module.fini(c->http);
 	dns_module.fini(c->dns);
+	if (c->f)
+		h2c_module.on_flow_end(c->h2c, c->f);
+	h2c_module.fini(c->h2c);
 	flow_table_free(c->ft);
 }
 
@@ -769,7 +776,7 @@ static size_t dns_query(uint8_t *b)
 	return sizeof(q);
 }
 
-enum { BIG_HTTP, BIG_TLS, BIG_DNS };
+enum { BIG_HTTP, BIG_TLS, BIG_DNS, BIG_H2C };
 
 /* The header (hn bytes) and the payload m as the client sends them: in
  * segments of at most seg_max bytes, one of them ending at cut (0: none);
@@ -801,21 +808,41 @@ static struct sink run_big(size_t hn, const uint8_t *m, size_t mn, size_t cut, s
 	return s;
 }
 
+/* The h2c preface, an empty SETTINGS and a GET of / at hidden.example
+ * (HPACK: :method GET, :scheme http, :path / from the static table, then
+ * :authority by its indexed name). */
+static size_t h2c_request(uint8_t *b)
+{
+	static const uint8_t r[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+				   "\0\0\0\x04\0\0\0\0\0"
+				   "\0\0\x13\x01\x05\0\0\0\x01"
+				   "\x82\x86\x84\x41\x0ehidden.example";
+	memcpy(b, r, sizeof(r) - 1);
+	return sizeof(r) - 1;
+}
+
+static int is_h2c(const struct sink *s)
+{
+	return s->n == 1 && s->kind[0] == OBS_HTTP_REQUEST && !strcmp(s->name[0], "hidden.example") &&
+	       !strcmp(s->aux[0], "/");
+}
+
 static int is_dns(const struct sink *s)
 {
 	return s->n == 1 && s->kind[0] == OBS_DNS_QUERY && !strcmp(s->name[0], "hidden.example");
 }
 
 /* unbound answers a query behind a 20,000-byte header (review19 R19-5);
- * the header may be 64 KiB + 15: every claim reads what follows it, with
+ * the header may be 64 KiB + 15: every claim (DNS, TLS, HTTP, h2c) reads
+ * what follows it, with
  * the header cut at many points, in wire-sized segments and in a few
  * larger ones (an offload's). */
 static void test_big_header(void)
 {
 	static const size_t sizes[] = {16000, 16383, 16384, 16385, 16400, 20000, 32768, 40000,
 				       65535, PROXY_V2_MAX};
-	uint8_t ch[256], dq[64];
-	size_t chn = client_hello(ch, "hidden.example"), dqn = dns_query(dq);
+	uint8_t ch[256], dq[64], h2[128];
+	size_t chn = client_hello(ch, "hidden.example"), dqn = dns_query(dq), h2n = h2c_request(h2);
 	const uint8_t *rq = (const uint8_t *)req;
 	size_t rqn = strlen(req);
 	int bad = 0, runs = 0;
@@ -833,7 +860,9 @@ static void test_big_header(void)
 				bad += !is_tls(&s);
 				s = run_big(hn, dq, dqn, cut, segs[j], BIG_DNS);
 				bad += !is_dns(&s);
-				runs += 3;
+				s = run_big(hn, h2, h2n, cut, segs[j], BIG_H2C);
+				bad += !is_h2c(&s);
+				runs += 4;
 			}
 		}
 	}
