@@ -1745,11 +1745,13 @@ static int dns_on_packet(void *state, const struct pkt *p, struct emit *out)
 			 * prefix: the messages are read after it, and while the
 			 * first bytes may still become one, the claim waits. */
 			struct flow_stream *c = &p->flow->st[0];
-			int pp = proxyproto_stream(c);
+			int pp = proxyproto_stream(p->flow);
 			if (pp < 0)
 				return MOD_NOT_MINE;
-			if (c->buf && (tls_client_start(c->buf, c->len) ||
-				       http_client_start(c->buf, c->len)))
+			/* (not while the rest of a header passed in part is at
+			 * the start: its bytes are no client's) */
+			if (c->buf && !p->flow->pp_rest &&
+			    (tls_client_start(c->buf, c->len) || http_client_start(c->buf, c->len)))
 				return MOD_NOT_MINE;
 			if (pp > 0) {
 				const uint8_t *b = c->buf + c->consumed + (uint32_t)pp;
@@ -1758,6 +1760,7 @@ static int dns_on_packet(void *state, const struct pkt *p, struct emit *out)
 					return MOD_NOT_MINE; /* n == 0: what follows decides */
 				c->consumed += (uint32_t)pp;
 			}
+			proxyproto_taken(p->flow);
 			p->flow->app = APP_DNS;
 		} else if (p->flow->app != APP_DNS) {
 			return MOD_NOT_MINE;

@@ -1381,7 +1381,7 @@ static int h2c_claim(struct h2c_state *ms, struct flow *f, const struct pkt *p)
 
 	if (p->dir != 0 || s->done || !s->buf || s->consumed > s->len)
 		return MOD_NOT_MINE;
-	pp = proxyproto_stream(s);
+	pp = proxyproto_stream(f);
 	if (pp < 0)
 		return MOD_NOT_MINE; /* it may yet be a header: ask again */
 	from = s->consumed + (uint32_t)pp;
@@ -1402,6 +1402,7 @@ static int h2c_claim(struct h2c_state *ms, struct flow *f, const struct pkt *p)
 		free(up);
 	}
 	s->consumed = from + H2C_PREFACE_LEN;
+	proxyproto_taken(f);
 	f->app = APP_HTTP2;
 	f->app_state = fs;
 	return MOD_OK;

@@ -1833,13 +1833,14 @@ static int http_claim(struct flow *f, const struct pkt *p)
 	if (p->dir != 0 || f->app_state || s->done ||
 	    !s->buf)
 		return MOD_NOT_MINE;
-	pp = proxyproto_stream(s);
+	pp = proxyproto_stream(f);
 	if (pp < 0)
 		return MOD_NOT_MINE; /* it may yet be a header: ask again */
 	/* "PROXY UNKNOWN://host/x HTTP/1.1" is a header to a server with
 	 * proxy_protocol and a request (method PROXY) to one without: read as
-	 * the request, nothing is hidden from either */
-	if (pp > 0 && http_sniff(s->buf + s->consumed, (size_t)pp) == 1)
+	 * the request, nothing is hidden from either (not the rest of a v2
+	 * header passed in part: no server reads that as a request) */
+	if (pp > 0 && !f->pp_rest && http_sniff(s->buf + s->consumed, (size_t)pp) == 1)
 		pp = 0;
 	uint32_t from = s->consumed + (uint32_t)pp;
 	uint32_t at = from + blank_prefix(s->buf + from, s->len - from);
@@ -1857,6 +1858,7 @@ static int http_claim(struct flow *f, const struct pkt *p)
 	if (!fs)
 		return -ENOMEM;
 	s->consumed = from;
+	proxyproto_taken(f);
 	f->app = APP_HTTP;
 	f->app_state = fs;
 	return MOD_OK;

@@ -7,7 +7,8 @@
  * so far but cut (PP_SHORT: more bytes may finish it). A cut v1 line is
  * "ask again" only while it is under PROXY_V1_MAX bytes; a v2 header is
  * judged byte by byte as its fixed part arrives, then waits for its
- * length's worth.
+ * length's worth; over a stream (proxyproto_stream) its bytes are passed as
+ * they come, so that one longer than the window is read past.
  */
 #include "proxyproto.h"
 
@@ -178,7 +179,10 @@ static int v2_addr_len(uint8_t fam)
 	}
 }
 
-static int v2(const uint8_t *buf, size_t len)
+/* The v2 header at buf: its length when whole, 0 when the bytes are not
+ * one, -1 while they may become one; *total (when not NULL) is the whole
+ * header's length once its fixed part is whole and sound, else 0. */
+static int v2(const uint8_t *buf, size_t len, uint32_t *total)
 {
 	struct cur c = cur_init(buf, len);
 	uint8_t vc, fam;
@@ -205,6 +209,8 @@ static int v2(const uint8_t *buf, size_t len)
 	n = cur_be16(&c);
 	if ((vc & 0x0f) == 1 && n < v2_addr_len(fam))
 		return 0; /* the addresses do not fit */
+	if (total)
+		*total = PROXY_V2_FIXED + (uint32_t)n;
 	if (!cur_has(&c, n))
 		return -1;
 	return PROXY_V2_FIXED + n;
@@ -220,21 +226,72 @@ int proxyproto_parse(const uint8_t *buf, size_t len)
 	case 'P':
 		return v1(buf, len);
 	case '\r':
-		return v2(buf, len);
+		return v2(buf, len, NULL);
 	default:
 		return 0;
 	}
 }
 
-int proxyproto_stream(const struct flow_stream *s)
+/*
+ * The rest of a v2 header longer than what has come (f->pp_rest bytes from
+ * the cursor): its length when that many bytes are there, so that the
+ * claims read what follows it as after any header; else the bytes there
+ * are passed (consumed, slid away) and -1 says "ask again". 0 when no more
+ * of it can come (a hole before its end, bytes lost past the window).
+ */
+static int v2_rest(struct flow *f, struct flow_stream *s)
 {
-	if (!s->buf || s->done || s->consumed > s->len)
+	uint32_t avail = flow_stream_avail(s, s->consumed);
+	uint32_t left = avail > s->consumed ? avail - s->consumed : 0;
+
+	if (left >= f->pp_rest)
+		return f->pp_rest;
+	if (s->overflow || avail < s->len)
+		return 0; /* its end will not come */
+	if (left) {
+		f->pp_rest = (uint16_t)(f->pp_rest - left);
+		s->consumed = avail;
+		flow_stream_slide(s);
+	}
+	return -1;
+}
+
+int proxyproto_stream(struct flow *f)
+{
+	struct flow_stream *s = f && f->st ? &f->st[0] : NULL;
+	uint32_t total = 0;
+
+	if (!s || !s->buf || s->done || s->consumed > s->len)
 		return 0;
+	if (f->pp_rest)
+		return v2_rest(f, s);
 	uint32_t avail = flow_stream_avail(s, s->consumed);
 	if (avail < s->consumed)
 		return 0;
-	int r = proxyproto_parse(s->buf + s->consumed, avail - s->consumed);
+	const uint8_t *b = s->buf + s->consumed;
+	uint32_t have = avail - s->consumed;
+	int r = proxyproto_parse(b, have);
 	if (r < 0 && (s->overflow || avail < s->len))
 		return 0; /* no more bytes will come before the cut */
+	if (r < 0 && have > PROXY_V2_FIXED && b[0] == '\r' && v2(b, have, &total) < 0 &&
+	    total > have) {
+		/* A v2 header whose fixed part is whole and sound, cut: it
+		 * may be longer than the window holds (up to 64 KiB + 16), so
+		 * its bytes are passed as they come, not held until whole:
+		 * the cursor goes to their end and the window slides there,
+		 * and pp_rest says how many more are header. Every claim reads
+		 * at this cursor behind the same header, so this does for all
+		 * of them what each would. */
+		f->pp_rest = (uint16_t)(total - have); /* have > 16: < 65536 */
+		s->consumed = avail;
+		flow_stream_slide(s);
+		return -1;
+	}
 	return r;
+}
+
+void proxyproto_taken(struct flow *f)
+{
+	if (f)
+		f->pp_rest = 0;
 }

@@ -39,6 +39,15 @@
  * request line; the wait is bounded by the header's own bound (1 KiB;
  * 16 + 65535 for v2) and by the stream's window: when no more bytes can
  * come (window full, a hole) an unfinished header is no header.
+ * A v2 header is not held whole: once its fixed part is whole and sound,
+ * its bytes are passed as they come (the cursor moves to their end, the
+ * window slides there, struct flow's pp_rest counts what is left of it),
+ * so a header longer than the window (16 KiB; 132 KiB on a wide port)
+ * hides nothing after it: unbound 1.17.1 answers a query behind a
+ * 20,000-byte header (its TCP buffer takes 16 + 65535), where HAProxy
+ * (its 16 KiB buffer) and nginx (its first read buffer, 1 KiB for HTTP by
+ * default) refuse one longer than their buffer, and dnsdist and PowerDNS
+ * one over their proxy-protocol-maximum-size (512 by default).
  */
 #ifndef EW_PROXYPROTO_H
 #define EW_PROXYPROTO_H
@@ -64,12 +73,22 @@
 int proxyproto_parse(const uint8_t *buf, size_t len);
 
 /*
- * The header at the cursor of the unclaimed client stream s, as the claims
- * read it: its length when the bytes from s->consumed start with one, 0
- * when they do not, -1 while they may yet (more bytes can still come: no
- * hole before them, window not full).
+ * The header at the cursor of the client stream (f->st[0]) of the
+ * unclaimed TCP flow f, as the claims read it: its length (or, behind a
+ * v2 header being passed, the length of its rest) when the bytes from
+ * consumed start with one, 0 when they do not, -1 while they may yet
+ * (more bytes can still come: no hole before them, window not full).
+ * Not pure: it passes a cut v2 header's bytes as they come (consumed
+ * moves, the window slides), for every claim at once, since all of them
+ * read behind the header. A claim that takes the flow calls
+ * proxyproto_taken, whatever it returned. NULL f, or no streams: 0.
  */
-struct flow_stream;
-int proxyproto_stream(const struct flow_stream *s);
+struct flow;
+int proxyproto_stream(struct flow *f);
+
+/* The claim took f: the rest of a header being passed, if any, is the
+ * claim's to skip (by the length proxyproto_stream returned), so f keeps
+ * no count of it for a claim after a hand-back. NULL f is fine. */
+void proxyproto_taken(struct flow *f);
 
 #endif

@@ -2187,7 +2187,7 @@ static int tls_claim(struct flow *f)
 
 	if (f->app_state || !c->buf || c->consumed > c->len)
 		return MOD_NOT_MINE;
-	pp = proxyproto_stream(c);
+	pp = proxyproto_stream(f);
 	if (pp < 0)
 		return MOD_NOT_MINE; /* it may yet be a header: ask again */
 	from = c->consumed + (size_t)pp;
@@ -2203,6 +2203,7 @@ static int tls_claim(struct flow *f)
 	c->consumed = (uint32_t)(from + off);
 	if (pp)
 		flow_stream_slide(c);
+	proxyproto_taken(f);
 	f->app = APP_TLS;
 	f->app_state = tf;
 	return MOD_OK;

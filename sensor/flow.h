@@ -308,6 +308,10 @@ struct flow {
 	uint8_t app;          /* enum flow_app */
 	uint8_t lru_class;    /* table internal: which LRU list (idle class) */
 	uint8_t fin_dirs;     /* table internal: bit d: FIN seen from direction d */
+	uint16_t pp_rest;     /* while no analyzer has the flow: the bytes still to
+			       * come of a PROXY v2 header at the client stream's
+			       * cursor whose first part was passed as it came
+			       * (analyzers/proxyproto.h); 0: none */
 	uint32_t state;       /* FLOW_* */
 	uint64_t last_us;
 	uint32_t lru_prev, lru_next; /* table internal: slab index + 1, 0: none */

@@ -5,7 +5,9 @@
  * stream only, no waiting once no more bytes can come); and the HTTP and
  * TLS analyzers, run as the core runs them over the flow table, reading
  * the request or the ClientHello behind a v1 and a v2 header, split at
- * every byte.
+ * every byte; and, with DNS, what follows a v2 header longer than the
+ * window (16 KiB to 64 KiB + 15), passed as its bytes come, before DNS,
+ * HTTP, TLS and h2c.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +24,8 @@
 #include "tls.h"
 
 extern const struct module tls_module;
+extern const struct module dns_module;
+extern const struct module h2c_module;
 
 static int parse_s(const char *s)
 {
@@ -329,32 +333,38 @@ static void test_stream(void)
 {
 	static const char h[] = "PROXY TCP4 1.2.3.4 5.6.7.8 111 222\r\nGET";
 	uint8_t buf[64];
-	struct flow_stream s;
+	struct flow_stream st[2];
+	struct flow f;
+#define s st[0]
 
-	memset(&s, 0, sizeof(s));
-	CHECK_EQ(proxyproto_stream(&s), 0); /* no bytes yet: no buffer */
+	memset(st, 0, sizeof(st));
+	memset(&f, 0, sizeof(f));
+	CHECK_EQ(proxyproto_stream(NULL), 0);
+	CHECK_EQ(proxyproto_stream(&f), 0); /* no streams */
+	f.st = st;
+	CHECK_EQ(proxyproto_stream(&f), 0); /* no bytes yet: no buffer */
 	memcpy(buf, h, sizeof(h) - 1);
 	s.buf = buf;
 	s.len = sizeof(h) - 1;
-	CHECK_EQ(proxyproto_stream(&s), 36);
+	CHECK_EQ(proxyproto_stream(&f), 36);
 	s.len = 20;
-	CHECK_EQ(proxyproto_stream(&s), -1);
+	CHECK_EQ(proxyproto_stream(&f), -1);
 	/* no more bytes will come: the window is full, or a hole cuts it */
 	s.overflow = 1;
-	CHECK_EQ(proxyproto_stream(&s), 0);
+	CHECK_EQ(proxyproto_stream(&f), 0);
 	s.overflow = 0;
 	s.holes = 1;
 	s.hole_start = 20;
 	s.resync = 30;
 	s.len = 40;
-	CHECK_EQ(proxyproto_stream(&s), 0);
+	CHECK_EQ(proxyproto_stream(&f), 0);
 	s.holes = 0;
 	s.len = 39;
-	CHECK_EQ(proxyproto_stream(&s), 36);
+	CHECK_EQ(proxyproto_stream(&f), 36);
 	/* read at the cursor: where an analyzer that handed the flow back
 	 * stopped (the start of a CONNECT tunnel), and only there */
 	s.consumed = 1;
-	CHECK_EQ(proxyproto_stream(&s), 0);
+	CHECK_EQ(proxyproto_stream(&f), 0);
 	uint8_t b2[64];
 	memcpy(b2, "ABCD", 4);
 	memcpy(b2 + 4, h, sizeof(h) - 1);
@@ -362,16 +372,17 @@ static void test_stream(void)
 	s.len = sizeof(h) - 1 + 4;
 	s.consumed = 4;
 	s.slid = 600;
-	CHECK_EQ(proxyproto_stream(&s), 36);
+	CHECK_EQ(proxyproto_stream(&f), 36);
 	s.consumed = 0;
-	CHECK_EQ(proxyproto_stream(&s), 0);
+	CHECK_EQ(proxyproto_stream(&f), 0);
 	s.consumed = 5;
-	CHECK_EQ(proxyproto_stream(&s), 0);
+	CHECK_EQ(proxyproto_stream(&f), 0);
 	s.consumed = s.len + 1; /* never past the bytes */
-	CHECK_EQ(proxyproto_stream(&s), 0);
+	CHECK_EQ(proxyproto_stream(&f), 0);
 	s.consumed = 4;
 	s.done = 1;
-	CHECK_EQ(proxyproto_stream(&s), 0);
+	CHECK_EQ(proxyproto_stream(&f), 0);
+#undef s
 }
 
 /* ---- the analyzers, as the core runs them ------------------------------------ */
@@ -403,7 +414,8 @@ static int sink_obs(struct emit *e, const struct obs *o)
 
 struct conn {
 	struct flow_table *ft;
-	void *tls, *http;
+	void *tls, *http, *dns, *h2c;
+	uint16_t port; /* the server's: 80, or 53 for DNS over TCP */
 	struct emit emit;
 	struct sink sink;
 	uint32_t seq[2];
@@ -418,8 +430,8 @@ static void put32(uint8_t *a, uint32_t v)
 	a[3] = (uint8_t)v;
 }
 
-/* One segment in direction dir (0 client) through the flow table, then TLS
- * and HTTP in the registry's order. */
+/* One segment in direction dir (0 client) through the flow table, then DNS,
+ * TLS and HTTP in the registry's order, then what the core does after. */
 static void seg(struct conn *c, int dir, uint8_t flags, const void *data, size_t n)
 {
 	struct pkt p;
@@ -430,8 +442,8 @@ static void seg(struct conn *c, int dir, uint8_t flags, const void *data, size_t
 	p.ts_us = 1796032800000000ull;
 	put32(dir ? p.src : p.dst, 0x0a630050u);
 	put32(dir ? p.dst : p.src, 0x0a63000au);
-	p.sport = dir ? 80 : 40000;
-	p.dport = dir ? 40000 : 80;
+	p.sport = dir ? c->port : 40000;
+	p.dport = dir ? 40000 : c->port;
 	p.tcp_flags = flags;
 	p.seq = c->seq[dir];
 	p.ack = c->seq[!dir];
@@ -442,21 +454,29 @@ static void seg(struct conn *c, int dir, uint8_t flags, const void *data, size_t
 	CHECK(c->f != NULL);
 	if (!c->f || !n)
 		return;
+	CHECK(dns_module.on_packet(c->dns, &p, &c->emit) >= 0);
 	CHECK(tls_module.on_packet(c->tls, &p, &c->emit) >= 0);
 	CHECK(http_module.on_packet(c->http, &p, &c->emit) >= 0);
+	CHECK(h2c_module.on_packet(c->h2c, &p, &c->emit) >= 0);
+	if (c->f->app == APP_NONE)
+		flow_release_unread(c->ft, c->f);
+	flow_note_claim(c->f);
 }
 
-static void conn_open(struct conn *c)
+static void conn_open_port(struct conn *c, uint16_t port)
 {
 	struct module_env env;
 
 	memset(c, 0, sizeof(*c));
+	c->port = port;
 	c->ft = flow_table_new(NULL, NULL, NULL);
 	CHECK(c->ft != NULL);
 	memset(&env, 0, sizeof(env));
 	env.flows = c->ft;
 	CHECK_EQ(tls_module.init(&env, &c->tls), 0);
 	CHECK_EQ(http_module.init(&env, &c->http), 0);
+	CHECK_EQ(dns_module.init(&env, &c->dns), 0);
+	CHECK_EQ(h2c_module.init(&env, &c->h2c), 0);
 	c->emit.obs = sink_obs;
 	c->emit.core = &c->sink;
 	c->seq[0] = 1000;
@@ -466,10 +486,19 @@ static void conn_open(struct conn *c)
 	seg(c, 0, TH_ACK, NULL, 0);
 }
 
+static void conn_open(struct conn *c)
+{
+	conn_open_port(c, 80);
+}
+
 static void conn_close(struct conn *c)
 {
 	tls_module.fini(c->tls);
 	http_module.fini(c->http);
+	dns_module.fini(c->dns);
+	if (c->f)
+		h2c_module.on_flow_end(c->h2c, c->f);
+	h2c_module.fini(c->h2c);
 	flow_table_free(c->ft);
 }
 
@@ -708,6 +737,219 @@ static void test_tls_window(void)
 	free(rec);
 }
 
+/* ---- a v2 header longer than the window ------------------------------------- */
+
+/* A v2 header of hn bytes (PROXY, TCP over IPv4, the rest one NOOP TLV, or
+ * several when hn - 28 > 65535 - 3) into b. */
+static void v2_big(uint8_t *b, size_t hn)
+{
+	size_t n = hn - 16, k = 28;
+
+	memcpy(b, sig, 12);
+	b[12] = 0x21;
+	b[13] = 0x11;
+	b[14] = (uint8_t)(n >> 8);
+	b[15] = (uint8_t)n;
+	memcpy(b + 16, (const uint8_t[]){10, 99, 0, 10, 10, 99, 0, 80, 0x9c, 0x40, 0, 80}, 12);
+	while (k < hn) {
+		size_t t = hn - k - 3;
+		b[k] = 0x04; /* PP2_TYPE_NOOP */
+		b[k + 1] = (uint8_t)(t >> 8);
+		b[k + 2] = (uint8_t)t;
+		/* bytes that look like what the claims look for: only the
+		 * header's end may decide (no TLS record start: that would
+		 * widen the window to 132 KiB, flow.h) */
+		static const char fill[] = "GET / HTTP/1.1\r\nPROXY TCP4 \r\n\r\n\0\r\nQUIT\n";
+		for (size_t i = 0; i < t; i++)
+			b[k + 3 + i] = (uint8_t)fill[i % (sizeof(fill) - 1)];
+		k += 3 + t;
+	}
+}
+
+/* A DNS query over TCP for hidden.example, A. */
+static size_t dns_query(uint8_t *b)
+{
+	static const uint8_t q[] = {0, 32, 0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+				    6, 'h', 'i', 'd', 'd', 'e', 'n', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0,
+				    0, 1, 0, 1};
+	memcpy(b, q, sizeof(q));
+	return sizeof(q);
+}
+
+enum { BIG_HTTP, BIG_TLS, BIG_DNS, BIG_H2C };
+
+/* The header (hn bytes) and the payload m as the client sends them: in
+ * segments of at most seg_max bytes, one of them ending at cut (0: none);
+ * then, for HTTP, the server's 200. Returns the events. */
+static struct sink run_big(size_t hn, const uint8_t *m, size_t mn, size_t cut, size_t seg_max,
+			   int kind)
+{
+	static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+	size_t n = hn + mn;
+	uint8_t *b = malloc(n);
+	struct conn c;
+
+	CHECK(b != NULL);
+	v2_big(b, hn);
+	memcpy(b + hn, m, mn);
+	conn_open_port(&c, kind == BIG_DNS ? 53 : 80);
+	for (size_t off = 0; off < n;) {
+		size_t k = n - off < seg_max ? n - off : seg_max;
+		if (cut > off && cut < off + k)
+			k = cut - off;
+		seg(&c, 0, TH_ACK | TH_PUSH, b + off, k);
+		off += k;
+	}
+	if (kind == BIG_HTTP)
+		seg(&c, 1, TH_ACK | TH_PUSH, ok, strlen(ok));
+	struct sink s = c.sink;
+	conn_close(&c);
+	free(b);
+	return s;
+}
+
+/* The h2c preface, an empty SETTINGS and a GET of / at hidden.example
+ * (HPACK: :method GET, :scheme http, :path / from the static table, then
+ * :authority by its indexed name). */
+static size_t h2c_request(uint8_t *b)
+{
+	static const uint8_t r[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+				   "\0\0\0\x04\0\0\0\0\0"
+				   "\0\0\x13\x01\x05\0\0\0\x01"
+				   "\x82\x86\x84\x41\x0ehidden.example";
+	memcpy(b, r, sizeof(r) - 1);
+	return sizeof(r) - 1;
+}
+
+static int is_h2c(const struct sink *s)
+{
+	return s->n == 1 && s->kind[0] == OBS_HTTP_REQUEST && !strcmp(s->name[0], "hidden.example") &&
+	       !strcmp(s->aux[0], "/");
+}
+
+static int is_dns(const struct sink *s)
+{
+	return s->n == 1 && s->kind[0] == OBS_DNS_QUERY && !strcmp(s->name[0], "hidden.example");
+}
+
+/* unbound answers a query behind a 20,000-byte header (review19 R19-5);
+ * the header may be 64 KiB + 15: every claim (DNS, TLS, HTTP, h2c) reads
+ * what follows it, with
+ * the header cut at many points, in wire-sized segments and in a few
+ * larger ones (an offload's). */
+static void test_big_header(void)
+{
+	static const size_t sizes[] = {16000, 16383, 16384, 16385, 16400, 20000, 32768, 40000,
+				       65535, PROXY_V2_MAX};
+	uint8_t ch[256], dq[64], h2[128];
+	size_t chn = client_hello(ch, "hidden.example"), dqn = dns_query(dq), h2n = h2c_request(h2);
+	const uint8_t *rq = (const uint8_t *)req;
+	size_t rqn = strlen(req);
+	int bad = 0, runs = 0;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t hn = sizes[i];
+		static const size_t segs[] = {1448, 1000, 9000};
+		for (size_t j = 0; j < 3; j++) {
+			/* cuts: every byte near the header's fixed part and
+			 * near its end, and a stride across it */
+			for (size_t cut = 0; cut < hn + 40; cut += (cut < 40 || cut + 40 > hn) ? 1 : 997) {
+				struct sink s = run_big(hn, rq, rqn, cut, segs[j], BIG_HTTP);
+				bad += !is_http(&s);
+				s = run_big(hn, ch, chn, cut, segs[j], BIG_TLS);
+				bad += !is_tls(&s);
+				s = run_big(hn, dq, dqn, cut, segs[j], BIG_DNS);
+				bad += !is_dns(&s);
+				s = run_big(hn, h2, h2n, cut, segs[j], BIG_H2C);
+				bad += !is_h2c(&s);
+				runs += 4;
+			}
+		}
+	}
+	CHECK(runs > 1000);
+	CHECK_EQ(bad, 0);
+}
+
+/* The rest of a header passed in part, as proxyproto_stream keeps it: the
+ * cursor moves past what came and the window slides; the rest's length
+ * once it is whole; no more when a hole or the window's end cuts it. */
+static void test_big_stream(void)
+{
+	uint8_t *hb = malloc(20000), buf[20100];
+	struct flow_stream st[2];
+	struct flow f;
+
+	v2_big(hb, 20000);
+	memset(st, 0, sizeof(st));
+	memset(&f, 0, sizeof(f));
+	f.st = st;
+	st[0].buf = buf;
+	st[0].cap = sizeof(buf);
+	/* the fixed part alone: wait, nothing passed */
+	memcpy(buf, hb, 16);
+	st[0].len = 16;
+	CHECK_EQ(proxyproto_stream(&f), -1);
+	CHECK_EQ(st[0].consumed, 0);
+	CHECK_EQ(f.pp_rest, 0);
+	/* 1,000 bytes: passed, 19,000 to come */
+	memcpy(buf, hb, 1000);
+	st[0].len = 1000;
+	CHECK_EQ(proxyproto_stream(&f), -1);
+	CHECK_EQ(f.pp_rest, 19000);
+	CHECK_EQ(st[0].consumed, 0);
+	CHECK_EQ(st[0].slid, 1000);
+	CHECK_EQ(st[0].len, 0);
+	/* asked again with nothing new: the same */
+	CHECK_EQ(proxyproto_stream(&f), -1);
+	CHECK_EQ(f.pp_rest, 19000);
+	/* 18,999 more, in one go: passed */
+	memcpy(buf, hb + 1000, 18999);
+	st[0].len = 18999;
+	CHECK_EQ(proxyproto_stream(&f), -1);
+	CHECK_EQ(f.pp_rest, 1);
+	CHECK_EQ(st[0].slid, 19999);
+	/* the last byte and 3 after: the rest, 1 byte, is the header now,
+	 * for every claim that asks */
+	memcpy(buf, hb + 19999, 1);
+	memcpy(buf + 1, "GET", 3);
+	st[0].len = 4;
+	CHECK_EQ(proxyproto_stream(&f), 1);
+	CHECK_EQ(proxyproto_stream(&f), 1);
+	CHECK_EQ(st[0].consumed, 0);
+	proxyproto_taken(&f);
+	CHECK_EQ(f.pp_rest, 0);
+	CHECK_EQ(proxyproto_stream(&f), 0); /* "\x??GET": no header */
+	proxyproto_taken(NULL);
+
+	/* cut by a hole, or the window's end: no more of it comes */
+	f.pp_rest = 500;
+	st[0].len = 100;
+	st[0].holes = 1;
+	st[0].hole_start = 50;
+	st[0].resync = 60;
+	CHECK_EQ(proxyproto_stream(&f), 0);
+	CHECK_EQ(f.pp_rest, 500);
+	CHECK_EQ(st[0].consumed, 0);
+	st[0].holes = 0;
+	st[0].overflow = 1;
+	CHECK_EQ(proxyproto_stream(&f), 0);
+	CHECK_EQ(st[0].consumed, 0);
+	st[0].overflow = 0;
+	st[0].done = 1;
+	CHECK_EQ(proxyproto_stream(&f), 0);
+	st[0].done = 0;
+	/* a header whose fixed part is broken (addresses longer than its
+	 * length) is none, and nothing is passed */
+	f.pp_rest = 0;
+	memcpy(buf, hb, 1000);
+	buf[14] = 0, buf[15] = 11;
+	st[0].len = 1000;
+	CHECK_EQ(proxyproto_stream(&f), 0);
+	CHECK_EQ(st[0].consumed, 0);
+	CHECK_EQ(f.pp_rest, 0);
+	free(hb);
+}
+
 int main(void)
 {
 	test_v1_valid();
@@ -718,5 +960,7 @@ int main(void)
 	test_analyzers();
 	test_tls_window();
 	test_tunnel();
+	test_big_header();
+	test_big_stream();
 	return check_done();
 }
