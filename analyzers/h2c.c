@@ -1339,10 +1339,7 @@ static unsigned h2c_counters(const void *state, struct mod_counter *out)
 {
 	const struct h2c_state *ms = state;
 
-	out[0] = (struct mod_counter){"pending_refused", ms->pend.refused, MODC_SUMMARY};
-	out[1] = (struct mod_counter){"pending_bytes", ms->pend.used, 0};
-	out[2] = (struct mod_counter){"pending_peak", ms->pend.peak, 0};
-	return 3;
+	return pend_budget_counters(&ms->pend, out);
 }
 
 size_t h2c_pending_bytes(const void *state)

@@ -1055,10 +1055,7 @@ static unsigned http_counters(const void *state, struct mod_counter *out)
 {
 	const struct http_state *st = state;
 
-	out[0] = (struct mod_counter){"pending_refused", st->pend.refused, MODC_SUMMARY};
-	out[1] = (struct mod_counter){"pending_bytes", st->pend.used, 0};
-	out[2] = (struct mod_counter){"pending_peak", st->pend.peak, 0};
-	return 3;
+	return pend_budget_counters(&st->pend, out);
 }
 
 size_t http_pending_bytes(const void *state)

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "module.h"
+
 struct pend {
 	struct pend *prev, *next; /* the budget's list */
 	uint32_t cap;             /* bytes of data */
@@ -83,6 +85,14 @@ void pend_budget_fini(struct pend_budget *b)
 		struct pend *p = b->all;
 		pend_free(&p, b);
 	}
+}
+
+unsigned pend_budget_counters(const struct pend_budget *b, struct mod_counter *out)
+{
+	out[0] = (struct mod_counter){"pending_refused", b->refused, MODC_SUMMARY};
+	out[1] = (struct mod_counter){"pending_bytes", b->used, 0};
+	out[2] = (struct mod_counter){"pending_peak", b->peak, 0};
+	return 3;
 }
 
 unsigned pend_count(const struct pend *p)

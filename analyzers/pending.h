@@ -61,6 +61,11 @@ void pend_budget_init(struct pend_budget *b, size_t max);
  * call it when the module ends). NULL is fine. */
 void pend_budget_fini(struct pend_budget *b);
 
+/* The budget's counters as a module reports them (module.counters):
+ * pending_refused, pending_bytes, pending_peak into out; returns 3. */
+struct mod_counter;
+unsigned pend_budget_counters(const struct pend_budget *b, struct mod_counter *out);
+
 /* Entries in p (NULL: none). */
 unsigned pend_count(const struct pend *p);
 
