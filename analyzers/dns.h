@@ -88,6 +88,9 @@
 #define DNS_MAX_JUMPS 128     /* compression pointers followed per name: a name
 			       * has at most 127 labels, and a legal one may put a
 			       * pointer after each */
+#define DNS_LOOSE_JUMPS 255   /* pointers followed in a first question's name
+			       * read loosely (dns.c, name_read_loose): dnsmasq's
+			       * limit */
 #define DNS_RR_SEEN 64        /* RRs whose wire place the walk remembers */
 
 /* Extra input flags for dns_parse_message (beside OBS_F_*): skip ldns and
