@@ -347,26 +347,31 @@ out:
 
 /*
  * The first question's name read as the resolvers that follow compression
- * pointers loosely read it, for when name_read refused a pointer in it.
- * dnsmasq (extract_name) follows a pointer to any offset of the message:
- * forward, to itself (until its 255 jumps run out), into the 12-byte header
- * (whose id, flags and counts then spell labels: a count's high byte, 0, is
- * the root). In the review20 lab (pcaps/review20/dns/FINDINGS.md) dnsmasq
- * 2.90 resolved and forwarded such names, metadata.google.internal among
- * them, while the sensor reported no name and the detectors judged nothing.
- * So the question's name is the one the resolver acts on, and the message
- * stays malformed for name_read's reason. Bounds: at most
- * DNS_LOOSE_JUMPS pointers (dnsmasq's limit; a loop stops there), labels
- * <= 63 (types 01 and 10 refused, as every resolver refuses them), names
- * <= 255 wire bytes. *c advances past the name's in-place bytes. NM_OK or
+ * pointers loosely read it, for when name_read refused it. dnsmasq
+ * (extract_name) follows a pointer to any offset of the message: forward,
+ * to itself (until its 255 jumps run out), into the 12-byte header (whose
+ * id, flags and counts then spell labels: a count's high byte, 0, is the
+ * root); and it takes names of up to 1,025 wire bytes. In the review20 lab
+ * (pcaps/review20/dns/FINDINGS.md) dnsmasq 2.90 resolved and forwarded
+ * such names, metadata.google.internal among them, while the sensor
+ * reported no name and the detectors judged nothing. So the question's
+ * name is the one the resolver acts on, and the message stays malformed
+ * for name_read's reason. A name over 255 bytes is given by its last
+ * labels that fit 255 (the registered domain and what is nearest it, what
+ * the detectors judge); the reason, "name longer than 255 bytes", says it
+ * was longer. Bounds: at most DNS_LOOSE_JUMPS pointers (dnsmasq's; a loop
+ * stops there), labels <= 63 (types 01 and 10 refused, as every resolver
+ * refuses them), names <= DNS_LOOSE_NAME_MAX wire bytes, read into *big
+ * (the caller's). *c advances past the name's in-place bytes. NM_OK or
  * NM_BAD (*c failed); *d is the name.
  */
-static int name_read_loose(const uint8_t *msg, size_t mlen, struct cur *c, struct dns_wname *d)
+static int name_read_loose(const uint8_t *msg, size_t mlen, struct cur *c, struct dns_wname *d,
+			   uint8_t big[DNS_LOOSE_NAME_MAX])
 {
 	struct cur r = *c;
+	size_t n = 0;
 	int jumps = 0;
 
-	d->len = 0;
 	for (;;) {
 		uint8_t b = cur_u8(&r);
 		if (r.err)
@@ -380,18 +385,24 @@ static int name_read_loose(const uint8_t *msg, size_t mlen, struct cur *c, struc
 			r = cur_init(msg + target, mlen - target);
 			continue;
 		}
-		if ((b & 0xc0) || d->len + 1 + b > 255)
+		if ((b & 0xc0) || n + 1 + b > DNS_LOOSE_NAME_MAX)
 			goto bad;
-		d->w[d->len++] = b;
+		big[n++] = b;
 		if (b == 0)
 			break;
-		cur_bytes(&r, d->w + d->len, b);
+		cur_bytes(&r, big + n, b);
 		if (r.err)
 			goto bad;
-		d->len += b;
+		n += b;
 	}
 	if (jumps == 0)
 		c->p = r.p;
+	/* the last labels that fit 255 bytes */
+	size_t from = 0;
+	while (n - from > 255)
+		from += 1 + (size_t)big[from];
+	memcpy(d->w, big + from, n - from);
+	d->len = n - from;
 	return NM_OK;
 bad:
 	cur_fail(c);
@@ -970,8 +981,9 @@ static void walk(struct walk *w, struct dns_out *o, int check)
 			/* a pointer the walk refuses, which a resolver may
 			 * follow: the name it acts on (name_read_loose), and
 			 * the walk ends after this question */
+			uint8_t big[DNS_LOOSE_NAME_MAX];
 			c = at;
-			loose = name_read_loose(w->msg, w->len, &c, qd) == NM_OK;
+			loose = name_read_loose(w->msg, w->len, &c, qd, big) == NM_OK;
 			if (!loose)
 				cur_fail(&c);
 		}

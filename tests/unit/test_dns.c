@@ -841,7 +841,7 @@ static void test_question_loose_pointer(void)
 
 	/* what a loose reader refuses too gives no name: a loop (dnsmasq
 	 * gives up after 255 jumps), a target past the end, label types 01
-	 * and 10, a name over 255 bytes */
+	 * and 10, a name over 1,025 bytes (below) */
 	mb_hdr(&M, 8, QUERY, 1, 0, 0, 0);
 	mb_u8(&M, 1);
 	mb_u8(&M, 'a');
@@ -870,28 +870,78 @@ static void test_question_loose_pointer(void)
 		CHECK_EQ(parse(), MOD_MALFORMED);
 		CHECK_STR(OUT.qname, "");
 	}
-	/* 4 x 63-byte labels = 256 bytes before the root through a pointer */
+	/* 3 x 63-byte labels (192 bytes and the root) through a pointer */
 	mb_hdr(&M, 9, QUERY, 1, 0, 0, 0);
-	char lab3[4 * 64];
+	char lab3[3 * 64];
 	memset(lab3, 'q', sizeof(lab3));
-	for (int k = 1; k < 4; k++)
+	for (int k = 1; k < 3; k++)
 		lab3[k * 64 - 1] = '.';
 	lab3[sizeof(lab3) - 1] = '\0';
-	mb_name_ptr(&M, lab3, 12 + 256 + 4);
-	mb_u16(&M, 1);
-	mb_u16(&M, 1);
-	mb_u8(&M, 0);
-	CHECK_EQ(parse(), MOD_MALFORMED);
-	CHECK_STR(OUT.qname, "");
-	/* ... and 3 of them (192 + root) are fine */
-	mb_hdr(&M, 9, QUERY, 1, 0, 0, 0);
-	lab3[3 * 64 - 1] = '\0';
 	mb_name_ptr(&M, lab3, 12 + 192 + 4);
 	mb_u16(&M, 1);
 	mb_u16(&M, 1);
 	mb_u8(&M, 0);
 	CHECK_EQ(parse(), MOD_MALFORMED);
-	CHECK_EQ(OUT.qname_len, 3 * 64 - 1);
+	CHECK_STR(OUT.qname, lab3);
+
+	/* R20-2: names over 255 bytes, which dnsmasq takes up to 1,025 and
+	 * forwards: the last labels that fit 255, with or without pointers */
+	static char big[1200], want[300];
+	for (size_t total = 256; total <= 1026; total++) {
+		/* labels "NNN" + 'y' * 59 (63 bytes), then the tail: a label of
+		 * what is left, "exfil-lab", "com" (15 bytes and the root) */
+		size_t body = total - 1 - 14, bn = 0, k = 0;
+		while (body - bn > 64) {
+			bn += (size_t)snprintf(big + bn, sizeof(big) - bn, "%03zuyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy.", k++);
+		}
+		size_t last = body - bn - 1; /* the label that makes it total */
+		if (last == 0) {
+			continue; /* (an empty label would be the root) */
+		}
+		memset(big + bn, 'z', last);
+		bn += last;
+		memcpy(big + bn, ".exfil-lab.com", 15);
+		for (int ptr = 0; ptr < 2; ptr++) {
+			mb_hdr(&M, 11, QUERY, 1, 0, 0, 0);
+			if (ptr) {
+				/* the name after the question, reached forward */
+				mb_name_ptr(&M, "", 12 + 2 + 4);
+				mb_u16(&M, 1);
+				mb_u16(&M, 1);
+				mb_name(&M, big);
+			} else {
+				mb_q(&M, big, 1, 1);
+			}
+			CHECK_EQ(parse(), MOD_MALFORMED);
+			CHECK_STR(OUT.reason, ptr ? "question 1: compression pointer does not point backwards"
+						  : "question 1: name longer than 255 bytes");
+			if (total > DNS_LOOSE_NAME_MAX) {
+				CHECK_STR(OUT.qname, "");
+				continue;
+			}
+			/* the wanted tail: drop whole labels from the front
+			 * until the rest is at most 254 text bytes (255 on the
+			 * wire with the root) */
+			const char *t = big;
+			while (strlen(t) + 2 > 255)
+				t = strchr(t, '.') + 1;
+			snprintf(want, sizeof(want), "%s", t);
+			CHECK_STR(OUT.qname, want);
+			CHECK_EQ(OUT.qtype, ptr ? 1 : 1);
+		}
+	}
+	/* a loop through labels ends at 1,025 bytes: 200 labels "a" then a
+	 * pointer to the first of them, forever */
+	mb_hdr(&M, 12, QUERY, 1, 0, 0, 0);
+	for (int k = 0; k < 200; k++) {
+		mb_u8(&M, 1);
+		mb_u8(&M, 'a');
+	}
+	mb_u16(&M, 0xc00c);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.qname, "");
 
 	/* only the first question, and no RR, is read loosely: a second
 	 * question's or an owner's bad pointer gives no record */
