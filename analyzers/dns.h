@@ -14,7 +14,12 @@
  * rdata of a type we decode must be exactly filled by its fields, at most
  * one OPT, owned by the root and exactly filled by its options (RFC 6891
  * 6.1.2), TSIG only last, and the message must end where its last RR ends
- * (over TCP: the length prefix must match). The rdata of other types ldns
+ * (over TCP: the length prefix must match). The first question's name
+ * alone, when it breaks the pointer or length rules, is then read as
+ * dnsmasq reads it (pointers anywhere, up to DNS_LOOSE_JUMPS; up to
+ * DNS_LOOSE_NAME_MAX bytes, given by its last labels that fit 255): the
+ * message stays malformed, but its qname is the name a resolver acts on
+ * (dns.c, name_read_loose). The rdata of other types ldns
  * reads by their fields: one its fields do not fill exactly (a HINFO with
  * bytes left over) is malformed wherever it lies ("answer 2: HINFO rdata
  * longer than its fields"). When that walk or ldns rejects the message,
@@ -88,6 +93,11 @@
 #define DNS_MAX_JUMPS 128     /* compression pointers followed per name: a name
 			       * has at most 127 labels, and a legal one may put a
 			       * pointer after each */
+#define DNS_LOOSE_JUMPS 255   /* pointers followed in a first question's name
+			       * read loosely (dns.c, name_read_loose): dnsmasq's
+			       * limit */
+#define DNS_LOOSE_NAME_MAX 1025 /* wire bytes of such a name (dnsmasq's
+				 * MAXDNAME); reported by its last 255 */
 #define DNS_RR_SEEN 64        /* RRs whose wire place the walk remembers */
 
 /* Extra input flags for dns_parse_message (beside OBS_F_*): skip ldns and

