@@ -171,6 +171,12 @@
 #include "h2c.h"
 
 #define HTTP_HEAD_MAX 65536   /* one head, terminator included */
+/* ... and past it, marked, a head is still read a line at a time, nothing
+ * of it kept but its state, up to this many bytes: Python's http.server
+ * takes 100 lines of 64 KiB (6.5 MB), Go 1 MiB, nginx what its
+ * large_client_header_buffers hold; a head that passes it is reported
+ * there and the rest of it skipped to its empty line */
+#define HTTP_HEAD_FAR (8 * 1024 * 1024)
 #define HTTP_HEAD_HOLD 8192   /* a head longer is read a line at a time */
 #define HTTP_LINE_SKIP 8192   /* ... and a field or request line longer is skipped */
 #define HTTP_METHOD_LEN 32    /* method token bytes */
