@@ -940,7 +940,7 @@ _Static_assert(HTTP_METHOD_MAX + HTTP_URI_MAX + HTTP_VERSION_MAX + HTTP_HOST_MAX
 
 /* ---- the module ------------------------------------------------------------ */
 
-enum { SKIP_FIELD = 1, SKIP_REQLINE = 2 }; /* http_dir.skipline */
+enum { SKIP_FIELD = 1, SKIP_REQLINE = 2, SKIP_STATUS = 3 }; /* http_dir.skipline */
 
 /* A request line skipped to its LF keeps its first RL_KEEP bytes (a method
  * and whitespace, then HTTP_URI_MAX - 1 bytes of target: what the event
@@ -964,7 +964,8 @@ struct http_dir {
 			    * at a time: its state is in the flow's roomy part */
 	uint8_t skipline;  /* ... and a field line of it too long to hold is
 			    * being skipped, up to its LF (SKIP_FIELD), or
-			    * its request line (SKIP_REQLINE) */
+			    * its request line (SKIP_REQLINE), or its
+			    * status line (SKIP_STATUS) */
 	uint8_t skiphead;  /* a head over HTTP_HEAD_MAX was reported: the rest
 			    * of it is skipped, up to its empty line */
 	uint8_t nl;        /* skiphead: 0 in a line, 1 after its LF, 2 after
@@ -1553,14 +1554,18 @@ static struct http_head *long_head(struct flow *f, struct http_flow **fsp, int d
 
 /*
  * A field line longer than HTTP_LINE_SKIP is skipped to its LF
- * (http_dir.skipline == SKIP_FIELD), its skipped bytes held to the rules
- * line_take holds a read line to, so that skipping hides nothing the same
- * bytes in a short line would show: a bare CR (where nginx answers 400 and
- * Python's header parser starts a new field: the line end is in doubt)
- * breaks the head, and so does a control byte before the line's ':'; after
- * it, a control (NUL: nginx 400, Python takes it) passes, the head being
- * marked already. The line's bytes so far, held at c + at, were read by
- * line_take: what is carried is whether they hold the ':' and end in a CR.
+ * (http_dir.skipline == SKIP_FIELD), its skipped bytes looked at so that
+ * skipping hides nothing: a bare CR ends the line there, as Python's
+ * http.server reads it (its header parser starts a new field after a bare
+ * CR: "X: aaa" CR "Host: evil" is a Host to it; nginx answers 400, Go
+ * too), so a field after it is read (the head is marked already: several
+ * Host fields are flagged too); a control byte before the line's ':'
+ * breaks the head, as in a line read whole; after it, a control (NUL:
+ * nginx 400, Python takes it) passes. A status line skipped the same way
+ * (SKIP_STATUS) runs to its LF whatever its bytes, as clients read it
+ * (Python's http.client: readline). The line's bytes so far, held at
+ * c + at, were read by line_take: what is carried is whether they hold the
+ * ':' and end in a CR.
  */
 static void skip_field_start(struct http_dir *d, struct cur c, size_t at, size_t held)
 {
@@ -1571,11 +1576,12 @@ static void skip_field_start(struct http_dir *d, struct cur c, size_t at, size_t
 	d->cr = b && held && b[held - 1] == '\r';
 }
 
-/* Scan c, the next bytes of a field line being skipped: 1 at its LF (*k:
- * the bytes up to and with it), 0 when c ends first (*k: all of it), -1 at
- * a byte that breaks the head (*bad, and *bad_at its offset from c's start,
- * -1 meaning the CR that ended the bytes before). */
-static int skip_field_bytes(struct http_dir *d, struct cur c, size_t *k, int *bad,
+/* Scan c, the next bytes of a field (or status) line being skipped: 1 at
+ * its end (*k: the bytes up to and with it: LF, CRLF, or a bare CR in a
+ * field line, which may leave *k 0 when the CR ended the bytes before), 0
+ * when c ends first (*k: all of it), -1 at a byte that breaks the head
+ * (*bad, and *bad_at its offset from c's start). */
+static int skip_field_bytes(struct http_dir *d, struct cur c, int status, size_t *k, int *bad,
 			    size_t *bad_at)
 {
 	size_t n = cur_left(&c);
@@ -1588,9 +1594,10 @@ static int skip_field_bytes(struct http_dir *d, struct cur c, size_t *k, int *ba
 				*k = i + 1;
 				return 1;
 			}
-			*bad = '\r';
-			*bad_at = i - 1; /* wraps to the byte before c for i 0 */
-			return -1;
+			if (!status) {
+				*k = i; /* the line ended at the bare CR */
+				return 1;
+			}
 		}
 		if (b == '\n') {
 			*k = i + 1;
@@ -1767,7 +1774,8 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 				k = lf ? (size_t)(nl - c.p) + 1 : cur_left(&c);
 				reqline_tail(rm, cur_take(&c, k - (size_t)lf));
 			} else {
-				lf = skip_field_bytes(d, c, &k, &bad, &bad_at);
+				lf = skip_field_bytes(d, c, d->skipline == SKIP_STATUS, &k, &bad,
+						      &bad_at);
 			}
 			if (lf < 0) {
 				/* a byte that breaks the head, as it would
@@ -1893,7 +1901,7 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 					ms->head.cut = 1;
 					ms->head.taken += held;
 					s->consumed += (uint32_t)held;
-					d->skipline = SKIP_FIELD;
+					d->skipline = SKIP_STATUS;
 				}
 				*long_head(f, &fs, dir) = ms->head;
 			}
