@@ -1511,10 +1511,10 @@ static int head_skip(struct http_dir *d, struct cur c, size_t *used)
 }
 
 /*
- * A head over HTTP_HEAD_MAX was reported (malformed): skip the rest of it
- * and go on with the next message, as nginx with large header buffers, Go
- * (1 MiB) and Python's http.server (no bound on a head) do, rather than
- * stop the direction and hide every request after it. at_line_start: the
+ * A head over HTTP_HEAD_FAR was reported (malformed): skip the rest of it
+ * and go on with the next message, as a server with a larger bound does,
+ * rather than stop the direction and hide every request after it (heads
+ * between HTTP_HEAD_MAX and HTTP_HEAD_FAR are read whole). at_line_start: the
  * cursor stands at the start of a line. A Content-Length read before the
  * bound frames the body; chunked framing, lost with the skipped fields,
  * stops the direction.
