@@ -669,8 +669,7 @@ int http_parse_more(const uint8_t *buf, size_t len, struct http_head *h)
 		/* Past HTTP_HEAD_MAX the head is read on (servers do: Go up
 		 * to 1 MiB, Python's http.server 100 lines of 64 KiB), so a
 		 * Host or a framing field behind 64 KiB of filler is not lost;
-		 * it is marked, as no server with default settings but Go's
-		 * takes it. */
+		 * it is marked, as nginx's and squid's defaults refuse it. */
 		if (base + avail - cur_left(&c) > HTTP_HEAD_MAX)
 			note(h, 0, "head longer than %d bytes", HTTP_HEAD_MAX);
 		if (h->lines++ == 0) {
@@ -1557,8 +1556,8 @@ static struct http_head *long_head(struct flow *f, struct http_flow **fsp, int d
  * (http_dir.skipline == SKIP_FIELD), its skipped bytes looked at so that
  * skipping hides nothing: a bare CR ends the line there, as Python's
  * http.server reads it (its header parser starts a new field after a bare
- * CR: "X: aaa" CR "Host: evil" is a Host to it; nginx answers 400, Go
- * too), so a field after it is read (the head is marked already: several
+ * CR: "X: aaa" CR "Host: evil" is a Host to it; nginx answers 400), so
+ * a field after it is read (the head is marked already: several
  * Host fields are flagged too); a control byte before the line's ':'
  * breaks the head, as in a line read whole; after it, a control (NUL:
  * nginx 400, Python takes it) passes. A status line skipped the same way
