@@ -633,7 +633,7 @@ int http_parse_more(const uint8_t *buf, size_t len, struct http_head *h)
 	struct cur all = cur_init(buf, len);
 	int is_short, bad = 0;
 	const size_t base = h->taken; /* buf[0] is byte base of the head */
-	struct cur c = cur_take_upto(&all, base < HTTP_HEAD_MAX ? HTTP_HEAD_MAX - base : 0,
+	struct cur c = cur_take_upto(&all, base < HTTP_HEAD_FAR ? HTTP_HEAD_FAR - base : 0,
 				     &is_short);
 	size_t avail = cur_left(&c), bad_at = 0;
 
@@ -661,11 +661,17 @@ int http_parse_more(const uint8_t *buf, size_t len, struct http_head *h)
 			h->seen = base + avail;
 			h->taken = off;
 			if (!is_short) {
-				note(h, 1, "head longer than %d bytes", HTTP_HEAD_MAX);
+				note(h, 1, "head longer than %d bytes", HTTP_HEAD_FAR);
 				h->too_long = 1;
 			}
 			break;
 		}
+		/* Past HTTP_HEAD_MAX the head is read on (servers do: Go up
+		 * to 1 MiB, Python's http.server 100 lines of 64 KiB), so a
+		 * Host or a framing field behind 64 KiB of filler is not lost;
+		 * it is marked, as nginx's and squid's defaults refuse it. */
+		if (base + avail - cur_left(&c) > HTTP_HEAD_MAX)
+			note(h, 0, "head longer than %d bytes", HTTP_HEAD_MAX);
 		if (h->lines++ == 0) {
 			if (h->response)
 				status_line(h, line);
@@ -933,7 +939,7 @@ _Static_assert(HTTP_METHOD_MAX + HTTP_URI_MAX + HTTP_VERSION_MAX + HTTP_HOST_MAX
 
 /* ---- the module ------------------------------------------------------------ */
 
-enum { SKIP_FIELD = 1, SKIP_REQLINE = 2 }; /* http_dir.skipline */
+enum { SKIP_FIELD = 1, SKIP_REQLINE = 2, SKIP_STATUS = 3 }; /* http_dir.skipline */
 
 /* A request line skipped to its LF keeps its first RL_KEEP bytes (a method
  * and whitespace, then HTTP_URI_MAX - 1 bytes of target: what the event
@@ -957,11 +963,14 @@ struct http_dir {
 			    * at a time: its state is in the flow's roomy part */
 	uint8_t skipline;  /* ... and a field line of it too long to hold is
 			    * being skipped, up to its LF (SKIP_FIELD), or
-			    * its request line (SKIP_REQLINE) */
+			    * its request line (SKIP_REQLINE), or its
+			    * status line (SKIP_STATUS) */
 	uint8_t skiphead;  /* a head over HTTP_HEAD_MAX was reported: the rest
 			    * of it is skipped, up to its empty line */
 	uint8_t nl;        /* skiphead: 0 in a line, 1 after its LF, 2 after
 			    * LF CR */
+	uint8_t colon;     /* skipline SKIP_FIELD: the line's ':' has passed */
+	uint8_t cr;        /* ... and its last byte so far was a CR */
 	uint64_t left;     /* body bytes still to skip */
 	uint32_t wait_len; /* stream length when the last head was incomplete */
 };
@@ -1367,13 +1376,16 @@ static int response_done(struct http_state *ms, struct http_flow *fs, const stru
 }
 
 /* Is there anything new since the last incomplete head: a line end, a byte
- * that breaks the head, or (once) HTTP_HEAD_HOLD bytes held? Saves
- * re-parsing a long head per small segment: the bytes after wait_len are
- * looked at once each. */
+ * that breaks the head, or HTTP_HEAD_HOLD bytes held (once: the head is
+ * then read a line at a time), or, in a head read a line at a time,
+ * HTTP_LINE_SKIP bytes of its line (once: the line is then skipped; before,
+ * a second long field line after a skipped one was never looked at again
+ * and filled the window)? Saves re-parsing a long head per small segment:
+ * the bytes after wait_len are looked at once each. */
 static int head_news(const struct http_dir *d, const struct flow_stream *s)
 {
 	if (!d->wait_len || d->wait_len <= s->consumed || d->wait_len > s->len ||
-	    (!d->longh && s->len - s->consumed >= HTTP_HEAD_HOLD))
+	    s->len - s->consumed >= (d->longh ? HTTP_LINE_SKIP : HTTP_HEAD_HOLD))
 		return 1;
 	struct cur c = cur_init(s->buf + d->wait_len, s->len - d->wait_len);
 	while (cur_has(&c, 1)) {
@@ -1498,10 +1510,10 @@ static int head_skip(struct http_dir *d, struct cur c, size_t *used)
 }
 
 /*
- * A head over HTTP_HEAD_MAX was reported (malformed): skip the rest of it
- * and go on with the next message, as nginx with large header buffers, Go
- * (1 MiB) and Python's http.server (no bound on a head) do, rather than
- * stop the direction and hide every request after it. at_line_start: the
+ * A head over HTTP_HEAD_FAR was reported (malformed): skip the rest of it
+ * and go on with the next message, as a server with a larger bound does,
+ * rather than stop the direction and hide every request after it (heads
+ * between HTTP_HEAD_MAX and HTTP_HEAD_FAR are read whole). at_line_start: the
  * cursor stands at the start of a line. A Content-Length read before the
  * bound frames the body; chunked framing, lost with the skipped fields,
  * stops the direction.
@@ -1537,6 +1549,89 @@ static struct http_head *long_head(struct flow *f, struct http_flow **fsp, int d
 		*fsp = fs = &r->fs;
 	}
 	return &((struct http_flow_roomy *)fs)->head[dir];
+}
+
+/*
+ * A field line longer than HTTP_LINE_SKIP is skipped to its LF
+ * (http_dir.skipline == SKIP_FIELD), its skipped bytes looked at so that
+ * skipping hides nothing: a bare CR ends the line there, as Python's
+ * http.server reads it (its header parser starts a new field after a bare
+ * CR: "X: aaa" CR "Host: evil" is a Host to it; nginx answers 400), so
+ * a field after it is read (the head is marked already: several
+ * Host fields are flagged too); a control byte before the line's ':'
+ * breaks the head, as in a line read whole; after it, a control (NUL:
+ * nginx 400, Python takes it) passes. A status line skipped the same way
+ * (SKIP_STATUS) runs to its LF whatever its bytes, as clients read it
+ * (Python's http.client: readline). The line's bytes so far, held at
+ * c + at, were read by line_take: what is carried is whether they hold the
+ * ':' and end in a CR.
+ */
+static void skip_field_start(struct http_dir *d, struct cur c, size_t at, size_t held)
+{
+	cur_skip(&c, at);
+	const uint8_t *b = cur_ptr(&c, held);
+
+	d->colon = b && memchr(b, ':', held) != NULL;
+	d->cr = b && held && b[held - 1] == '\r';
+}
+
+/* Scan c, the next bytes of a field (or status) line being skipped: 1 at
+ * its end (*k: the bytes up to and with it: LF, CRLF, or a bare CR in a
+ * field line, which may leave *k 0 when the CR ended the bytes before), 0
+ * when c ends first (*k: all of it), -1 at a byte that breaks the head
+ * (*bad, and *bad_at its offset from c's start). */
+static int skip_field_bytes(struct http_dir *d, struct cur c, int status, size_t *k, int *bad,
+			    size_t *bad_at)
+{
+	size_t n = cur_left(&c);
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t b = cur_u8(&c);
+		if (d->cr) {
+			d->cr = 0;
+			if (b == '\n') {
+				*k = i + 1;
+				return 1;
+			}
+			if (!status) {
+				*k = i; /* the line ended at the bare CR */
+				return 1;
+			}
+		}
+		if (b == '\n') {
+			*k = i + 1;
+			return 1;
+		}
+		if (b == '\r') {
+			d->cr = 1;
+		} else if (((b < 0x20 && b != '\t') || b == 0x7f) && !d->colon) {
+			*bad = b;
+			*bad_at = i;
+			return -1;
+		}
+		d->colon |= b == ':';
+	}
+	*k = n;
+	return 0;
+}
+
+/* The first line of a response, too long to hold, at c + at: is it a
+ * status line? Read into h from its first bytes (the version, the code and
+ * as much of the reason phrase as h keeps); 0, h untouched, when not: the
+ * line is then left to fill the window and break the head as before. */
+static int status_start(struct http_head *h, struct cur c, size_t at)
+{
+	struct http_head t;
+
+	cur_skip(&c, at);
+	c = cur_take(&c, cur_left(&c) < 2 * HTTP_PHRASE_MAX ? cur_left(&c) : 2 * HTTP_PHRASE_MAX);
+	t = *h;
+	status_line(&t, c);
+	if (!t.have_line || t.fatal)
+		return 0;
+	*h = t;
+	h->lines = 1;
+	return 1;
 }
 
 /*
@@ -1666,17 +1761,44 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 			struct http_head *lh = long_head(f, &fs, dir);
 			struct http_flow_roomy *rm = (struct http_flow_roomy *)fs;
 			int reqline = d->skipline == SKIP_REQLINE;
-			const uint8_t *nl = memchr(c.p, '\n', cur_left(&c));
-			int lf = nl != NULL;
-			size_t k = lf ? (size_t)(nl - c.p) + 1 : cur_left(&c);
-			if (reqline)
+			size_t k, bad_at = 0;
+			int bad = 0, lf;
+			if (reqline) {
+				/* a bare CR is whitespace there, and another
+				 * control leaves the line running to its LF
+				 * (Python's reading; nginx answers 400): the
+				 * head is marked already, nothing more to say */
+				const uint8_t *nl = memchr(c.p, '\n', cur_left(&c));
+				lf = nl != NULL;
+				k = lf ? (size_t)(nl - c.p) + 1 : cur_left(&c);
 				reqline_tail(rm, cur_take(&c, k - (size_t)lf));
+			} else {
+				lf = skip_field_bytes(d, c, d->skipline == SKIP_STATUS, &k, &bad,
+						      &bad_at);
+			}
+			if (lf < 0) {
+				/* a byte that breaks the head, as it would
+				 * have in the part read: reported, and the
+				 * direction stops */
+				ms->head = *lh;
+				note(&ms->head, 1, "control byte 0x%02x at offset %zu",
+				     (unsigned)bad, lh->taken + bad_at);
+				ms->head.seen = lh->taken + bad_at + 1;
+				r = dir ? response_done(ms, fs, p, out, MOD_MALFORMED)
+					: request_done(ms, fs, p, out, MOD_MALFORMED);
+				if (r < 0)
+					return r;
+				ret = worse(ret, r);
+				d->skipline = d->longh = 0;
+				d->stop = 1;
+				break;
+			}
 			lh->taken += k;
 			s->consumed += (uint32_t)k;
 			d->wait_len = 0;
 			if (lf) {
 				d->skipline = 0;
-				if (reqline && lh->taken < HTTP_HEAD_MAX) {
+				if (reqline && lh->taken < HTTP_HEAD_FAR) {
 					/* the line is over: its fields are next */
 					reqline_read(ms, rm, lh, 1);
 					if (!lh->version[0] &&
@@ -1693,12 +1815,12 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 					continue;
 				}
 			}
-			if (lh->taken >= HTTP_HEAD_MAX) {
+			if (lh->taken >= HTTP_HEAD_FAR) {
 				/* the head is too long whatever follows */
 				if (reqline)
 					reqline_read(ms, rm, lh, lf);
 				ms->head = *lh;
-				note(&ms->head, 1, "head longer than %d bytes", HTTP_HEAD_MAX);
+				note(&ms->head, 1, "head longer than %d bytes", HTTP_HEAD_FAR);
 				ms->head.seen = ms->head.taken;
 				r = dir ? response_done(ms, fs, p, out, MOD_MALFORMED)
 					: request_done(ms, fs, p, out, MOD_MALFORMED);
@@ -1757,10 +1879,28 @@ static int http_stream(struct http_state *ms, struct flow *f, const struct pkt *
 					 * behind a 20 KB cookie) are read */
 					note(&ms->head, 0, "field line longer than %d bytes",
 					     HTTP_LINE_SKIP);
+					skip_field_start(d, c, ms->head.taken - base, held);
 					ms->head.cut = 1;
 					ms->head.taken += held;
 					s->consumed += (uint32_t)held;
 					d->skipline = SKIP_FIELD;
+				} else if (ms->head.lines == 0 && dir == 1 &&
+					   held >= HTTP_LINE_SKIP &&
+					   status_start(&ms->head, c, ms->head.taken - base)) {
+					/* a status line longer than that (a reason
+					 * phrase of 20 KB, which curl and Python's
+					 * http.client take): read from its first
+					 * bytes, the rest skipped to its LF as a
+					 * field line is, so the fields after it and
+					 * the responses after it are read */
+					note(&ms->head, 0, "status line longer than %d bytes",
+					     HTTP_LINE_SKIP);
+					skip_field_start(d, c, ms->head.taken - base, held);
+					d->colon = 1;
+					ms->head.cut = 1;
+					ms->head.taken += held;
+					s->consumed += (uint32_t)held;
+					d->skipline = SKIP_STATUS;
 				}
 				*long_head(f, &fs, dir) = ms->head;
 			}

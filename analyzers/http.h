@@ -13,8 +13,10 @@
  *
  * Hostile-input rules (each breaks the head and is counted as malformed):
  *   - a head is at most HTTP_HEAD_MAX bytes, terminator included (squid's
- *     default bound; nginx's is 32 KiB); more without an empty line is
- *     "head longer than 65536 bytes";
+ *     default bound; nginx's is 32 KiB); a longer one is read on all the
+ *     same, "head longer than 65536 bytes" (not fatal: servers take longer
+ *     ones), up to HTTP_HEAD_FAR, past which, without an empty line, it
+ *     breaks (fatal, too_long);
  *   - bytes allowed in a head: HT, LF, CR just before LF, 0x20..0x7e and
  *     0x80..0xff; NUL, other controls, DEL and a bare CR are "control byte"
  *     (in a field value, after the line's first ':', all but a bare CR
@@ -72,22 +74,34 @@
  *     skipped to its LF, its last bytes kept for the version; the request
  *     is read from the two, marked malformed ("request line longer than
  *     8192 bytes") and cut, then its fields (Host) and the requests after
- *     it; a line past HTTP_HEAD_MAX is reported there (method and target,
- *     no version, no fields) and the rest of its head skipped as below;
+ *     it; in the skipped bytes a bare CR is whitespace and another control
+ *     passes (Python's reading; nginx answers 400); a line past
+ *     HTTP_HEAD_FAR is reported there (method and target, no version, no
+ *     fields) and the rest of its head skipped as below;
  *   - a field line of a head read a line at a time that grows past
  *     HTTP_LINE_SKIP without its LF (a 20 KB cookie or JWT, which nginx
  *     with large buffers serves) is skipped to its LF, the head marked
- *     malformed and cut, so the fields after it are read; a head past
- *     HTTP_HEAD_MAX is reported (malformed) and its rest skipped to its
- *     empty line, then the next message is read (its body framed by a
- *     Content-Length read before the bound; chunked framing stops the
+ *     malformed and cut, so the fields after it are read; a bare CR in
+ *     the skipped bytes ends the line there (Python's http.server starts
+ *     a new field after it; nginx answers 400), a control byte before the
+ *     line's ':' breaks the head (fatal), one after it passes; a status
+ *     line that grows past HTTP_LINE_SKIP is read from its first bytes
+ *     (version, code, the start of its phrase) and skipped to its LF the
+ *     same way ("status line longer than 8192 bytes"; when those bytes are
+ *     no status line it is left to fill the window);
+ *   - a head past HTTP_HEAD_MAX goes on being read a line at a time, the
+ *     window moving on, nothing kept but struct http_head, to its empty
+ *     line (its Host, framing and Upgrade from anywhere in it); one past
+ *     HTTP_HEAD_FAR is reported (malformed) there and its rest skipped to
+ *     its empty line, then the next message is read (its body framed by a
+ *     Content-Length read before that bound; chunked framing stops the
  *     direction);
  *   - a head longer than HTTP_HEAD_HOLD is read a line at a time
  *     (http_parse_more): its complete lines are parsed, its state is kept
  *     with the flow (which grows once, by two struct http_head) and the
- *     window moves on past them, so a head up to HTTP_HEAD_MAX is read
- *     whole whatever the 16 KiB window, as long as each line and each
- *     segment fits the window beside the line before it;
+ *     window moves on past them, so a head up to HTTP_HEAD_FAR is read
+ *     whole whatever the 16 KiB window, as long as each segment fits the
+ *     window beside the start of the line before it;
  *   - HTTP/0.9: a request line without a version, alone (no byte after
  *     its line end), is a whole request when the server sends while it
  *     waits: it is emitted then (the server's packet turned around),
@@ -171,6 +185,12 @@
 #include "h2c.h"
 
 #define HTTP_HEAD_MAX 65536   /* one head, terminator included */
+/* ... and past it, marked, a head is still read a line at a time, nothing
+ * of it kept but its state, up to this many bytes: Python's http.server
+ * takes 100 lines of 64 KiB (6.5 MB), Go 1 MiB, nginx what its
+ * large_client_header_buffers hold; a head that passes it is reported
+ * there and the rest of it skipped to its empty line */
+#define HTTP_HEAD_FAR (8 * 1024 * 1024)
 #define HTTP_HEAD_HOLD 8192   /* a head longer is read a line at a time */
 #define HTTP_LINE_SKIP 8192   /* ... and a field or request line longer is skipped */
 #define HTTP_METHOD_LEN 32    /* method token bytes */
@@ -242,7 +262,7 @@ struct http_head {
 
 /*
  * Parse the head at buf[0..len) (a request when response is 0, a status
- * head otherwise). Only buf[0..min(len, HTTP_HEAD_MAX)) is read; buf is
+ * head otherwise). Only buf[0..min(len, HTTP_HEAD_FAR)) is read; buf is
  * borrowed.
  *
  * Returns MOD_OK (head_len set); MOD_TRUNCATED when no empty line is there
@@ -257,7 +277,7 @@ int http_parse_head(const uint8_t *buf, size_t len, int response, struct http_he
  * MOD_TRUNCATED: buf[0..len) is its bytes from h->taken on (the rest of a
  * line that was not complete, and what followed), so a head longer than
  * the bytes one can hold is read a line at a time. Reads at most
- * HTTP_HEAD_MAX - h->taken bytes; returns as http_parse_head does, with
+ * HTTP_HEAD_FAR - h->taken bytes; returns as http_parse_head does, with
  * every length and offset counted from the head's first byte.
  */
 int http_parse_more(const uint8_t *buf, size_t len, struct http_head *h);
