@@ -3,7 +3,7 @@
 
     far_head.py EGRESSWATCH REVIEW_DIR
 
-Writes REVIEW_DIR/far_head.py's 'big' capture (pcaps/review20: a request with
+Writes REVIEW_DIR/far_head.py's 'big' capture (pcaps/review20/http: a request with
 1,000,000 bytes of filler fields before its Host and Content-Length, as Go's
 net/http takes, whose body looks like a request; and one of 8.5 MB, past the
 sensor's second bound HTTP_HEAD_FAR, each followed by another request),

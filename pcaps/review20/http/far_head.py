@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """far_head.py OUT.pcap [big] - heads longer than 64 KiB that servers take, crafted
-(review18's TCP conversation writer, ../review18/pcapgen.py; same bytes every run).
+(review18's TCP conversation writer, ../../review18/pcapgen.py; same bytes every run).
 
 Without 'big' (the committed far_head.pcap, 140 KB):
   1. 10.1.0.2 -> 10.9.0.80:80 (a relay that forwards by Host): GET /computeMetadata/v1/
@@ -17,7 +17,7 @@ With 'big' (written at test time by tests/pcap/far_head.py, 10 MB):
      the next request read."""
 import sys
 import os
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "review18"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "review18"))
 from pcapgen import Pcap, Conn  # review18's TCP conversation writer
 
 

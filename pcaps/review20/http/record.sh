@@ -1,10 +1,10 @@
 #!/bin/bash
 # record.sh OUTDIR - record review20's captures against real servers (root):
-# review18's lab (../review18/lab.sh: nginx, with large_client_header_buffers
+# review18's lab (../../review18/lab.sh: nginx, with large_client_header_buffers
 # 4 32k on :83) under the names EW_LAB_NS (default ewh1: namespaces ewh1-c,
 # ewh1-s, veth ewh1-c0/ewh1-s0) and EW_LAB_NET (default 10.95.0), plus echo.py
 # (Python's http.server, echoing the Host and body it parsed) on :8001 of the
-# server namespace. Each request is sent by ../review18/send.py; what the
+# server namespace. Each request is sent by ../../review18/send.py; what the
 # server answered is printed (OUTDIR/*.answers). Writes
 #   OUTDIR/nginx32k_far_host.pcap   heads of 66 KB and more to nginx :83
 #   OUTDIR/python_far_host.pcap     the same kind to echo.py, a 20 KB status line
@@ -15,9 +15,9 @@ OUT=$(realpath "${1:?usage: record.sh OUTDIR}")
 HERE=$(cd "$(dirname "$0")" && pwd)
 export EW_LAB_NS=${EW_LAB_NS:-ewh1} EW_LAB_NET=${EW_LAB_NET:-10.95.0} EW_LAB_HEADER_TIMEOUT=30s
 export EW_LAB_SERVER=$EW_LAB_NET.80
-LAB=$HERE/../review18/lab.sh
+LAB=$HERE/../../review18/lab.sh
 # send.py runs in the client namespace: its only route is the lab link
-SEND="ip netns exec $EW_LAB_NS-c timeout 20 /usr/bin/python3 $HERE/../review18/send.py"
+SEND="ip netns exec $EW_LAB_NS-c timeout 20 /usr/bin/python3 $HERE/../../review18/send.py"
 T=/tmp/$EW_LAB_NS-lab
 cleanup() {
 	[ -f $T/echo.pid ] && kill "$(cat $T/echo.pid)" 2>/dev/null || true
