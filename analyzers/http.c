@@ -141,10 +141,15 @@ enum {
  * LF): *bad and *bad_at (its offset in the line) say which. With LT_VALUES
  * (a field line), such a byte after the line's first ':' is in a field
  * value, which nginx and squid pass on: the line is taken all the same and
- * LINE_CTL says it held one (*bad, *bad_at the first). A bare CR there stays
- * LINE_BAD: where the line ends is then in doubt. In a request line
- * (LT_CR) squid reads a bare CR as whitespace and serves the request, so
- * the line goes on to its LF and LINE_CTL says so.
+ * LINE_CTL says it held one (*bad, *bad_at the first). A bare CR there ends
+ * the line (LINE_CTL, *c past the CR), as Python's http.server reads it
+ * (its header parser splits on CR, LF and CRLF, so "X: a" CR "Host: h" is
+ * a Host to it; nginx answers 400, squid keeps the CR in the value): the
+ * fields after it are read and the head goes on, as it does in the
+ * skipped middle of a long field line, rather than stop the direction and
+ * hide every later request. In a request line (LT_CR) squid reads a bare
+ * CR as whitespace and serves the request, so the line goes on to its LF
+ * and LINE_CTL says so.
  */
 static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at, int how)
 {
@@ -170,6 +175,15 @@ static int line_take(struct cur *c, struct cur *line, int *bad, size_t *bad_at, 
 				*line = cur_take(c, n);
 				cur_skip(c, 2);
 				return ctl ? LINE_CTL : LINE_OK;
+			}
+			if ((how & LT_VALUES) && colon) {
+				if (!ctl) {
+					*bad = b;
+					*bad_at = n;
+				}
+				*line = cur_take(c, n);
+				cur_skip(c, 1);
+				return LINE_CTL;
 			}
 		}
 		if ((b < 0x20 && b != '\t') || b == 0x7f) {

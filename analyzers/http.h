@@ -19,10 +19,12 @@
  *     breaks (fatal, too_long);
  *   - bytes allowed in a head: HT, LF, CR just before LF, 0x20..0x7e and
  *     0x80..0xff; NUL, other controls, DEL and a bare CR are "control byte"
- *     (in a field value, after the line's first ':', all but a bare CR
- *     are the softer kind below: nginx and squid pass them on; so is a
- *     bare CR in a request line, which squid reads as whitespace: the line
- *     runs to its LF and the CR splits nothing);
+ *     (in a field value, after the line's first ':', they are the softer
+ *     kind below: nginx and squid pass them on, and a bare CR there ends
+ *     the field line, as Python's http.server reads it, the rest of the
+ *     line read as the next field; so is a bare CR in a request line,
+ *     which squid reads as whitespace: the line runs to its LF and the CR
+ *     splits nothing);
  *   - a request line that does not start with a method token; the status
  *     line is HTTP-version SP 3DIGIT [SP reason], the version exactly
  *     "HTTP/" DIGIT "." DIGIT;

@@ -509,7 +509,7 @@ static void test_hostile(void)
 	} t[] = {
 		{"GET / HTTP/1.1\r\nHost: a\0b\r\n\r\n", 29, 0, "control byte 0x00 at offset 23"},
 		{"GET / HTTP/1.1\r\nHo\0st: a\r\n\r\n", 29, 1, "control byte 0x00 at offset 18"},
-		{"GET / HTTP/1.1\r\nX: a\rb\r\n\r\n", 0, 1, "control byte 0x0d at offset 20"},
+		{"GET / HTTP/1.1\r\nX: a\rb\r\n\r\n", 0, 0, "control byte 0x0d at offset 20"},
 		{"GET /\x01 HTTP/1.1\r\n\r\n", 0, 1, "control byte 0x01 at offset 5"},
 		{"GET / HTTP/1.1\r\nX: \x7f\r\n\r\n", 0, 0, "control byte 0x7f at offset 19"},
 		{"GET / HTTP/1.1\rHost: a\r\n\r\n", 0, 0, "control byte 0x0d at offset 14"},
@@ -539,6 +539,8 @@ static void test_hostile(void)
 		{"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 0, 0, "several Host fields"},
 		{"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 0,
 		 0, "Transfer-Encoding with Content-Length"},
+		/* a bare CR before a field line's ':' still breaks the head */
+		{"GET / HTTP/1.1\r\nX\r: a\r\n\r\n", 0, 1, "control byte 0x0d at offset 17"},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		size_t len = t[i].len ? t[i].len : strlen(t[i].s);
@@ -2257,13 +2259,81 @@ static void test_old_and_odd(void)
 	CHECK_STR(c.cap.ev[2].name, "after.test");
 	conn_close(&c);
 
-	/* ... but not in a status line, nor in a field line */
+	/* ... but not in a status line; in a field value it ends the line
+	 * (test_bare_cr_field) */
 	CHECK_EQ(http_parse_head((const uint8_t *)"HTTP/1.1 200 OK\rX\r\n\r\n", 22, 1, &H),
 		 MOD_MALFORMED);
 	CHECK(H.fatal);
 	CHECK_EQ(http_parse_head((const uint8_t *)"GET / HTTP/1.1\r\nA: b\rc\r\n\r\n", 27, 0, &H),
 		 MOD_MALFORMED);
-	CHECK(H.fatal);
+	CHECK(!H.fatal);
+}
+
+/*
+ * A bare CR in a field value of a line read whole ends the line, as
+ * Python's http.server reads it ("X: a" CR "Host: h" is a Host to it; nginx
+ * answers 400; squid forwards the CR in the value and its first Host): the
+ * head is marked, the field after the CR read, and the connection's later
+ * requests and responses too. Before, the head broke there and the
+ * direction stopped, so one such line hid every later request on a
+ * keep-alive connection to a server that serves it.
+ */
+static void test_bare_cr_field(void)
+{
+	struct conn c;
+	static const struct {
+		const char *rq;
+		const char *host;
+		const char *why;
+	} cases[] = {
+		{"GET /a HTTP/1.1\r\nX: a\rHost: evil.test\r\n\r\n", "evil.test",
+		 "control byte 0x0d at offset 21"},
+		/* the first Host wins, as Python's headers['Host'] and squid take it */
+		{"GET /a HTTP/1.1\r\nHost: good.test\r\nX: a\rHost: evil.test\r\n\r\n",
+		 "good.test", "control byte 0x0d at offset 38"},
+		/* several, and a CR at the value's start */
+		{"GET /a HTTP/1.1\r\nX:\rY: 1\rHost: evil.test\rZ: 2\r\n\r\n", "evil.test",
+		 "control byte 0x0d at offset 19"},
+		/* framing after the CR: the body is no request */
+		{"POST /a HTTP/1.1\r\nHost: h.test\r\nX: a\rContent-Length: 24\r\n\r\n"
+		 "GET /fake HTTP/1.1\r\n\r\n", "h.test", "control byte 0x0d at offset 36"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (size_t step = 0; step < 3; step++) {
+			char rq[256];
+			int n = snprintf(rq, sizeof(rq), "%sGET /b HTTP/1.1\r\nHost: b.test\r\n\r\n",
+					 cases[i].rq);
+			conn_open(&c, 16384);
+			/* whole, a byte at a time, the CR last in a segment */
+			if (step == 0) {
+				feed_segments(&c, 0, rq, (size_t)n);
+			} else if (step == 1) {
+				for (int k = 0; k < n; k++)
+					feed_segments(&c, 0, rq + k, 1);
+			} else {
+				size_t at = (size_t)(strchr(rq + 17, '\r') - rq) + 1;
+				feed_segments(&c, 0, rq, at);
+				feed_segments(&c, 0, rq + at, (size_t)n - at);
+			}
+			feeds(&c, 1, "HTTP/1.1 200 OK\r\nX: a\rContent-Length: 3\r\n\r\nabc");
+			feeds(&c, 1, "HTTP/1.1 204 No Content\r\n\r\n");
+			CHECK_EQ(c.cap.n, 4);
+			CHECK_STR(c.cap.ev[0].name, cases[i].host);
+			CHECK_STR(c.cap.ev[0].aux, "/a");
+			CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+			CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), cases[i].why);
+			CHECK_STR(c.cap.ev[1].name, "b.test");
+			CHECK_STR(c.cap.ev[1].aux, "/b");
+			CHECK_EQ(c.cap.ev[1].flags, 0);
+			/* the response's Content-Length after its bare CR frames
+			 * its body, so the 204 after it is read */
+			CHECK_STR(EVF(&c.cap.ev[2], RS_STATUS), "200");
+			CHECK_EQ(c.cap.ev[2].flags, OBS_F_MALFORMED);
+			CHECK_STR(EVF(&c.cap.ev[3], RS_STATUS), "204");
+			conn_close(&c);
+		}
+	}
 }
 
 /* ---- JSON ------------------------------------------------------------------ */
@@ -2404,6 +2474,7 @@ int main(void)
 	test_head_past_bound();
 	test_status_over_window();
 	test_skipped_bytes();
+	test_bare_cr_field();
 	test_old_and_odd();
 	test_upgrade_body();
 	test_json();
