@@ -80,20 +80,34 @@
  * as one at the start). The request is reported whole, malformed
  * ("dynamic table size update after a field"), and the direction reads on.
  *
- * An HPACK error still stops the direction: nghttp2's inflater refuses
- * every later block once it failed, and the table past the failing
- * representation is not known (an entry it would have added, or evicted,
- * is missing), so a later block's indexes could name the wrong entries.
- * The errors left are ones nginx takes as a connection error too (an
- * index past the table, bad Huffman, a block that ends inside a field,
- * an update above its 4096 bytes, a string longer than its buffers), so no
- * request the server would serve is lost by the stop, with one
- * exception: nghttp2's memory refused by the counting allocator (the
- * bounds below).
+ * Two more irregular blocks nginx 1.22 serves and nghttp2 refuses
+ * (pcaps/review20/h2c) are read as nginx reads them (h2c.c, "HPACK
+ * representations walked"): a string longer than H2C_STRING_MAX (nginx
+ * with large_client_header_buffers big enough) is not decoded, nghttp2
+ * given an empty one (its length held back until whole, at most 6 bytes
+ * per direction), and, when it was to be indexed, the table emptied as the
+ * peer empties it; a Huffman string ending in 8 to 29 bits of 1s (padding
+ * over 7 bits) loses its field, and the inflater is made anew (then, unless
+ * the table was empty and the field not to be indexed, every later block
+ * of the direction is marked "HPACK table unknown": an entry the new table
+ * lacks is an HPACK error). The request is reported, marked, and the
+ * direction reads on.
  *
- * Fields (a name is matched case-insensitively; an uppercase one, a
- * pseudo-header after a regular field, a repeated or unknown one, or one of
- * the wrong side marks the head malformed, decoding goes on):
+ * Any other HPACK error stops the direction: nghttp2's inflater refuses
+ * every later block once it failed, and the table past the failing
+ * representation is not known. Those errors are ones nginx and nghttpd
+ * both end the connection on (GOAWAY: an index 0 or past the table,
+ * Huffman padding of 0s or EOS, an integer over 32 bits, an update above
+ * the bound first in a block, a block that ends inside a field), so no
+ * request the server would serve is lost by the stop, with one exception:
+ * nghttp2's memory refused by the counting allocator (the bounds below).
+ *
+ * Fields (a name is matched case-insensitively; an uppercase one, an empty
+ * one, a pseudo-header after a regular field, a repeated or unknown one,
+ * one of the wrong side, a value with NUL, CR or LF, or a
+ * connection-specific field (connection, keep-alive, proxy-connection,
+ * transfer-encoding, upgrade, te but "te: trailers"; RFC 9113 8.2.2)
+ * marks the head malformed, decoding goes on):
  *   request:  :method, :path (the uri; for CONNECT without :path, the
  *             :authority, as HTTP/1's host:port target), :authority (the
  *             host; without it the host field's value), and user-agent,
@@ -167,6 +181,8 @@
 #define H2C_FRAME_LIMIT 16777215u  /* the most SETTINGS_MAX_FRAME_SIZE may say */
 #define H2C_TABLE_DEFAULT 4096     /* SETTINGS_HEADER_TABLE_SIZE before SETTINGS */
 #define H2C_TABLE_MAX 65536        /* the largest dynamic table a decoder allows */
+#define H2C_STRING_MAX 65536       /* the longest HPACK string nghttp2 decodes (NGHTTP2_HD_MAX_NV) */
+#define H2C_STATIC_ENTRIES 61      /* HPACK's static table (RFC 7541 Appendix A) */
 #define H2C_PENDING_MAX 16         /* requests remembered per flow for pairing */
 #define H2C_PENDING_BUDGET (32u * 1024u * 1024u) /* ... by all flows: bytes */
 #define H2C_SETTINGS_QUEUE 4       /* SETTINGS awaiting their ACK, per direction */
