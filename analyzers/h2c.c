@@ -55,17 +55,20 @@ enum frame_flag {
 	FF_PRIORITY = 0x20,
 };
 
-enum { SET_HEADER_TABLE_SIZE = 1, SET_MAX_FRAME_SIZE = 5 };
+enum { SET_HEADER_TABLE_SIZE = 1, SET_ENABLE_PUSH = 2, SET_MAX_FRAME_SIZE = 5 };
 
 /* ---- per flow ------------------------------------------------------------- */
 
 /* One SETTINGS of the peer waiting for this direction's ACK: the
  * SETTINGS_HEADER_TABLE_SIZE values it held (the smallest and the last;
- * has = 0 when none). */
+ * has = 0 when none), and its last SETTINGS_ENABLE_PUSH (PUSH_*). */
 struct h2c_table_set {
 	uint8_t has;
+	uint8_t push;
 	uint32_t min, last;
 };
+
+enum { PUSH_UNSAID = 0, PUSH_OFF, PUSH_ON };
 
 /* Where a header block's bytes stand among its representations (RFC 7541
  * 6), walked as they are fed (hpack_feed_walked). */
@@ -113,6 +116,7 @@ struct h2c_flow {
 	uint64_t ticket;    /* the slot holding our inflaters, while it says so */
 	uint32_t slot;
 	uint8_t lost;       /* the slot went to another flow */
+	uint8_t push_off;   /* the server acknowledged the client's ENABLE_PUSH=0 */
 	struct h2c_dir d[2];
 	uint32_t p_next;    /* next pending slot to overwrite */
 	/* the requests waiting for a final response (pending.h: key the
@@ -171,6 +175,7 @@ struct h2c_state {
 	size_t heap;        /* bytes allocated by nghttp2, all slots */
 	struct http_pair pair;   /* a pending request, copied in or out */
 	struct pend_budget pend; /* every flow's pending requests: H2C_PENDING_BUDGET */
+	uint64_t push_refused;   /* server header blocks of a push the client disabled */
 	struct h2c_slot slots[H2C_FLOWS_MAX];
 };
 
@@ -1126,6 +1131,22 @@ static int promise_event(struct h2c_state *ms, struct h2c_flow *fs, const struct
 	return emit_head(ms, &q, out, NULL, size, flags);
 }
 
+/*
+ * A server's PUSH_PROMISE, or a response on a stream only a push opens
+ * (even), after the server acknowledged the client's SETTINGS_ENABLE_PUSH
+ * = 0: a connection error to the client (RFC 9113 6.5.2, 8.4), which
+ * closes the connection and requests nothing. No event (a request made up
+ * by the server would be noise, or worse: a host the client never asked
+ * for), the block counted (module.h2c.push_refused) and malformed; it was
+ * decoded all the same, so the server's table stays in step.
+ */
+static int push_refused(struct h2c_state *ms, struct http_head *h)
+{
+	ms->push_refused++;
+	note(h, "server push the client disabled");
+	return 0;
+}
+
 /* A header block of stream sid was decoded (whole, or as far as it went:
  * flags). Emits its event when it is a request or a response (or a
  * promised request). */
@@ -1138,6 +1159,8 @@ static int block_event(struct h2c_state *ms, struct h2c_flow *fs, const struct p
 	if (type == FT_PUSH_PROMISE) {
 		if (dir == 0)
 			return 0; /* a client cannot push (RFC 9113 8.4): no event */
+		if (fs->push_off)
+			return push_refused(ms, h);
 		return promise_event(ms, fs, p, out, promised, size, flags);
 	}
 	if (dir == 0) {
@@ -1154,6 +1177,8 @@ static int block_event(struct h2c_state *ms, struct h2c_flow *fs, const struct p
 	}
 	if (!(ms->dc->blk.pseudo & PS_STATUS))
 		return 0; /* trailers */
+	if ((sid & 1) == 0 && fs->push_off)
+		return push_refused(ms, h); /* the response of a push that cannot be */
 	unsigned at = 0;
 	const struct http_pair *q = pending_find(ms, fs, sid, &at);
 	int e = emit_head(ms, p, out, q, size, flags);
@@ -1341,6 +1366,10 @@ static void settings_ack(struct step *st)
 
 	if (d->q_n) {
 		table_apply(st->sl, st->dir, &d->q[0]);
+		/* the server took the client's ENABLE_PUSH: from now on it
+		 * may not push (RFC 9113 6.5.2), or may again */
+		if (st->dir == 1 && d->q[0].push)
+			st->fs->push_off = d->q[0].push == PUSH_OFF;
 		memmove(&d->q[0], &d->q[1], (d->q_n - 1) * sizeof(d->q[0]));
 		d->q_n--;
 	}
@@ -1357,6 +1386,8 @@ static void settings_entry(struct step *st, uint16_t id, uint32_t v)
 		t->min = t->has && t->min < v ? t->min : v;
 		t->last = v;
 		t->has = 1;
+	} else if (id == SET_ENABLE_PUSH && v <= 1) {
+		t->push = v ? PUSH_ON : PUSH_OFF; /* another value: the peer's error */
 	} else if (id == SET_MAX_FRAME_SIZE && v >= H2C_FRAME_DEFAULT && v <= H2C_FRAME_LIMIT &&
 		   v > peer->max_frame) {
 		peer->max_frame = v; /* frames to dir may be this long */
@@ -1373,11 +1404,15 @@ static void settings_end(struct step *st)
 	memset(&d->set_t, 0, sizeof(d->set_t));
 	if (peer->q_n < H2C_SETTINGS_QUEUE) {
 		peer->q[peer->q_n++] = t;
-	} else if (t.has) {
+	} else {
 		struct h2c_table_set *l = &peer->q[H2C_SETTINGS_QUEUE - 1];
-		l->min = l->has && l->min < t.min ? l->min : t.min;
-		l->last = t.last;
-		l->has = 1;
+		if (t.has) {
+			l->min = l->has && l->min < t.min ? l->min : t.min;
+			l->last = t.last;
+			l->has = 1;
+		}
+		if (t.push)
+			l->push = t.push;
 	}
 }
 
@@ -1532,13 +1567,15 @@ void h2c_upgrade_settings(struct h2c_upgrade *u, const uint8_t *v, size_t n)
 		} else if (id == SET_MAX_FRAME_SIZE && val >= H2C_FRAME_DEFAULT &&
 			   val <= H2C_FRAME_LIMIT && val > u->max_frame) {
 			u->max_frame = val;
+		} else if (id == SET_ENABLE_PUSH && val <= 1) {
+			u->push = val ? PUSH_ON : PUSH_OFF;
 		}
 	}
 }
 
 int h2c_upgrade_matters(const struct h2c_upgrade *u)
 {
-	return u && u->fields == 1 && !u->bad && (u->has_table || u->max_frame);
+	return u && u->fields == 1 && !u->bad && (u->has_table || u->max_frame || u->push);
 }
 
 /* The client's HTTP2-Settings, acknowledged by the 101: the server's
@@ -1548,11 +1585,12 @@ static void upgrade_apply(struct h2c_flow *fs, struct h2c_slot *sl, const struct
 	if (!h2c_upgrade_matters(u))
 		return;
 	if (u->has_table) {
-		struct h2c_table_set t = {1, u->table_min, u->table_last};
+		struct h2c_table_set t = {.has = 1, .min = u->table_min, .last = u->table_last};
 		table_apply(sl, 1, &t);
 	}
 	if (u->max_frame > fs->d[1].max_frame)
 		fs->d[1].max_frame = u->max_frame;
+	fs->push_off = u->push == PUSH_OFF;
 }
 
 /* ---- the module ----------------------------------------------------------------- */
@@ -1617,8 +1655,10 @@ static void h2c_flow_end(void *state, struct flow *f)
 static unsigned h2c_counters(const void *state, struct mod_counter *out)
 {
 	const struct h2c_state *ms = state;
+	unsigned n = pend_budget_counters(&ms->pend, out);
 
-	return pend_budget_counters(&ms->pend, out);
+	out[n++] = (struct mod_counter){"push_refused", ms->push_refused, MODC_SUMMARY};
+	return n;
 }
 
 size_t h2c_pending_bytes(const void *state)

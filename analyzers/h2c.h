@@ -60,7 +60,12 @@
  * stream id, so that the pushed response (HEADERS on that stream) pairs
  * with it; a promised id that is odd or 0 is malformed and not
  * remembered. A client's PUSH_PROMISE (a protocol error) is decoded, for
- * its table, and makes no event.
+ * its table, and makes no event. Once the server acknowledged a client's
+ * SETTINGS_ENABLE_PUSH of 0 (its SETTINGS ACK, or the 101 of an Upgrade
+ * whose HTTP2-Settings said it), a PUSH_PROMISE of the server, and a
+ * response on an even stream, are a connection error to the client (RFC
+ * 9113 6.5.2, 8.4): it requests nothing, so they make no event; decoded
+ * for the table, counted (module.h2c.push_refused) and malformed.
  *
  * Dynamic table size. The table a direction's encoder uses is bounded by
  * the SETTINGS_HEADER_TABLE_SIZE its peer sent (4096 until then). The new
@@ -200,6 +205,7 @@
  * SETTINGS_HEADER_TABLE_SIZE bounds the table of the server's HPACK
  * encoder (the smallest and the last value kept, as for a SETTINGS
  * frame), SETTINGS_MAX_FRAME_SIZE the server's frames (the largest legal
+ * value kept), SETTINGS_ENABLE_PUSH whether the server may push (the last
  * value kept); the other settings change nothing that is decoded here.
  */
 struct h2c_upgrade {
@@ -208,6 +214,7 @@ struct h2c_upgrade {
 	uint8_t has_table;  /* a SETTINGS_HEADER_TABLE_SIZE was there */
 	uint32_t table_min, table_last;
 	uint32_t max_frame; /* the largest legal SETTINGS_MAX_FRAME_SIZE; 0: none */
+	uint8_t push;       /* its last SETTINGS_ENABLE_PUSH: 0 none, 1 off (0), 2 on (1) */
 };
 
 /*

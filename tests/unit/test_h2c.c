@@ -1742,6 +1742,94 @@ static uint64_t own_counter(const void *state, const char *name)
 	return module_counter(&h2c_module, state, name);
 }
 
+/*
+ * A server push after the server acknowledged the client's
+ * SETTINGS_ENABLE_PUSH of 0 (RFC 9113 6.5.2, 8.4: a connection error to
+ * the client, which requests nothing): neither the promised request nor
+ * the pushed response makes an event; both blocks are counted
+ * (push_refused) and malformed, and decoded all the same (the response to
+ * stream 1 names the entry the refused promise added). Before the ACK the
+ * server may not have read the setting: the promise is reported; an
+ * ENABLE_PUSH of 1 acknowledged later allows pushes again. The same from
+ * an Upgrade whose HTTP2-Settings say ENABLE_PUSH 0 (the 101 acknowledges
+ * them).
+ */
+static void promise_to(struct buf *sv, uint32_t sid, uint32_t promised, const char *host)
+{
+	struct buf *blk = malloc(sizeof(*blk));
+
+	blk->n = 0;
+	put_u8(blk, 0);
+	put_u8(blk, 0);
+	put_u8(blk, 0);
+	put_u8(blk, promised);
+	put(blk, "\x82\x86\x84", 3);
+	hp_lit_name(blk, 1, host);
+	put_u8(blk, 0x76);                 /* server: pushsrv (62) */
+	hp_int(blk, 0, 7, 7);
+	put(blk, "pushsrv", 7);
+	frame(sv, PUSH, END_HEADERS, sid, blk->b, blk->n);
+	free(blk);
+}
+
+static void test_push_disabled(void)
+{
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv));
+	struct conn c;
+
+	cl->n = sv->n = 0;
+	put(cl, preface_s, 24);
+	frame(cl, SETTINGS, 0, 0, "\x00\x02\x00\x00\x00\x00", 6); /* ENABLE_PUSH 0 */
+	frame(cl, HEADERS, END_HEADERS | END_STREAM, 1, c41, sizeof(c41));
+	frame(cl, HEADERS, END_HEADERS | END_STREAM, 3, c42, sizeof(c42));
+	/* a promise before the server's ACK: reported */
+	frame(sv, SETTINGS, 0, 0, NULL, 0);
+	promise_to(sv, 1, 2, "before.example");
+	frame(sv, SETTINGS, ACK, 0, NULL, 0);
+	/* after it: refused, the response names its entry (62, then 63) */
+	promise_to(sv, 1, 4, "evil.example");
+	frame(sv, HEADERS, END_HEADERS, 1, "\x88\xbe", 2);
+	frame(sv, HEADERS, END_HEADERS, 4, "\x88\xbe", 2);
+	conn_open(&c, 16384);
+	feed(&c, 0, cl->b, cl->n);
+	feed(&c, 1, sv->b, sv->n);
+	CHECK_EQ(c.res[1], MOD_MALFORMED);
+	CHECK_EQ(own_counter(c.state, "push_refused"), 2);
+	CHECK_EQ(c.cap.n, 4);
+	if (c.cap.n == 4) {
+		struct ev *e = c.cap.ev;
+		CHECK_STR(e[2].name, "before.example");
+		CHECK_EQ(e[2].kind, OBS_HTTP_REQUEST);
+		CHECK_EQ(e[3].kind, OBS_HTTP_RESPONSE);
+		CHECK_STR(e[3].name, "www.example.com");
+		CHECK_STR(EVF(&e[3], RS_SERVER), "pushsrv");
+	}
+	/* ENABLE_PUSH 1, acknowledged: a promise is reported again */
+	cl->n = sv->n = 0;
+	frame(cl, SETTINGS, 0, 0, "\x00\x02\x00\x00\x00\x01", 6);
+	frame(sv, SETTINGS, ACK, 0, NULL, 0);
+	promise_to(sv, 3, 6, "again.example");
+	feed(&c, 0, cl->b, cl->n);
+	feed(&c, 1, sv->b, sv->n);
+	CHECK_EQ(c.cap.n, 5);
+	if (c.cap.n == 5)
+		CHECK_STR(c.cap.ev[4].name, "again.example");
+	CHECK_EQ(own_counter(c.state, "push_refused"), 2);
+	conn_close(&c);
+	free(cl);
+	free(sv);
+
+	/* HTTP2-Settings of an Upgrade (ENABLE_PUSH 0) */
+	struct h2c_upgrade u;
+	memset(&u, 0, sizeof(u));
+	h2c_upgrade_settings(&u, (const uint8_t *)"AAIAAAAA", 8);
+	CHECK_EQ(u.push, 1);
+	CHECK(h2c_upgrade_matters(&u));
+	memset(&u, 0, sizeof(u));
+	h2c_upgrade_settings(&u, (const uint8_t *)"AAIAAAAB", 8);
+	CHECK_EQ(u.push, 2);
+}
+
 /* A flow holds pending storage only while requests wait: a few dozen
  * bytes for one (not a 13 KiB table from its claim), nothing once it is
  * answered, nothing once the flow ends. */
@@ -2200,6 +2288,7 @@ int main(void)
 	test_malformed_heads();
 	test_memory();
 	test_pending_slots();
+	test_push_disabled();
 	test_pending_storage();
 	test_pending_budget();
 	test_slots();
