@@ -663,7 +663,7 @@ enum walk_state { W_OP = 0, W_INT, W_STR, W_BYTES, W_LOST };
 enum walk_what { WW_INDEX = 0, WW_SIZE, WW_NAME_INDEX, WW_NAME, WW_VALUE };
 enum walk_drop { WD_NO = 0, WD_LONG, WD_LOST };
 /* where walk_block stopped */
-enum walk_stop { WS_END = 0, WS_UPDATE, WS_LENGTH, WS_HUFF_END, WS_EMPTY };
+enum walk_stop { WS_END = 0, WS_UPDATE, WS_LENGTH, WS_FEED, WS_HUFF_END, WS_EMPTY };
 
 /* The integer (its value in w->val) is read: what follows it. */
 static void walk_int_done(struct hpack_walk *w)
@@ -703,20 +703,38 @@ static void walk_str_done(struct hpack_walk *w)
 /*
  * Walk in[0..n) on from w, up to the first place where the feeder has
  * something to do (*why, enum walk_stop): a size update after a field
- * begins, a string's length begins (read by walk_length), a Huffman
- * string ended, a representation that empties the table ended. Returns its
- * offset (w is left there), else n (WS_END). A string's bytes to drop
- * (w->drop) are the feeder's, never walked here.
+ * begins, a string's length over one byte (or of a string to drop) begins
+ * (read by walk_length), a Huffman string begins (what is before it is fed
+ * apart) or ended, a representation that
+ * empties the table ended. Returns its offset (w is left there), else n
+ * (WS_END). A string's bytes to drop (w->drop) are the feeder's, never
+ * walked here. Each turn takes a byte or ends a string: bounded by 2n + 1.
  */
 static size_t walk_block(struct hpack_walk *w, const uint8_t *in, size_t n, int *why)
 {
 	struct cur c = cur_init(in, n);
 
 	*why = WS_END;
-	while (cur_has(&c, 1)) {
+	for (;;) {
 		uint8_t b;
 		size_t k;
 
+		if (w->st == W_BYTES && w->val == 0) {
+			/* a string ended (or was empty) */
+			int huff = w->huff;
+			walk_str_done(w);
+			if (huff) {
+				*why = WS_HUFF_END;
+				return n - cur_left(&c);
+			}
+			if (w->st == W_OP && w->empty) {
+				*why = WS_EMPTY;
+				return n - cur_left(&c);
+			}
+			continue;
+		}
+		if (!cur_has(&c, 1))
+			return n;
 		switch (w->st) {
 		case W_OP: {
 			struct cur peek = c;
@@ -751,40 +769,50 @@ static size_t walk_block(struct hpack_walk *w, const uint8_t *in, size_t n, int 
 			if (!(b & 0x80))
 				walk_int_done(w);
 			break;
-		case W_STR:
-			*why = WS_LENGTH;
-			return n - cur_left(&c);
+		case W_STR: {
+			/* a length in one byte (under 127) is fed as it is; a
+			 * longer one, or a string to drop, is the feeder's */
+			struct cur peek = c;
+			b = cur_u8(&peek);
+			if (w->drop || (b & 0x7f) == 0x7f) {
+				*why = WS_LENGTH;
+				return n - cur_left(&c);
+			}
+			c = peek;
+			w->huff = b >> 7;
+			w->val = b & 0x7f;
+			w->ones = 0;
+			w->st = W_BYTES;
+			if (w->huff && w->val) {
+				/* what comes before a Huffman string is fed apart,
+				 * so that an error on the string's bytes is its own */
+				*why = WS_FEED;
+				return n - cur_left(&c);
+			}
+			break;
+		}
 		case W_BYTES:
-			if (w->drop)
-				return n - cur_left(&c); /* the feeder's (cannot be: it passes them first) */
+			if (w->drop) {
+				/* the feeder's (it passes them before walking) */
+				*why = WS_LENGTH;
+				return n - cur_left(&c);
+			}
 			if (!w->huff) {
 				k = cur_left(&c) < w->val ? cur_left(&c) : w->val;
 				cur_skip(&c, k);
 				w->val -= (uint32_t)k;
-			} else {
-				/* byte by byte: the 1 bits it ends with */
-				b = cur_u8(&c);
-				w->val--;
-				if (b == 0xff) {
-					w->ones = w->ones > 255 - 8 ? 255 : (uint8_t)(w->ones + 8);
-				} else {
-					w->ones = 0;
-					while (b & 1) {
-						w->ones++;
-						b >>= 1;
-					}
-				}
+				break;
 			}
-			if (w->val == 0) {
-				int huff = w->huff;
-				walk_str_done(w);
-				if (huff) {
-					*why = WS_HUFF_END;
-					return n - cur_left(&c);
-				}
-				if (w->st == W_OP && w->empty) {
-					*why = WS_EMPTY;
-					return n - cur_left(&c);
+			/* byte by byte: the 1 bits it ends with */
+			b = cur_u8(&c);
+			w->val--;
+			if (b == 0xff) {
+				w->ones = w->ones > 255 - 8 ? 255 : (uint8_t)(w->ones + 8);
+			} else {
+				w->ones = 0;
+				while (b & 1) {
+					w->ones++;
+					b >>= 1;
 				}
 			}
 			break;
@@ -792,7 +820,6 @@ static size_t walk_block(struct hpack_walk *w, const uint8_t *in, size_t n, int 
 			return n;
 		}
 	}
-	return n;
 }
 
 /*
@@ -951,17 +978,11 @@ static int hpack_feed_walked(struct h2c_state *ms, struct h2c_dir *d, struct h2c
 				w->ones = 0;
 			}
 			w->held_n = 0;
-			if (w->val == 0) {
-				int drop = w->drop;
+			if (w->val == 0 && w->drop) {
+				/* nothing to pass (an empty value after a lost name) */
 				walk_str_done(w);
-				if (drop && w->st == W_OP && w->empty) {
-					w->empty = 0;
-					w->field = 0;
-					if (hpack_empty(ms, inf) < 0)
-						return -1;
-				}
 			}
-			continue;
+			continue; /* an empty string fed: the walk ends it */
 		}
 		k = walk_block(w, in, n, &why);
 		if (why == WS_END)
@@ -973,7 +994,7 @@ static int hpack_feed_walked(struct h2c_state *ms, struct h2c_dir *d, struct h2c
 				return -1;
 			note(h, "dynamic table size update after a field");
 			w->field = 0;
-		} else if (why == WS_LENGTH) {
+		} else if (why == WS_LENGTH || why == WS_FEED) {
 			if (hpack_feed(ms, inf, in, k, 0) < 0)
 				return -1;
 		} else if (why == WS_HUFF_END) {
