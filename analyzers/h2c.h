@@ -133,7 +133,7 @@
  * pairs with the request of its stream id when that one is remembered (the
  * last H2C_PENDING_MAX requests without a final response; a 1xx leaves it).
  *
- * Bounds. Per claimed flow, in flow->app_state: the struct h2c_flow (256
+ * Bounds. Per claimed flow, in flow->app_state: the struct h2c_flow (304
  * bytes) and, while requests wait for their final response, their
  * summaries packed at their real lengths (pending.h), allocated with the
  * first and freed with the last or when the flow ends; those of every flow
