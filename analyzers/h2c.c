@@ -55,30 +55,41 @@ enum frame_flag {
 	FF_PRIORITY = 0x20,
 };
 
-enum { SET_HEADER_TABLE_SIZE = 1, SET_MAX_FRAME_SIZE = 5 };
+enum { SET_HEADER_TABLE_SIZE = 1, SET_ENABLE_PUSH = 2, SET_MAX_FRAME_SIZE = 5 };
 
 /* ---- per flow ------------------------------------------------------------- */
 
 /* One SETTINGS of the peer waiting for this direction's ACK: the
  * SETTINGS_HEADER_TABLE_SIZE values it held (the smallest and the last;
- * has = 0 when none). */
+ * has = 0 when none), and its last SETTINGS_ENABLE_PUSH (PUSH_*). */
 struct h2c_table_set {
 	uint8_t has;
+	uint8_t push;
 	uint32_t min, last;
 };
 
+enum { PUSH_UNSAID = 0, PUSH_OFF, PUSH_ON };
+
 /* Where a header block's bytes stand among its representations (RFC 7541
- * 6), walked as they are fed (walk_block). */
+ * 6), walked as they are fed (hpack_feed_walked). */
 struct hpack_walk {
 	uint8_t st;         /* enum walk_state */
 	uint8_t what;       /* what the integer or string being read is */
 	uint8_t shift;      /* the integer's continuation bits so far */
 	uint8_t field;      /* a field began since the inflater's block began */
+	uint8_t indexed;    /* the representation is a literal with incremental indexing */
+	uint8_t huff;       /* the string being read is Huffman-coded */
+	uint8_t ones;       /* ... the 1 bits it ends with so far (at most 255) */
+	uint8_t drop;       /* ... its bytes are passed, not fed (enum walk_drop) */
+	uint8_t empty;      /* the table is emptied when the representation ends */
+	uint8_t held_n;     /* bytes of a string's length read, not yet fed */
+	uint8_t held[6];    /* ... them (a prefix byte and 5 more: 32 bits) */
 	uint32_t val;       /* the integer so far; W_BYTES: string bytes left */
 };
 
 struct h2c_dir {
 	uint8_t stop;       /* nothing more is parsed in this direction */
+	uint8_t table_lost; /* its inflater was made anew: the peer's table is unknown */
 	uint32_t skip;      /* payload bytes of the current frame still to pass */
 	uint32_t set_left;  /* bytes of the current SETTINGS still to read */
 	/* the header block being read, frame by frame as its bytes come */
@@ -105,6 +116,7 @@ struct h2c_flow {
 	uint64_t ticket;    /* the slot holding our inflaters, while it says so */
 	uint32_t slot;
 	uint8_t lost;       /* the slot went to another flow */
+	uint8_t push_off;   /* the server acknowledged the client's ENABLE_PUSH=0 */
 	struct h2c_dir d[2];
 	uint32_t p_next;    /* next pending slot to overwrite */
 	/* the requests waiting for a final response (pending.h: key the
@@ -148,6 +160,7 @@ struct h2c_slot {
 	size_t heap;        /* bytes allocated by nghttp2 for this slot */
 	struct h2c_state *ms;
 	nghttp2_hd_inflater *inf[2];
+	uint32_t bound[2];  /* the table bound each inflater holds to (table_apply) */
 	struct h2c_decode *dec; /* [2], allocated with the slot's first flow, kept */
 	/* the hooks, with this slot as their user data: nghttp2 1.52 keeps a
 	 * pointer to them in the inflater (its manual says it does not), so
@@ -162,6 +175,7 @@ struct h2c_state {
 	size_t heap;        /* bytes allocated by nghttp2, all slots */
 	struct http_pair pair;   /* a pending request, copied in or out */
 	struct pend_budget pend; /* every flow's pending requests: H2C_PENDING_BUDGET */
+	uint64_t push_refused;   /* server header blocks of a push the client disabled */
 	struct h2c_slot slots[H2C_FLOWS_MAX];
 };
 
@@ -305,6 +319,7 @@ static int slot_take(struct h2c_state *ms, const struct flow *f, struct h2c_flow
 			return -ENOMEM;
 		}
 	}
+	sl->bound[0] = sl->bound[1] = H2C_TABLE_DEFAULT;
 	sl->ticket = ++ms->tickets;
 	sl->last_us = now_us;
 	sl->flow = f;
@@ -477,6 +492,18 @@ static void regular_field(struct h2c_state *ms, const nghttp2_nv *nv)
 			note(h, "uppercase header field name");
 			break;
 		}
+	/* malformed (RFC 9113 8.2.1, 8.2.2), which nginx or nghttpd refuse
+	 * (GOAWAY or RST_STREAM: pcaps/review20/h2c), nghttp2's inflater
+	 * takes, and the sensor reports, marked */
+	if (nl == 0)
+		note(h, "empty header field name");
+	if (memchr(v, '\0', n) || memchr(v, '\r', n) || memchr(v, '\n', n))
+		note(h, "NUL, CR or LF in a field value");
+	if (name_is(name, nl, "connection") || name_is(name, nl, "keep-alive") ||
+	    name_is(name, nl, "proxy-connection") || name_is(name, nl, "transfer-encoding") ||
+	    name_is(name, nl, "upgrade") ||
+	    (name_is(name, nl, "te") && !(n == 8 && memcmp(v, "trailers", 8) == 0)))
+		note(h, "connection-specific header field");
 	if (name_is(name, nl, "host")) {
 		if (h->have_host)
 			note(h, "several host fields");
@@ -593,22 +620,50 @@ static int hpack_feed(struct h2c_state *ms, nghttp2_hd_inflater *inf, const uint
 /* ---- HPACK representations walked ----------------------------------------- */
 
 /*
- * A dynamic table size update after a block's first field: RFC 7541 4.2
- * forbids it and nghttp2 refuses it (an HPACK error), but nginx
- * (ngx_http_v2_state_header_block) takes one anywhere in a block and applies
- * it in place, before the fields after it, and serves the request. To read
- * what nginx reads, the block's bytes are walked representation by
- * representation (their lengths only: an integer with its continuation
- * bytes, a string by its length, Huffman-coded or not, nothing decoded)
- * before they are fed, and the block is cut before such an update: what
- * comes before it is ended as a block of its own for nghttp2 (in_final,
- * nghttp2_hd_inflate_end_headers), so the update opens the next one, where
- * nghttp2 takes it and changes the table there, as nginx does. An integer
- * nghttp2 would refuse (over 32 bits) ends the walk: nghttp2 then reports
- * the error itself.
+ * nghttp2's inflater refuses some header blocks nginx (1.22) serves, and
+ * once it failed it refuses every later block. To read what nginx reads,
+ * the block's bytes are walked representation by representation (their
+ * lengths only: an integer with its continuation bytes, a string by its
+ * length, Huffman-coded or not, through the cursor, in a few bytes of
+ * state per direction, so across pieces and CONTINUATIONs) before they
+ * are fed (hpack_feed_walked), and three things are done about them:
+ *
+ * - A dynamic table size update after a block's first field (RFC 7541 4.2
+ *   forbids it; nginx, ngx_http_v2_state_header_block, applies it in place
+ *   and serves the request): the block is cut before it, what comes before
+ *   ended as a block of its own for nghttp2 (in_final,
+ *   nghttp2_hd_inflate_end_headers), so the update opens the next one,
+ *   where nghttp2 takes it and changes the table there, as nginx does.
+ * - A string longer than H2C_STRING_MAX, which nghttp2 refuses
+ *   (NGHTTP2_HD_MAX_NV) and nginx takes with large_client_header_buffers
+ *   big enough: its length is held back until it is whole (at most 6
+ *   bytes, kept here across pieces), and nghttp2 gets an empty string
+ *   instead, the string's bytes being passed; the head is marked. Its
+ *   entry, for a literal with incremental indexing, is larger than any
+ *   table (name, value and 32 bytes: over H2C_TABLE_MAX), so the peer
+ *   empties its table on adding it (RFC 7541 4.4): nghttp2's is emptied
+ *   too when the representation ends, by two size updates (to 0, then back
+ *   to the size it had) in a block of their own.
+ * - A Huffman string that ends with 8 to 29 bits of 1s, padding longer
+ *   than RFC 7541 5.2 allows, which nghttp2 refuses and nginx decodes (its
+ *   decoder takes any run of 1s short of EOS at a string's end): each
+ *   Huffman string is fed on its own, and when nghttp2 fails on its last
+ *   bytes with such an end, its field is lost (marked) and the inflater is
+ *   made anew (hpack_renew) for the rest of the block and those after.
+ *   Its table is then empty where the peer's holds what it held: unless
+ *   that was nothing and the lost field was not to be indexed, every later
+ *   block of the direction is marked "HPACK table unknown" (a block
+ *   naming an entry the new table lacks is an HPACK error, and stops the
+ *   direction; entries added since are at the same indexes in both).
+ *
+ * An integer nghttp2 would refuse (over 32 bits) ends the walk: nghttp2
+ * then reports the error itself.
  */
 enum walk_state { W_OP = 0, W_INT, W_STR, W_BYTES, W_LOST };
 enum walk_what { WW_INDEX = 0, WW_SIZE, WW_NAME_INDEX, WW_NAME, WW_VALUE };
+enum walk_drop { WD_NO = 0, WD_LONG, WD_LOST };
+/* where walk_block stopped */
+enum walk_stop { WS_END = 0, WS_UPDATE, WS_LENGTH, WS_FEED, WS_HUFF_END, WS_EMPTY };
 
 /* The integer (its value in w->val) is read: what follows it. */
 static void walk_int_done(struct hpack_walk *w)
@@ -617,10 +672,6 @@ static void walk_int_done(struct hpack_walk *w)
 	case WW_NAME_INDEX:
 		w->st = W_STR; /* a new name (index 0), else the value */
 		w->what = w->val == 0 ? WW_NAME : WW_VALUE;
-		break;
-	case WW_NAME:
-	case WW_VALUE:
-		w->st = W_BYTES; /* the string's bytes, w->val of them */
 		break;
 	default:
 		w->st = W_OP;  /* an indexed field, a size update: whole */
@@ -641,24 +692,57 @@ static void walk_int(struct hpack_walk *w, uint8_t b, unsigned bits)
 		w->st = W_INT;
 }
 
+/* A string is passed: the value after a name, or the next representation. */
+static void walk_str_done(struct hpack_walk *w)
+{
+	w->st = w->what == WW_NAME ? W_STR : W_OP;
+	w->what = WW_VALUE;
+	w->drop = WD_NO;
+}
+
 /*
- * Walk in[0..n) on from w. Returns the offset of the first byte that opens
- * a size update after a field (w is left before it), else n.
+ * Walk in[0..n) on from w, up to the first place where the feeder has
+ * something to do (*why, enum walk_stop): a size update after a field
+ * begins, a string's length over one byte (or of a string to drop) begins
+ * (read by walk_length), a Huffman string begins (what is before it is fed
+ * apart) or ended, a representation that
+ * empties the table ended. Returns its offset (w is left there), else n
+ * (WS_END). A string's bytes to drop (w->drop) are the feeder's, never
+ * walked here. Each turn takes a byte or ends a string: bounded by 2n + 1.
  */
-static size_t walk_block(struct hpack_walk *w, const uint8_t *in, size_t n)
+static size_t walk_block(struct hpack_walk *w, const uint8_t *in, size_t n, int *why)
 {
 	struct cur c = cur_init(in, n);
 
-	while (cur_has(&c, 1)) {
+	*why = WS_END;
+	for (;;) {
 		uint8_t b;
 		size_t k;
 
+		if (w->st == W_BYTES && w->val == 0) {
+			/* a string ended (or was empty) */
+			int huff = w->huff;
+			walk_str_done(w);
+			if (huff) {
+				*why = WS_HUFF_END;
+				return n - cur_left(&c);
+			}
+			if (w->st == W_OP && w->empty) {
+				*why = WS_EMPTY;
+				return n - cur_left(&c);
+			}
+			continue;
+		}
+		if (!cur_has(&c, 1))
+			return n;
 		switch (w->st) {
 		case W_OP: {
 			struct cur peek = c;
 			b = cur_u8(&peek);
-			if ((b & 0xe0) == 0x20 && w->field)
+			if ((b & 0xe0) == 0x20 && w->field) {
+				*why = WS_UPDATE;
 				return n - cur_left(&c);
+			}
 			c = peek;
 			if ((b & 0xe0) == 0x20) {
 				w->what = WW_SIZE;
@@ -666,6 +750,7 @@ static size_t walk_block(struct hpack_walk *w, const uint8_t *in, size_t n)
 			} else {
 				w->field = 1;
 				w->what = b & 0x80 ? WW_INDEX : WW_NAME_INDEX;
+				w->indexed = (b & 0xc0) == 0x40;
 				/* indexed; literal with incremental indexing;
 				 * without indexing, or never indexed */
 				walk_int(w, b, b & 0x80 ? 7 : b & 0x40 ? 6 : 4);
@@ -684,47 +769,266 @@ static size_t walk_block(struct hpack_walk *w, const uint8_t *in, size_t n)
 			if (!(b & 0x80))
 				walk_int_done(w);
 			break;
-		case W_STR:
-			walk_int(w, cur_u8(&c), 7); /* after the Huffman bit */
+		case W_STR: {
+			/* a length in one byte (under 127) is fed as it is; a
+			 * longer one, or a string to drop, is the feeder's */
+			struct cur peek = c;
+			b = cur_u8(&peek);
+			if (w->drop || (b & 0x7f) == 0x7f) {
+				*why = WS_LENGTH;
+				return n - cur_left(&c);
+			}
+			c = peek;
+			w->huff = b >> 7;
+			w->val = b & 0x7f;
+			w->ones = 0;
+			w->st = W_BYTES;
+			if (w->huff && w->val) {
+				/* what comes before a Huffman string is fed apart,
+				 * so that an error on the string's bytes is its own */
+				*why = WS_FEED;
+				return n - cur_left(&c);
+			}
 			break;
+		}
 		case W_BYTES:
-			k = cur_left(&c) < w->val ? cur_left(&c) : w->val;
-			cur_skip(&c, k);
-			w->val -= (uint32_t)k;
+			if (w->drop) {
+				/* the feeder's (it passes them before walking) */
+				*why = WS_LENGTH;
+				return n - cur_left(&c);
+			}
+			if (!w->huff) {
+				k = cur_left(&c) < w->val ? cur_left(&c) : w->val;
+				cur_skip(&c, k);
+				w->val -= (uint32_t)k;
+				break;
+			}
+			/* byte by byte: the 1 bits it ends with */
+			b = cur_u8(&c);
+			w->val--;
+			if (b == 0xff) {
+				w->ones = w->ones > 255 - 8 ? 255 : (uint8_t)(w->ones + 8);
+			} else {
+				w->ones = 0;
+				while (b & 1) {
+					w->ones++;
+					b >>= 1;
+				}
+			}
 			break;
 		default:
 			return n;
 		}
-		if (w->st == W_BYTES && w->val == 0) {
-			/* the string is passed: the value after a name, or the
-			 * next representation */
-			w->st = w->what == WW_NAME ? W_STR : W_OP;
-			w->what = WW_VALUE;
-		}
 	}
-	return n;
 }
 
 /*
- * Feed in[0..n) of the block direction dir is reading, cut before every
- * size update after a field (walk_block), the head being marked malformed
- * (RFC 7541 4.2). 0, or -1 on an HPACK error.
+ * Read a string's length (RFC 7541 5.2: the Huffman bit, a 7-bit prefix)
+ * from *in, into w->held, across pieces. 1 when it is whole (w->val, w->huff),
+ * 0 when the piece ended first (all of it taken), -1 when it is longer than
+ * 32 bits (nghttp2 refuses it).
  */
-static int hpack_feed_walked(struct h2c_state *ms, struct h2c_dir *d, nghttp2_hd_inflater *inf,
-			     const uint8_t *in, size_t n, int last)
+static int walk_length(struct hpack_walk *w, const uint8_t **in, size_t *n)
 {
-	for (;;) {
-		size_t k = walk_block(&d->walk, in, n);
+	while (*n) {
+		uint8_t b = **in;
 
-		if (k >= n)
-			return hpack_feed(ms, inf, in, n, last);
-		/* the fields before the update are a block to nghttp2, and
-		 * the update opens the next (each turn takes at least the
-		 * update's first byte: bounded by n) */
-		if (hpack_feed(ms, inf, in, k, 1) < 0)
+		if (w->held_n >= sizeof(w->held))
 			return -1;
-		note(&ms->dc->head, "dynamic table size update after a field");
-		d->walk.field = 0;
+		w->held[w->held_n++] = b;
+		(*in)++;
+		(*n)--;
+		if (w->held_n == 1) {
+			w->huff = b >> 7;
+			w->val = b & 0x7f;
+			w->shift = 0;
+			if (w->val < 0x7f)
+				return 1;
+			continue;
+		}
+		if (w->shift > 28 || (uint64_t)w->val + ((uint64_t)(b & 0x7f) << w->shift) > UINT32_MAX)
+			return -1;
+		w->val += (uint32_t)(b & 0x7f) << w->shift;
+		w->shift += 7;
+		if (!(b & 0x80))
+			return 1;
+	}
+	return 0;
+}
+
+/* An HPACK integer of value v with a prefix of bits bits and flags first
+ * into out (at least 6 bytes); its length. */
+static size_t hpack_int(uint8_t *out, uint32_t v, unsigned bits, uint8_t first)
+{
+	uint32_t mask = (1u << bits) - 1;
+	size_t k = 0;
+
+	if (v < mask) {
+		out[k++] = (uint8_t)(first | v);
+		return k;
+	}
+	out[k++] = (uint8_t)(first | mask);
+	v -= mask;
+	while (v >= 128) {
+		out[k++] = (uint8_t)(0x80 | (v & 0x7f));
+		v >>= 7;
+	}
+	out[k++] = (uint8_t)v;
+	return k;
+}
+
+/* End nghttp2's block at this representation's end, and empty its table
+ * as the peer does on an entry larger than the table: a block of two size
+ * updates, to 0 and back to the size it had. 0, or -1. */
+static int hpack_empty(struct h2c_state *ms, nghttp2_hd_inflater *inf)
+{
+	uint8_t syn[1 + 6];
+	size_t k = 0;
+	uint32_t cur = (uint32_t)nghttp2_hd_inflate_get_max_dynamic_table_size(inf);
+
+	if (hpack_feed(ms, inf, NULL, 0, 1) < 0)
+		return -1;
+	syn[k++] = 0x20;
+	k += hpack_int(syn + k, cur, 5, 0x20);
+	return hpack_feed(ms, inf, syn, k, 1);
+}
+
+/* Make direction dir's inflater anew after it failed, bound as the old one
+ * was (its table bound, and the size the peer's encoder last set). 0, or
+ * -1 (nghttp2's memory refused: the slot keeps no inflater for dir). */
+static int hpack_renew(struct h2c_state *ms, struct h2c_slot *sl, int dir)
+{
+	uint8_t syn[6];
+	uint32_t cur = (uint32_t)nghttp2_hd_inflate_get_max_dynamic_table_size(sl->inf[dir]);
+
+	nghttp2_hd_inflate_del(sl->inf[dir]);
+	sl->inf[dir] = NULL;
+	if (nghttp2_hd_inflate_new2(&sl->inf[dir], &sl->mem) != 0) {
+		sl->inf[dir] = NULL;
+		return -1;
+	}
+	nghttp2_hd_inflate_change_table_size(sl->inf[dir], sl->bound[dir]);
+	return hpack_feed(ms, sl->inf[dir], syn, hpack_int(syn, cur, 5, 0x20), 1);
+}
+
+/*
+ * Feed in[0..n) of the block direction dir is reading (last: the block's
+ * last bytes) to its inflater, as the walk above says. 0, or -1 on an
+ * HPACK error (the inflater may then be gone: sl->inf[dir] NULL).
+ */
+static int hpack_feed_walked(struct h2c_state *ms, struct h2c_dir *d, struct h2c_slot *sl,
+			     int dir, const uint8_t *in, size_t n, int last)
+{
+	struct hpack_walk *w = &d->walk;
+	struct http_head *h = &ms->dc->head;
+
+	/* each turn takes at least one byte, or a stop the next turn passes,
+	 * or returns (WS_END, a string or length the piece ends in): bounded
+	 * by 2n + 2 */
+	for (;;) {
+		nghttp2_hd_inflater *inf = sl->inf[dir];
+		int why, r;
+		size_t k;
+
+		if (w->st == W_BYTES && w->drop) {
+			/* a string passed, not fed */
+			k = n < w->val ? n : w->val;
+			in += k;
+			n -= k;
+			w->val -= (uint32_t)k;
+			if (w->val)
+				return last ? -1 : 0; /* the block ends inside it */
+			walk_str_done(w);
+			if (w->st == W_OP && w->empty) {
+				w->empty = 0;
+				w->field = 0;
+				if (hpack_empty(ms, inf) < 0)
+					return -1;
+			}
+			continue;
+		}
+		if (w->st == W_STR) {
+			r = walk_length(w, &in, &n);
+			if (r == 0 && !last)
+				return 0; /* held until the rest comes */
+			if (r <= 0) {
+				/* over 32 bits, or the block ends in it: nghttp2's error */
+				w->st = W_LOST;
+				if (hpack_feed(ms, inf, w->held, w->held_n, 0) < 0)
+					return -1;
+				w->held_n = 0;
+				continue;
+			}
+			if (w->drop == WD_LOST) {
+				/* the value of a name lost with the old inflater */
+				w->st = W_BYTES;
+			} else if (w->val > H2C_STRING_MAX) {
+				static const uint8_t empty_str[1] = {0};
+				note(h, "header field longer than 65536 bytes not decoded");
+				if (hpack_feed(ms, inf, empty_str, 1, 0) < 0)
+					return -1;
+				w->drop = WD_LONG;
+				if (w->indexed)
+					w->empty = 1;
+				w->st = W_BYTES;
+			} else {
+				if (hpack_feed(ms, inf, w->held, w->held_n, 0) < 0)
+					return -1;
+				w->st = W_BYTES;
+				w->ones = 0;
+			}
+			w->held_n = 0;
+			if (w->val == 0 && w->drop) {
+				/* nothing to pass (an empty value after a lost name) */
+				walk_str_done(w);
+			}
+			continue; /* an empty string fed: the walk ends it */
+		}
+		k = walk_block(w, in, n, &why);
+		if (why == WS_END)
+			return hpack_feed(ms, inf, in, n, last);
+		if (why == WS_UPDATE) {
+			/* the fields before the update are a block to nghttp2,
+			 * and the update opens the next */
+			if (hpack_feed(ms, inf, in, k, 1) < 0)
+				return -1;
+			note(h, "dynamic table size update after a field");
+			w->field = 0;
+		} else if (why == WS_LENGTH || why == WS_FEED) {
+			if (hpack_feed(ms, inf, in, k, 0) < 0)
+				return -1;
+		} else if (why == WS_HUFF_END) {
+			/* the string's bytes (or its last ones) alone; the
+			 * block's end, if here, is fed by the next turn */
+			if (hpack_feed(ms, inf, in, k, 0) < 0) {
+				if (w->ones < 8 || w->ones >= 30)
+					return -1; /* bad Huffman to nginx too */
+				note(h, "Huffman padding longer than 7 bits");
+				if (nghttp2_hd_inflate_get_num_table_entries(inf) > H2C_STATIC_ENTRIES ||
+				    w->indexed)
+					d->table_lost = 1;
+				if (hpack_renew(ms, sl, dir) < 0)
+					return -1;
+				w->field = 0;
+				w->empty = 0; /* the new table is empty */
+				if (w->st == W_STR)
+					w->drop = WD_LOST; /* it was the name: its value goes too */
+			}
+			if (w->st == W_OP && w->empty) {
+				w->empty = 0;
+				w->field = 0;
+				if (hpack_empty(ms, sl->inf[dir]) < 0)
+					return -1;
+			}
+		} else {
+			/* WS_EMPTY: the representation that empties the table ended */
+			if (hpack_feed(ms, inf, in, k, 0) < 0)
+				return -1;
+			w->empty = 0;
+			w->field = 0;
+			if (hpack_empty(ms, inf) < 0)
+				return -1;
+		}
 		in += k;
 		n -= k;
 	}
@@ -848,6 +1152,22 @@ static int promise_event(struct h2c_state *ms, struct h2c_flow *fs, const struct
 	return emit_head(ms, &q, out, NULL, size, flags);
 }
 
+/*
+ * A server's PUSH_PROMISE, or a response on a stream only a push opens
+ * (even), after the server acknowledged the client's SETTINGS_ENABLE_PUSH
+ * = 0: a connection error to the client (RFC 9113 6.5.2, 8.4), which
+ * closes the connection and requests nothing. No event (a request made up
+ * by the server would be noise, or worse: a host the client never asked
+ * for), the block counted (module.h2c.push_refused) and malformed; it was
+ * decoded all the same, so the server's table stays in step.
+ */
+static int push_refused(struct h2c_state *ms, struct http_head *h)
+{
+	ms->push_refused++;
+	note(h, "server push the client disabled");
+	return 0;
+}
+
 /* A header block of stream sid was decoded (whole, or as far as it went:
  * flags). Emits its event when it is a request or a response (or a
  * promised request). */
@@ -860,6 +1180,8 @@ static int block_event(struct h2c_state *ms, struct h2c_flow *fs, const struct p
 	if (type == FT_PUSH_PROMISE) {
 		if (dir == 0)
 			return 0; /* a client cannot push (RFC 9113 8.4): no event */
+		if (fs->push_off)
+			return push_refused(ms, h);
 		return promise_event(ms, fs, p, out, promised, size, flags);
 	}
 	if (dir == 0) {
@@ -876,6 +1198,8 @@ static int block_event(struct h2c_state *ms, struct h2c_flow *fs, const struct p
 	}
 	if (!(ms->dc->blk.pseudo & PS_STATUS))
 		return 0; /* trailers */
+	if ((sid & 1) == 0 && fs->push_off)
+		return push_refused(ms, h); /* the response of a push that cannot be */
 	unsigned at = 0;
 	const struct http_pair *q = pending_find(ms, fs, sid, &at);
 	int e = emit_head(ms, p, out, q, size, flags);
@@ -976,6 +1300,8 @@ static int block_start(struct step *st, struct cur c, const struct frame *fr, si
 	d->b_end = (fr->flags & FF_END_HEADERS) != 0;
 	d->b_span = H2C_FRAME_HEAD + pre + pad;
 	memset(&d->walk, 0, sizeof(d->walk));
+	if (d->table_lost)
+		note(&st->ms->dc->head, "HPACK table unknown (a Huffman string before could not be decoded)");
 	*used = H2C_FRAME_HEAD + pre;
 	return STEP_OK;
 }
@@ -991,8 +1317,6 @@ static int block_start(struct step *st, struct cur c, const struct frame *fr, si
 static int block_more(struct step *st, struct cur c, size_t *used)
 {
 	struct h2c_dir *d = &st->fs->d[st->dir];
-	nghttp2_hd_inflater *inf = st->sl->inf[st->dir];
-
 	*used = 0;
 	if (!d->in_frame) {
 		struct frame fr;
@@ -1011,7 +1335,8 @@ static int block_more(struct step *st, struct cur c, size_t *used)
 	}
 	size_t n = cur_left(&c) < d->b_frag ? cur_left(&c) : d->b_frag;
 	int last = n == d->b_frag && d->b_end;
-	if ((n || last) && hpack_feed_walked(st->ms, d, inf, cur_ptr(&c, n), n, last) < 0) {
+	if ((n || last) &&
+	    hpack_feed_walked(st->ms, d, st->sl, st->dir, cur_ptr(&c, n), n, last) < 0) {
 		d->b_span += n;
 		note(&st->ms->dc->head, "HPACK decoding error");
 		if (!st->ms->dc->blk.fields)
@@ -1044,14 +1369,14 @@ static void block_cut(struct step *st)
 /* Apply a SETTINGS_HEADER_TABLE_SIZE the decoder of dir now holds to. */
 static void table_apply(struct h2c_slot *sl, int dir, const struct h2c_table_set *t)
 {
-	if (!t->has)
+	if (!t->has || !sl->inf[dir])
 		return;
 	/* the smallest first: the encoder must then say a size at most that
 	 * (RFC 7541 4.2); then the last, the bound from now on */
 	nghttp2_hd_inflate_change_table_size(sl->inf[dir], t->min < H2C_TABLE_MAX ? t->min
 										  : H2C_TABLE_MAX);
-	nghttp2_hd_inflate_change_table_size(sl->inf[dir], t->last < H2C_TABLE_MAX ? t->last
-										   : H2C_TABLE_MAX);
+	sl->bound[dir] = t->last < H2C_TABLE_MAX ? t->last : H2C_TABLE_MAX;
+	nghttp2_hd_inflate_change_table_size(sl->inf[dir], sl->bound[dir]);
 }
 
 /* A SETTINGS ACK of direction dir: dir took the peer's oldest SETTINGS,
@@ -1062,6 +1387,10 @@ static void settings_ack(struct step *st)
 
 	if (d->q_n) {
 		table_apply(st->sl, st->dir, &d->q[0]);
+		/* the server took the client's ENABLE_PUSH: from now on it
+		 * may not push (RFC 9113 6.5.2), or may again */
+		if (st->dir == 1 && d->q[0].push)
+			st->fs->push_off = d->q[0].push == PUSH_OFF;
 		memmove(&d->q[0], &d->q[1], (d->q_n - 1) * sizeof(d->q[0]));
 		d->q_n--;
 	}
@@ -1078,6 +1407,8 @@ static void settings_entry(struct step *st, uint16_t id, uint32_t v)
 		t->min = t->has && t->min < v ? t->min : v;
 		t->last = v;
 		t->has = 1;
+	} else if (id == SET_ENABLE_PUSH && v <= 1) {
+		t->push = v ? PUSH_ON : PUSH_OFF; /* another value: the peer's error */
 	} else if (id == SET_MAX_FRAME_SIZE && v >= H2C_FRAME_DEFAULT && v <= H2C_FRAME_LIMIT &&
 		   v > peer->max_frame) {
 		peer->max_frame = v; /* frames to dir may be this long */
@@ -1094,11 +1425,15 @@ static void settings_end(struct step *st)
 	memset(&d->set_t, 0, sizeof(d->set_t));
 	if (peer->q_n < H2C_SETTINGS_QUEUE) {
 		peer->q[peer->q_n++] = t;
-	} else if (t.has) {
+	} else {
 		struct h2c_table_set *l = &peer->q[H2C_SETTINGS_QUEUE - 1];
-		l->min = l->has && l->min < t.min ? l->min : t.min;
-		l->last = t.last;
-		l->has = 1;
+		if (t.has) {
+			l->min = l->has && l->min < t.min ? l->min : t.min;
+			l->last = t.last;
+			l->has = 1;
+		}
+		if (t.push)
+			l->push = t.push;
 	}
 }
 
@@ -1253,13 +1588,15 @@ void h2c_upgrade_settings(struct h2c_upgrade *u, const uint8_t *v, size_t n)
 		} else if (id == SET_MAX_FRAME_SIZE && val >= H2C_FRAME_DEFAULT &&
 			   val <= H2C_FRAME_LIMIT && val > u->max_frame) {
 			u->max_frame = val;
+		} else if (id == SET_ENABLE_PUSH && val <= 1) {
+			u->push = val ? PUSH_ON : PUSH_OFF;
 		}
 	}
 }
 
 int h2c_upgrade_matters(const struct h2c_upgrade *u)
 {
-	return u && u->fields == 1 && !u->bad && (u->has_table || u->max_frame);
+	return u && u->fields == 1 && !u->bad && (u->has_table || u->max_frame || u->push);
 }
 
 /* The client's HTTP2-Settings, acknowledged by the 101: the server's
@@ -1269,11 +1606,12 @@ static void upgrade_apply(struct h2c_flow *fs, struct h2c_slot *sl, const struct
 	if (!h2c_upgrade_matters(u))
 		return;
 	if (u->has_table) {
-		struct h2c_table_set t = {1, u->table_min, u->table_last};
+		struct h2c_table_set t = {.has = 1, .min = u->table_min, .last = u->table_last};
 		table_apply(sl, 1, &t);
 	}
 	if (u->max_frame > fs->d[1].max_frame)
 		fs->d[1].max_frame = u->max_frame;
+	fs->push_off = u->push == PUSH_OFF;
 }
 
 /* ---- the module ----------------------------------------------------------------- */
@@ -1338,8 +1676,10 @@ static void h2c_flow_end(void *state, struct flow *f)
 static unsigned h2c_counters(const void *state, struct mod_counter *out)
 {
 	const struct h2c_state *ms = state;
+	unsigned n = pend_budget_counters(&ms->pend, out);
 
-	return pend_budget_counters(&ms->pend, out);
+	out[n++] = (struct mod_counter){"push_refused", ms->push_refused, MODC_SUMMARY};
+	return n;
 }
 
 size_t h2c_pending_bytes(const void *state)

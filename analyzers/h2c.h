@@ -60,7 +60,12 @@
  * stream id, so that the pushed response (HEADERS on that stream) pairs
  * with it; a promised id that is odd or 0 is malformed and not
  * remembered. A client's PUSH_PROMISE (a protocol error) is decoded, for
- * its table, and makes no event.
+ * its table, and makes no event. Once the server acknowledged a client's
+ * SETTINGS_ENABLE_PUSH of 0 (its SETTINGS ACK, or the 101 of an Upgrade
+ * whose HTTP2-Settings said it), a PUSH_PROMISE of the server, and a
+ * response on an even stream, are a connection error to the client (RFC
+ * 9113 6.5.2, 8.4): it requests nothing, so they make no event; decoded
+ * for the table, counted (module.h2c.push_refused) and malformed.
  *
  * Dynamic table size. The table a direction's encoder uses is bounded by
  * the SETTINGS_HEADER_TABLE_SIZE its peer sent (4096 until then). The new
@@ -80,20 +85,34 @@
  * as one at the start). The request is reported whole, malformed
  * ("dynamic table size update after a field"), and the direction reads on.
  *
- * An HPACK error still stops the direction: nghttp2's inflater refuses
- * every later block once it failed, and the table past the failing
- * representation is not known (an entry it would have added, or evicted,
- * is missing), so a later block's indexes could name the wrong entries.
- * The errors left are ones nginx takes as a connection error too (an
- * index past the table, bad Huffman, a block that ends inside a field,
- * an update above its 4096 bytes, a string longer than its buffers), so no
- * request the server would serve is lost by the stop, with one
- * exception: nghttp2's memory refused by the counting allocator (the
- * bounds below).
+ * Two more irregular blocks nginx 1.22 serves and nghttp2 refuses
+ * (pcaps/review20/h2c) are read as nginx reads them (h2c.c, "HPACK
+ * representations walked"): a string longer than H2C_STRING_MAX (nginx
+ * with large_client_header_buffers big enough) is not decoded, nghttp2
+ * given an empty one (its length held back until whole, at most 6 bytes
+ * per direction), and, when it was to be indexed, the table emptied as the
+ * peer empties it; a Huffman string ending in 8 to 29 bits of 1s (padding
+ * over 7 bits) loses its field, and the inflater is made anew (then, unless
+ * the table was empty and the field not to be indexed, every later block
+ * of the direction is marked "HPACK table unknown": an entry the new table
+ * lacks is an HPACK error). The request is reported, marked, and the
+ * direction reads on.
  *
- * Fields (a name is matched case-insensitively; an uppercase one, a
- * pseudo-header after a regular field, a repeated or unknown one, or one of
- * the wrong side marks the head malformed, decoding goes on):
+ * Any other HPACK error stops the direction: nghttp2's inflater refuses
+ * every later block once it failed, and the table past the failing
+ * representation is not known. Those errors are ones nginx and nghttpd
+ * both end the connection on (GOAWAY: an index 0 or past the table,
+ * Huffman padding of 0s or EOS, an integer over 32 bits, an update above
+ * the bound first in a block, a block that ends inside a field), so no
+ * request the server would serve is lost by the stop, with one exception:
+ * nghttp2's memory refused by the counting allocator (the bounds below).
+ *
+ * Fields (a name is matched case-insensitively; an uppercase one, an empty
+ * one, a pseudo-header after a regular field, a repeated or unknown one,
+ * one of the wrong side, a value with NUL, CR or LF, or a
+ * connection-specific field (connection, keep-alive, proxy-connection,
+ * transfer-encoding, upgrade, te but "te: trailers"; RFC 9113 8.2.2)
+ * marks the head malformed, decoding goes on):
  *   request:  :method, :path (the uri; for CONNECT without :path, the
  *             :authority, as HTTP/1's host:port target), :authority (the
  *             host; without it the host field's value), and user-agent,
@@ -114,7 +133,7 @@
  * pairs with the request of its stream id when that one is remembered (the
  * last H2C_PENDING_MAX requests without a final response; a 1xx leaves it).
  *
- * Bounds. Per claimed flow, in flow->app_state: the struct h2c_flow (256
+ * Bounds. Per claimed flow, in flow->app_state: the struct h2c_flow (304
  * bytes) and, while requests wait for their final response, their
  * summaries packed at their real lengths (pending.h), allocated with the
  * first and freed with the last or when the flow ends; those of every flow
@@ -167,6 +186,8 @@
 #define H2C_FRAME_LIMIT 16777215u  /* the most SETTINGS_MAX_FRAME_SIZE may say */
 #define H2C_TABLE_DEFAULT 4096     /* SETTINGS_HEADER_TABLE_SIZE before SETTINGS */
 #define H2C_TABLE_MAX 65536        /* the largest dynamic table a decoder allows */
+#define H2C_STRING_MAX 65536       /* the longest HPACK string nghttp2 decodes (NGHTTP2_HD_MAX_NV) */
+#define H2C_STATIC_ENTRIES 61      /* HPACK's static table (RFC 7541 Appendix A) */
 #define H2C_PENDING_MAX 16         /* requests remembered per flow for pairing */
 #define H2C_PENDING_BUDGET (32u * 1024u * 1024u) /* ... by all flows: bytes */
 #define H2C_SETTINGS_QUEUE 4       /* SETTINGS awaiting their ACK, per direction */
@@ -184,6 +205,7 @@
  * SETTINGS_HEADER_TABLE_SIZE bounds the table of the server's HPACK
  * encoder (the smallest and the last value kept, as for a SETTINGS
  * frame), SETTINGS_MAX_FRAME_SIZE the server's frames (the largest legal
+ * value kept), SETTINGS_ENABLE_PUSH whether the server may push (the last
  * value kept); the other settings change nothing that is decoded here.
  */
 struct h2c_upgrade {
@@ -192,6 +214,7 @@ struct h2c_upgrade {
 	uint8_t has_table;  /* a SETTINGS_HEADER_TABLE_SIZE was there */
 	uint32_t table_min, table_last;
 	uint32_t max_frame; /* the largest legal SETTINGS_MAX_FRAME_SIZE; 0: none */
+	uint8_t push;       /* its last SETTINGS_ENABLE_PUSH: 0 none, 1 off (0), 2 on (1) */
 };
 
 /*

@@ -4,6 +4,8 @@
 #   python3 http.server :8000). No route, NAT or link to real interfaces.
 #   EW_LAB_NS, EW_LAB_NET and EW_LAB_HEADER_TIMEOUT name the namespaces, the /24 and
 #   nginx's client_header_timeout otherwise (review19/lab.sh: ew-rv19, 10.96.0, 30s).
+#   nginx :85 is h2c with large_client_header_buffers 4 128k; with EW_LAB_NGHTTPD set
+#   (review20/h2c), nghttpd (nghttp2-server) serves h2c on that port from $T/www.
 set -eu
 N=${EW_LAB_NS:-ewrv}
 NET=${EW_LAB_NET:-10.98.0}
@@ -28,6 +30,7 @@ http { access_log $T/nginx-access.log; client_body_temp_path $T/ngx/body; proxy_
  server { listen $NET.80:80; server_name _; location / { return 200 "ok host=\$host uri=\$request_uri\n"; } }
  server { listen $NET.80:82 http2; server_name _; keepalive_timeout 120s; location / { return 200 "h2 host=\$host uri=\$request_uri\n"; } }
  server { listen $NET.80:83; large_client_header_buffers 4 32k; server_name _; location / { return 200 "big host=\$host uri=\$request_uri\n"; } }
+ server { listen $NET.80:85 http2; large_client_header_buffers 4 128k; server_name _; location / { return 200 "h2big host=\$host uri=\$request_uri\n"; } }
  server { listen $NET.80:84 proxy_protocol http2; server_name _; location / { return 200 "pph2 host=\$host uri=\$request_uri\n"; } }
  server { listen $NET.80:81 proxy_protocol; server_name _; location / { return 200 "pp host=\$host uri=\$request_uri pp=\$proxy_protocol_addr\n"; } }
 }
@@ -52,11 +55,17 @@ SQ
 	chmod 644 $T/squid.conf
 	ip netns exec $N-s squid -f $T/squid.conf
 	(cd $T && exec ip netns exec $N-s timeout 3000 python3 -m http.server -b $NET.80 8000 >$T/py.log 2>&1) & echo $! >$T/py.pid
+	if [ -n "${EW_LAB_NGHTTPD:-}" ]; then
+		mkdir -p $T/www; echo nghttpd >$T/www/index.html
+		(exec ip netns exec $N-s timeout 3000 nghttpd --no-tls -a $NET.80 -d $T/www "$EW_LAB_NGHTTPD" >$T/nghttpd.log 2>&1) &
+		echo $! >$T/nghttpd.pid
+	fi
 	sleep 2; echo up ;;
 down)
 	[ -f $T/nginx.pid ] && kill "$(cat $T/nginx.pid)" 2>/dev/null || true
 	[ -f $T/squid.pid ] && kill "$(cat $T/squid.pid)" 2>/dev/null || true
 	[ -f $T/py.pid ] && kill "$(cat $T/py.pid)" 2>/dev/null || true
+	[ -f $T/nghttpd.pid ] && kill "$(cat $T/nghttpd.pid)" 2>/dev/null || true
 	sleep 2
 	ip netns del $N-c 2>/dev/null || true; ip netns del $N-s 2>/dev/null || true; echo down ;;
 cap-start)

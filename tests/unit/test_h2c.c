@@ -731,6 +731,252 @@ static void test_hpack_errors(void)
 	free(o);
 }
 
+/* A request's header block in frames no longer than 16384 (HEADERS, then
+ * CONTINUATIONs), with one more cut at cut when it is not 0. */
+static void block_out(struct buf *o, uint32_t sid, const uint8_t *blk, size_t n, size_t cut)
+{
+	size_t at = 0;
+
+	while (at < n || at == 0) {
+		size_t k = n - at < 16384 ? n - at : 16384;
+		if (cut > at && cut < at + k)
+			k = cut - at;
+		frame(o, at ? CONT : HEADERS, (at + k == n ? END_HEADERS : 0) | (at ? 0 : END_STREAM),
+		      sid, blk + at, k);
+		at += k;
+		if (n == 0)
+			break;
+	}
+}
+
+/* GET http://host/path, literals without indexing. */
+static void plain_req(struct buf *blk, const char *host, const char *path)
+{
+	put(blk, "\x82\x86", 2);
+	hp_lit_name(blk, 4, path);
+	hp_lit_name(blk, 1, host);
+}
+
+/*
+ * HPACK that nghttp2 refuses and nginx 1.22 serves (pcaps/review20/h2c):
+ * a Huffman string that ends with 8 to 29 bits of 1s (padding over 7
+ * bits), in a value or a name. The request is reported with its other
+ * fields, marked; its field is lost; the inflater is made anew and the
+ * requests after it are read: unmarked when the table was empty and the
+ * lost field not indexed, else marked "HPACK table unknown", the entries
+ * added since read right, an older one an HPACK error (the stop). Padding
+ * of 30 or more 1s (EOS), or not all 1s, still stops the direction.
+ */
+static void test_huffman_long_padding(void)
+{
+	static const char *const pads[] = {"\x82\x1f\xff", "\x83\x1f\xff\xff", "\x84\x1f\xff\xff\xff"};
+	struct buf *o = malloc(sizeof(*o)), *blk = malloc(sizeof(*blk));
+	struct conn c;
+
+	for (int p = 0; p < 3; p++)
+		for (int name = 0; name < 2; name++)
+			for (int seg = 0; seg < 3; seg++) {
+				/* x-a: <"a", padded> (or <"a", padded>: v) */
+				o->n = blk->n = 0;
+				preface(o);
+				plain_req(blk, "www.hidden.test", "/bad");
+				put_u8(blk, 0x00);
+				if (name) {
+					put(blk, pads[p], strlen(pads[p]));
+					put(blk, "\x01v", 2);
+				} else {
+					put(blk, "\x03x-a", 4);
+					put(blk, pads[p], strlen(pads[p]));
+				}
+				put(blk, "\x00\x03x-b\x01w", 7); /* a field after it */
+				/* seg 2: a CONTINUATION cut inside the string */
+				block_out(o, 1, blk->b, blk->n, seg == 2 ? blk->n - 8 : 0);
+				blk->n = 0;
+				plain_req(blk, "www.after.test", "/after");
+				block_out(o, 3, blk->b, blk->n, 0);
+				conn_open(&c, 16384);
+				if (seg == 1)
+					feed_segments(&c, 0, o->b, o->n, 1);
+				else
+					feed(&c, 0, o->b, o->n);
+				CHECK_EQ(c.res[0], MOD_MALFORMED);
+				CHECK_EQ(c.cap.n, 2);
+				if (c.cap.n == 2) {
+					struct ev *e = c.cap.ev;
+					CHECK_STR(e[0].name, "www.hidden.test");
+					CHECK_STR(e[0].aux, "/bad");
+					CHECK_STR(EVF(&e[0], RQ_WHY), "Huffman padding longer than 7 bits");
+					CHECK_EQ(e[0].flags, OBS_F_MALFORMED);
+					CHECK_STR(e[1].name, "www.after.test");
+					CHECK_STR(e[1].aux, "/after");
+					CHECK_EQ(e[1].flags, 0); /* the table was empty: known */
+				}
+				conn_close(&c);
+			}
+
+	/* the table held an entry (RFC 7541 C.4.1 adds www.example.com):
+	 * the requests after the padding are marked; an entry added since is
+	 * read right (62), the old one (63 then) is an HPACK error */
+	for (int idx = 0; idx < 2; idx++) {
+		o->n = blk->n = 0;
+		preface(o);
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 1, c41, sizeof(c41));
+		plain_req(blk, "www.hidden.test", "/bad");
+		if (idx) {
+			/* empty table before, but the lost field was to be indexed */
+			o->n = 0;
+			preface(o);
+		}
+		put(blk, idx ? "\x40\x03x-a\x82\x1f\xff" : "\x00\x03x-a\x82\x1f\xff", 8);
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 3, blk->b, blk->n);
+		blk->n = 0;
+		put(blk, "\x82\x86\x84\x41\x09n.example", 14); /* n.example: 62 */
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 5, blk->b, blk->n);
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 7, "\x82\x86\x84\xbe", 4);
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 9, "\x82\x86\x84\xbf", 4);
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 11, "\x82\x86\x84\xbe", 4);
+		conn_open(&c, 16384);
+		feed(&c, 0, o->b, o->n);
+		CHECK_EQ(c.res[0], MOD_MALFORMED);
+		CHECK_EQ(c.cap.n, 5 - idx);
+		if (c.cap.n == 5 - idx) {
+			struct ev *e = c.cap.ev + (1 - idx);
+			CHECK_STR(e[0].name, "www.hidden.test");
+			CHECK_STR(EVF(&e[0], RQ_WHY), "Huffman padding longer than 7 bits");
+			CHECK_STR(e[1].name, "n.example");
+			CHECK_STR(EVF(&e[1], RQ_WHY),
+				  "HPACK table unknown (a Huffman string before could not be decoded)");
+			CHECK_EQ(e[1].flags, OBS_F_MALFORMED);
+			CHECK_STR(e[2].name, "n.example");
+			CHECK_EQ(e[2].flags, OBS_F_MALFORMED);
+			/* 63: an entry of the old table: the HPACK error, the head
+			 * so far emitted, and the stop (stream 11 unread) */
+			CHECK_STR(e[3].name, "");
+			CHECK_EQ(e[3].flags, OBS_F_MALFORMED);
+		}
+		conn_close(&c);
+	}
+
+	/* 32 bits of 1s (EOS), or padding of 0s: still an error that stops */
+	for (int k = 0; k < 2; k++) {
+		o->n = blk->n = 0;
+		preface(o);
+		plain_req(blk, "www.hidden.test", "/bad");
+		put(blk, k ? "\x00\x03x-a\x81\x18" : "\x00\x03x-a\x84\xff\xff\xff\xff", k ? 7 : 10);
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 1, blk->b, blk->n);
+		frame(o, HEADERS, END_HEADERS | END_STREAM, 3, c41, sizeof(c41));
+		conn_open(&c, 16384);
+		feed(&c, 0, o->b, o->n);
+		CHECK_EQ(c.cap.n, 1);
+		CHECK_STR(EVF(&c.cap.ev[0], RQ_WHY), "HPACK decoding error");
+		conn_close(&c);
+	}
+	free(o);
+	free(blk);
+}
+
+/*
+ * A string longer than 65536 bytes, which nghttp2 refuses and nginx with
+ * large_client_header_buffers 4 128k serves (pcaps/review20/h2c): not
+ * decoded, the request reported with its other fields, marked; its length
+ * held across pieces and CONTINUATIONs; the requests after it read with
+ * the table as the server has it: unchanged, or emptied when the field
+ * was to be indexed (its entry is larger than any table: naming the entry
+ * before it is then an HPACK error, as nginx's GOAWAY says it is).
+ */
+static void test_long_string(void)
+{
+	struct buf *o = malloc(sizeof(*o)), *blk = malloc(sizeof(*blk));
+	struct conn c;
+	static char big[70001];
+
+	memset(big, 'b', sizeof(big) - 1);
+	/* value; value, indexed; name; name, indexed, with an empty value */
+	for (int kind = 0; kind < 4; kind++)
+		for (int seg = 0; seg < 3; seg++) {
+			size_t at;
+			o->n = blk->n = 0;
+			preface(o);
+			/* an entry the server keeps (62): kept.example */
+			put(blk, "\x82\x86\x84\x41\x0ckept.example", 17);
+			frame(o, HEADERS, END_HEADERS | END_STREAM, 1, blk->b, blk->n);
+			blk->n = 0;
+			plain_req(blk, "www.hidden.test", "/bad");
+			at = blk->n;
+			put_u8(blk, kind == 1 || kind == 3 ? 0x40 : 0x00);
+			if (kind >= 2) {
+				hp_int(blk, 0, 7, 70000);
+				put(blk, big, 70000);
+				put(blk, kind == 3 ? "\x00" : "\x01v", kind == 3 ? 1 : 2);
+			} else {
+				put(blk, "\x05x-big", 6);
+				hp_int(blk, 0, 7, 70000);
+				put(blk, big, 70000);
+			}
+			put(blk, "\x00\x03x-b\x01w", 7);
+			/* seg 2: a CONTINUATION cut inside the long length */
+			block_out(o, 3, blk->b, blk->n, seg == 2 ? at + (kind >= 2 ? 3 : 8) : 0);
+			/* then 62: kept.example, unless the table was emptied */
+			frame(o, HEADERS, END_HEADERS | END_STREAM, 5, "\x82\x86\x84\xbe", 4);
+			blk->n = 0;
+			plain_req(blk, "www.after.test", "/after");
+			frame(o, HEADERS, END_HEADERS | END_STREAM, 7, blk->b, blk->n);
+			conn_open(&c, 16384);
+			/* in segments (the window is 16384) */
+			feed_segments(&c, 0, o->b, o->n, seg == 1 ? 7 : 1460);
+			CHECK_EQ(c.res[0], MOD_MALFORMED);
+			int emptied = kind == 1 || kind == 3;
+			CHECK_EQ(c.cap.n, emptied ? 3 : 4);
+			if (c.cap.n >= 2) {
+				struct ev *e = c.cap.ev;
+				CHECK_STR(e[0].name, "kept.example");
+				CHECK_STR(e[1].name, "www.hidden.test");
+				CHECK_STR(e[1].aux, "/bad");
+				CHECK_STR(EVF(&e[1], RQ_WHY),
+					  "header field longer than 65536 bytes not decoded");
+				CHECK_EQ(e[1].flags, OBS_F_MALFORMED);
+			}
+			if (emptied && c.cap.n == 3) {
+				/* 62 is gone, as nginx has it (GOAWAY): the error */
+				CHECK_STR(c.cap.ev[2].name, "");
+				CHECK_STR(EVF(&c.cap.ev[2], RQ_WHY), "HPACK decoding error");
+			}
+			if (c.cap.n == 4) {
+				struct ev *e = c.cap.ev;
+				CHECK_STR(e[2].name, "kept.example");
+				CHECK_EQ(e[2].flags, 0);
+				CHECK_STR(e[3].name, "www.after.test");
+				CHECK_EQ(e[3].flags, 0);
+			}
+			conn_close(&c);
+		}
+
+	/* emptied, then an entry added and named: read right */
+	o->n = blk->n = 0;
+	preface(o);
+	put(blk, "\x82\x86\x84\x41\x0ckept.example", 17);
+	frame(o, HEADERS, END_HEADERS | END_STREAM, 1, blk->b, blk->n);
+	blk->n = 0;
+	plain_req(blk, "www.hidden.test", "/bad");
+	put(blk, "\x40\x05x-big", 7);
+	hp_int(blk, 0, 7, 70000);
+	put(blk, big, 70000);
+	put(blk, "\x41\x09n.example", 11);
+	block_out(o, 3, blk->b, blk->n, 0);
+	frame(o, HEADERS, END_HEADERS | END_STREAM, 5, "\x82\x86\x84\xbe", 4);
+	conn_open(&c, 16384);
+	feed_segments(&c, 0, o->b, o->n, 1460);
+	CHECK_EQ(c.cap.n, 3);
+	if (c.cap.n == 3) {
+		CHECK_STR(c.cap.ev[1].name, "www.hidden.test"); /* the first :authority */
+		CHECK_STR(c.cap.ev[2].name, "n.example");
+		CHECK_EQ(c.cap.ev[2].flags, 0);
+	}
+	conn_close(&c);
+	free(o);
+	free(blk);
+}
+
 /*
  * A dynamic table size update after a block's first field (review F8):
  * nginx takes it and applies it in place, nghttp2 alone refuses it. The
@@ -1309,6 +1555,41 @@ static void test_malformed_heads(void)
 	CHECK_STR(EVF(&c.cap.ev[5], RS_STATUS), "");
 	CHECK_STR(EVF(&c.cap.ev[5], RS_WHY), "bad :status");
 	conn_close(&c);
+
+	/* fields nginx or nghttpd refuse (pcaps/review20/h2c), marked; "te:
+	 * trailers" is the one te allowed */
+	static const char *const bad[][3] = {
+		{"", "v", "empty header field name"},
+		{"x-a", "a\r\nx-b: c", "NUL, CR or LF in a field value"},
+		{"connection", "keep-alive", "connection-specific header field"},
+		{"keep-alive", "1", "connection-specific header field"},
+		{"transfer-encoding", "chunked", "connection-specific header field"},
+		{"upgrade", "websocket", "connection-specific header field"},
+		{"te", "gzip", "connection-specific header field"},
+		{"te", "trailers", ""},
+	};
+	o->n = 0;
+	preface(o);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		blk->n = 0;
+		put(blk, "\x82\x86\x84", 3);
+		hp_lit_name(blk, 1, "a.example");
+		hp_lit(blk, 0, bad[i][0], bad[i][1]);
+		frame(o, HEADERS, END_HEADERS, 1 + 2 * i, blk->b, blk->n);
+	}
+	blk->n = 0; /* a NUL */
+	put(blk, "\x82\x86\x84\x00\x03x-a\x03" "a\0b", 12);
+	frame(o, HEADERS, END_HEADERS, 99, blk->b, blk->n);
+	conn_open(&c, 16384);
+	feed(&c, 0, o->b, o->n);
+	CHECK_EQ(c.cap.n, (int)(sizeof(bad) / sizeof(bad[0])) + 1);
+	for (int i = 0; i < c.cap.n && i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+		CHECK_STR(EVF(&c.cap.ev[i], RQ_WHY), bad[i][2]);
+		CHECK_EQ(c.cap.ev[i].flags, bad[i][2][0] ? OBS_F_MALFORMED : 0);
+	}
+	if (c.cap.n == (int)(sizeof(bad) / sizeof(bad[0])) + 1)
+		CHECK_STR(EVF(&c.cap.ev[c.cap.n - 1], RQ_WHY), "NUL, CR or LF in a field value");
+	conn_close(&c);
 	free(o);
 	free(blk);
 	free(sv);
@@ -1461,6 +1742,94 @@ static void test_pending_slots(void)
 static uint64_t own_counter(const void *state, const char *name)
 {
 	return module_counter(&h2c_module, state, name);
+}
+
+/*
+ * A server push after the server acknowledged the client's
+ * SETTINGS_ENABLE_PUSH of 0 (RFC 9113 6.5.2, 8.4: a connection error to
+ * the client, which requests nothing): neither the promised request nor
+ * the pushed response makes an event; both blocks are counted
+ * (push_refused) and malformed, and decoded all the same (the response to
+ * stream 1 names the entry the refused promise added). Before the ACK the
+ * server may not have read the setting: the promise is reported; an
+ * ENABLE_PUSH of 1 acknowledged later allows pushes again. The same from
+ * an Upgrade whose HTTP2-Settings say ENABLE_PUSH 0 (the 101 acknowledges
+ * them).
+ */
+static void promise_to(struct buf *sv, uint32_t sid, uint32_t promised, const char *host)
+{
+	struct buf *blk = malloc(sizeof(*blk));
+
+	blk->n = 0;
+	put_u8(blk, 0);
+	put_u8(blk, 0);
+	put_u8(blk, 0);
+	put_u8(blk, promised);
+	put(blk, "\x82\x86\x84", 3);
+	hp_lit_name(blk, 1, host);
+	put_u8(blk, 0x76);                 /* server: pushsrv (62) */
+	hp_int(blk, 0, 7, 7);
+	put(blk, "pushsrv", 7);
+	frame(sv, PUSH, END_HEADERS, sid, blk->b, blk->n);
+	free(blk);
+}
+
+static void test_push_disabled(void)
+{
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv));
+	struct conn c;
+
+	cl->n = sv->n = 0;
+	put(cl, preface_s, 24);
+	frame(cl, SETTINGS, 0, 0, "\x00\x02\x00\x00\x00\x00", 6); /* ENABLE_PUSH 0 */
+	frame(cl, HEADERS, END_HEADERS | END_STREAM, 1, c41, sizeof(c41));
+	frame(cl, HEADERS, END_HEADERS | END_STREAM, 3, c42, sizeof(c42));
+	/* a promise before the server's ACK: reported */
+	frame(sv, SETTINGS, 0, 0, NULL, 0);
+	promise_to(sv, 1, 2, "before.example");
+	frame(sv, SETTINGS, ACK, 0, NULL, 0);
+	/* after it: refused, the response names its entry (62, then 63) */
+	promise_to(sv, 1, 4, "evil.example");
+	frame(sv, HEADERS, END_HEADERS, 1, "\x88\xbe", 2);
+	frame(sv, HEADERS, END_HEADERS, 4, "\x88\xbe", 2);
+	conn_open(&c, 16384);
+	feed(&c, 0, cl->b, cl->n);
+	feed(&c, 1, sv->b, sv->n);
+	CHECK_EQ(c.res[1], MOD_MALFORMED);
+	CHECK_EQ(own_counter(c.state, "push_refused"), 2);
+	CHECK_EQ(c.cap.n, 4);
+	if (c.cap.n == 4) {
+		struct ev *e = c.cap.ev;
+		CHECK_STR(e[2].name, "before.example");
+		CHECK_EQ(e[2].kind, OBS_HTTP_REQUEST);
+		CHECK_EQ(e[3].kind, OBS_HTTP_RESPONSE);
+		CHECK_STR(e[3].name, "www.example.com");
+		CHECK_STR(EVF(&e[3], RS_SERVER), "pushsrv");
+	}
+	/* ENABLE_PUSH 1, acknowledged: a promise is reported again */
+	cl->n = sv->n = 0;
+	frame(cl, SETTINGS, 0, 0, "\x00\x02\x00\x00\x00\x01", 6);
+	frame(sv, SETTINGS, ACK, 0, NULL, 0);
+	promise_to(sv, 3, 6, "again.example");
+	feed(&c, 0, cl->b, cl->n);
+	feed(&c, 1, sv->b, sv->n);
+	CHECK_EQ(c.cap.n, 5);
+	if (c.cap.n == 5)
+		CHECK_STR(c.cap.ev[4].name, "again.example");
+	CHECK_EQ(own_counter(c.state, "push_refused"), 2);
+	conn_close(&c);
+	free(cl);
+	free(sv);
+
+	/* HTTP2-Settings of an Upgrade (ENABLE_PUSH 0) */
+	struct h2c_upgrade u;
+	memset(&u, 0, sizeof(u));
+	h2c_upgrade_settings(&u, (const uint8_t *)"AAIAAAAA", 8);
+	CHECK_EQ(u.push, 1);
+	CHECK(h2c_upgrade_matters(&u));
+	memset(&u, 0, sizeof(u));
+	h2c_upgrade_settings(&u, (const uint8_t *)"AAIAAAAB", 8);
+	CHECK_EQ(u.push, 2);
 }
 
 /* A flow holds pending storage only while requests wait: a few dozen
@@ -1911,6 +2280,8 @@ int main(void)
 	test_bad_frames();
 	test_hpack_errors();
 	test_midblock_size_update();
+	test_huffman_long_padding();
+	test_long_string();
 	test_push_promise();
 	test_table_size();
 	test_big_settings();
@@ -1919,6 +2290,7 @@ int main(void)
 	test_malformed_heads();
 	test_memory();
 	test_pending_slots();
+	test_push_disabled();
 	test_pending_storage();
 	test_pending_budget();
 	test_slots();
