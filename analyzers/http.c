@@ -71,13 +71,18 @@ static int is_ows(int b)
 /*
  * Whitespace between the parts of a request line, as the most lenient
  * servers split it: squid's relaxed parser (its default) also splits on
- * CR, VT and FF, and Python's http.server (str.split) on those and on
- * 0x1c..0x1f too. A request an agent sends either of them with such a
- * separator is served, so it is one here too (flagged malformed).
+ * CR, VT and FF, and Python's http.server (str.split over the line read
+ * as Latin-1) on those, on 0x1c..0x1f and on 0x85 (NEL) and 0xa0 (NBSP)
+ * too. A request an agent sends either of them with such a separator is
+ * served, so it is one here too (flagged malformed). A raw 0x85 or 0xa0
+ * inside a target (UTF-8 that was not percent-encoded, itself no valid
+ * request-target) so marks the line, and one at the target's end is cut
+ * off it, as Python reads it.
  */
 static int is_rws(int b)
 {
-	return is_ows(b) || b == '\r' || b == 0x0b || b == 0x0c || (b >= 0x1c && b <= 0x1f);
+	return is_ows(b) || b == '\r' || b == 0x0b || b == 0x0c || (b >= 0x1c && b <= 0x1f) ||
+	       b == 0x85 || b == 0xa0;
 }
 
 static int to_lower(int b)

@@ -2209,9 +2209,10 @@ static void test_old_and_odd(void)
 	CHECK_STR(c.cap.ev[1].name, "after.test");
 	conn_close(&c);
 	/* request-line whitespace as squid (CR, VT, FF) and Python's
-	 * http.server (also 0x1c..0x1f) split it: the flow is claimed and the
-	 * request read, and the next one on the connection too */
-	static const char *const sep[] = {"\r", "\x0b", "\x0c", "\x1c", "\x1f"};
+	 * http.server (also 0x1c..0x1f, 0x85 and 0xa0: str.split of the line
+	 * read as Latin-1) split it: the flow is claimed and the request read,
+	 * and the next one on the connection too */
+	static const char *const sep[] = {"\r", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\xa0"};
 	for (size_t i = 0; i < sizeof(sep) / sizeof(sep[0]); i++) {
 		char rq[256];
 		snprintf(rq, sizeof(rq),
@@ -2227,6 +2228,18 @@ static void test_old_and_odd(void)
 		CHECK_STR(c.cap.ev[1].name, "next.test");
 		conn_close(&c);
 	}
+	/* a raw 0xa0 inside a target (UTF-8 "\xc3\xa0" not percent-encoded)
+	 * stays in it, marked; one at its end is cut off, as Python reads it */
+	conn_open(&c, 16384);
+	feeds(&c, 0, "GET /caf\xc3\xa0x HTTP/1.1\r\nHost: u.test\r\n\r\n"
+		     "GET /caf\xc3\xa0 HTTP/1.1\r\nHost: v.test\r\n\r\n");
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_STR(c.cap.ev[0].aux, "/caf\\xc3\\xa0x");
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_MALFORMED);
+	CHECK_STR(c.cap.ev[1].aux, "/caf\\xc3");
+	CHECK_STR(c.cap.ev[1].name, "v.test");
+	CHECK_STR(EVF(&c.cap.ev[1], RQ_VERSION), "HTTP/1.1");
+	conn_close(&c);
 	/* a request line ending in a bare CR before its CRLF has its version */
 	conn_open(&c, 16384);
 	feeds(&c, 0, "GET /2 HTTP/1.1\r\r\nHost: two.test\r\n\r\n");
