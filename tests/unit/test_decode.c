@@ -1510,6 +1510,289 @@ static enum decode_result frag6(struct h *h, uint32_t id, const uint8_t *l4, siz
 	return frag6_at(h, id, l4 + off, off, n, more, first_nh);
 }
 
+/* ---- fragments as Linux's receiver reassembles them ----------------------- */
+
+/* Bytes [off, off + n) of l4 as one IPv4 or IPv6 fragment of datagram id. */
+static enum decode_result lx(struct h *h, int v6, unsigned id, const uint8_t *l4, size_t off,
+			     size_t n, int more)
+{
+	return v6 ? frag6(h, id, l4, off, n, more, 17) : frag4(h, id, l4, off, n, more);
+}
+
+/* The packet in h is the reassembled 72-byte UDP datagram l4. */
+static int is_l4(const struct h *h, int v6, const uint8_t *l4)
+{
+	const struct pkt *p = &h->p;
+
+	return p->ipv == (v6 ? 6 : 4) && p->proto == 17 && (p->flags & PKT_REASSEMBLED) &&
+	       p->sport == 40000 && p->dport == 53 && p->l4_len == 72 &&
+	       memcmp(p->l4, l4, 72) == 0 && payload_is(p, l4 + 8, 64);
+}
+
+/* A second datagram from the same fragment (decode_next), which must be l4
+ * when l4 is not NULL, and then none. */
+static int next_is(struct h *h, int v6, const uint8_t *l4)
+{
+	int ok = 1;
+
+	if (l4)
+		ok = decode_next(h->d, &h->p) == DECODE_OK && is_l4(h, v6, l4);
+	return ok && decode_next(h->d, &h->p) == DECODE_HELD;
+}
+
+/*
+ * FINDINGS R20-3: the first-wins datagram is delivered as before, and the
+ * datagram Linux's receiver reassembles (it discards a queue on an overlap
+ * that is no duplicate inside one run, or on an end contradicted, and
+ * starts over with the fragments that follow) is delivered too, unless it
+ * is the same.
+ */
+static void test_frag_linux_view(int v6)
+{
+	uint8_t real[128], decoy[128], alt[128];
+	struct pkt_hop hop;
+	struct decode_config cfg;
+	struct h h;
+	const struct decode_stats *st;
+	unsigned id = 100;
+
+	dgram_udp(real);
+	memcpy(decoy, real, sizeof(decoy));
+	memset(decoy + 8, 'w', 8); /* the decoy differs in [8, 16) only */
+	memcpy(alt, real, sizeof(alt));
+	memset(alt + 16, 0xee, 16);
+
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+
+	/* 1-2-3-4: decoy head, a fragment partly over it (Linux discards),
+	 * the shared tail (completes the decoy here; Linux's new queue),
+	 * the real head (Linux: tail + head = the real datagram) */
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_linux_discard, 1);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, decoy));
+	CHECK(next_is(&h, v6, NULL));
+	CHECK_EQ(decode_frag_pending(h.d), 0); /* the view is not a datagram to judge */
+	CHECK_EQ(lx(&h, v6, id, real, 0, 32, 1), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK_EQ(st->frag_linux_view, 1);
+	CHECK_EQ(st->frag_done, 1);
+	/* the real head went to the view, not to a new datagram that would
+	 * only expire */
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+
+	/* 2-1-3-4: the overlapping fragment first */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_linux_discard, 2);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, decoy)); /* [0, 16) the decoy's, [16, 32) the real one's: the same */
+	CHECK_EQ(lx(&h, v6, id, real, 0, 32, 1), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK(next_is(&h, v6, NULL));
+	CHECK_EQ(st->frag_linux_view, 2);
+
+	/* 1-2-4-3: the tail last completes both; the view comes from
+	 * decode_next */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 0, 32, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, decoy));
+	CHECK(next_is(&h, v6, real));
+	CHECK_EQ(st->frag_linux_view, 3);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+
+	/* a Linux view not asked for is dropped by the next packet, counted */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 0, 32, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK_EQ(lx(&h, v6, id + 1000, real, 0, 72, 0), DECODE_OK); /* whole */
+	CHECK_EQ(st->frag_linux_lost, 1);
+	CHECK(next_is(&h, v6, NULL));
+
+	/* 1-2-3-4 without an overlap: no view, nothing more */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 24, 8, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 48, 24, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK(next_is(&h, v6, NULL));
+	CHECK_EQ(st->frag_linux_discard, 4);
+
+	/* exact duplicates, the same bytes or others: Linux drops the
+	 * second copy (IPFRAG_DUP) and keeps its queue, as first-wins does */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 24, 48, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK(next_is(&h, v6, NULL));
+	/* a copy inside one run, even over two fragments of it, is a
+	 * duplicate too (in order: one run [0, 48)) */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 24, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, alt, 8, 8, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, alt, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 48, 24, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK(next_is(&h, v6, NULL));
+	CHECK_EQ(st->frag_linux_discard, 4);
+	CHECK_EQ(st->frag_linux_view, 3);
+	/* ... but the same copy over two runs (the second fragment came
+	 * first) is an overlap: Linux discards, and then holds the tail
+	 * alone, which the real head completes */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 24, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, alt, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_linux_discard, 5);
+	CHECK_EQ(lx(&h, v6, id, real, 48, 24, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK_EQ(lx(&h, v6, id, alt, 0, 48, 1), DECODE_OK);
+	CHECK(is_l4(&h, v6, alt)); /* Linux: [0, 48) of alt, [48, 72) the tail */
+	CHECK_EQ(st->frag_linux_view, 4);
+
+	/* Linux delivering what the sensor read: no second delivery */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 16, 16, 1), DECODE_HELD); /* the same bytes, overlapping */
+	CHECK_EQ(st->frag_linux_discard, 6);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK_EQ(lx(&h, v6, id, real, 0, 32, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_linux_same, 1);
+	CHECK_EQ(st->frag_linux_view, 4);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+
+	/* a last fragment that contradicts the end known: refused here as
+	 * before; Linux discards the queue, the fragments after make a new one */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 48, 24, 0), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 40, 8, 0), DECODE_MALFORMED); /* ends before 72 */
+	CHECK_EQ(st->frag_linux_discard, 7);
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 48, 1), DECODE_OK);
+	CHECK(is_l4(&h, v6, decoy)); /* first-wins: as before */
+	CHECK_EQ(lx(&h, v6, id, real, 48, 24, 0), DECODE_HELD); /* Linux: [0, 48) + this */
+	CHECK_EQ(st->frag_linux_same, 2); /* the decoy: what was delivered */
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+	/* and one with more to come past the end: the same */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, decoy, 40, 8, 0), DECODE_HELD); /* a decoy end at 48 */
+	CHECK_EQ(lx(&h, v6, id, real, 48, 16, 1), DECODE_MALFORMED); /* past it */
+	CHECK_EQ(st->frag_linux_discard, 8);
+	{
+		uint64_t done = st->frag_done;
+
+		(void)lx(&h, v6, id, real, 24, 24, 1); /* completes the 48 bytes, as before */
+		CHECK_EQ(st->frag_done, done + 1);
+	}
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+	CHECK_EQ(lx(&h, v6, id, real, 48, 24, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real)); /* Linux: [24, 48), [0, 24), [48, 72) */
+	CHECK_EQ(st->frag_linux_view, 5);
+
+	/* the Linux view overlapped again starts over, as Linux does */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, decoy));
+	CHECK_EQ(st->frag_linux_discard, 9);
+	CHECK_EQ(lx(&h, v6, id, alt, 24, 16, 1), DECODE_HELD); /* over the view's tail */
+	CHECK_EQ(st->frag_linux_discard, 10);
+	CHECK_EQ(lx(&h, v6, id, real, 0, 32, 1), DECODE_HELD); /* no tail any more */
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK_EQ(st->frag_linux_view, 6);
+	/* a fragment of no bytes discards Linux's queue too */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 24, 0, 1), DECODE_MALFORMED);
+	CHECK_EQ(st->frag_linux_discard, 11);
+	CHECK_EQ(lx(&h, v6, id, real, 24, 48, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, decoy));
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK_EQ(st->frag_linux_view, 7);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+	h_fini(&h);
+
+	/* bounds: a view counts in the table's datagrams, is evicted and
+	 * expires like any, and is never handed to decode_frag_lost */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.frag_max_datagrams = 2;
+	h_init(&h, &cfg);
+	st = decode_stats(h.d);
+	CHECK_EQ(lx(&h, v6, 1, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, 1, real, 16, 16, 1), DECODE_HELD); /* a view: 2 entries */
+	CHECK_EQ(decode_frag_pending(h.d), 1);
+	CHECK_EQ(lx(&h, v6, 2, real, 0, 24, 1), DECODE_HELD); /* evicts datagram 1 */
+	CHECK_EQ(st->frag_evicted, 1);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+	CHECK_EQ(lx(&h, v6, 1, real, 32, 40, 0), DECODE_HELD); /* into the view */
+	CHECK_EQ(lx(&h, v6, 1, real, 0, 32, 1), DECODE_OK);    /* Linux's datagram */
+	CHECK(is_l4(&h, v6, real));
+	CHECK_EQ(lx(&h, v6, 3, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, 3, alt, 16, 16, 1), DECODE_HELD); /* view of 3: evicts 2 */
+	CHECK_EQ(st->frag_evicted, 2);
+	CHECK_EQ(lx(&h, v6, 4, real, 0, 24, 1), DECODE_HELD); /* evicts datagram 3, not the view */
+	CHECK_EQ(st->frag_evicted, 3);
+	CHECK_EQ(lx(&h, v6, 5, real, 0, 24, 1), DECODE_HELD); /* then the view */
+	CHECK_EQ(st->frag_evicted, 3);
+	CHECK_EQ(st->frag_linux_lost, 1);
+	CHECK_EQ(decode_frag_pending(h.d), 2);
+	h_fini(&h);
+
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+	/* expiry: a view's time starts with its first fragment, again each
+	 * time it starts over (Linux's new queue) */
+	CHECK_EQ(lx(&h, v6, 6, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, 6, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, 6, real, 32, 40, 0), DECODE_OK);
+	h.ts += 20000000;
+	CHECK_EQ(lx(&h, v6, 6, alt, 24, 16, 1), DECODE_HELD); /* the view starts over */
+	h.ts += 5000000;
+	CHECK_EQ(lx(&h, v6, 6, real, 0, 24, 1), DECODE_HELD); /* its first fragment, at 25 s */
+	h.ts += 15000000;
+	CHECK_EQ(lx(&h, v6, 7, real, 0, 8, 1), DECODE_HELD); /* 40 s */
+	CHECK_EQ(st->frag_linux_lost, 0);
+	h.ts += 16000000;
+	CHECK_EQ(lx(&h, v6, 8, real, 0, 8, 1), DECODE_HELD); /* 56 s */
+	CHECK_EQ(st->frag_linux_lost, 1);
+	CHECK_EQ(st->frag_expired, 0);
+	CHECK_EQ(decode_frag_pending(h.d), 2);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0); /* a view is not judged */
+	/* the end of a run gives up the views too, judging only datagrams */
+	CHECK_EQ(lx(&h, v6, 9, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, 9, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, 9, real, 32, 40, 0), DECODE_OK);
+	CHECK_EQ(decode_frag_pending(h.d), 2);
+	decode_frag_give_up(h.d);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+	CHECK_EQ(st->frag_linux_lost, 2);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+	h_fini(&h);
+}
+
 static void test_frag6(void)
 {
 	uint8_t l4[256], pl[256], ip[512], f[512];
@@ -3006,6 +3289,8 @@ int main(void)
 	test_ipv6_ext();
 	test_frag4();
 	test_frag6();
+	test_frag_linux_view(0);
+	test_frag_linux_view(1);
 	test_random();
 	test_link_variants();
 	test_pppoe_mpls();
