@@ -2,7 +2,9 @@
  * test_decode.c - sensor/decode.c: every link type, VLAN tags, every
  * truncation point, lying length fields, IPv4 options, UDP length narrowing,
  * IPv4 and IPv6 fragment reassembly (in order, reversed, overlapping,
- * duplicate, missing, bounded), IPv6 extension headers, encapsulations
+ * duplicate, missing, bounded; the Linux receiver's view beside first-wins,
+ * in fixed orders and against a reference of Linux's queue over random
+ * sequences), IPv6 extension headers, encapsulations
  * (PPPoE, MPLS, IP-in-IP, GRE, ERSPAN, VXLAN, GENEVE: innermost addresses,
  * every truncation point, the nesting bound, length narrowing, reassembly
  * around tunnels), and random-bytes smoke runs.
@@ -2886,6 +2888,172 @@ static uint32_t rnd(uint32_t *s)
 	return x;
 }
 
+/*
+ * A reference of Linux's IPv4 fragment queue for one key, written from the
+ * kernel's rules (ip_frag_queue, inet_frag_queue_insert) rather than from
+ * the decoder: a list of fragments, each knowing the run it belongs to.
+ */
+struct lxref {
+	int alive, n, first_in, last_in;
+	size_t len, meat;
+	size_t off[32], end[32];
+	int run[32];     /* index of the fragment that heads its run */
+	uint8_t data[80];
+};
+
+/* One fragment [off, off + n) of bytes b; 1 when the queue completes, its
+ * 72-byte datagram in out. */
+static int lxref_add(struct lxref *q, size_t off, size_t n, int more, const uint8_t *b,
+		     uint8_t *out)
+{
+	size_t end = off + n;
+	int i, tail = -1, k;
+
+	if (!q->alive)
+		memset(q, 0, sizeof(*q)), q->alive = 1;
+	if (!more) {
+		if (end < q->len || (q->last_in && end != q->len))
+			goto kill;
+		q->last_in = 1;
+		q->len = end;
+	} else if (end > q->len) {
+		if (q->last_in)
+			goto kill;
+		q->len = end;
+	}
+	if (end == off)
+		goto kill;
+	for (i = 0; i < q->n; i++)
+		if (tail < 0 || q->end[i] > q->end[tail])
+			tail = i;
+	k = q->n;
+	if (tail < 0) {
+		q->run[k] = k;
+	} else if (q->end[tail] < end) {
+		if (off < q->end[tail])
+			goto kill;
+		q->run[k] = off == q->end[tail] ? q->run[tail] : k;
+	} else {
+		for (i = 0; i < q->n; i++) {
+			size_t rs, re = 0;
+			int j;
+
+			if (q->run[i] != i)
+				continue; /* not a run's head */
+			rs = q->off[i];
+			for (j = 0; j < q->n; j++)
+				if (q->run[j] == i && q->end[j] > re)
+					re = q->end[j];
+			if (end <= rs || off >= re)
+				continue;
+			if (off >= rs && end <= re)
+				return 0; /* IPFRAG_DUP: dropped, the queue kept */
+			goto kill;        /* IPFRAG_OVERLAP */
+		}
+		q->run[k] = k;
+	}
+	q->off[k] = off;
+	q->end[k] = end;
+	q->n++;
+	memcpy(q->data + off, b, n);
+	q->meat += n;
+	if (off == 0)
+		q->first_in = 1;
+	if (q->first_in && q->last_in && q->meat == q->len) {
+		memcpy(out, q->data, q->len);
+		q->alive = 0;
+		return q->len == 72;
+	}
+	return 0;
+kill:
+	q->alive = 0;
+	return 0;
+}
+
+/*
+ * Random fragments of one datagram (three versions of its bytes, offsets
+ * and lengths on 8-byte steps, duplicates, overlaps, fragments of no bytes,
+ * any order): whatever the reference Linux queue delivers, the decoder
+ * delivers too (or it is the first-wins datagram it already delivered),
+ * and every datagram the decoder delivers from a Linux view is what Linux
+ * delivers with that fragment.
+ */
+static void test_frag_linux_random(void)
+{
+	uint8_t ver[3][128], out[80];
+	uint32_t s = 0x5eed1234;
+	struct h h;
+	const struct decode_stats *st;
+	struct pkt_hop hop;
+	unsigned trial, bad = 0, linux_seen = 0, view_seen = 0;
+
+	for (int v = 0; v < 3; v++) {
+		dgram_udp(ver[v]);
+		if (v)
+			memset(ver[v] + 8 + 8 * (size_t)v, 0xa0 + v, 24);
+	}
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+	for (trial = 0; trial < 40000; trial++) {
+		struct lxref ref;
+		uint8_t fw_last[72];
+		int have_fw = 0;
+		unsigned k, nfr = 3 + rnd(&s) % 8;
+
+		memset(&ref, 0, sizeof(ref));
+		for (k = 0; k < nfr; k++) {
+			int v = (int)(rnd(&s) % 3), more, lin;
+			size_t off = 8 * (size_t)(rnd(&s) % 9 % (1 + rnd(&s) % 9)), n;
+			uint64_t done = st->frag_done, view = st->frag_linux_view;
+			enum decode_result r;
+
+			n = 8 * (size_t)(1 + rnd(&s) % (9 - off / 8));
+			if (rnd(&s) % 16 == 0)
+				n = 0;
+			if (off + n > 72)
+				n = 72 - off;
+			more = off + n < 72 ? 1 : (int)(rnd(&s) % 2);
+			if (off == 0 && n == 72)
+				more = 1; /* else no fragment at all */
+			lin = lxref_add(&ref, off, n, more, ver[v] + off, out);
+			if (lin)
+				linux_seen++;
+			r = frag4_at(&h, 5000 + trial, ver[v] + off, off, n, more);
+			if (st->frag_done > done) {
+				/* the first-wins datagram, as before */
+				if (r != DECODE_OK || h.p.l4_len != 72) {
+					bad++;
+					continue;
+				}
+				memcpy(fw_last, h.p.l4, 72);
+				have_fw = 1;
+				if (lin && memcmp(out, fw_last, 72) == 0)
+					lin = 0; /* delivered once */
+				if (decode_next(h.d, &h.p) == DECODE_OK) {
+					view_seen++;
+					bad += !lin || h.p.l4_len != 72 || memcmp(h.p.l4, out, 72) != 0;
+					lin = 0;
+				}
+			} else if (st->frag_linux_view > view) {
+				view_seen++;
+				bad += !lin || r != DECODE_OK || h.p.l4_len != 72 ||
+				       memcmp(h.p.l4, out, 72) != 0;
+				lin = 0;
+			}
+			/* Linux's datagram not delivered: only as the first-wins one */
+			if (lin && !(have_fw && memcmp(out, fw_last, 72) == 0))
+				bad++;
+		}
+		decode_frag_give_up(h.d);
+		while (decode_frag_lost(h.d, &hop))
+			;
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(linux_seen > 500); /* 706 */
+	CHECK(view_seen > 200);  /* 276 */
+	h_fini(&h);
+}
+
 /* Touch every byte the decoder handed out, so ASan checks the bounds. */
 static unsigned touch(const uint8_t *q, size_t n)
 {
@@ -3291,6 +3459,7 @@ int main(void)
 	test_frag6();
 	test_frag_linux_view(0);
 	test_frag_linux_view(1);
+	test_frag_linux_random();
 	test_random();
 	test_link_variants();
 	test_pppoe_mpls();
