@@ -2889,7 +2889,8 @@ static uint32_t rnd(uint32_t *s)
 }
 
 /*
- * A reference of Linux's IPv4 fragment queue for one key, written from the
+ * A reference of Linux's fragment queue for one key (IPv4 and IPv6 share
+ * inet_frag_queue_insert; the end checks are alike), written from the
  * kernel's rules (ip_frag_queue, inet_frag_queue_insert) rather than from
  * the decoder: a list of fragments, each knowing the run it belongs to.
  */
@@ -2971,14 +2972,14 @@ kill:
 }
 
 /*
- * Random fragments of one datagram (three versions of its bytes, offsets
+ * Random fragments of one IPv4 or IPv6 datagram (three versions of its bytes, offsets
  * and lengths on 8-byte steps, duplicates, overlaps, fragments of no bytes,
  * any order): whatever the reference Linux queue delivers, the decoder
  * delivers too (or it is the first-wins datagram it already delivered),
  * and every datagram the decoder delivers from a Linux view is what Linux
  * delivers with that fragment.
  */
-static void test_frag_linux_random(void)
+static void test_frag_linux_random(int v6)
 {
 	uint8_t ver[3][128], out[80];
 	uint32_t s = 0x5eed1234;
@@ -3014,11 +3015,12 @@ static void test_frag_linux_random(void)
 				n = 72 - off;
 			more = off + n < 72 ? 1 : (int)(rnd(&s) % 2);
 			if (off == 0 && n == 72)
-				more = 1; /* else no fragment at all */
+				more = 1; /* else no fragment at all (IPv6: atomic) */
 			lin = lxref_add(&ref, off, n, more, ver[v] + off, out);
 			if (lin)
 				linux_seen++;
-			r = frag4_at(&h, 5000 + trial, ver[v] + off, off, n, more);
+			r = v6 ? frag6_at(&h, 5000 + trial, ver[v] + off, off, n, more, 17)
+			       : frag4_at(&h, 5000 + trial, ver[v] + off, off, n, more);
 			if (st->frag_done > done) {
 				/* the first-wins datagram, as before */
 				if (r != DECODE_OK || h.p.l4_len != 72) {
@@ -3459,7 +3461,8 @@ int main(void)
 	test_frag6();
 	test_frag_linux_view(0);
 	test_frag_linux_view(1);
-	test_frag_linux_random();
+	test_frag_linux_random(0);
+	test_frag_linux_random(1);
 	test_random();
 	test_link_variants();
 	test_pppoe_mpls();
