@@ -1556,6 +1556,45 @@ static struct frag *linux_view_new(struct decoder *d, struct frag *fw, uint64_t 
 }
 
 /*
+ * fw is complete, but Linux's queue of the same bytes is not (the last
+ * fragment was a duplicate, and Linux tests for completion only after
+ * placing one): that queue stays, with its timer, until a fragment
+ * discards it, and can never complete (every byte is held and its end is
+ * known), so later fragments of the key are duplicates to it until one
+ * discards it. A view keeps its bytes held and its runs (not the bytes
+ * themselves: nothing is placed in it before it starts over), beside fw in
+ * the age list. Without room, no view: those fragments then start a new
+ * datagram at once, as before.
+ */
+static void linux_stuck(struct decoder *d, struct frag *fw)
+{
+	struct frag *lv = linux_view_new(d, fw, fw->first_ts);
+
+	if (!lv)
+		return;
+	if (frag_grow(d, lv, fw->total) != 0) {
+		frag_drop(d, lv);
+		return;
+	}
+	memcpy(lv->have, fw->have, (lv->cap + 7) / 8);
+	memcpy(lv->runs, fw->runs, (lv->cap / 8 + 7) / 8);
+	lv->got = fw->got;
+	lv->max_end = fw->max_end;
+	lv->total = fw->total;
+	lv->total_known = 1;
+	lv->have_first = 1;
+	/* its time is fw's: next to fw in the age list */
+	frag_unage(d, lv);
+	lv->older = fw;
+	lv->newer = fw->newer;
+	if (fw->newer)
+		fw->newer->older = lv;
+	else
+		d->newest = lv;
+	fw->newer = lv;
+}
+
+/*
  * Linux discards its queue of fw's key (and the fragment at hand): when
  * that queue was the first-wins datagram's, a Linux view begins beside it,
  * empty; when it was the view lv, the view starts over.
@@ -1757,6 +1796,11 @@ static enum decode_result frag_input(struct decoder *d, struct view *v, const st
 			f->nh = fi->nh;
 		}
 		fw_done = f->total_known && f->got == f->total && f->have_first;
+		/* Linux checks for a whole datagram only after placing a
+		 * fragment: a last one that is a duplicate completes the
+		 * datagram here but leaves Linux's queue whole and waiting */
+		if (fw_done && !f->linux_gone && fresh == 0 && !f->twin)
+			linux_stuck(d, f);
 	}
 	lv = f ? f->twin : lv;
 	if (!linux_took) {
