@@ -83,6 +83,7 @@ static void core_flow_end(void *user, struct flow *f);
 static int core_emit_alert(struct emit *e, const struct alert *a);
 static void core_build_dispatch(struct core *c);
 static void core_lost_frags(struct core *c, uint64_t ts_us, uint32_t iface);
+static int core_deliver(struct core *c, struct pkt *p, uint32_t iface);
 
 const char *core_kind_name(enum obs_kind k)
 {
@@ -191,6 +192,10 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	store_put_stat(c->store, "fragments.duplicate", (int64_t)ds->frag_duplicate);
 	store_put_stat(c->store, "fragments.conflict", (int64_t)ds->frag_conflict);
 	store_put_stat(c->store, "fragments.bad_checksum", (int64_t)ds->frag_bad_checksum);
+	store_put_stat(c->store, "fragments.linux_discard", (int64_t)ds->frag_linux_discard);
+	store_put_stat(c->store, "fragments.linux_view", (int64_t)ds->frag_linux_view);
+	store_put_stat(c->store, "fragments.linux_same", (int64_t)ds->frag_linux_same);
+	store_put_stat(c->store, "fragments.linux_lost", (int64_t)ds->frag_linux_lost);
 	store_put_stat(c->store, "copies.skipped", (int64_t)c->stats.copies);
 	store_put_stat(c->store, "flows.created", (int64_t)fs->created);
 	store_put_stat(c->store, "flows.active", (int64_t)fs->active);
@@ -604,35 +609,51 @@ void core_packet(struct core *c, int dlt, uint64_t ts_us, const uint8_t *data,
 	core_lost_frags(c, ts_us, iface);
 	if (dr != DECODE_OK)
 		return;
-	if (core_copy(c, &p, iface)) {
-		c->stats.copies++;
+	if (core_deliver(c, &p, iface))
 		return;
+	/* the datagram Linux's receiver reassembles from the same fragment,
+	 * when it is another (decode.h, decode_next): rare */
+	while (decode_next(c->dec, &p) == DECODE_OK) {
+		core_lost_frags(c, ts_us, iface);
+		core_deliver(c, &p, iface);
 	}
-	p.iface = iface;
-	p.flow = NULL;
-	p.dir = 0;
-	/* A packet whose transport header could not be read joins no flow:
-	 * its ports, if any, are not a connection's. */
-	if (!(p.flags & PKT_L4_BAD))
-		flow_table_update(c->flows, &p);
-	if (p.flow && flow_table_syn_taken(c->flows))
-		core_syn_data(c, &p);
-
-	const struct mod_list *l = &c->by_class[pkt_class(&p)];
-	for (unsigned k = 0; k < l->n; k++) {
-		unsigned i = l->idx[k];
-		core_count(&c->stats.mod[i], modules[i]->on_packet(c->mod_state[i], &p, &c->emit));
-	}
-	/* a window no analyzer will read goes back to the global cap */
-	if (p.flow && p.payload_len && p.flow->app == APP_NONE)
-		flow_release_unread(c->flows, p.flow);
-	flow_note_claim(p.flow); /* for the reclaim sweep */
 
 	if (ts_us >= c->next_tick_us) {
 		if (c->next_tick_us)
 			core_tick(c, ts_us);
 		c->next_tick_us = ts_us + TICK_US;
 	}
+}
+
+/* One decoded packet (or reassembled datagram): the flow table, then the
+ * analyzers of its class. 1 when it was a copy from another source
+ * (copies.h), skipped. */
+static int core_deliver(struct core *c, struct pkt *p, uint32_t iface)
+{
+	if (core_copy(c, p, iface)) {
+		c->stats.copies++;
+		return 1;
+	}
+	p->iface = iface;
+	p->flow = NULL;
+	p->dir = 0;
+	/* A packet whose transport header could not be read joins no flow:
+	 * its ports, if any, are not a connection's. */
+	if (!(p->flags & PKT_L4_BAD))
+		flow_table_update(c->flows, p);
+	if (p->flow && flow_table_syn_taken(c->flows))
+		core_syn_data(c, p);
+
+	const struct mod_list *l = &c->by_class[pkt_class(p)];
+	for (unsigned k = 0; k < l->n; k++) {
+		unsigned i = l->idx[k];
+		core_count(&c->stats.mod[i], modules[i]->on_packet(c->mod_state[i], p, &c->emit));
+	}
+	/* a window no analyzer will read goes back to the global cap */
+	if (p->flow && p->payload_len && p->flow->app == APP_NONE)
+		flow_release_unread(c->flows, p->flow);
+	flow_note_claim(p->flow); /* for the reclaim sweep */
+	return 0;
 }
 
 void core_end_input(struct core *c)

@@ -37,7 +37,10 @@
  * datagram is copied to the decoder's reassembly buffer and decoded from
  * there, so a fragmented outer datagram is reassembled before its tunnel is
  * opened, and fragments of an inner datagram are keyed by the inner
- * addresses. The common, unfragmented path never allocates.
+ * addresses. The common, unfragmented path never allocates. Beside a
+ * datagram that Linux's receiver would discard (an overlap that is no
+ * duplicate, an end contradicted), a Linux view of the same key reassembles
+ * what Linux delivers ("The Linux receiver's view", below).
  */
 #include "decode.h"
 
@@ -146,6 +149,15 @@ struct frag {
 	uint8_t hlen;               /* IPv4: the offset-0 fragment's header length */
 	uint8_t nh;                 /* IPv6: next header of the offset-0 fragment */
 	uint8_t proto;              /* IPv4: the protocol; IPv6: the first fragment's next header */
+	/* Linux's receiver (see "The Linux receiver's view" below) */
+	uint8_t linux_view;         /* this is a Linux view, not a first-wins datagram */
+	uint8_t linux_gone;         /* first-wins: Linux discarded the queue these bytes made */
+	uint8_t has_digest;         /* view: the first-wins datagram of its key was delivered */
+	uint8_t digest_nh;
+	struct frag *twin;          /* the other queue of the same key (first-wins <-> view) */
+	uint8_t *runs;              /* one bit per 8 bytes: a run of Linux's queue begins there */
+	uint64_t digest;            /* view: keyed hash of that first-wins datagram's bytes */
+	size_t digest_len;
 };
 
 /* One fragment on its way into the table. */
@@ -174,7 +186,13 @@ struct decoder {
 	size_t nbuckets; /* power of two */
 	struct frag *oldest, *newest;
 	unsigned nfrag;
+	unsigned nlinux; /* of nfrag, Linux views */
 	size_t frag_bytes;
+	/* A Linux view completed by the fragment that also completed its
+	 * first-wins datagram, handed out by decode_next with next_p, the
+	 * packet as it stood when that fragment reached the table. */
+	struct frag *next;
+	struct pkt next_p;
 	uint8_t *rbuf;   /* the reassembled datagram handed out, IP_MAX_LEN bytes */
 	/* Datagrams given up on (expired, evicted, refused) since the caller
 	 * last asked (decode_frag_lost): a ring of lost_cap, which one call
@@ -284,7 +302,7 @@ const struct decode_stats *decode_stats(const struct decoder *d)
 
 unsigned decode_frag_pending(const struct decoder *d)
 {
-	return d->nfrag;
+	return d->nfrag - d->nlinux; /* a Linux view is never judged as lost */
 }
 
 /* The decoders call each other down the layers (and, through tunnels, back
@@ -1176,6 +1194,32 @@ static enum decode_result decode_l4(struct decoder *d, struct view *v, struct pk
 
 /* ---- fragment table ------------------------------------------------------ */
 
+/*
+ * The Linux receiver's view. The first-wins datagram is what the issue that
+ * specified the decoder asks for, and stays. Linux reassembles otherwise
+ * (net/ipv4/inet_fragment.c, inet_frag_queue_insert, and ip_frag_queue /
+ * ip6_frag_queue): it keeps its fragments in runs (a fragment that begins
+ * where the highest one held ends extends that one's run; any other starts
+ * a run); a fragment inside one run is a duplicate, dropped; any other
+ * overlap, a last fragment that ends before bytes held or elsewhere than
+ * the last one said, a fragment past that end, or one of no bytes (IPv4:
+ * fewer than 8 with more to come, cut to 0) discards the whole queue and
+ * the fragment, and the fragments after it make a new queue. A sender can
+ * use the difference (a decoy overlapped, then the real head: FINDINGS
+ * R20-3). So each first-wins datagram also tracks Linux's runs (one bit per
+ * 8 bytes, set only while the two agree, which they do until Linux would
+ * discard); when Linux would, the datagram is marked linux_gone and a Linux
+ * view of the same key, an entry of the same table (counted in its bounds),
+ * takes every later fragment as Linux does, starting over as Linux would.
+ * A view that completes is delivered too, unless its bytes are those of the
+ * first-wins datagram already delivered for its key (the digest). Once the
+ * first-wins datagram is done, later fragments of its key go to the view
+ * alone: they are Linux's next datagram, not a stray to expire. A view is
+ * never judged as lost (the first-wins datagram of its key is, or was
+ * delivered); it is counted (fragments.linux_lost).
+ */
+enum { LX_INSERT, LX_DUP, LX_OVERLAP };
+
 /* Keyed (hash.h): a fragment's addresses and id are the sender's to choose. */
 static size_t frag_hash(const struct decoder *d, const uint8_t *key)
 {
@@ -1217,6 +1261,30 @@ static void frag_lose(struct decoder *d, const uint8_t *key, uint8_t proto, cons
 	}
 }
 
+/* Unlink f from the age list (not the hash). */
+static void frag_unage(struct decoder *d, struct frag *f)
+{
+	if (f->older)
+		f->older->newer = f->newer;
+	else
+		d->oldest = f->newer;
+	if (f->newer)
+		f->newer->older = f->older;
+	else
+		d->newest = f->older;
+	f->older = f->newer = NULL;
+}
+
+static void frag_age(struct decoder *d, struct frag *f)
+{
+	f->older = d->newest;
+	if (d->newest)
+		d->newest->newer = f;
+	else
+		d->oldest = f;
+	d->newest = f;
+}
+
 /* Unlink f from the hash and the age list and free it. */
 static void frag_drop(struct decoder *d, struct frag *f)
 {
@@ -1226,19 +1294,32 @@ static void frag_drop(struct decoder *d, struct frag *f)
 		pp = &(*pp)->hnext;
 	if (*pp)
 		*pp = f->hnext;
-	if (f->older)
-		f->older->newer = f->newer;
-	else
-		d->oldest = f->newer;
-	if (f->newer)
-		f->newer->older = f->older;
-	else
-		d->newest = f->older;
+	frag_unage(d, f);
+	if (f->twin)
+		f->twin->twin = NULL;
+	if (f->linux_view)
+		d->nlinux--;
+	if (d->next == f)
+		d->next = NULL;
 	d->frag_bytes -= f->mem;
 	d->nfrag--;
 	free(f->data);
 	free(f->have);
+	free(f->runs);
 	free(f);
+}
+
+/* Give f up (expired, evicted): a first-wins datagram is remembered as
+ * lost and counted in *n; a Linux view is only counted. */
+static void frag_give_up(struct decoder *d, struct frag *f, uint64_t *n)
+{
+	if (f->linux_view) {
+		d->stats.frag_linux_lost++;
+	} else {
+		frag_lose(d, f->key, f->proto, f);
+		(*n)++;
+	}
+	frag_drop(d, f);
 }
 
 /*
@@ -1255,44 +1336,51 @@ static int frag_stale(const struct decoder *d, const struct frag *f, uint64_t no
 
 static void frag_expire(struct decoder *d, uint64_t now)
 {
-	while (d->oldest && frag_stale(d, d->oldest, now)) {
-		frag_lose(d, d->oldest->key, d->oldest->proto, d->oldest);
-		frag_drop(d, d->oldest);
-		d->stats.frag_expired++;
-	}
+	while (d->oldest && frag_stale(d, d->oldest, now))
+		frag_give_up(d, d->oldest, &d->stats.frag_expired);
 }
 
-/* Evict the oldest datagrams other than keep until extra more bytes fit.
- * Returns 0 when they fit. */
+/* The oldest entry other than keep and its twin (the pair a fragment is
+ * being stored into), or NULL. */
+static struct frag *frag_victim(const struct decoder *d, const struct frag *keep)
+{
+	struct frag *v = d->oldest;
+
+	while (v && keep && (v == keep || v == keep->twin))
+		v = v->newer;
+	return v;
+}
+
+/* Evict the oldest datagrams other than keep (and its twin) until extra
+ * more bytes fit. Returns 0 when they fit. */
 static int frag_make_room(struct decoder *d, size_t extra, const struct frag *keep)
 {
 	while (d->frag_bytes + extra > d->cfg.frag_max_bytes) {
-		struct frag *victim = d->oldest;
+		struct frag *victim = frag_victim(d, keep);
 
-		if (victim && victim == keep)
-			victim = victim->newer;
 		if (!victim)
 			return -1;
-		frag_lose(d, victim->key, victim->proto, victim);
-		frag_drop(d, victim);
-		d->stats.frag_evicted++;
+		frag_give_up(d, victim, &d->stats.frag_evicted);
 	}
 	return 0;
 }
 
-/* A new, empty datagram for key, evicting the oldest when the table is
- * full. NULL when memory is short. */
-static struct frag *frag_new(struct decoder *d, const uint8_t *key, uint8_t proto, uint64_t ts)
+/* A new, empty datagram for key, evicting the oldest (not keep or its
+ * twin) when the table is full. NULL when memory is short. */
+static struct frag *frag_new(struct decoder *d, const uint8_t *key, uint8_t proto, uint64_t ts,
+			     const struct frag *keep)
 {
 	struct frag *f = NULL;
 	size_t b;
 
-	if (d->nfrag >= d->cfg.frag_max_datagrams && d->oldest) {
-		frag_lose(d, d->oldest->key, d->oldest->proto, d->oldest);
-		frag_drop(d, d->oldest);
-		d->stats.frag_evicted++;
+	if (d->nfrag >= d->cfg.frag_max_datagrams) {
+		struct frag *victim = frag_victim(d, keep);
+
+		if (!victim)
+			goto out;
+		frag_give_up(d, victim, &d->stats.frag_evicted);
 	}
-	if (frag_make_room(d, sizeof(*f), NULL) != 0)
+	if (frag_make_room(d, sizeof(*f), keep) != 0)
 		goto out;
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -1304,12 +1392,7 @@ static struct frag *frag_new(struct decoder *d, const uint8_t *key, uint8_t prot
 	b = frag_hash(d, key);
 	f->hnext = d->buckets[b];
 	d->buckets[b] = f;
-	f->older = d->newest;
-	if (d->newest)
-		d->newest->newer = f;
-	else
-		d->oldest = f;
-	d->newest = f;
+	frag_age(d, f);
 	d->nfrag++;
 	d->frag_bytes += f->mem;
 out:
@@ -1322,7 +1405,8 @@ static int frag_grow(struct decoder *d, struct frag *f, size_t end)
 {
 	size_t cap = f->cap ? f->cap : 1024;
 	size_t oldmap = (f->cap + 7) / 8, newmap;
-	uint8_t *data, *have;
+	size_t oldruns = (f->cap / 8 + 7) / 8, newruns;
+	uint8_t *data, *have, *runs;
 
 	if (end <= f->cap)
 		return 0;
@@ -1331,7 +1415,8 @@ static int frag_grow(struct decoder *d, struct frag *f, size_t end)
 	if (cap > IP_MAX_LEN)
 		cap = IP_MAX_LEN;
 	newmap = (cap + 7) / 8;
-	if (frag_make_room(d, (cap - f->cap) + (newmap - oldmap), f) != 0)
+	newruns = (cap / 8 + 7) / 8;
+	if (frag_make_room(d, (cap - f->cap) + (newmap - oldmap) + (newruns - oldruns), f) != 0)
 		return -1;
 	data = realloc(f->data, cap);
 	if (!data)
@@ -1342,16 +1427,22 @@ static int frag_grow(struct decoder *d, struct frag *f, size_t end)
 		return -1;
 	memset(have + oldmap, 0, newmap - oldmap);
 	f->have = have;
-	d->frag_bytes += (cap - f->cap) + (newmap - oldmap);
-	f->mem += (cap - f->cap) + (newmap - oldmap);
+	runs = realloc(f->runs, newruns);
+	if (!runs)
+		return -1;
+	memset(runs + oldruns, 0, newruns - oldruns);
+	f->runs = runs;
+	d->frag_bytes += (cap - f->cap) + (newmap - oldmap) + (newruns - oldruns);
+	f->mem += (cap - f->cap) + (newmap - oldmap) + (newruns - oldruns);
 	f->cap = cap;
 	return 0;
 }
 
 /* Copy the bytes of c (placed at off) that f does not have yet: the
  * earliest arrival wins. Counts overlaps, and those that disagree with the
- * bytes held (where receivers differ). f must already hold off + len. */
-static void frag_fill(struct decoder *d, struct frag *f, size_t off, struct cur *c)
+ * bytes held (where receivers differ). f must already hold off + len.
+ * Returns how many bytes were new. */
+static size_t frag_fill(struct decoder *d, struct frag *f, size_t off, struct cur *c)
 {
 	size_t i, len = cur_left(c), fresh = 0;
 	int conflict = 0;
@@ -1377,6 +1468,213 @@ static void frag_fill(struct decoder *d, struct frag *f, size_t off, struct cur 
 		if (conflict)
 			d->stats.frag_conflict++;
 	}
+	return fresh;
+}
+
+static int frag_has(const struct frag *f, size_t at)
+{
+	return at < f->cap && (f->have[at >> 3] >> (at & 7) & 1);
+}
+
+/* Offsets are multiples of 8, so a run begins on one. */
+static int run_begins(const struct frag *f, size_t at)
+{
+	return f->runs[at >> 6] >> ((at >> 3) & 7) & 1;
+}
+
+static void run_mark(struct frag *f, size_t at)
+{
+	f->runs[at >> 6] |= (uint8_t)(1u << ((at >> 3) & 7));
+}
+
+/* Whether [off, end), every byte of it held, lies inside one run: no run
+ * begins after off before end. Linux drops such a fragment as a duplicate
+ * (IPFRAG_DUP), whatever its bytes; any other overlap is IPFRAG_OVERLAP. */
+static int run_holds(const struct frag *f, size_t off, size_t end)
+{
+	size_t at;
+
+	for (at = (off | 7) + 1; at < end; at += 8)
+		if (run_begins(f, at))
+			return 0;
+	return 1;
+}
+
+/* Where Linux's inet_frag_queue_insert puts [off, end) into q, which
+ * holds Linux's queue as it stands (before the fragment): LX_INSERT with
+ * *newrun when the fragment starts a run, LX_DUP or LX_OVERLAP. Reads
+ * the bytes of the range only when the fragment ends inside what is held. */
+static int linux_place(const struct frag *q, size_t off, size_t end, int *newrun)
+{
+	size_t at;
+	int some = 0, all = 1;
+
+	*newrun = 1;
+	if (q->got == 0)
+		return LX_INSERT;
+	if (end > q->max_end) { /* past the highest fragment: the common case */
+		if (off < q->max_end)
+			return LX_OVERLAP;
+		*newrun = off != q->max_end;
+		return LX_INSERT;
+	}
+	for (at = off; at < end; at++) {
+		if (frag_has(q, at))
+			some = 1;
+		else
+			all = 0;
+	}
+	if (!some)
+		return LX_INSERT;
+	return all && run_holds(q, off, end) ? LX_DUP : LX_OVERLAP;
+}
+
+/* Start f afresh as an empty Linux queue (Linux discarded what it held):
+ * its buffers and its key's digest are kept. */
+static void linux_reset(struct frag *f)
+{
+	if (f->cap) {
+		memset(f->have, 0, (f->cap + 7) / 8);
+		memset(f->runs, 0, (f->cap / 8 + 7) / 8);
+	}
+	f->got = f->max_end = f->total = 0;
+	f->total_known = f->have_first = 0;
+}
+
+/* A Linux view beside the first-wins datagram fw (which has none). */
+static struct frag *linux_view_new(struct decoder *d, struct frag *fw, uint64_t ts)
+{
+	struct frag *lv = frag_new(d, fw->key, fw->proto, ts, fw);
+
+	if (!lv)
+		return NULL;
+	lv->linux_view = 1;
+	lv->twin = fw;
+	fw->twin = lv;
+	d->nlinux++;
+	return lv;
+}
+
+/*
+ * fw is complete, but Linux's queue of the same bytes is not (the last
+ * fragment was a duplicate, and Linux tests for completion only after
+ * placing one): that queue stays, with its timer, until a fragment
+ * discards it, and can never complete (every byte is held and its end is
+ * known), so later fragments of the key are duplicates to it until one
+ * discards it. A view keeps its bytes held and its runs (not the bytes
+ * themselves: nothing is placed in it before it starts over), beside fw in
+ * the age list. Without room, no view: those fragments then start a new
+ * datagram at once, as before.
+ */
+static void linux_stuck(struct decoder *d, struct frag *fw)
+{
+	struct frag *lv = linux_view_new(d, fw, fw->first_ts);
+
+	if (!lv)
+		return;
+	if (frag_grow(d, lv, fw->total) != 0) {
+		frag_drop(d, lv);
+		return;
+	}
+	memcpy(lv->have, fw->have, (lv->cap + 7) / 8);
+	memcpy(lv->runs, fw->runs, (lv->cap / 8 + 7) / 8);
+	lv->got = fw->got;
+	lv->max_end = fw->max_end;
+	lv->total = fw->total;
+	lv->total_known = 1;
+	lv->have_first = 1;
+	/* its time is fw's: next to fw in the age list */
+	frag_unage(d, lv);
+	lv->older = fw;
+	lv->newer = fw->newer;
+	if (fw->newer)
+		fw->newer->older = lv;
+	else
+		d->newest = lv;
+	fw->newer = lv;
+}
+
+/*
+ * Linux discards its queue of fw's key (and the fragment at hand): when
+ * that queue was the first-wins datagram's, a Linux view begins beside it,
+ * empty; when it was the view lv, the view starts over.
+ */
+static void linux_discard(struct decoder *d, struct frag *fw, struct frag *lv, uint64_t ts)
+{
+	if (fw && !fw->linux_gone) {
+		fw->linux_gone = 1;
+		d->stats.frag_linux_discard++;
+		if (!lv)
+			linux_view_new(d, fw, ts);
+		else
+			linux_reset(lv); /* not reached: a view exists only once fw is gone */
+	} else if (lv && lv->got) {
+		d->stats.frag_linux_discard++;
+		linux_reset(lv);
+	} else if (lv) {
+		linux_reset(lv); /* a last fragment alone said where the end is */
+	}
+}
+
+/*
+ * One fragment (c, n bytes at fi->off) into the Linux view q as Linux
+ * takes it (ip_frag_queue: the end first, then the place). Returns 1 when
+ * the view is complete, 0 when it holds or dropped the fragment or started
+ * over, -1 when the table had no room (q is gone).
+ */
+static int linux_input(struct decoder *d, struct frag *q, const struct frag_in *fi,
+		       struct cur c, size_t n, const struct pkt *p)
+{
+	size_t end = fi->off + n;
+	int newrun;
+
+	if (!fi->more) {
+		if (end < q->max_end || (q->total_known && end != q->total))
+			goto discard;
+		q->total = end;
+		q->total_known = 1; /* INET_FRAG_LAST_IN, even for a duplicate */
+	} else if (end > q->max_end && q->total_known) {
+		goto discard;
+	}
+	switch (linux_place(q, fi->off, end, &newrun)) {
+	case LX_DUP:
+		return 0;
+	case LX_OVERLAP:
+		goto discard;
+	default:
+		break;
+	}
+	if (q->got == 0) {
+		/* a new queue: Linux's timer for it starts now */
+		q->first_ts = p->ts_us;
+		frag_unage(d, q);
+		frag_age(d, q);
+	}
+	if (frag_grow(d, q, end) != 0) {
+		d->stats.frag_linux_lost++;
+		frag_drop(d, q);
+		return -1;
+	}
+	frag_fill(d, q, fi->off, &c);
+	if (newrun)
+		run_mark(q, fi->off);
+	if (end > q->max_end)
+		q->max_end = end;
+	if (fi->off == 0 && !q->have_first) {
+		q->have_first = 1;
+		q->ttl = p->ttl;
+		q->hlen = fi->hlen;
+		q->nh = fi->nh;
+	}
+	return q->total_known && q->got == q->total && q->have_first;
+discard:
+	linux_discard(d, NULL, q, p->ts_us);
+	return 0;
+}
+
+static uint64_t frag_digest(const struct frag *f)
+{
+	return hash_keyed(f->data, f->total);
 }
 
 /* A fragment refused (cut, or lying): counted, and remembered as lost,
@@ -1391,80 +1689,180 @@ static enum decode_result frag_refuse(struct decoder *d, const struct frag_in *f
 	return tally(d, L_FRAG, r);
 }
 
+/* Hand out q's datagram in d->rbuf (*len, p->ttl, *nh) and drop q. */
+static void frag_out(struct decoder *d, struct frag *q, struct pkt *p, uint8_t *nh, size_t *len)
+{
+	memcpy(d->rbuf, q->data, q->total);
+	*len = q->total;
+	p->ttl = q->ttl;
+	*nh = q->nh;
+	frag_drop(d, q);
+}
+
 /*
  * Store one fragment (its payload is the rest of v). DECODE_HELD while the
  * datagram is incomplete; DECODE_OK with *len set when d->rbuf now holds it,
  * with p->ttl/p->proto (IPv4) or *nh (IPv6) from its first fragment. A
  * fragment refused, or a datagram dropped for want of room, is remembered
- * for decode_frag_lost().
+ * for decode_frag_lost(). The first-wins datagram comes out as it always
+ * did; a Linux view that completes comes out here when the first-wins one
+ * did not, else from decode_next.
  */
 static enum decode_result frag_input(struct decoder *d, struct view *v, const struct frag_in *fi,
 				     struct pkt *p, uint8_t *nh, size_t *len)
 {
-	struct frag *f;
+	struct frag *f, *lv;
+	struct cur lc = v->c; /* the payload again, for the Linux view */
 	size_t n = cur_left(&v->c), end = fi->off + n;
+	enum decode_result r = DECODE_HELD;
+	int take, fw_done = 0, lv_done = 0, linux_took = 0;
 
 	if (v->missing)
 		return frag_refuse(d, fi, DECODE_TRUNCATED);
+	f = frag_find(d, fi->key);
+	lv = NULL;
+	if (f && f->linux_view) {
+		lv = f;
+		f = f->twin;
+	} else if (f) {
+		lv = f->twin;
+	}
 	/* A fragment of no bytes is refused (Linux drops it too): it adds
 	 * nothing, and taken as the offset-0 fragment it would name the
-	 * datagram's next header or TTL for the fragments that carry it. */
+	 * datagram's next header or TTL for the fragments that carry it.
+	 * Linux discards the queue with it (end == offset; for IPv4 after
+	 * cutting a fragment with more to come to a multiple of 8). */
+	if (n == 0 || (fi->key[0] == 4 && fi->more && n < 8)) {
+		linux_discard(d, f, lv, p->ts_us);
+		linux_took = 1;
+	}
 	if (n == 0 || end > fi->limit || (fi->more && (n & 7)))
 		return frag_refuse(d, fi, DECODE_MALFORMED);
-	f = frag_find(d, fi->key);
+	take = f != NULL;
 	if (f) {
-		/* A fragment that contradicts the known end is refused. */
-		if (f->total_known && (end > f->total || (!fi->more && end != f->total)))
-			return frag_refuse(d, fi, DECODE_MALFORMED);
-		if (!fi->more && f->max_end > end)
-			return frag_refuse(d, fi, DECODE_MALFORMED);
-	} else {
-		f = frag_new(d, fi->key, fi->proto, p->ts_us);
+		/* A fragment that contradicts the known end is refused; Linux
+		 * discards the queue, and the fragment with it. */
+		if ((f->total_known && (end > f->total || (!fi->more && end != f->total))) ||
+		    (!fi->more && f->max_end > end)) {
+			if (!f->linux_gone) {
+				linux_discard(d, f, lv, p->ts_us);
+				linux_took = 1;
+			}
+			r = frag_refuse(d, fi, DECODE_MALFORMED);
+			take = 0;
+		}
+	} else if (!lv) {
+		f = frag_new(d, fi->key, fi->proto, p->ts_us, NULL);
 		if (!f) {
 			frag_lose(d, fi->key, fi->proto, NULL);
 			d->stats.frag_evicted++; /* out of memory: dropped */
 			return DECODE_HELD;
 		}
+		take = 1;
 	}
-	tally(d, L_FRAG, DECODE_OK);
-	if (frag_grow(d, f, end) != 0) {
+	if (take) {
+		size_t got = f->got, last = f->max_end, fresh;
+
+		tally(d, L_FRAG, DECODE_OK);
+		if (frag_grow(d, f, end) != 0) {
+			frag_lose(d, f->key, f->proto, f);
+			frag_drop(d, f);
+			d->stats.frag_evicted++;
+			return DECODE_HELD;
+		}
+		fresh = frag_fill(d, f, fi->off, &v->c);
+		if (!f->linux_gone) {
+			/* These bytes are Linux's queue too: a fragment that
+			 * meets no byte held is placed (extending the last run
+			 * when it begins where the highest fragment ends), one
+			 * inside a run is a duplicate, any other overlap
+			 * discards the queue. */
+			linux_took = 1;
+			if (fresh == n && !(got && fi->off == last))
+				run_mark(f, fi->off);
+			else if (fresh < n && (fresh || !run_holds(f, fi->off, end)))
+				linux_discard(d, f, lv, p->ts_us);
+		}
+		if (end > f->max_end)
+			f->max_end = end;
+		if (!fi->more) {
+			f->total = end;
+			f->total_known = 1;
+		}
+		if (fi->off == 0 && !f->have_first) {
+			f->have_first = 1;
+			f->ttl = p->ttl;
+			f->hlen = fi->hlen;
+			f->nh = fi->nh;
+		}
+		fw_done = f->total_known && f->got == f->total && f->have_first;
+		/* Linux checks for a whole datagram only after placing a
+		 * fragment: a last one that is a duplicate completes the
+		 * datagram here but leaves Linux's queue whole and waiting */
+		if (fw_done && !f->linux_gone && fresh == 0 && !f->twin)
+			linux_stuck(d, f);
+	}
+	lv = f ? f->twin : lv;
+	if (!linux_took) {
+		/* Linux's queue is the view's, made now if Linux discarded
+		 * the first-wins one and took nothing since */
+		int k;
+
+		if (!take && r == DECODE_HELD)
+			tally(d, L_FRAG, DECODE_OK); /* the first-wins datagram is done */
+		if (!lv && f)
+			lv = linux_view_new(d, f, p->ts_us);
+		k = lv ? linux_input(d, lv, fi, lc, n, p) : 0;
+		if (k < 0)
+			lv = NULL;
+		lv_done = k > 0;
+	}
+	/* Linux refuses a datagram over 65,535 bytes with its first
+	 * fragment's header as it reassembles it, and its queue with it. */
+	if (lv_done && lv->hlen + lv->total > IP_MAX_LEN) {
+		linux_discard(d, NULL, lv, p->ts_us);
+		lv_done = 0;
+	}
+	if (fw_done && f->hlen + f->total > IP_MAX_LEN) {
 		frag_lose(d, f->key, f->proto, f);
 		frag_drop(d, f);
-		d->stats.frag_evicted++;
-		return DECODE_HELD;
+		fw_done = 0;
+		r = tally(d, L_FRAG, DECODE_MALFORMED);
 	}
-	frag_fill(d, f, fi->off, &v->c);
-	if (end > f->max_end)
-		f->max_end = end;
-	if (!fi->more) {
-		f->total = end;
-		f->total_known = 1;
+	if (fw_done && lv) {
+		lv->digest = frag_digest(f);
+		lv->digest_len = f->total;
+		lv->digest_nh = f->nh;
+		lv->has_digest = 1;
 	}
-	if (fi->off == 0 && !f->have_first) {
-		f->have_first = 1;
-		f->ttl = p->ttl;
-		f->hlen = fi->hlen;
-		f->nh = fi->nh;
+	if (lv_done && lv->has_digest && lv->digest_len == lv->total &&
+	    lv->digest_nh == lv->nh && lv->digest == frag_digest(lv)) {
+		/* Linux delivers what the sensor already read */
+		d->stats.frag_linux_same++;
+		frag_drop(d, lv);
+		lv_done = 0;
 	}
-	if (!f->total_known || f->got != f->total || !f->have_first) {
+	if (fw_done) {
+		if (lv_done) {
+			if (d->next) { /* not reached: one per packet and layer */
+				d->stats.frag_linux_lost++;
+				frag_drop(d, d->next);
+			}
+			d->next = lv;
+			d->next_p = *p;
+		}
+		frag_out(d, f, p, nh, len);
+		d->stats.frag_done++;
+		return DECODE_OK;
+	}
+	if (lv_done) {
+		frag_out(d, lv, p, nh, len);
+		d->stats.frag_linux_view++;
+		return DECODE_OK;
+	}
+	if (r == DECODE_HELD)
 		d->stats.frag_held++;
-		return DECODE_HELD;
-	}
-	/* An IPv4 datagram is at most 65,535 bytes with its first fragment's
-	 * header, whatever the header lengths of the others (as Linux counts
-	 * it): each fragment alone was only held to the shortest header. */
-	if (f->hlen + f->total > IP_MAX_LEN) {
-		frag_lose(d, f->key, f->proto, f);
-		frag_drop(d, f);
-		return tally(d, L_FRAG, DECODE_MALFORMED);
-	}
-	memcpy(d->rbuf, f->data, f->total);
-	*len = f->total;
-	p->ttl = f->ttl;
-	*nh = f->nh;
-	frag_drop(d, f);
-	d->stats.frag_done++;
-	return DECODE_OK;
+	return r;
 }
 
 /* ---- network ------------------------------------------------------------- */
@@ -1501,6 +1899,18 @@ static void ip4_srcroute(struct cur o, struct pkt *p)
 		if (!b.err)
 			p->flags |= PKT_SRCROUTE;
 	}
+}
+
+/* The reassembled IPv4 datagram's transport part, len bytes in d->rbuf. */
+static enum decode_result ip4_whole(struct decoder *d, struct pkt *p, size_t len)
+{
+	struct view v;
+
+	p->flags = PKT_REASSEMBLED | (p->flags & PKT_SRCROUTE);
+	v.c = cur_init(d->rbuf, len);
+	v.missing = 0;
+	v.frame = 0;
+	return decode_l4(d, &v, p);
 }
 
 /* IPv4 from the start of o, narrowed to its total length (which o must
@@ -1574,11 +1984,7 @@ static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct 
 	r = frag_input(d, &v, &fi, p, &nh, &len);
 	if (r != DECODE_OK)
 		return r;
-	p->flags = PKT_REASSEMBLED | (p->flags & PKT_SRCROUTE);
-	v.c = cur_init(d->rbuf, len);
-	v.missing = 0;
-	v.frame = 0;
-	return decode_l4(d, &v, p);
+	return ip4_whole(d, p, len);
 }
 
 /*
@@ -1703,6 +2109,24 @@ static enum decode_result ip6_bad_ext(struct decoder *d, enum decode_layer layer
 }
 
 /* IPv6 from the start of o, narrowed to its payload length. */
+/* The reassembled IPv6 datagram's fragmentable part, len bytes in d->rbuf
+ * starting with next header nh. */
+static enum decode_result ip6_whole(struct decoder *d, struct pkt *p, uint8_t nh, size_t len)
+{
+	struct view v;
+	enum decode_result r;
+
+	p->flags = PKT_REASSEMBLED | (p->flags & PKT_SRCROUTE);
+	v.c = cur_init(d->rbuf, len);
+	v.missing = 0;
+	v.frame = 0;
+	r = ip6_walk(&v, &nh, NULL, p);
+	if (r != DECODE_OK)
+		return ip6_bad_ext(d, L_FRAG, r, &v, nh, p); /* the reassembled part's */
+	p->proto = nh;
+	return decode_l4(d, &v, p);
+}
+
 static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct pkt *p)
 {
 	struct cur h = o->c;
@@ -1756,15 +2180,7 @@ static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct 
 	r = frag_input(d, &v, &fi, p, &nh, &len);
 	if (r != DECODE_OK)
 		return r;
-	p->flags = PKT_REASSEMBLED | (p->flags & PKT_SRCROUTE);
-	v.c = cur_init(d->rbuf, len);
-	v.missing = 0;
-	v.frame = 0;
-	r = ip6_walk(&v, &nh, NULL, p);
-	if (r != DECODE_OK)
-		return ip6_bad_ext(d, L_FRAG, r, &v, nh, p); /* the reassembled part's */
-	p->proto = nh;
-	return decode_l4(d, &v, p);
+	return ip6_whole(d, p, nh, len);
 }
 
 /* ---- entry points -------------------------------------------------------- */
@@ -1837,11 +2253,23 @@ int decode_frag_lost(struct decoder *d, struct pkt_hop *out)
 
 void decode_frag_give_up(struct decoder *d)
 {
-	while (d->oldest && d->lost_n < d->lost_cap) {
-		frag_lose(d, d->oldest->key, d->oldest->proto, d->oldest);
-		frag_drop(d, d->oldest);
-		d->stats.frag_expired++;
-	}
+	while (d->oldest && d->lost_n < d->lost_cap)
+		frag_give_up(d, d->oldest, &d->stats.frag_expired);
+}
+
+enum decode_result decode_next(struct decoder *d, struct pkt *p)
+{
+	struct frag *q = d->next;
+	uint8_t nh, ipv;
+	size_t len;
+
+	if (!q)
+		return DECODE_HELD;
+	ipv = q->key[0];
+	*p = d->next_p;
+	frag_out(d, q, p, &nh, &len); /* clears d->next */
+	d->stats.frag_linux_view++;
+	return ipv == 4 ? ip4_whole(d, p, len) : ip6_whole(d, p, nh, len);
 }
 
 int decode_peek_tuple(int dlt, const uint8_t *data, uint32_t caplen, struct tuple_hint *t)
@@ -1926,6 +2354,10 @@ enum decode_result decode_packet(struct decoder *d, int dlt, const uint8_t *data
 	p->linktype = dlt;
 	if (!data)
 		caplen = 0;
+	if (d->next) { /* the caller did not ask decode_next */
+		d->stats.frag_linux_lost++;
+		frag_drop(d, d->next);
+	}
 	frag_expire(d, ts_us);
 	/* The frame on the wire may be longer than what was captured: an IP
 	 * length beyond it is a lie, not a truncation. */

@@ -11,7 +11,11 @@
  * Fragments: IPv4 and IPv6 fragments are held (bounded in count, bytes and
  * packet time) until the datagram is complete; then decode_packet returns the
  * reassembled datagram with PKT_REASSEMBLED set, its bytes borrowed from the
- * decoder until the next call. Overlaps: the bytes that arrived first win.
+ * decoder until the next call. Overlaps: the bytes that arrived first win;
+ * where Linux's receiver would reassemble other bytes (it discards a
+ * datagram on an overlap that is no duplicate and starts over), that
+ * datagram is delivered too, from the packet that completes it or, when
+ * that packet also completed the first-wins one, from decode_next.
  *
  * Encapsulations: PPPoE sessions (bounded by the PPPoE length), MPLS label
  * stacks (bounded in depth), IP-in-IP, GRE (with PPP, Ethernet and ERSPAN
@@ -62,6 +66,10 @@ struct decode_stats {
 	uint64_t frag_duplicate; /* fragments that brought no new byte at all */
 	uint64_t frag_conflict;  /* fragments whose overlapping bytes differ from those held */
 	uint64_t frag_bad_checksum; /* IPv4 fragments refused for a wrong header checksum */
+	uint64_t frag_linux_discard; /* queues Linux's receiver discards (overlap, end contradicted) */
+	uint64_t frag_linux_view;  /* datagrams Linux reassembles otherwise, delivered too */
+	uint64_t frag_linux_same;  /* Linux views whose bytes were the first-wins datagram's */
+	uint64_t frag_linux_lost;  /* Linux views expired or evicted (never judged as lost) */
 };
 
 /* Zero in any field means its default. */
@@ -135,8 +143,20 @@ struct tuple_hint {
 };
 int decode_peek_tuple(int dlt, const uint8_t *data, uint32_t caplen, struct tuple_hint *t);
 
-/* Datagrams being reassembled right now. */
+/* Datagrams being reassembled right now (first-wins; not the Linux views,
+ * which decode_frag_give_up drops without judging them). */
 unsigned decode_frag_pending(const struct decoder *d);
+
+/*
+ * The datagram Linux's receiver reassembles from the fragment the last
+ * decode_packet took, when that fragment completed both it and the
+ * first-wins datagram decode_packet returned, and their bytes differ:
+ * DECODE_OK with *p filled as decode_packet fills it (bytes borrowed until
+ * the next call), or DECODE_HELD when there is none. Ask after every
+ * decode_packet until it says DECODE_HELD; one not asked for is dropped by
+ * the next decode_packet (fragments.linux_lost).
+ */
+enum decode_result decode_next(struct decoder *d, struct pkt *p);
 
 /*
  * IP datagrams the fragment table gave up on since the last call: expired,

@@ -316,6 +316,10 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 		fprintf(f, ", %" PRIu64 " conflicting", ds->frag_conflict);
 	if (ds->frag_bad_checksum)
 		fprintf(f, ", %" PRIu64 " with bad checksums refused", ds->frag_bad_checksum);
+	/* datagrams Linux's receiver reassembles otherwise, delivered too
+	 * (docs/architecture.md, "Overlapping fragments") */
+	if (ds->frag_linux_view)
+		fprintf(f, ", %" PRIu64 " as Linux reassembles them", ds->frag_linux_view);
 	/* a datagram another file (or interface) already gave (copies.h) */
 	if (s->copies)
 		fprintf(f, "; %" PRIu64 " UDP/ICMP copies from another source skipped", s->copies);

@@ -2,7 +2,9 @@
  * test_decode.c - sensor/decode.c: every link type, VLAN tags, every
  * truncation point, lying length fields, IPv4 options, UDP length narrowing,
  * IPv4 and IPv6 fragment reassembly (in order, reversed, overlapping,
- * duplicate, missing, bounded), IPv6 extension headers, encapsulations
+ * duplicate, missing, bounded; the Linux receiver's view beside first-wins,
+ * in fixed orders and against a reference of Linux's queue over random
+ * sequences), IPv6 extension headers, encapsulations
  * (PPPoE, MPLS, IP-in-IP, GRE, ERSPAN, VXLAN, GENEVE: innermost addresses,
  * every truncation point, the nesting bound, length narrowing, reassembly
  * around tunnels), and random-bytes smoke runs.
@@ -1510,6 +1512,309 @@ static enum decode_result frag6(struct h *h, uint32_t id, const uint8_t *l4, siz
 	return frag6_at(h, id, l4 + off, off, n, more, first_nh);
 }
 
+/* ---- fragments as Linux's receiver reassembles them ----------------------- */
+
+/* Bytes [off, off + n) of l4 as one IPv4 or IPv6 fragment of datagram id. */
+static enum decode_result lx(struct h *h, int v6, unsigned id, const uint8_t *l4, size_t off,
+			     size_t n, int more)
+{
+	return v6 ? frag6(h, id, l4, off, n, more, 17) : frag4(h, id, l4, off, n, more);
+}
+
+/* The packet in h is the reassembled 72-byte UDP datagram l4. */
+static int is_l4(const struct h *h, int v6, const uint8_t *l4)
+{
+	const struct pkt *p = &h->p;
+
+	return p->ipv == (v6 ? 6 : 4) && p->proto == 17 && (p->flags & PKT_REASSEMBLED) &&
+	       p->sport == 40000 && p->dport == 53 && p->l4_len == 72 &&
+	       memcmp(p->l4, l4, 72) == 0 && payload_is(p, l4 + 8, 64);
+}
+
+/* A second datagram from the same fragment (decode_next), which must be l4
+ * when l4 is not NULL, and then none. */
+static int next_is(struct h *h, int v6, const uint8_t *l4)
+{
+	int ok = 1;
+
+	if (l4)
+		ok = decode_next(h->d, &h->p) == DECODE_OK && is_l4(h, v6, l4);
+	return ok && decode_next(h->d, &h->p) == DECODE_HELD;
+}
+
+/*
+ * FINDINGS R20-3: the first-wins datagram is delivered as before, and the
+ * datagram Linux's receiver reassembles (it discards a queue on an overlap
+ * that is no duplicate inside one run, or on an end contradicted, and
+ * starts over with the fragments that follow) is delivered too, unless it
+ * is the same.
+ */
+static void test_frag_linux_view(int v6)
+{
+	uint8_t real[128], decoy[128], alt[128];
+	struct pkt_hop hop;
+	struct decode_config cfg;
+	struct h h;
+	const struct decode_stats *st;
+	unsigned id = 100;
+
+	dgram_udp(real);
+	memcpy(decoy, real, sizeof(decoy));
+	memset(decoy + 8, 'w', 8); /* the decoy differs in [8, 16) only */
+	memcpy(alt, real, sizeof(alt));
+	memset(alt + 16, 0xee, 16);
+
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+
+	/* 1-2-3-4: decoy head, a fragment partly over it (Linux discards),
+	 * the shared tail (completes the decoy here; Linux's new queue),
+	 * the real head (Linux: tail + head = the real datagram) */
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_linux_discard, 1);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, decoy));
+	CHECK(next_is(&h, v6, NULL));
+	CHECK_EQ(decode_frag_pending(h.d), 0); /* the view is not a datagram to judge */
+	CHECK_EQ(lx(&h, v6, id, real, 0, 32, 1), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK_EQ(st->frag_linux_view, 1);
+	CHECK_EQ(st->frag_done, 1);
+	/* the real head went to the view, not to a new datagram that would
+	 * only expire */
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+
+	/* 2-1-3-4: the overlapping fragment first */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_linux_discard, 2);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, decoy)); /* [0, 16) the decoy's, [16, 32) the real one's: the same */
+	CHECK_EQ(lx(&h, v6, id, real, 0, 32, 1), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK(next_is(&h, v6, NULL));
+	CHECK_EQ(st->frag_linux_view, 2);
+
+	/* 1-2-4-3: the tail last completes both; the view comes from
+	 * decode_next */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 0, 32, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, decoy));
+	CHECK(next_is(&h, v6, real));
+	CHECK_EQ(st->frag_linux_view, 3);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+
+	/* a Linux view not asked for is dropped by the next packet, counted */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 0, 32, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK_EQ(lx(&h, v6, id + 1000, real, 0, 72, 0), DECODE_OK); /* whole */
+	CHECK_EQ(st->frag_linux_lost, 1);
+	CHECK(next_is(&h, v6, NULL));
+
+	/* 1-2-3-4 without an overlap: no view, nothing more */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 24, 8, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 48, 24, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK(next_is(&h, v6, NULL));
+	CHECK_EQ(st->frag_linux_discard, 4);
+
+	/* exact duplicates, the same bytes or others: Linux drops the
+	 * second copy (IPFRAG_DUP) and keeps its queue, as first-wins does */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 24, 48, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK(next_is(&h, v6, NULL));
+	/* a copy inside one run, even over two fragments of it, is a
+	 * duplicate too (in order: one run [0, 48)) */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 24, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, alt, 8, 8, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, alt, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 48, 24, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK(next_is(&h, v6, NULL));
+	CHECK_EQ(st->frag_linux_discard, 4);
+	CHECK_EQ(st->frag_linux_view, 3);
+	/* ... but the same copy over two runs (the second fragment came
+	 * first) is an overlap: Linux discards, and then holds the tail
+	 * alone, which the real head completes */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 24, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, alt, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_linux_discard, 5);
+	CHECK_EQ(lx(&h, v6, id, real, 48, 24, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK_EQ(lx(&h, v6, id, alt, 0, 48, 1), DECODE_OK);
+	CHECK(is_l4(&h, v6, alt)); /* Linux: [0, 48) of alt, [48, 72) the tail */
+	CHECK_EQ(st->frag_linux_view, 4);
+
+	/* Linux delivering what the sensor read: no second delivery */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 16, 16, 1), DECODE_HELD); /* the same bytes, overlapping */
+	CHECK_EQ(st->frag_linux_discard, 6);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK_EQ(lx(&h, v6, id, real, 0, 32, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_linux_same, 1);
+	CHECK_EQ(st->frag_linux_view, 4);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+
+	/* a last fragment that contradicts the end known: refused here as
+	 * before; Linux discards the queue, the fragments after make a new one */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 48, 24, 0), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 40, 8, 0), DECODE_MALFORMED); /* ends before 72 */
+	CHECK_EQ(st->frag_linux_discard, 7);
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 48, 1), DECODE_OK);
+	CHECK(is_l4(&h, v6, decoy)); /* first-wins: as before */
+	CHECK_EQ(lx(&h, v6, id, real, 48, 24, 0), DECODE_HELD); /* Linux: [0, 48) + this */
+	CHECK_EQ(st->frag_linux_same, 2); /* the decoy: what was delivered */
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+	/* and one with more to come past the end: the same */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, decoy, 40, 8, 0), DECODE_HELD); /* a decoy end at 48 */
+	CHECK_EQ(lx(&h, v6, id, real, 48, 16, 1), DECODE_MALFORMED); /* past it */
+	CHECK_EQ(st->frag_linux_discard, 8);
+	{
+		uint64_t done = st->frag_done;
+
+		(void)lx(&h, v6, id, real, 24, 24, 1); /* completes the 48 bytes, as before */
+		CHECK_EQ(st->frag_done, done + 1);
+	}
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+	CHECK_EQ(lx(&h, v6, id, real, 48, 24, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real)); /* Linux: [24, 48), [0, 24), [48, 72) */
+	CHECK_EQ(st->frag_linux_view, 5);
+
+	/* the Linux view overlapped again starts over, as Linux does */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, decoy));
+	CHECK_EQ(st->frag_linux_discard, 9);
+	CHECK_EQ(lx(&h, v6, id, alt, 24, 16, 1), DECODE_HELD); /* over the view's tail */
+	CHECK_EQ(st->frag_linux_discard, 10);
+	CHECK_EQ(lx(&h, v6, id, real, 0, 32, 1), DECODE_HELD); /* no tail any more */
+	CHECK_EQ(lx(&h, v6, id, real, 32, 40, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK_EQ(st->frag_linux_view, 6);
+	/* a last fragment that is a duplicate completes the datagram here;
+	 * Linux tests for completion only after placing a fragment, so its
+	 * queue stays whole and waiting: a second datagram of the same id
+	 * inside its run is duplicates to it, not delivered; once a fragment
+	 * past the end discards it, the next one is */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, real, 0, 48, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 48, 24, 1), DECODE_HELD); /* one run [0, 72) */
+	CHECK_EQ(lx(&h, v6, id, real, 64, 8, 0), DECODE_OK);    /* inside it */
+	CHECK(is_l4(&h, v6, real));
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 48, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, decoy, 48, 24, 0), DECODE_HELD); /* Linux: duplicates */
+	CHECK_EQ(st->frag_linux_view, 6);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+	CHECK_EQ(lx(&h, v6, id, alt, 72, 8, 1), DECODE_HELD); /* past the end: discards */
+	CHECK_EQ(st->frag_linux_discard, 11);
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 48, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, decoy, 48, 24, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, decoy));
+	CHECK_EQ(st->frag_linux_view, 7);
+	/* a fragment of no bytes discards Linux's queue too */
+	id++;
+	CHECK_EQ(lx(&h, v6, id, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, id, real, 24, 0, 1), DECODE_MALFORMED);
+	CHECK_EQ(st->frag_linux_discard, 12);
+	CHECK_EQ(lx(&h, v6, id, real, 24, 48, 0), DECODE_OK);
+	CHECK(is_l4(&h, v6, decoy));
+	CHECK_EQ(lx(&h, v6, id, real, 0, 24, 1), DECODE_OK);
+	CHECK(is_l4(&h, v6, real));
+	CHECK_EQ(st->frag_linux_view, 8);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+	h_fini(&h);
+
+	/* bounds: a view counts in the table's datagrams, is evicted and
+	 * expires like any, and is never handed to decode_frag_lost */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.frag_max_datagrams = 2;
+	h_init(&h, &cfg);
+	st = decode_stats(h.d);
+	CHECK_EQ(lx(&h, v6, 1, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, 1, real, 16, 16, 1), DECODE_HELD); /* a view: 2 entries */
+	CHECK_EQ(decode_frag_pending(h.d), 1);
+	CHECK_EQ(lx(&h, v6, 2, real, 0, 24, 1), DECODE_HELD); /* evicts datagram 1 */
+	CHECK_EQ(st->frag_evicted, 1);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+	CHECK_EQ(lx(&h, v6, 1, real, 32, 40, 0), DECODE_HELD); /* into the view */
+	CHECK_EQ(lx(&h, v6, 1, real, 0, 32, 1), DECODE_OK);    /* Linux's datagram */
+	CHECK(is_l4(&h, v6, real));
+	CHECK_EQ(lx(&h, v6, 3, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, 3, alt, 16, 16, 1), DECODE_HELD); /* view of 3: evicts 2 */
+	CHECK_EQ(st->frag_evicted, 2);
+	CHECK_EQ(lx(&h, v6, 4, real, 0, 24, 1), DECODE_HELD); /* evicts datagram 3, not the view */
+	CHECK_EQ(st->frag_evicted, 3);
+	CHECK_EQ(lx(&h, v6, 5, real, 0, 24, 1), DECODE_HELD); /* then the view */
+	CHECK_EQ(st->frag_evicted, 3);
+	CHECK_EQ(st->frag_linux_lost, 1);
+	CHECK_EQ(decode_frag_pending(h.d), 2);
+	h_fini(&h);
+
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+	/* expiry: a view's time starts with its first fragment, again each
+	 * time it starts over (Linux's new queue) */
+	CHECK_EQ(lx(&h, v6, 6, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, 6, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, 6, real, 32, 40, 0), DECODE_OK);
+	h.ts += 20000000;
+	CHECK_EQ(lx(&h, v6, 6, alt, 24, 16, 1), DECODE_HELD); /* the view starts over */
+	h.ts += 5000000;
+	CHECK_EQ(lx(&h, v6, 6, real, 0, 24, 1), DECODE_HELD); /* its first fragment, at 25 s */
+	h.ts += 15000000;
+	CHECK_EQ(lx(&h, v6, 7, real, 0, 8, 1), DECODE_HELD); /* 40 s */
+	CHECK_EQ(st->frag_linux_lost, 0);
+	h.ts += 16000000;
+	CHECK_EQ(lx(&h, v6, 8, real, 0, 8, 1), DECODE_HELD); /* 56 s */
+	CHECK_EQ(st->frag_linux_lost, 1);
+	CHECK_EQ(st->frag_expired, 0);
+	CHECK_EQ(decode_frag_pending(h.d), 2);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0); /* a view is not judged */
+	/* the end of a run gives up the views too, judging only datagrams */
+	CHECK_EQ(lx(&h, v6, 9, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, 9, real, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(lx(&h, v6, 9, real, 32, 40, 0), DECODE_OK);
+	CHECK_EQ(decode_frag_pending(h.d), 2);
+	decode_frag_give_up(h.d);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
+	CHECK_EQ(st->frag_linux_lost, 2);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+	h_fini(&h);
+}
+
 static void test_frag6(void)
 {
 	uint8_t l4[256], pl[256], ip[512], f[512];
@@ -2603,6 +2908,176 @@ static uint32_t rnd(uint32_t *s)
 	return x;
 }
 
+/*
+ * A reference of Linux's fragment queue for one key (IPv4 and IPv6 share
+ * inet_frag_queue_insert; the end checks are alike), written from the
+ * kernel's rules (ip_frag_queue, inet_frag_queue_insert) rather than from
+ * the decoder: a list of fragments, each knowing the run it belongs to.
+ */
+struct lxref {
+	int alive, n, first_in, last_in;
+	size_t len, meat;
+	size_t off[32], end[32];
+	int run[32];     /* index of the fragment that heads its run */
+	uint8_t data[80];
+};
+
+/* One fragment [off, off + n) of bytes b; 1 when the queue completes, its
+ * 72-byte datagram in out. */
+static int lxref_add(struct lxref *q, size_t off, size_t n, int more, const uint8_t *b,
+		     uint8_t *out)
+{
+	size_t end = off + n;
+	int i, tail = -1, k;
+
+	if (!q->alive)
+		memset(q, 0, sizeof(*q)), q->alive = 1;
+	if (!more) {
+		if (end < q->len || (q->last_in && end != q->len))
+			goto kill;
+		q->last_in = 1;
+		q->len = end;
+	} else if (end > q->len) {
+		if (q->last_in)
+			goto kill;
+		q->len = end;
+	}
+	if (end == off)
+		goto kill;
+	for (i = 0; i < q->n; i++)
+		if (tail < 0 || q->end[i] > q->end[tail])
+			tail = i;
+	k = q->n;
+	if (tail < 0) {
+		q->run[k] = k;
+	} else if (q->end[tail] < end) {
+		if (off < q->end[tail])
+			goto kill;
+		q->run[k] = off == q->end[tail] ? q->run[tail] : k;
+	} else {
+		for (i = 0; i < q->n; i++) {
+			size_t rs, re = 0;
+			int j;
+
+			if (q->run[i] != i)
+				continue; /* not a run's head */
+			rs = q->off[i];
+			for (j = 0; j < q->n; j++)
+				if (q->run[j] == i && q->end[j] > re)
+					re = q->end[j];
+			if (end <= rs || off >= re)
+				continue;
+			if (off >= rs && end <= re)
+				return 0; /* IPFRAG_DUP: dropped, the queue kept */
+			goto kill;        /* IPFRAG_OVERLAP */
+		}
+		q->run[k] = k;
+	}
+	q->off[k] = off;
+	q->end[k] = end;
+	q->n++;
+	memcpy(q->data + off, b, n);
+	q->meat += n;
+	if (off == 0)
+		q->first_in = 1;
+	if (q->first_in && q->last_in && q->meat == q->len) {
+		memcpy(out, q->data, q->len);
+		q->alive = 0;
+		return q->len == 72;
+	}
+	return 0;
+kill:
+	q->alive = 0;
+	return 0;
+}
+
+/*
+ * Random fragments of one IPv4 or IPv6 datagram (three versions of its bytes, offsets
+ * and lengths on 8-byte steps, duplicates, overlaps, fragments of no bytes,
+ * any order): whatever the reference Linux queue delivers, the decoder
+ * delivers too (or it is the first-wins datagram it already delivered),
+ * and every datagram the decoder delivers from a Linux view is what Linux
+ * delivers with that fragment.
+ */
+static void test_frag_linux_random(int v6)
+{
+	uint8_t ver[3][128], out[80];
+	uint32_t s = 0x5eed1234;
+	struct h h;
+	const struct decode_stats *st;
+	struct pkt_hop hop;
+	unsigned trial, bad = 0, linux_seen = 0, view_seen = 0;
+
+	for (int v = 0; v < 3; v++) {
+		dgram_udp(ver[v]);
+		if (v)
+			memset(ver[v] + 8 + 8 * (size_t)v, 0xa0 + v, 24);
+	}
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+	for (trial = 0; trial < 40000; trial++) {
+		struct lxref ref;
+		uint8_t fw_last[72];
+		int have_fw = 0;
+		unsigned k, nfr = 3 + rnd(&s) % 8;
+
+		memset(&ref, 0, sizeof(ref));
+		for (k = 0; k < nfr; k++) {
+			int v = (int)(rnd(&s) % 3), more, lin;
+			size_t off = 8 * (size_t)(rnd(&s) % 9), n;
+			uint64_t done = st->frag_done, view = st->frag_linux_view;
+			enum decode_result r;
+
+			off %= 8 * (1 + (size_t)(rnd(&s) % 9)); /* small offsets more often */
+
+			n = 8 * (size_t)(1 + rnd(&s) % (9 - off / 8));
+			if (rnd(&s) % 16 == 0)
+				n = 0;
+			if (off + n > 72)
+				n = 72 - off;
+			more = off + n < 72 ? 1 : (int)(rnd(&s) % 2);
+			if (off == 0 && n == 72)
+				more = 1; /* else no fragment at all (IPv6: atomic) */
+			lin = lxref_add(&ref, off, n, more, ver[v] + off, out);
+			if (lin)
+				linux_seen++;
+			r = v6 ? frag6_at(&h, 5000 + trial, ver[v] + off, off, n, more, 17)
+			       : frag4_at(&h, 5000 + trial, ver[v] + off, off, n, more);
+			if (st->frag_done > done) {
+				/* the first-wins datagram, as before */
+				if (r != DECODE_OK || h.p.l4_len != 72) {
+					bad++;
+					continue;
+				}
+				memcpy(fw_last, h.p.l4, 72);
+				have_fw = 1;
+				if (lin && memcmp(out, fw_last, 72) == 0)
+					lin = 0; /* delivered once */
+				if (decode_next(h.d, &h.p) == DECODE_OK) {
+					view_seen++;
+					bad += !lin || h.p.l4_len != 72 || memcmp(h.p.l4, out, 72) != 0;
+					lin = 0;
+				}
+			} else if (st->frag_linux_view > view) {
+				view_seen++;
+				bad += !lin || r != DECODE_OK || h.p.l4_len != 72 ||
+				       memcmp(h.p.l4, out, 72) != 0;
+				lin = 0;
+			}
+			/* Linux's datagram not delivered: only as the first-wins one */
+			if (lin && !(have_fw && memcmp(out, fw_last, 72) == 0))
+				bad++;
+		}
+		decode_frag_give_up(h.d);
+		while (decode_frag_lost(h.d, &hop))
+			;
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(linux_seen > 500); /* 706 */
+	CHECK(view_seen > 200);  /* 276 */
+	h_fini(&h);
+}
+
 /* Touch every byte the decoder handed out, so ASan checks the bounds. */
 static unsigned touch(const uint8_t *q, size_t n)
 {
@@ -3006,6 +3481,10 @@ int main(void)
 	test_ipv6_ext();
 	test_frag4();
 	test_frag6();
+	test_frag_linux_view(0);
+	test_frag_linux_view(1);
+	test_frag_linux_random(0);
+	test_frag_linux_random(1);
 	test_random();
 	test_link_variants();
 	test_pppoe_mpls();
