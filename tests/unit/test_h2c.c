@@ -2138,6 +2138,65 @@ static void test_upgrade(void)
 }
 
 /*
+ * A server push after an Upgrade whose HTTP2-Settings said ENABLE_PUSH 0
+ * (curl sends it so; the 101 acknowledges the settings): neither the
+ * promised request nor the pushed response makes an event, both counted
+ * (push_refused); with settings that leave push on, the same promise is
+ * reported. End to end through http.c's hand-back.
+ */
+static void upgrade_push(const char *settings, int refused)
+{
+	static const char sw[] = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+				 "Upgrade: h2c\r\n\r\n";
+	struct buf *cl = malloc(sizeof(*cl)), *sv = malloc(sizeof(*sv));
+	char req[256];
+	void *hs = NULL;
+	struct conn c;
+
+	snprintf(req, sizeof(req),
+		 "GET /up HTTP/1.1\r\nHost: up.example\r\n"
+		 "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+		 "HTTP2-Settings: %s\r\n\r\n", settings);
+	sv->n = 0;
+	put(sv, sw, strlen(sw));
+	frame(sv, SETTINGS, 0, 0, NULL, 0);
+	promise_to(sv, 1, 2, "evil.example");
+	frame(sv, HEADERS, END_HEADERS, 1, "\x88\xbe", 2);
+	frame(sv, HEADERS, END_HEADERS, 2, "\x88\xbe", 2);
+	cl->n = 0;
+	preface(cl);
+	frame(cl, SETTINGS, ACK, 0, NULL, 0);
+
+	CHECK_EQ(http_module.init(NULL, &hs), 0);
+	conn_open(&c, 16384);
+	feed_both(&c, hs, 0, req, strlen(req));
+	feed_both(&c, hs, 1, sv->b, sv->n);
+	feed_both(&c, hs, 0, cl->b, cl->n);
+	CHECK_EQ(c.f.app, APP_HTTP2);
+	/* the request and the 101 (http.c), stream 1's response, and, when
+	 * push is on, the promised request and its response */
+	CHECK_EQ(c.cap.n, refused ? 3 : 5);
+	CHECK_EQ(own_counter(c.state, "push_refused"), refused ? 2 : 0);
+	int promised = 0;
+	for (int i = 0; i < (int)c.cap.n; i++)
+		promised += c.cap.ev[i].kind == OBS_HTTP_REQUEST &&
+			    strcmp(c.cap.ev[i].name, "evil.example") == 0;
+	CHECK_EQ(promised, refused ? 0 : 1);
+	conn_close(&c);
+	http_module.fini(hs);
+	free(cl);
+	free(sv);
+}
+
+static void test_upgrade_push(void)
+{
+	upgrade_push("AAMAAABkAARAAAAAAAIAAAAA", 1); /* curl's: ENABLE_PUSH 0 */
+	upgrade_push("AAIAAAAA", 1);
+	upgrade_push("AAMAAABk", 0);                 /* push left on */
+	upgrade_push("AAIAAAAB", 0);                 /* ENABLE_PUSH 1 */
+}
+
+/*
  * The HTTP2-Settings of an Upgrade request bind the server's first frames
  * (RFC 7540 3.2.1: the 101 acknowledges them): a table size of 8192 lets
  * the server's first block open with an update to 8192 (an HPACK error
@@ -2296,6 +2355,7 @@ int main(void)
 	test_slots();
 	test_slot_choice();
 	test_upgrade();
+	test_upgrade_push();
 	test_upgrade_settings();
 	test_json();
 	return check_done();
