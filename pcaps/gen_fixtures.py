@@ -72,7 +72,8 @@ Files (all Ethernet unless stated):
                      data offset of 4, SCTP over IPv6, IPv6 whose destination options
                      run past its payload, fragments that never make a whole
                      datagram (a UDP first fragment, a lone protocol-253 middle, a
-                     fragment whose length is not a multiple of 8, VXLAN carrying the first
+                     first fragment whose length is not a multiple of 8 (cut to one,
+                     as Linux cuts it, and held), VXLAN carrying the first
                      fragment of a DNS query), an ICMP timestamp request and an ICMP
                      type 200 with data, a SYN for the proxy and DNS for the resolver
                      source-routed (IPv4 loose source route, IPv6 segment routing

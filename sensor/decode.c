@@ -62,6 +62,7 @@
 #define IP_MAX_LEN 65535u    /* largest IP datagram */
 #define FRAG_KEY_LEN 38      /* ipv, proto, id[4], src[16], dst[16] */
 #define FRAG_MAX_BUCKETS 65536u
+#define LINUX_MAX_DIST 64u   /* Linux's ipfrag_max_dist, by default */
 #define MPLS_MAX_LABELS 8    /* label stack entries read before giving up */
 #define NFLOG_MAX_TLVS 32    /* NFLOG attributes walked before giving up */
 #define Q922_MAX_ADDR 4      /* Frame Relay address bytes */
@@ -131,6 +132,19 @@ struct view {
 	int frame;
 };
 
+/*
+ * A sender of IPv4 fragments as a Linux receiver counts them (its inet_peer
+ * rid: ip_frag_too_far), one per source and destination (the receiver),
+ * kept while a datagram of the table refers to it: the count matters only
+ * against a queue's, and a queue's first fragment is never too far.
+ */
+struct frag_peer {
+	struct frag_peer *hnext;
+	uint8_t addrs[32];          /* the key's source and destination */
+	uint32_t rid;               /* fragments from this sender so far */
+	unsigned refs;              /* datagrams of the table that refer to it */
+};
+
 struct frag {
 	struct frag *hnext;         /* hash chain */
 	struct frag *older, *newer; /* creation order, for expiry and eviction */
@@ -158,6 +172,8 @@ struct frag {
 	uint8_t *runs;              /* one bit per 8 bytes: a run of Linux's queue begins there */
 	uint64_t digest;            /* view: keyed hash of that first-wins datagram's bytes */
 	size_t digest_len;
+	struct frag_peer *peer;     /* IPv4: the sender, as Linux counts its fragments */
+	uint32_t rid;               /* the peer's count at this queue's last fragment */
 };
 
 /* One fragment on its way into the table. */
@@ -184,6 +200,8 @@ struct decoder {
 	struct decode_stats stats;
 	struct frag **buckets;
 	size_t nbuckets; /* power of two */
+	struct frag_peer **peers; /* nbuckets of them */
+	uint32_t rid_now;         /* the peer's count for the fragment at hand */
 	struct frag *oldest, *newest;
 	unsigned nfrag;
 	unsigned nlinux; /* of nfrag, Linux views */
@@ -1236,6 +1254,56 @@ static struct frag *frag_find(const struct decoder *d, const uint8_t *key)
 	return NULL;
 }
 
+/* addrs: a key's source and destination, 32 bytes */
+static size_t peer_hash(const struct decoder *d, const uint8_t *addrs)
+{
+	return (size_t)hash_keyed(addrs, 32) & (d->nbuckets - 1);
+}
+
+static struct frag_peer *peer_find(const struct decoder *d, const uint8_t *key)
+{
+	struct frag_peer *pe;
+
+	for (pe = d->peers[peer_hash(d, key + 6)]; pe; pe = pe->hnext)
+		if (memcmp(pe->addrs, key + 6, 32) == 0)
+			return pe;
+	return NULL;
+}
+
+/* The peer of IPv4 key, made with the count at hand when there is none;
+ * NULL when memory is short (the queue is then never too far). */
+static struct frag_peer *peer_ref(struct decoder *d, const uint8_t *key)
+{
+	struct frag_peer *pe = peer_find(d, key);
+	size_t b;
+
+	if (!pe) {
+		pe = calloc(1, sizeof(*pe));
+		if (!pe)
+			return NULL;
+		memcpy(pe->addrs, key + 6, 32);
+		pe->rid = d->rid_now;
+		b = peer_hash(d, key + 6);
+		pe->hnext = d->peers[b];
+		d->peers[b] = pe;
+	}
+	pe->refs++;
+	return pe;
+}
+
+static void peer_unref(struct decoder *d, struct frag_peer *pe)
+{
+	struct frag_peer **pp;
+
+	if (!pe || --pe->refs > 0)
+		return;
+	for (pp = &d->peers[peer_hash(d, pe->addrs)]; *pp && *pp != pe; pp = &(*pp)->hnext)
+		;
+	if (*pp)
+		*pp = pe->hnext;
+	free(pe);
+}
+
 /*
  * Remember a datagram the table gives up on, for the egress policy: its
  * fragments went over the wire whether or not they ever made a whole
@@ -1303,6 +1371,7 @@ static void frag_drop(struct decoder *d, struct frag *f)
 		d->next = NULL;
 	d->frag_bytes -= f->mem;
 	d->nfrag--;
+	peer_unref(d, f->peer);
 	free(f->data);
 	free(f->have);
 	free(f->runs);
@@ -1388,6 +1457,9 @@ static struct frag *frag_new(struct decoder *d, const uint8_t *key, uint8_t prot
 	memcpy(f->key, key, FRAG_KEY_LEN);
 	f->proto = proto;
 	f->first_ts = ts;
+	if (key[0] == 4)
+		f->peer = peer_ref(d, key);
+	f->rid = d->rid_now;
 	f->mem = sizeof(*f);
 	b = frag_hash(d, key);
 	f->hnext = d->buckets[b];
@@ -1717,6 +1789,13 @@ static enum decode_result frag_input(struct decoder *d, struct view *v, const st
 	enum decode_result r = DECODE_HELD;
 	int take, fw_done = 0, lv_done = 0, linux_took = 0;
 
+	if (fi->key[0] == 4) {
+		/* Linux counts the fragment from its sender (cut by the
+		 * capture or not: it got it whole) */
+		struct frag_peer *pe = peer_find(d, fi->key);
+
+		d->rid_now = pe ? ++pe->rid : 1;
+	}
 	if (v->missing)
 		return frag_refuse(d, fi, DECODE_TRUNCATED);
 	f = frag_find(d, fi->key);
@@ -1726,6 +1805,37 @@ static enum decode_result frag_input(struct decoder *d, struct view *v, const st
 		f = f->twin;
 	} else if (f) {
 		lv = f->twin;
+	}
+	if (fi->key[0] == 4) {
+		/* Linux starts a queue over (ip_frag_reinit: what it held
+		 * goes, this fragment is its first) when more than
+		 * ipfrag_max_dist other fragments came from the same sender
+		 * since the queue's last one: a decoy's head held here would
+		 * otherwise stand for the datagram Linux makes of the real
+		 * head sent after them. */
+		struct frag *lq = f && !f->linux_gone ? f : lv;
+
+		if (lq && lq->got && lq->peer && d->rid_now - lq->rid > LINUX_MAX_DIST) {
+			d->stats.frag_linux_far++;
+			linux_discard(d, f, lv, p->ts_us);
+			lv = f ? f->twin : lv;
+		}
+		if (lq)
+			lq->rid = d->rid_now;
+	}
+	/* Linux cuts an IPv4 fragment with more to come to a multiple of 8
+	 * bytes and keeps the rest (ip_frag_queue); so does the table, for
+	 * the receiver reads the datagram so cut (one of fewer than 8 bytes
+	 * is cut to nothing: below). IPv6 drops such a fragment
+	 * (ip6_frag_queue, RFC 8200 4.5), and so does the table. */
+	if (fi->key[0] == 4 && fi->more && n >= 8 && (n & 7)) {
+		struct cur whole = v->c;
+
+		n &= ~(size_t)7;
+		v->c = cur_take(&whole, n);
+		lc = v->c;
+		end = fi->off + n;
+		d->stats.frag_trimmed++;
 	}
 	/* A fragment of no bytes is refused (Linux drops it too): it adds
 	 * nothing, and taken as the offset-0 fragment it would name the
@@ -2211,7 +2321,8 @@ struct decoder *decoder_new(const struct decode_config *cfg)
 		nb <<= 1;
 	d->nbuckets = nb;
 	d->buckets = calloc(nb, sizeof(*d->buckets));
-	if (!d->buckets)
+	d->peers = calloc(nb, sizeof(*d->peers));
+	if (!d->buckets || !d->peers)
 		goto out;
 	d->rbuf = malloc(IP_MAX_LEN);
 	if (!d->rbuf)
@@ -2236,6 +2347,7 @@ void decoder_free(struct decoder *d)
 	while (d->oldest)
 		frag_drop(d, d->oldest);
 	free(d->buckets);
+	free(d->peers);
 	free(d->rbuf);
 	free(d->lost);
 	free(d);

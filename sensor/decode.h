@@ -70,6 +70,8 @@ struct decode_stats {
 	uint64_t frag_linux_view;  /* datagrams Linux reassembles otherwise, delivered too */
 	uint64_t frag_linux_same;  /* Linux views whose bytes were the first-wins datagram's */
 	uint64_t frag_linux_lost;  /* Linux views expired or evicted (never judged as lost) */
+	uint64_t frag_linux_far;   /* of linux_discard: queues started over for ipfrag_max_dist */
+	uint64_t frag_trimmed;     /* IPv4 fragments cut to a multiple of 8, as Linux cuts them */
 };
 
 /* Zero in any field means its default. */

@@ -1289,16 +1289,18 @@ static void test_frag4(void)
 	CHECK_EQ(frag4_at(&h, 12, l4, 65528, 16, 0), DECODE_MALFORMED);
 	CHECK_EQ(frag4_at(&h, 12, l4, 65512, 8, 0), DECODE_MALFORMED); /* 20 + 65520 */
 	CHECK_EQ(frag4_at(&h, 12, l4, 65496, 16, 0), DECODE_HELD);     /* 20 + 65512 fits */
-	/* a non-last fragment whose length is not a multiple of 8; each
-	 * refused fragment is lost too */
-	CHECK_EQ(frag4(&h, 13, l4, 0, 20, 1), DECODE_MALFORMED);
+	/* a non-last fragment whose length is not a multiple of 8 is cut to
+	 * one, as Linux cuts it (test_frag_linux_rules); each refused
+	 * fragment is lost too */
+	CHECK_EQ(frag4(&h, 13, l4, 0, 20, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_trimmed, 1);
 	{
 		unsigned lost = 0;
 		while (decode_frag_lost(h.d, &hop)) {
 			lost++;
 			CHECK_EQ(hop.sport, 0);
 		}
-		CHECK_EQ(lost, 3);
+		CHECK_EQ(lost, 2);
 	}
 	/* a second last fragment that disagrees with the first */
 	CHECK_EQ(frag4(&h, 14, l4, 48, 24, 0), DECODE_HELD);
@@ -1307,7 +1309,7 @@ static void test_frag4(void)
 	CHECK_EQ(frag4_at(&h, 14, l4, 72, 8, 1), DECODE_MALFORMED); /* past the end */
 	CHECK_EQ(frag4(&h, 14, l4, 0, 48, 1), DECODE_OK);
 	CHECK(is_dgram(&h, l4));
-	CHECK_EQ(st->malformed[L_FRAG], 6);
+	CHECK_EQ(st->malformed[L_FRAG], 5);
 	/* refused while their datagram was held: judged with it, not lost */
 	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
 
@@ -2924,12 +2926,18 @@ struct lxref {
 
 /* One fragment [off, off + n) of bytes b; 1 when the queue completes, its
  * 72-byte datagram in out. */
-static int lxref_add(struct lxref *q, size_t off, size_t n, int more, const uint8_t *b,
+static int lxref_add(struct lxref *q, int v6, size_t off, size_t n, int more, const uint8_t *b,
 		     uint8_t *out)
 {
-	size_t end = off + n;
+	size_t end;
 	int i, tail = -1, k;
 
+	if (more && (n & 7)) {
+		if (v6)
+			return 0; /* ip6_frag_queue: dropped, the queue kept */
+		n &= ~(size_t)7; /* ip_frag_queue: cut to a multiple of 8 */
+	}
+	end = off + n;
 	if (!q->alive)
 		memset(q, 0, sizeof(*q)), q->alive = 1;
 	if (!more) {
@@ -3038,7 +3046,9 @@ static void test_frag_linux_random(int v6)
 			more = off + n < 72 ? 1 : (int)(rnd(&s) % 2);
 			if (off == 0 && n == 72)
 				more = 1; /* else no fragment at all (IPv6: atomic) */
-			lin = lxref_add(&ref, off, n, more, ver[v] + off, out);
+			if (more && rnd(&s) % 8 == 0) /* not a multiple of 8 */
+				n += 1 + rnd(&s) % 7, n = off + n > 72 ? 72 - off : n;
+			lin = lxref_add(&ref, v6, off, n, more, ver[v] + off, out);
 			if (lin)
 				linux_seen++;
 			r = v6 ? frag6_at(&h, 5000 + trial, ver[v] + off, off, n, more, 17)
@@ -3075,6 +3085,134 @@ static void test_frag_linux_random(int v6)
 	CHECK_EQ(bad, 0);
 	CHECK(linux_seen > 500); /* 706 */
 	CHECK(view_seen > 200);  /* 276 */
+	h_fini(&h);
+}
+
+/* n fragments [0, 8) with more to come, each of its own datagram (ids from
+ * id), from src to dst: fragments that never complete. */
+static void fillers(struct h *h, const uint8_t *src, const uint8_t *dst, unsigned id, unsigned n)
+{
+	static const uint8_t eight[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	uint8_t f[256];
+
+	for (unsigned i = 0; i < n; i++) {
+		size_t e = mk_eth(f, 0x0800);
+
+		e += mk_ip4_at(f + e, 17, src, dst, id + i, 0x2000, eight, 8);
+		CHECK_EQ(run_full(h, DLT_EN10MB, f, e), DECODE_HELD);
+	}
+}
+
+/*
+ * Two rules of Linux's IPv4 reassembly that a first-wins table also has to
+ * follow, or a sender hides a datagram from it (pcaps/review21/frag,
+ * recorded against dnsmasq on Linux 6.18): a fragment with more to come
+ * whose length is not a multiple of 8 is cut to one and kept (the sensor
+ * refused it, and never saw the query Linux delivered), and a queue with
+ * more than ipfrag_max_dist (64) other fragments from its sender since its
+ * last one starts over (the sensor kept a decoy's head there, and read the
+ * decoy where Linux delivered the real query).
+ */
+static void test_frag_linux_rules(void)
+{
+	static const uint8_t other[4] = {10, 99, 0, 11};
+	uint8_t real[128], decoy[128], l4v6[128];
+	struct h h;
+	const struct decode_stats *st;
+
+	dgram_udp(real);
+	memcpy(decoy, real, sizeof(decoy));
+	memset(decoy + 8, 'w', 16); /* the decoy differs in [8, 24) only */
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+
+	/* cut: [0, 37) with more to come is [0, 32), then [32, 72) */
+	CHECK_EQ(frag4(&h, 1, real, 0, 37, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_trimmed, 1);
+	CHECK_EQ(frag4(&h, 1, real, 32, 40, 0), DECODE_OK);
+	CHECK(is_dgram(&h, real));
+	CHECK(next_is(&h, 0, NULL));
+	/* the decoy's bytes past the cut are not held: the real ones that
+	 * follow are no overlap, for Linux or here */
+	CHECK_EQ(frag4_at(&h, 2, decoy, 0, 21, 1), DECODE_HELD); /* [0, 16) */
+	CHECK_EQ(frag4(&h, 2, real, 16, 56, 0), DECODE_OK);
+	CHECK(h.p.l4_len == 72 && memcmp(h.p.l4 + 16, real + 16, 56) == 0);
+	CHECK(next_is(&h, 0, NULL));
+	CHECK_EQ(st->frag_conflict, 0);
+	CHECK_EQ(st->frag_linux_discard, 0);
+	/* fewer than 8 with more to come: cut to nothing, refused (Linux
+	 * discards the queue) */
+	CHECK_EQ(frag4(&h, 3, real, 0, 7, 1), DECODE_MALFORMED);
+	CHECK_EQ(st->frag_trimmed, 2);
+	/* IPv6 drops such a fragment and keeps the queue */
+	dgram_udp(l4v6);
+	CHECK_EQ(frag6(&h, 4, l4v6, 0, 24, 1, 17), DECODE_HELD);
+	CHECK_EQ(frag6(&h, 4, l4v6, 24, 13, 1, 17), DECODE_MALFORMED);
+	CHECK_EQ(frag6(&h, 4, l4v6, 24, 48, 0, 17), DECODE_OK);
+	CHECK(is_l4(&h, 1, l4v6));
+	CHECK_EQ(st->frag_trimmed, 2);
+	CHECK_EQ(st->frag_linux_discard, 0); /* id 3 had no queue to discard */
+	h_fini(&h);
+
+	/* ipfrag_max_dist: the decoy's head, 64 fragments of other datagrams
+	 * from the same sender to the same host, the real head (Linux starts
+	 * the queue over with it), the shared tail */
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+	CHECK_EQ(frag4(&h, 10, decoy, 0, 24, 1), DECODE_HELD);
+	fillers(&h, SRC4, DST4, 100, 64);
+	CHECK_EQ(frag4(&h, 10, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_linux_far, 1);
+	CHECK_EQ(st->frag_linux_discard, 1);
+	CHECK_EQ(frag4(&h, 10, real, 24, 48, 0), DECODE_OK);
+	CHECK(is_dgram(&h, decoy)); /* first wins, as before */
+	CHECK(next_is(&h, 0, real)); /* and what Linux delivers */
+	CHECK_EQ(st->frag_linux_view, 1);
+	/* 63 between them is not too far: the real head is a duplicate to
+	 * Linux too */
+	CHECK_EQ(frag4(&h, 11, decoy, 0, 24, 1), DECODE_HELD);
+	fillers(&h, SRC4, DST4, 200, 63);
+	CHECK_EQ(frag4(&h, 11, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(frag4(&h, 11, real, 24, 48, 0), DECODE_OK);
+	CHECK(is_dgram(&h, decoy));
+	CHECK(next_is(&h, 0, NULL));
+	CHECK_EQ(st->frag_linux_far, 1);
+	/* fragments from another sender, or to another host, are not
+	 * counted */
+	CHECK_EQ(frag4(&h, 12, decoy, 0, 24, 1), DECODE_HELD);
+	fillers(&h, other, DST4, 300, 100);
+	fillers(&h, SRC4, IN_DST4, 400, 100);
+	CHECK_EQ(frag4(&h, 12, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(frag4(&h, 12, real, 24, 48, 0), DECODE_OK);
+	CHECK(is_dgram(&h, decoy));
+	CHECK(next_is(&h, 0, NULL));
+	CHECK_EQ(st->frag_linux_far, 1);
+	/* the count is since the queue's last fragment: 40 and 40 is not
+	 * too far */
+	CHECK_EQ(frag4(&h, 13, decoy, 0, 16, 1), DECODE_HELD);
+	fillers(&h, SRC4, DST4, 500, 40);
+	CHECK_EQ(frag4(&h, 13, decoy, 16, 8, 1), DECODE_HELD);
+	fillers(&h, SRC4, DST4, 600, 40);
+	CHECK_EQ(frag4(&h, 13, real, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(frag4(&h, 13, real, 24, 48, 0), DECODE_OK);
+	CHECK(is_dgram(&h, decoy));
+	CHECK(next_is(&h, 0, NULL));
+	CHECK_EQ(st->frag_linux_far, 1);
+	/* a Linux view starts over too: the decoy's head, an overlap (Linux
+	 * discards; its view takes the second decoy head), 64 others, the
+	 * real head, the tail */
+	CHECK_EQ(frag4(&h, 14, decoy, 0, 24, 1), DECODE_HELD);
+	CHECK_EQ(frag4(&h, 14, decoy, 16, 16, 1), DECODE_HELD);
+	CHECK_EQ(frag4(&h, 14, decoy, 0, 16, 1), DECODE_HELD);
+	fillers(&h, SRC4, DST4, 700, 64);
+	CHECK_EQ(frag4(&h, 14, real, 0, 16, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_linux_far, 2);
+	CHECK_EQ(frag4(&h, 14, real, 16, 56, 0), DECODE_OK);
+	CHECK(is_dgram(&h, decoy));
+	CHECK(next_is(&h, 0, real));
+	/* the peers go with the last datagram that names them */
+	decode_frag_give_up(h.d);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
 	h_fini(&h);
 }
 
@@ -3483,6 +3621,7 @@ int main(void)
 	test_frag6();
 	test_frag_linux_view(0);
 	test_frag_linux_view(1);
+	test_frag_linux_rules();
 	test_frag_linux_random(0);
 	test_frag_linux_random(1);
 	test_random();
