@@ -198,6 +198,7 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	store_put_stat(c->store, "fragments.linux_lost", (int64_t)ds->frag_linux_lost);
 	store_put_stat(c->store, "fragments.linux_far", (int64_t)ds->frag_linux_far);
 	store_put_stat(c->store, "fragments.trimmed", (int64_t)ds->frag_trimmed);
+	store_put_stat(c->store, "fragments.chain_cut", (int64_t)ds->frag_chain_cut);
 	store_put_stat(c->store, "copies.skipped", (int64_t)c->stats.copies);
 	store_put_stat(c->store, "flows.created", (int64_t)fs->created);
 	store_put_stat(c->store, "flows.active", (int64_t)fs->active);

@@ -2218,6 +2218,53 @@ static enum decode_result ip6_bad_ext(struct decoder *d, enum decode_layer layer
 	return DECODE_OK;
 }
 
+/*
+ * Whether the first fragment (offset 0) of an IPv6 datagram, its
+ * fragmentable part in v beginning with next header nh, stops short of
+ * its upper-layer header: the extension headers end inside it, but not
+ * the first 20 bytes of TCP, 8 of UDP or ICMPv6, 1 of anything else.
+ * Linux drops such a fragment and answers a parameter problem
+ * (ipv6_frag_rcv, ipv6frag_thdr_truncated; RFC 8200 4.5), so a decoy so
+ * cut never reaches the datagram Linux makes; a chain whose own headers
+ * run past the end, or that ends in No Next Header, is taken
+ * (ipv6_skip_exthdr fails, and the check with it). The capture's cut
+ * bytes count as there (Linux had them); a header that starts among them
+ * cannot be read and the fragment is taken. *upper: the upper-layer
+ * header the chain names, when it says 1.
+ */
+static int ip6_first_cut(const struct view *v, uint8_t nh, uint8_t *upper)
+{
+	size_t end = cur_left(&v->c) + v->missing, at = 0, hlen;
+
+	/* each header takes at least 8 bytes: at most end / 8 of them */
+	while (nh == 0 || nh == 43 || nh == 44 || nh == 51 || nh == 60 || nh == 59) {
+		struct cur h = v->c;
+		uint8_t next, len;
+
+		if (nh == 59 || at + 2 > end)
+			return 0;
+		cur_skip(&h, at);
+		if (!cur_has(&h, nh == 44 ? 4 : 2))
+			return 0; /* past what the capture holds, or the fragment */
+		next = cur_u8(&h);
+		len = cur_u8(&h);
+		if (nh == 44) {
+			if (cur_be16(&h) & 0xfff8)
+				return 0; /* a later fragment's header: the walk stops */
+			hlen = 8;
+		} else if (nh == 51) {
+			hlen = ((size_t)len + 2) * 4;
+		} else {
+			hlen = ((size_t)len + 1) * 8;
+		}
+		at += hlen;
+		nh = next;
+	}
+	hlen = nh == 6 ? 20 : nh == 17 || nh == 58 ? 8 : 1;
+	*upper = nh;
+	return at + hlen > end;
+}
+
 /* IPv6 from the start of o, narrowed to its payload length. */
 /* The reassembled IPv6 datagram's fragmentable part, len bytes in d->rbuf
  * starting with next header nh. */
@@ -2287,6 +2334,12 @@ static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct 
 	fi.more = fh.more;
 	fi.nh = nh;
 	fi.proto = nh;
+	if (fi.off == 0 && ip6_first_cut(&v, nh, &fi.proto)) {
+		/* judged, if its datagram is not held, as the protocol it
+		 * names (its ports are not there) */
+		d->stats.frag_chain_cut++;
+		return frag_refuse(d, &fi, DECODE_MALFORMED);
+	}
 	r = frag_input(d, &v, &fi, p, &nh, &len);
 	if (r != DECODE_OK)
 		return r;

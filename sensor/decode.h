@@ -72,6 +72,7 @@ struct decode_stats {
 	uint64_t frag_linux_lost;  /* Linux views expired or evicted (never judged as lost) */
 	uint64_t frag_linux_far;   /* of linux_discard: queues started over for ipfrag_max_dist */
 	uint64_t frag_trimmed;     /* IPv4 fragments cut to a multiple of 8, as Linux cuts them */
+	uint64_t frag_chain_cut;   /* IPv6 first fragments short of their upper-layer header (refused) */
 };
 
 /* Zero in any field means its default. */

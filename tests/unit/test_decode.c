@@ -2932,6 +2932,8 @@ static int lxref_add(struct lxref *q, int v6, size_t off, size_t n, int more, co
 	size_t end;
 	int i, tail = -1, k;
 
+	if (v6 && off == 0 && n < 8)
+		return 0; /* ipv6_frag_rcv: no whole UDP header; dropped before the queue */
 	if (more && (n & 7)) {
 		if (v6)
 			return 0; /* ip6_frag_queue: dropped, the queue kept */
@@ -3213,6 +3215,71 @@ static void test_frag_linux_rules(void)
 	/* the peers go with the last datagram that names them */
 	decode_frag_give_up(h.d);
 	CHECK_EQ(decode_frag_pending(h.d), 0);
+	h_fini(&h);
+}
+
+/*
+ * An IPv6 first fragment whose extension headers end inside it but whose
+ * upper-layer header does not fit is dropped by Linux (RFC 8200 4.5,
+ * ipv6frag_thdr_truncated; pcaps/review21/frag, FINDINGS R21-F3): as a
+ * decoy it garbled the datagram the sensor reassembled (the real query
+ * Linux delivered was malformed here), alone it made a query Linux never
+ * delivered.
+ */
+static void test_frag6_chain_cut(void)
+{
+	uint8_t l4[128], dst[64], dpl[200], tcp[64];
+	struct h h;
+	const struct decode_stats *st;
+	struct pkt_hop hop;
+
+	dgram_udp(l4);
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+
+	/* destination options alone in the first fragment, UDP after it */
+	mk_opts6(dpl, 17, 0);
+	memcpy(dpl + 8, l4, 72);
+	CHECK_EQ(frag6_at(&h, 1, dpl, 0, 8, 1, 60), DECODE_MALFORMED);
+	CHECK_EQ(st->frag_chain_cut, 1);
+	CHECK_EQ(frag6_at(&h, 1, dpl + 8, 8, 72, 0, 60), DECODE_HELD); /* never whole */
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1); /* the refused head, judged */
+	CHECK_EQ(hop.proto, 17);                  /* as the UDP it names */
+	CHECK_EQ(hop.dport, 0);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+	/* the same as a decoy before the real head: the real datagram */
+	CHECK_EQ(frag6_at(&h, 2, dpl, 0, 8, 1, 60), DECODE_MALFORMED);
+	CHECK_EQ(frag6(&h, 2, l4, 0, 16, 1, 17), DECODE_HELD);
+	CHECK_EQ(frag6(&h, 2, l4, 16, 56, 0, 17), DECODE_OK);
+	CHECK(is_l4(&h, 1, l4));
+	CHECK(next_is(&h, 1, NULL));
+	CHECK_EQ(st->frag_conflict, 0);
+	CHECK_EQ(st->frag_chain_cut, 2);
+	/* options whose length runs past the fragment, then UDP: cut */
+	mk_opts6(dst, 17, 2); /* 24 bytes */
+	CHECK_EQ(frag6_at(&h, 3, dst, 0, 16, 1, 60), DECODE_MALFORMED);
+	CHECK_EQ(st->frag_chain_cut, 3);
+	/* a second extension header that starts past the fragment, or No
+	 * Next Header: Linux cannot walk the chain and takes the fragment */
+	mk_opts6(dst, 60, 0);
+	CHECK_EQ(frag6_at(&h, 4, dst, 0, 8, 1, 60), DECODE_HELD);
+	mk_opts6(dst, 59, 0);
+	CHECK_EQ(frag6_at(&h, 5, dst, 0, 8, 1, 60), DECODE_HELD);
+	/* TCP needs 20 bytes in the first fragment, UDP and ICMPv6 8,
+	 * anything else 1 */
+	memset(tcp, 0, sizeof(tcp));
+	CHECK_EQ(frag6_at(&h, 6, tcp, 0, 16, 1, 6), DECODE_MALFORMED);
+	CHECK_EQ(frag6_at(&h, 7, tcp, 0, 24, 1, 6), DECODE_HELD);
+	CHECK_EQ(frag6_at(&h, 8, tcp, 0, 8, 1, 58), DECODE_HELD);
+	CHECK_EQ(frag6_at(&h, 9, tcp, 0, 8, 1, 253), DECODE_HELD);
+	mk_opts6(dst, 58, 0);
+	CHECK_EQ(frag6_at(&h, 10, dst, 0, 8, 1, 60), DECODE_MALFORMED);
+	mk_opts6(dst, 253, 0);
+	CHECK_EQ(frag6_at(&h, 11, dst, 0, 8, 1, 60), DECODE_MALFORMED);
+	CHECK_EQ(st->frag_chain_cut, 6);
+	/* later fragments are not looked at */
+	CHECK_EQ(frag6_at(&h, 12, tcp, 8, 8, 1, 6), DECODE_HELD);
+	CHECK_EQ(st->frag_chain_cut, 6);
 	h_fini(&h);
 }
 
@@ -3622,6 +3689,7 @@ int main(void)
 	test_frag_linux_view(0);
 	test_frag_linux_view(1);
 	test_frag_linux_rules();
+	test_frag6_chain_cut();
 	test_frag_linux_random(0);
 	test_frag_linux_random(1);
 	test_random();

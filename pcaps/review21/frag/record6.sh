@@ -1,0 +1,50 @@
+#!/bin/bash
+# record6.sh - record frag6_chain.py's IPv6 fragments in a lab of two
+# namespaces joined by one veth pair (prefix
+# ${EW_LAB_NS:-ewf6}: ${NS}c fd53:6::10, the client; ${NS}s fd53:6::53, a
+# listener on port 53 that logs what Linux delivered to its socket,
+# listen6.py) into ipv6_chain_cut.pcap here; the listener's log goes to
+# $OUT (default /tmp/${NS}-chain/delivered.txt) (FINDINGS.md R21-F3). No
+# router solicitations, no routes beyond the link (neighbour discovery and
+# MLD are left out of the capture); every sender runs in the client
+# namespace and times out; the namespaces go on exit.
+set -euo pipefail
+DIR=$(cd "$(dirname "$0")" && pwd)
+NS=${EW_LAB_NS:-ewf6}
+OUT=${OUT:-/tmp/${NS}-chain}
+P1= P2=
+down() {
+	kill $P1 $P2 2>/dev/null || true
+	ip netns del "${NS}c" 2>/dev/null || true
+	ip netns del "${NS}s" 2>/dev/null || true
+}
+trap down EXIT
+down
+mkdir -p "$OUT"
+ip netns add "${NS}c"
+ip netns add "${NS}s"
+ip link add "${NS}c" type veth peer name "${NS}s"
+for h in c s; do
+	ip link set "${NS}$h" netns "${NS}$h"
+	ip netns exec "${NS}$h" sysctl -qw net.ipv6.conf.all.accept_ra=0 \
+		net.ipv6.conf.default.router_solicitations=0 \
+		net.ipv6.conf.all.router_solicitations=0 \
+		"net.ipv6.conf.${NS}$h.router_solicitations=0" "net.ipv6.conf.${NS}$h.accept_ra=0"
+	ip -n "${NS}$h" link set lo up
+done
+ip -n "${NS}c" addr add fd53:6::10/64 dev "${NS}c" nodad
+ip -n "${NS}s" addr add fd53:6::53/64 dev "${NS}s" nodad
+ip -n "${NS}c" link set "${NS}c" up
+ip -n "${NS}s" link set "${NS}s" up
+sleep 1
+timeout 60 ip netns exec "${NS}c" tcpdump -i "${NS}c" -s 0 -U -w "$DIR/ipv6_chain_cut.pcap" \
+	"ip6 and not (icmp6 and ip6[40] >= 130 and ip6[40] <= 137)" 2>/dev/null &
+P1=$!
+ip netns exec "${NS}s" timeout 40 /usr/bin/python3 "$DIR/listen6.py" 30 "$OUT/delivered.txt" &
+P2=$!
+sleep 1
+ip netns exec "${NS}c" timeout 30 /usr/bin/python3 "$DIR/frag6_chain.py"
+sleep 1
+kill $P1 $P2 2>/dev/null || true
+wait $P1 $P2 2>/dev/null || true
+P1= P2=
