@@ -57,7 +57,8 @@
 #define MAX_ENCAP_DEPTH 16u  /* cap on the configured depth: one recursion per level */
 #define DEF_FRAG_DATAGRAMS 1024u
 #define DEF_FRAG_BYTES (16u << 20)
-#define DEF_FRAG_TIMEOUT_US 30000000u
+#define DEF_FRAG_TIMEOUT_US 30000000u  /* Linux's ipfrag_time */
+#define DEF_FRAG6_TIMEOUT_US 60000000u /* Linux's ip6frag_time */
 
 #define IP_MAX_LEN 65535u    /* largest IP datagram */
 #define FRAG_KEY_LEN 38      /* ipv, proto, id[4], src[16], dst[16] */
@@ -147,7 +148,8 @@ struct frag_peer {
 
 struct frag {
 	struct frag *hnext;         /* hash chain */
-	struct frag *older, *newer; /* creation order, for expiry and eviction */
+	struct frag *older, *newer; /* creation order in its family's list, for expiry and eviction */
+	uint64_t seq;               /* place in creation order across both lists */
 	uint8_t key[FRAG_KEY_LEN];
 	uint64_t first_ts;
 	uint8_t *data;              /* payload bytes, cap long */
@@ -202,7 +204,8 @@ struct decoder {
 	size_t nbuckets; /* power of two */
 	struct frag_peer **peers; /* nbuckets of them */
 	uint32_t rid_now;         /* the peer's count for the fragment at hand */
-	struct frag *oldest, *newest;
+	struct frag *oldest[2], *newest[2]; /* IPv4's and IPv6's age lists */
+	uint64_t seq;
 	unsigned nfrag;
 	unsigned nlinux; /* of nfrag, Linux views */
 	size_t frag_bytes;
@@ -1329,28 +1332,47 @@ static void frag_lose(struct decoder *d, const uint8_t *key, uint8_t proto, cons
 	}
 }
 
-/* Unlink f from the age list (not the hash). */
+/* f's age list: IPv4's (0) or IPv6's (1), whose timeouts differ. */
+static int frag_fam(const struct frag *f)
+{
+	return f->key[0] == 6;
+}
+
+/* Unlink f from its age list (not the hash). */
 static void frag_unage(struct decoder *d, struct frag *f)
 {
+	int k = frag_fam(f);
+
 	if (f->older)
 		f->older->newer = f->newer;
 	else
-		d->oldest = f->newer;
+		d->oldest[k] = f->newer;
 	if (f->newer)
 		f->newer->older = f->older;
 	else
-		d->newest = f->older;
+		d->newest[k] = f->older;
 	f->older = f->newer = NULL;
 }
 
 static void frag_age(struct decoder *d, struct frag *f)
 {
-	f->older = d->newest;
-	if (d->newest)
-		d->newest->newer = f;
+	int k = frag_fam(f);
+
+	f->seq = d->seq++;
+	f->older = d->newest[k];
+	if (d->newest[k])
+		d->newest[k]->newer = f;
 	else
-		d->oldest = f;
-	d->newest = f;
+		d->oldest[k] = f;
+	d->newest[k] = f;
+}
+
+/* The older of two entries (either may be NULL) by creation order. */
+static struct frag *frag_older(struct frag *a, struct frag *b)
+{
+	if (!a || !b)
+		return a ? a : b;
+	return a->seq <= b->seq ? a : b;
 }
 
 /* Unlink f from the hash and the age list and free it. */
@@ -1400,24 +1422,38 @@ static void frag_give_up(struct decoder *d, struct frag *f, uint64_t *n)
 static int frag_stale(const struct decoder *d, const struct frag *f, uint64_t now)
 {
 	uint64_t age = now > f->first_ts ? now - f->first_ts : f->first_ts - now;
-	return age > d->cfg.frag_timeout_us;
+	return age > (frag_fam(f) ? d->cfg.frag6_timeout_us : d->cfg.frag_timeout_us);
 }
 
+/* Each list's head while it is stale, the older of the two first, so
+ * what is given up is judged in creation order. */
 static void frag_expire(struct decoder *d, uint64_t now)
 {
-	while (d->oldest && frag_stale(d, d->oldest, now))
-		frag_give_up(d, d->oldest, &d->stats.frag_expired);
+	for (;;) {
+		struct frag *a = d->oldest[0], *b = d->oldest[1];
+
+		if (a && !frag_stale(d, a, now))
+			a = NULL;
+		if (b && !frag_stale(d, b, now))
+			b = NULL;
+		if (!a && !b)
+			return;
+		frag_give_up(d, frag_older(a, b), &d->stats.frag_expired);
+	}
 }
 
 /* The oldest entry other than keep and its twin (the pair a fragment is
  * being stored into), or NULL. */
 static struct frag *frag_victim(const struct decoder *d, const struct frag *keep)
 {
-	struct frag *v = d->oldest;
+	struct frag *v[2];
 
-	while (v && keep && (v == keep || v == keep->twin))
-		v = v->newer;
-	return v;
+	for (int k = 0; k < 2; k++) {
+		v[k] = d->oldest[k];
+		while (v[k] && keep && (v[k] == keep || v[k] == keep->twin))
+			v[k] = v[k]->newer;
+	}
+	return frag_older(v[0], v[1]);
 }
 
 /* Evict the oldest datagrams other than keep (and its twin) until extra
@@ -1657,12 +1693,13 @@ static void linux_stuck(struct decoder *d, struct frag *fw)
 	lv->have_first = 1;
 	/* its time is fw's: next to fw in the age list */
 	frag_unage(d, lv);
+	lv->seq = fw->seq;
 	lv->older = fw;
 	lv->newer = fw->newer;
 	if (fw->newer)
 		fw->newer->older = lv;
 	else
-		d->newest = lv;
+		d->newest[frag_fam(fw)] = lv;
 	fw->newer = lv;
 }
 
@@ -2370,6 +2407,8 @@ struct decoder *decoder_new(const struct decode_config *cfg)
 		d->cfg.frag_max_bytes = DEF_FRAG_BYTES;
 	if (!d->cfg.frag_timeout_us)
 		d->cfg.frag_timeout_us = DEF_FRAG_TIMEOUT_US;
+	if (!d->cfg.frag6_timeout_us)
+		d->cfg.frag6_timeout_us = DEF_FRAG6_TIMEOUT_US;
 	while (nb < d->cfg.frag_max_datagrams && nb < FRAG_MAX_BUCKETS)
 		nb <<= 1;
 	d->nbuckets = nb;
@@ -2397,8 +2436,8 @@ void decoder_free(struct decoder *d)
 {
 	if (!d)
 		return;
-	while (d->oldest)
-		frag_drop(d, d->oldest);
+	while (d->oldest[0] || d->oldest[1])
+		frag_drop(d, frag_older(d->oldest[0], d->oldest[1]));
 	free(d->buckets);
 	free(d->peers);
 	free(d->rbuf);
@@ -2418,8 +2457,8 @@ int decode_frag_lost(struct decoder *d, struct pkt_hop *out)
 
 void decode_frag_give_up(struct decoder *d)
 {
-	while (d->oldest && d->lost_n < d->lost_cap)
-		frag_give_up(d, d->oldest, &d->stats.frag_expired);
+	while ((d->oldest[0] || d->oldest[1]) && d->lost_n < d->lost_cap)
+		frag_give_up(d, frag_older(d->oldest[0], d->oldest[1]), &d->stats.frag_expired);
 }
 
 enum decode_result decode_next(struct decoder *d, struct pkt *p)

@@ -81,7 +81,8 @@ struct decode_config {
 	unsigned max_encap_depth; /* tunnels opened inside each other: default 4, at most 16 */
 	unsigned frag_max_datagrams; /* default 1024 in flight */
 	unsigned frag_max_bytes;  /* default 16 MiB held in total */
-	unsigned frag_timeout_us; /* default 30 s of packet time */
+	unsigned frag_timeout_us; /* IPv4: default 30 s of packet time (Linux's ipfrag_time) */
+	unsigned frag6_timeout_us; /* IPv6: default 60 s (Linux's ip6frag_time) */
 };
 
 struct decoder;

@@ -1786,18 +1786,19 @@ static void test_frag_linux_view(int v6)
 	h_init(&h, NULL);
 	st = decode_stats(h.d);
 	/* expiry: a view's time starts with its first fragment, again each
-	 * time it starts over (Linux's new queue) */
+	 * time it starts over (Linux's new queue); IPv6's times are twice
+	 * IPv4's (60 s, 30 s) */
 	CHECK_EQ(lx(&h, v6, 6, decoy, 0, 24, 1), DECODE_HELD);
 	CHECK_EQ(lx(&h, v6, 6, real, 16, 16, 1), DECODE_HELD);
 	CHECK_EQ(lx(&h, v6, 6, real, 32, 40, 0), DECODE_OK);
-	h.ts += 20000000;
+	h.ts += 20000000 * (1 + (uint64_t)v6);
 	CHECK_EQ(lx(&h, v6, 6, alt, 24, 16, 1), DECODE_HELD); /* the view starts over */
-	h.ts += 5000000;
+	h.ts += 5000000 * (1 + (uint64_t)v6);
 	CHECK_EQ(lx(&h, v6, 6, real, 0, 24, 1), DECODE_HELD); /* its first fragment, at 25 s */
-	h.ts += 15000000;
+	h.ts += 15000000 * (1 + (uint64_t)v6);
 	CHECK_EQ(lx(&h, v6, 7, real, 0, 8, 1), DECODE_HELD); /* 40 s */
 	CHECK_EQ(st->frag_linux_lost, 0);
-	h.ts += 16000000;
+	h.ts += 16000000 * (1 + (uint64_t)v6);
 	CHECK_EQ(lx(&h, v6, 8, real, 0, 8, 1), DECODE_HELD); /* 56 s */
 	CHECK_EQ(st->frag_linux_lost, 1);
 	CHECK_EQ(st->frag_expired, 0);
@@ -1900,12 +1901,17 @@ static void test_frag6(void)
 	CHECK_EQ(h.p.proto, 17);
 	CHECK_EQ(h.p.sport, 40000);
 
-	/* missing last: expires */
+	/* missing last: expires, after 60 s as Linux's ip6frag_time (IPv4:
+	 * 30 s) */
 	CHECK_EQ(frag6(&h, 11, l4, 0, 32, 1, 17), DECODE_HELD);
 	CHECK_EQ(decode_frag_pending(h.d), 1);
 	h.ts += 31000000;
 	CHECK_EQ(frag6(&h, 12, l4, 0, 72, 0, 17), DECODE_OK); /* atomic-looking: offset 0, M 0 */
 	CHECK_EQ(h.p.flags, 0);
+	CHECK_EQ(decode_frag_pending(h.d), 1);
+	CHECK_EQ(st->frag_expired, 0);
+	h.ts += 30000000;
+	CHECK_EQ(frag6(&h, 12, l4, 0, 72, 0, 17), DECODE_OK);
 	CHECK_EQ(decode_frag_pending(h.d), 0);
 	CHECK_EQ(st->frag_expired, 1);
 
@@ -3219,6 +3225,82 @@ static void test_frag_linux_rules(void)
 }
 
 /*
+ * Linux keeps an IPv6 queue 60 s (ip6frag_time), an IPv4 one 30 s
+ * (ipfrag_time): an IPv6 datagram whose fragments came 30-60 s apart was
+ * delivered by Linux and lost here (FINDINGS R21-F4). Each family has its
+ * own age list; what is given up or evicted still goes in creation order.
+ */
+static void test_frag_timeouts(void)
+{
+	uint8_t l4[128];
+	struct decode_config cfg;
+	struct pkt_hop hop;
+	struct h h;
+	const struct decode_stats *st;
+
+	dgram_udp(l4);
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+	/* 59 s apart: whole for IPv6, lost for IPv4 */
+	CHECK_EQ(frag6(&h, 1, l4, 0, 32, 1, 17), DECODE_HELD);
+	h.ts += 59000000;
+	CHECK_EQ(frag6(&h, 1, l4, 32, 40, 0, 17), DECODE_OK);
+	CHECK(is_l4(&h, 1, l4));
+	CHECK_EQ(frag4(&h, 2, l4, 0, 32, 1), DECODE_HELD);
+	h.ts += 31000000;
+	CHECK_EQ(frag4(&h, 2, l4, 32, 40, 0), DECODE_HELD); /* a new datagram */
+	CHECK_EQ(st->frag_expired, 1);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1);
+	CHECK_EQ(hop.ipv, 4);
+	decode_frag_give_up(h.d);
+	while (decode_frag_lost(h.d, &hop))
+		;
+	/* an older IPv6 datagram at the head of its list does not hold up
+	 * the IPv4 one behind it */
+	CHECK_EQ(frag6(&h, 3, l4, 0, 32, 1, 17), DECODE_HELD);
+	h.ts += 1000000;
+	CHECK_EQ(frag4(&h, 4, l4, 0, 32, 1), DECODE_HELD);
+	h.ts += 31000000;
+	CHECK_EQ(frag4(&h, 5, l4, 0, 8, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_expired, 3);                 /* datagram 4 */
+	CHECK_EQ(decode_frag_pending(h.d), 2);
+	h.ts += 29000000;                              /* 61 s after 3 */
+	CHECK_EQ(frag4(&h, 6, l4, 0, 8, 1), DECODE_HELD);
+	CHECK_EQ(st->frag_expired, 4);                 /* 3; 5 is 29 s old */
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1);
+	CHECK_EQ(hop.ipv, 4);                          /* 4 */
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1);
+	CHECK_EQ(hop.ipv, 6);                          /* 3 */
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+	/* the end of a run judges what is left in creation order */
+	CHECK_EQ(frag6(&h, 7, l4, 0, 8, 1, 17), DECODE_HELD);
+	CHECK_EQ(frag4(&h, 8, l4, 0, 8, 1), DECODE_HELD);
+	decode_frag_give_up(h.d);
+	for (unsigned i = 0; i < 4; i++) {             /* 5, 6, 7, 8 */
+		CHECK_EQ(decode_frag_lost(h.d, &hop), 1);
+		CHECK_EQ(hop.ipv, i == 2 ? 6 : 4);
+	}
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 0);
+	h_fini(&h);
+
+	/* a full table evicts the oldest of either family */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.frag_max_datagrams = 2;
+	h_init(&h, &cfg);
+	st = decode_stats(h.d);
+	CHECK_EQ(frag4(&h, 1, l4, 0, 8, 1), DECODE_HELD);
+	CHECK_EQ(frag6(&h, 2, l4, 0, 8, 1, 17), DECODE_HELD);
+	CHECK_EQ(frag6(&h, 3, l4, 0, 8, 1, 17), DECODE_HELD);
+	CHECK_EQ(st->frag_evicted, 1);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1);
+	CHECK_EQ(hop.ipv, 4);
+	CHECK_EQ(frag4(&h, 4, l4, 0, 8, 1), DECODE_HELD);
+	CHECK_EQ(decode_frag_lost(h.d, &hop), 1);
+	CHECK_EQ(hop.ipv, 6);
+	h_fini(&h);
+}
+
+/*
  * An IPv6 first fragment whose extension headers end inside it but whose
  * upper-layer header does not fit is dropped by Linux (RFC 8200 4.5,
  * ipv6frag_thdr_truncated; pcaps/review21/frag, FINDINGS R21-F3): as a
@@ -3690,6 +3772,7 @@ int main(void)
 	test_frag_linux_view(1);
 	test_frag_linux_rules();
 	test_frag6_chain_cut();
+	test_frag_timeouts();
 	test_frag_linux_random(0);
 	test_frag_linux_random(1);
 	test_random();

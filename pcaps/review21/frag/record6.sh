@@ -1,17 +1,21 @@
 #!/bin/bash
-# record6.sh - record frag6_chain.py's IPv6 fragments in a lab of two
+# record6.sh [slow] - record frag6_chain.py's IPv6 fragments (with `slow`,
+# frag6_slow.py's, into ipv6_slow.pcap) in a lab of two
 # namespaces joined by one veth pair (prefix
 # ${EW_LAB_NS:-ewf6}: ${NS}c fd53:6::10, the client; ${NS}s fd53:6::53, a
 # listener on port 53 that logs what Linux delivered to its socket,
 # listen6.py) into ipv6_chain_cut.pcap here; the listener's log goes to
-# $OUT (default /tmp/${NS}-chain/delivered.txt) (FINDINGS.md R21-F3). No
+# $OUT (default /tmp/${NS}-chain_cut/delivered.txt) (FINDINGS.md R21-F3,
+# R21-F4). No
 # router solicitations, no routes beyond the link (neighbour discovery and
 # MLD are left out of the capture); every sender runs in the client
 # namespace and times out; the namespaces go on exit.
 set -euo pipefail
 DIR=$(cd "$(dirname "$0")" && pwd)
 NS=${EW_LAB_NS:-ewf6}
-OUT=${OUT:-/tmp/${NS}-chain}
+NAME=chain_cut SEND=frag6_chain.py
+[ "${1:-}" = slow ] && NAME=slow SEND=frag6_slow.py
+OUT=${OUT:-/tmp/${NS}-$NAME}
 P1= P2=
 down() {
 	kill $P1 $P2 2>/dev/null || true
@@ -37,13 +41,13 @@ ip -n "${NS}s" addr add fd53:6::53/64 dev "${NS}s" nodad
 ip -n "${NS}c" link set "${NS}c" up
 ip -n "${NS}s" link set "${NS}s" up
 sleep 1
-timeout 60 ip netns exec "${NS}c" tcpdump -i "${NS}c" -s 0 -U -w "$DIR/ipv6_chain_cut.pcap" \
+timeout 90 ip netns exec "${NS}c" tcpdump -i "${NS}c" -s 0 -U -w "$DIR/ipv6_$NAME.pcap" \
 	"ip6 and not (icmp6 and ip6[40] >= 130 and ip6[40] <= 137)" 2>/dev/null &
 P1=$!
-ip netns exec "${NS}s" timeout 40 /usr/bin/python3 "$DIR/listen6.py" 30 "$OUT/delivered.txt" &
+ip netns exec "${NS}s" timeout 80 /usr/bin/python3 "$DIR/listen6.py" 70 "$OUT/delivered.txt" &
 P2=$!
 sleep 1
-ip netns exec "${NS}c" timeout 30 /usr/bin/python3 "$DIR/frag6_chain.py"
+ip netns exec "${NS}c" timeout 60 /usr/bin/python3 "$DIR/$SEND"
 sleep 1
 kill $P1 $P2 2>/dev/null || true
 wait $P1 $P2 2>/dev/null || true
