@@ -199,6 +199,7 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	store_put_stat(c->store, "fragments.linux_far", (int64_t)ds->frag_linux_far);
 	store_put_stat(c->store, "fragments.trimmed", (int64_t)ds->frag_trimmed);
 	store_put_stat(c->store, "fragments.chain_cut", (int64_t)ds->frag_chain_cut);
+	store_put_stat(c->store, "fragments.rx_drop", (int64_t)ds->frag_rx_drop);
 	store_put_stat(c->store, "copies.skipped", (int64_t)c->stats.copies);
 	store_put_stat(c->store, "flows.created", (int64_t)fs->created);
 	store_put_stat(c->store, "flows.active", (int64_t)fs->active);
@@ -210,6 +211,7 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	store_put_stat(c->store, "flows.syn_data_dropped", (int64_t)fs->syn_data_dropped);
 	store_put_stat(c->store, "flows.inconsistent", (int64_t)fs->inconsistent);
 	store_put_stat(c->store, "flows.bad_checksum", (int64_t)fs->bad_checksum);
+	store_put_stat(c->store, "flows.rx_drop", (int64_t)fs->rx_drop);
 	store_put_stat(c->store, "flows.stream_capped", (int64_t)fs->stream_capped);
 	store_put_stat(c->store, "flows.stream_reclaimed", (int64_t)fs->stream_reclaimed);
 	for (int k = 0; k < AC_COUNT; k++) {

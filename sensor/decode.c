@@ -2176,6 +2176,69 @@ static void ip6_srcroute(struct cur h, struct pkt *p)
 	p->flags |= PKT_SRCROUTE;
 }
 
+/*
+ * Would Linux's receiver drop a packet for this hop-by-hop (hbh) or
+ * destination options header, whose hlen bytes h holds (ip6_parse_tlv)?
+ * Options are walked as Linux walks them: Pad1 and PadN add to a run of
+ * padding that may not pass 7 bytes, and PadN's bytes must be 0 (RFC 4942
+ * 2.1.9.5); an option that runs past the header, or more than 8 others
+ * (max_hbh_opts_number, max_dst_opts_number), drop the packet; an option
+ * Linux does not know drops it when the two high bits of its type say so
+ * (RFC 8200 4.2). Of the hop-by-hop options it knows, a router alert of
+ * another length than 2, a jumbo payload (this packet is no jumbogram), a
+ * CALIPSO option (no DOI is configured) and an IOAM option off a 4-byte
+ * boundary drop it; IOAM is otherwise ignored (off by default). In a
+ * destination options header it knows the home address (201), which it
+ * drops without Mobile IPv6 state, as the type's high bits say anyway.
+ */
+static int ip6_opts_drop(struct cur h, size_t hlen, int hbh)
+{
+	size_t off = 2, padlen = 0;
+	unsigned count = 0;
+
+	if (!cur_has(&h, hlen))
+		return 0;
+	cur_skip(&h, 2);
+	while (off < hlen) {
+		uint8_t type = cur_u8(&h), olen;
+
+		if (type == 0) { /* Pad1 */
+			if (++padlen > 7)
+				return 1;
+			off++;
+			continue;
+		}
+		if (hlen - off < 2)
+			return 1;
+		olen = cur_u8(&h);
+		if ((size_t)olen + 2 > hlen - off)
+			return 1;
+		if (type == 1) { /* PadN */
+			padlen += (size_t)olen + 2;
+			if (padlen > 7)
+				return 1;
+			for (unsigned i = 0; i < olen; i++)
+				if (cur_u8(&h) != 0)
+					return 1;
+		} else {
+			if (++count > 8)
+				return 1;
+			if (hbh && type == 5 && olen != 2)
+				return 1; /* router alert */
+			if (hbh && (type == 194 || type == 7))
+				return 1; /* jumbo payload, CALIPSO */
+			if (hbh && type == 49 && ((40 + off) & 3))
+				return 1; /* IOAM, misaligned */
+			if (!(hbh && (type == 5 || type == 49)) && (type & 0xc0))
+				return 1; /* unknown: discard */
+			cur_skip(&h, olen);
+			padlen = 0;
+		}
+		off += (size_t)olen + 2;
+	}
+	return 0;
+}
+
 static enum decode_result ip6_walk(struct view *v, uint8_t *nh, struct ip6_frag *fh,
 				   struct pkt *p)
 {
@@ -2233,6 +2296,8 @@ static enum decode_result ip6_walk(struct view *v, uint8_t *nh, struct ip6_frag 
 		}
 		if (!cur_has(&v->c, hlen))
 			return view_short(v, hlen);
+		if ((*nh == 0 || *nh == 60) && ip6_opts_drop(v->c, hlen, *nh == 0))
+			p->flags |= PKT_RX_DROP;
 		cur_skip(&v->c, hlen); /* hlen >= 8: the walk ends */
 		*nh = next;
 	}
@@ -2371,6 +2436,12 @@ static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct 
 	fi.more = fh.more;
 	fi.nh = nh;
 	fi.proto = nh;
+	if (p->flags & PKT_RX_DROP) {
+		/* Linux drops it for its options before reassembly: a decoy
+		 * sent so never reaches the datagram it makes */
+		d->stats.frag_rx_drop++;
+		return tally(d, L_FRAG, DECODE_MALFORMED);
+	}
 	if (fi.off == 0 && ip6_first_cut(&v, nh, &fi.proto)) {
 		/* judged, if its datagram is not held, as the protocol it
 		 * names (its ports are not there) */

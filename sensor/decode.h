@@ -73,6 +73,7 @@ struct decode_stats {
 	uint64_t frag_linux_far;   /* of linux_discard: queues started over for ipfrag_max_dist */
 	uint64_t frag_trimmed;     /* IPv4 fragments cut to a multiple of 8, as Linux cuts them */
 	uint64_t frag_chain_cut;   /* IPv6 first fragments short of their upper-layer header (refused) */
+	uint64_t frag_rx_drop;     /* IPv6 fragments whose options Linux refuses (PKT_RX_DROP) */
 };
 
 /* Zero in any field means its default. */

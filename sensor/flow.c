@@ -2009,6 +2009,15 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 	f = lookup(ft, &k, h, &dir, &ref);
 
 	int pure_syn = p->proto == PROTO_TCP && (p->tcp_flags & (TH_SYN | TH_ACK)) == TH_SYN;
+	if (f && pure_syn && (p->flags & PKT_RX_DROP)) {
+		/* a SYN its receiver's IP layer drops (its options): it ends
+		 * nothing, starts nothing */
+		ft->stats.rx_drop++;
+		p->payload_len = 0;
+		p->flow = f;
+		p->dir = dir;
+		return f;
+	}
 	if (f && pure_syn && f->st && f->st[dir].csum_ok >= 2 && tcp_csum(p) < 0) {
 		/* a SYN its receiver drops for a bad checksum, from a sender
 		 * whose checksums are right: it ends nothing, starts nothing */
@@ -2051,7 +2060,9 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 		f->last_us = p->ts_us;
 	}
 
-	if (p->proto == PROTO_TCP && tcp_csum_drop(ft, f, p, dir)) {
+	if (p->proto == PROTO_TCP && (p->flags & PKT_RX_DROP))
+		ft->stats.rx_drop++;
+	if (p->proto == PROTO_TCP && ((p->flags & PKT_RX_DROP) || tcp_csum_drop(ft, f, p, dir))) {
 		/* dropped by its receiver before TCP sees it: nothing of it
 		 * reaches a stream or an analyzer */
 		p->payload_len = 0;

@@ -374,6 +374,8 @@ struct flow_stats {
 				    * is not known; Zeek's rexmit_inconsistency) */
 	uint64_t bad_checksum;     /* TCP segments ignored for a wrong IP or TCP checksum
 				    * in a direction whose checksums are right ("Checksums") */
+	uint64_t rx_drop;          /* TCP segments ignored: IPv6 options Linux's receiver
+				    * refuses (PKT_RX_DROP) */
 };
 
 struct flow_table;

@@ -343,12 +343,13 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 			s->time_restarts, s->time_folded);
 	/* what a Linux receiver would not have read: decoys among them */
 	if (fs->urgent || fs->noack_ignored || fs->syn_data_dropped || fs->inconsistent ||
-	    fs->bad_checksum)
+	    fs->bad_checksum || fs->rx_drop)
 		fprintf(f, "; TCP read as Linux reads it: %" PRIu64 " urgent bytes taken out, %" PRIu64
 			   " segments without ACK ignored, %" PRIu64 " SYN data dropped, %" PRIu64
-			   " with bad checksums ignored, %" PRIu64 " differing copies",
+			   " with bad checksums ignored, %" PRIu64 " with IPv6 options refused, %" PRIu64
+			   " differing copies",
 			fs->urgent, fs->noack_ignored, fs->syn_data_dropped, fs->bad_checksum,
-			fs->inconsistent);
+			fs->rx_drop, fs->inconsistent);
 	/* the global cap on stream bytes was reached */
 	if (fs->stream_reclaimed || fs->stream_capped)
 		fprintf(f, "; stream cap full: %" PRIu64 " idle windows reclaimed, %" PRIu64

@@ -37,6 +37,12 @@ enum pkt_flags {
 	 * GENEVE tunnel's outer UDP datagram, whose checksum is wrong: a
 	 * receiver drops it (flow.c weighs it, flow.h "Checksums") */
 	PKT_IP_CSUM_BAD = 1u << 5,
+	/* An IPv6 hop-by-hop or destination options header that Linux's
+	 * receiver refuses (ip6_parse_tlv: an unknown option whose type says
+	 * discard, padding over 7 bytes or not zero, more than 8 options, a
+	 * router alert, jumbo or CALIPSO option it cannot take): its IP layer
+	 * drops the packet, so no TCP stack or reassembly sees it. */
+	PKT_RX_DROP = 1u << 6,
 };
 
 /* The outermost IP datagram of a frame that carried tunnels (encap > 0):

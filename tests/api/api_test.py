@@ -495,7 +495,7 @@ def test_stats_metrics(port, db, alerts):
           set(s["analyzers"]["dns"]) == {"ok", "truncated", "malformed"})
     frag_keys = {"held", "reassembled", "expired", "evicted", "overlap", "duplicate", "conflict",
                  "bad_checksum", "linux_discard", "linux_view", "linux_same", "linux_lost",
-                 "linux_far", "trimmed", "chain_cut"}
+                 "linux_far", "trimmed", "chain_cut", "rx_drop"}
     check("stats fragments", set(s.get("fragments", {})) == frag_keys and
           all(s["fragments"][k] == table["fragments." + k] for k in frag_keys),
           str(s.get("fragments")))

@@ -3224,6 +3224,114 @@ static void test_frag_linux_rules(void)
 	h_fini(&h);
 }
 
+/* An IPv6 packet over Ethernet: an options header of type ht (0 or 60)
+ * whose option bytes are opts[0..n) (n + 2 a multiple of 8), then UDP with
+ * l4[0..l4n). PKT_RX_DROP of the decoded packet, or -1 when it did not
+ * decode. */
+static int opts_drop(struct h *h, uint8_t ht, const uint8_t *opts, size_t n, const uint8_t *l4,
+		     size_t l4n)
+{
+	uint8_t pl[512], ip[600], f[700];
+
+	pl[0] = 17;
+	pl[1] = (uint8_t)((n + 2) / 8 - 1);
+	memcpy(pl + 2, opts, n);
+	memcpy(pl + 2 + n, l4, l4n);
+	if (run_full(h, DLT_EN10MB, f, mk_frame(f, DLT_EN10MB, 6, ip, mk_ip6(ip, ht, pl, 2 + n + l4n))) !=
+	    DECODE_OK)
+		return -1;
+	return (h->p.flags & PKT_RX_DROP) != 0;
+}
+
+/*
+ * IPv6 options Linux's receiver refuses (ip6_parse_tlv; FINDINGS R21-F5):
+ * its IP layer drops the packet, so a TCP segment sent so is a decoy that
+ * no server reads (it stood for the real request here), and a fragment
+ * sent so never reaches the datagram Linux makes.
+ */
+static void test_ip6_opts_drop(void)
+{
+	static const struct {
+		uint8_t ht;
+		uint8_t o[14];
+		uint8_t n;
+		int drop;
+	} c[] = {
+		{60, {0x1e, 4, 0, 0, 0, 0}, 6, 0},          /* unknown, skip */
+		{60, {0x5e, 4, 0, 0, 0, 0}, 6, 1},          /* unknown, discard */
+		{60, {0x9e, 4, 0, 0, 0, 0}, 6, 1},          /* ..., and ICMP */
+		{60, {0xde, 4, 0, 0, 0, 0}, 6, 1},          /* ..., ICMP unless multicast */
+		{60, {1, 4, 0, 0, 0, 0}, 6, 0},             /* PadN of 6 */
+		{60, {1, 4, 0, 1, 0, 0}, 6, 1},             /* PadN not zero */
+		{60, {0, 0, 0, 0, 0, 0}, 6, 0},             /* six Pad1 */
+		{60, {1, 12, 0}, 14, 1},                    /* PadN of 14 */
+		{60, {1, 3, 0, 0, 0, 0, 0, 0, 0x1e, 4}, 14, 1}, /* PadN 5 + Pad1 3 */
+		{60, {1, 3, 0, 0, 0, 0, 0, 0x1e, 5}, 14, 0},    /* PadN 5 + Pad1 2 */
+		{60, {0x1e, 0, 1, 1, 0, 0x1e, 0, 1, 2, 0, 0, 0x1e, 0, 0}, 14, 0},
+		{60, {0x1e, 6, 0}, 6, 1},                   /* runs past the header */
+		{60, {0xc9, 4, 0, 0, 0, 0}, 6, 1},          /* home address */
+		{60, {5, 2, 0, 0, 1, 0}, 6, 0},             /* router alert: only hop-by-hop's */
+		{0, {5, 2, 0, 0, 1, 0}, 6, 0},              /* router alert */
+		{0, {5, 4, 0, 0, 0, 0}, 6, 1},              /* ... of another length */
+		{0, {0xc2, 4, 0, 1, 0, 0}, 6, 1},           /* jumbo payload */
+		{0, {7, 4, 0, 0, 0, 0}, 6, 1},              /* CALIPSO */
+		{0, {1, 0, 0x31, 2, 0, 0}, 6, 0},           /* IOAM at 44: ignored */
+		{0, {0x31, 2, 0, 0, 1, 0}, 6, 1},           /* IOAM at 42: misaligned */
+		{0, {0x3e, 4, 0, 0, 0, 0}, 6, 0},
+		{0, {0x7e, 4, 0, 0, 0, 0}, 6, 1},
+	};
+	uint8_t l4[128], nine[30], pl[600], ip[700], f[800], d[128];
+	struct h h;
+	const struct decode_stats *st;
+	size_t i, e;
+
+	dgram_udp(l4);
+	h_init(&h, NULL);
+	st = decode_stats(h.d);
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int r = opts_drop(&h, c[i].ht, c[i].o, c[i].n, l4, 72);
+		if (r != c[i].drop)
+			fprintf(stderr, "options case %zu: %d\n", i, r);
+		CHECK_EQ(r, c[i].drop);
+	}
+	/* eight options and six bytes of PadN: taken; nine: dropped */
+	memset(nine, 0, sizeof(nine));
+	for (i = 0; i < 9; i++)
+		nine[2 * i] = 0x1e;
+	nine[16] = 1, nine[17] = 4;
+	CHECK_EQ(opts_drop(&h, 60, nine, 22, l4, 72), 0);
+	nine[16] = 0x1e, nine[17] = 0, nine[18] = 1, nine[19] = 2;
+	CHECK_EQ(opts_drop(&h, 60, nine, 22, l4, 72), 1);
+
+	/* a fragment behind options Linux refuses: refused, so the real head
+	 * after it wins */
+	memcpy(d, l4, sizeof(d));
+	memset(d + 8, 'w', 16);
+	e = mk_opts6(pl, 44, 0);
+	pl[2] = 0x9e;
+	e += mk_frag6(pl + e, 17, 0, 1, 30);
+	memcpy(pl + e, d, 24);
+	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_frame(f, DLT_EN10MB, 6, ip, mk_ip6(ip, 60, pl, e + 24))),
+		 DECODE_MALFORMED);
+	CHECK_EQ(st->frag_rx_drop, 1);
+	CHECK_EQ(frag6(&h, 30, l4, 0, 24, 1, 17), DECODE_HELD);
+	CHECK_EQ(frag6(&h, 30, l4, 24, 48, 0, 17), DECODE_OK);
+	CHECK(is_l4(&h, 1, l4));
+	CHECK(next_is(&h, 1, NULL));
+	CHECK_EQ(st->frag_conflict, 0);
+	/* options inside the fragmentable part: the whole datagram is
+	 * flagged once reassembled */
+	e = mk_opts6(pl, 17, 0);
+	pl[2] = 0x5e;
+	memcpy(pl + e, l4, 72);
+	CHECK_EQ(frag6_at(&h, 31, pl, 0, 16, 1, 60), DECODE_HELD);
+	CHECK_EQ(frag6_at(&h, 31, pl + 16, 16, 64, 0, 60), DECODE_OK);
+	CHECK(h.p.flags & PKT_RX_DROP);
+	CHECK(h.p.flags & PKT_REASSEMBLED);
+	CHECK_EQ(h.p.proto, 17);
+	h_fini(&h);
+}
+
 /*
  * Linux keeps an IPv6 queue 60 s (ip6frag_time), an IPv4 one 30 s
  * (ipfrag_time): an IPv6 datagram whose fragments came 30-60 s apart was
@@ -3773,6 +3881,7 @@ int main(void)
 	test_frag_linux_rules();
 	test_frag6_chain_cut();
 	test_frag_timeouts();
+	test_ip6_opts_drop();
 	test_frag_linux_random(0);
 	test_frag_linux_random(1);
 	test_random();

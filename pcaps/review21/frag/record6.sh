@@ -1,6 +1,9 @@
 #!/bin/bash
-# record6.sh [slow] - record frag6_chain.py's IPv6 fragments (with `slow`,
-# frag6_slow.py's, into ipv6_slow.pcap) in a lab of two
+# record6.sh [slow|opts] - record frag6_chain.py's IPv6 fragments (with
+# `slow`, frag6_slow.py's, into ipv6_slow.pcap; with `opts`, opts6.py's
+# packets with destination options, into ipv6_opts.pcap, the server also
+# answering HTTP on port 80 with http6.py, whose log goes to
+# $OUT/http.txt) in a lab of two
 # namespaces joined by one veth pair (prefix
 # ${EW_LAB_NS:-ewf6}: ${NS}c fd53:6::10, the client; ${NS}s fd53:6::53, a
 # listener on port 53 that logs what Linux delivered to its socket,
@@ -15,10 +18,11 @@ DIR=$(cd "$(dirname "$0")" && pwd)
 NS=${EW_LAB_NS:-ewf6}
 NAME=chain_cut SEND=frag6_chain.py
 [ "${1:-}" = slow ] && NAME=slow SEND=frag6_slow.py
+[ "${1:-}" = opts ] && NAME=opts SEND="opts6.py ${NS}c"
 OUT=${OUT:-/tmp/${NS}-$NAME}
-P1= P2=
+P1= P2= P3=
 down() {
-	kill $P1 $P2 2>/dev/null || true
+	kill $P1 $P2 $P3 2>/dev/null || true
 	ip netns del "${NS}c" 2>/dev/null || true
 	ip netns del "${NS}s" 2>/dev/null || true
 }
@@ -46,9 +50,14 @@ timeout 90 ip netns exec "${NS}c" tcpdump -i "${NS}c" -s 0 -U -w "$DIR/ipv6_$NAM
 P1=$!
 ip netns exec "${NS}s" timeout 80 /usr/bin/python3 "$DIR/listen6.py" 70 "$OUT/delivered.txt" &
 P2=$!
+if [ "$NAME" = opts ]; then
+	ip netns exec "${NS}s" timeout 80 /usr/bin/python3 "$DIR/http6.py" 70 "$OUT/http.txt" &
+	P3=$!
+fi
 sleep 1
-ip netns exec "${NS}c" timeout 60 /usr/bin/python3 "$DIR/$SEND"
+# shellcheck disable=SC2086
+ip netns exec "${NS}c" timeout 60 /usr/bin/python3 "$DIR"/$SEND
 sleep 1
-kill $P1 $P2 2>/dev/null || true
-wait $P1 $P2 2>/dev/null || true
-P1= P2=
+kill $P1 $P2 $P3 2>/dev/null || true
+wait $P1 $P2 $P3 2>/dev/null || true
+P1= P2= P3=
