@@ -2012,6 +2012,24 @@ static enum decode_result frag_input(struct decoder *d, struct view *v, const st
 	return r;
 }
 
+/*
+ * A fragment whose IP options or extension headers Linux's receiver refuses
+ * (PKT_RX_DROP): dropped before reassembly, so a decoy sent so never
+ * reaches the datagram Linux makes, and it does not enter the table. It
+ * went out all the same: handed on at once, flagged PKT_FRAGMENT |
+ * PKT_L4_BAD (no ports, no payload), as a fragment that never made a
+ * whole datagram, its source route's last hop kept.
+ */
+static enum decode_result frag_rx_drop(struct decoder *d, const struct view *v, struct pkt *p)
+{
+	d->stats.frag_rx_drop++;
+	tally(d, L_FRAG, DECODE_MALFORMED);
+	p->flags |= PKT_FRAGMENT | PKT_L4_BAD;
+	p->sport = p->dport = 0;
+	rest_no_payload(p, v);
+	return DECODE_OK;
+}
+
 /* ---- network ------------------------------------------------------------- */
 
 /*
@@ -2060,6 +2078,76 @@ static enum decode_result ip4_whole(struct decoder *d, struct pkt *p, size_t len
 	return decode_l4(d, &v, p);
 }
 
+/*
+ * Would Linux's receiver drop an IPv4 packet for its options o (the bytes
+ * after the fixed header)? ip_options_compile refuses an option whose
+ * length is under 2 or runs past the header, a second source route,
+ * record route or timestamp, a route (loose, strict, record) whose pointer
+ * is under 4 or, while it has room left, too close to its end, a
+ * timestamp under 4 bytes or with a pointer under 5, room left too small
+ * for its flag's entry, or its overflow count full, a router alert under 4
+ * bytes, and a CIPSO option (no DOI is configured); others are ignored.
+ * And a host drops every source-routed packet (ip_rcv_options:
+ * accept_source_route is off in conf/all by default). End of options ends
+ * the walk.
+ */
+static int ip4_opts_drop(struct cur o)
+{
+	int srr = 0, rr = 0, ts = 0;
+
+	while (cur_left(&o) > 0) {
+		size_t l = cur_left(&o);
+		uint8_t type = cur_u8(&o), len, ptr, flg;
+
+		if (type == 0) /* end of options */
+			break;
+		if (type == 1) /* no-op */
+			continue;
+		if (l < 2)
+			return 1;
+		len = cur_u8(&o);
+		if (len < 2 || len > l)
+			return 1;
+		struct cur b = cur_take(&o, len - 2u);
+		ptr = len >= 3 ? cur_u8(&b) : 0;
+		flg = len >= 4 ? cur_u8(&b) : 0;
+		switch (type) {
+		case 131: /* loose source route */
+		case 137: /* strict */
+			if (len < 3 || ptr < 4 || srr)
+				return 1;
+			srr = 1;
+			break;
+		case 7: /* record route */
+			if (rr || len < 3 || ptr < 4 || (ptr <= len && ptr + 3 > len))
+				return 1;
+			rr = 1;
+			break;
+		case 68: /* timestamp */
+			if (ts || len < 4 || ptr < 5)
+				return 1;
+			if (ptr <= len) {
+				if (ptr + 3 > len ||
+				    (((flg & 0xf) == 1 || (flg & 0xf) == 3) && ptr + 7 > len))
+					return 1;
+			} else if ((flg & 0xf) != 3 && flg >> 4 == 15) {
+				return 1;
+			}
+			ts = 1;
+			break;
+		case 148: /* router alert */
+			if (len < 4)
+				return 1;
+			break;
+		case 134: /* CIPSO */
+			return 1;
+		default:
+			break;
+		}
+	}
+	return srr;
+}
+
 /* IPv4 from the start of o, narrowed to its total length (which o must
  * have declared room for). */
 static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct pkt *p)
@@ -2098,7 +2186,10 @@ static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct 
 	if (ihl > 20) {
 		struct cur opt = v.c;
 		cur_skip(&opt, 20);
-		ip4_srcroute(cur_take(&opt, ihl - 20), p);
+		opt = cur_take(&opt, ihl - 20);
+		ip4_srcroute(opt, p);
+		if (ip4_opts_drop(opt))
+			p->flags |= PKT_RX_DROP;
 	}
 	cur_skip(&v.c, ihl);
 	p->ipv = 4;
@@ -2108,6 +2199,10 @@ static enum decode_result decode_ipv4(struct decoder *d, struct view *o, struct 
 	if (!(frag & 0x2000) && !(frag & 0x1fff))
 		return decode_l4(d, &v, p);
 
+	/* a fragment whose options Linux refuses never reaches its
+	 * reassembly either (ip_rcv_options) */
+	if (p->flags & PKT_RX_DROP)
+		return frag_rx_drop(d, &v, p);
 	/* a fragment whose header checksum is wrong never reaches Linux's
 	 * reassembly (ip_rcv_core drops it): a decoy sent first would win
 	 * ("first arrival"). 0 is offload's uncomputed field (Windows'
@@ -2264,6 +2359,17 @@ static enum decode_result ip6_walk(struct view *v, uint8_t *nh, struct ip6_frag 
 				struct cur rh = v->c;
 				cur_skip(&rh, 2);
 				ip6_srcroute(cur_take(&rh, hlen - 2), p);
+				/* ipv6_rthdr_rcv: a segment routing (4) or RPL
+				 * (3) header unless those are enabled (off by
+				 * default), any other with segments left (type
+				 * 0 is gone, type 2 wants Mobile IPv6 state),
+				 * drop the packet; one with none left is
+				 * passed */
+				rh = v->c;
+				cur_skip(&rh, 2);
+				uint8_t rtype = cur_u8(&rh), left = cur_u8(&rh);
+				if (rtype == 3 || rtype == 4 || left)
+					p->flags |= PKT_RX_DROP;
 			}
 			break;
 		case 51: /* AH: length in 4-byte units, minus 2 */
@@ -2436,12 +2542,8 @@ static enum decode_result decode_ipv6(struct decoder *d, struct view *o, struct 
 	fi.more = fh.more;
 	fi.nh = nh;
 	fi.proto = nh;
-	if (p->flags & PKT_RX_DROP) {
-		/* Linux drops it for its options before reassembly: a decoy
-		 * sent so never reaches the datagram it makes */
-		d->stats.frag_rx_drop++;
-		return tally(d, L_FRAG, DECODE_MALFORMED);
-	}
+	if (p->flags & PKT_RX_DROP)
+		return frag_rx_drop(d, &v, p);
 	if (fi.off == 0 && ip6_first_cut(&v, nh, &fi.proto)) {
 		/* judged, if its datagram is not held, as the protocol it
 		 * names (its ports are not there) */

@@ -346,7 +346,7 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 	    fs->bad_checksum || fs->rx_drop)
 		fprintf(f, "; TCP read as Linux reads it: %" PRIu64 " urgent bytes taken out, %" PRIu64
 			   " segments without ACK ignored, %" PRIu64 " SYN data dropped, %" PRIu64
-			   " with bad checksums ignored, %" PRIu64 " with IPv6 options refused, %" PRIu64
+			   " with bad checksums ignored, %" PRIu64 " with IP options refused, %" PRIu64
 			   " differing copies",
 			fs->urgent, fs->noack_ignored, fs->syn_data_dropped, fs->bad_checksum,
 			fs->rx_drop, fs->inconsistent);

@@ -37,10 +37,13 @@ enum pkt_flags {
 	 * GENEVE tunnel's outer UDP datagram, whose checksum is wrong: a
 	 * receiver drops it (flow.c weighs it, flow.h "Checksums") */
 	PKT_IP_CSUM_BAD = 1u << 5,
-	/* An IPv6 hop-by-hop or destination options header that Linux's
-	 * receiver refuses (ip6_parse_tlv: an unknown option whose type says
-	 * discard, padding over 7 bytes or not zero, more than 8 options, a
-	 * router alert, jumbo or CALIPSO option it cannot take): its IP layer
+	/* IP options or extension headers that Linux's receiver refuses:
+	 * IPv4 options ip_options_compile refuses, or a source route (a host
+	 * takes none); an IPv6 hop-by-hop or destination options header
+	 * ip6_parse_tlv refuses (an unknown option whose type says discard,
+	 * padding over 7 bytes or not zero, more than 8 options, a router
+	 * alert, jumbo or CALIPSO option it cannot take), or a routing header
+	 * with segments left, or of segment routing or RPL. Its IP layer
 	 * drops the packet, so no TCP stack or reassembly sees it. */
 	PKT_RX_DROP = 1u << 6,
 };

@@ -3312,7 +3312,10 @@ static void test_ip6_opts_drop(void)
 	e += mk_frag6(pl + e, 17, 0, 1, 30);
 	memcpy(pl + e, d, 24);
 	CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_frame(f, DLT_EN10MB, 6, ip, mk_ip6(ip, 60, pl, e + 24))),
-		 DECODE_MALFORMED);
+		 DECODE_OK); /* handed on for the policy, not held */
+	CHECK_EQ(h.p.flags & (PKT_FRAGMENT | PKT_L4_BAD | PKT_RX_DROP),
+		 PKT_FRAGMENT | PKT_L4_BAD | PKT_RX_DROP);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
 	CHECK_EQ(st->frag_rx_drop, 1);
 	CHECK_EQ(frag6(&h, 30, l4, 0, 24, 1, 17), DECODE_HELD);
 	CHECK_EQ(frag6(&h, 30, l4, 24, 48, 0, 17), DECODE_OK);
@@ -3329,6 +3332,68 @@ static void test_ip6_opts_drop(void)
 	CHECK(h.p.flags & PKT_RX_DROP);
 	CHECK(h.p.flags & PKT_REASSEMBLED);
 	CHECK_EQ(h.p.proto, 17);
+
+	/* IPv6 routing headers: one with segments left, or segment routing
+	 * or RPL, drops the packet at a host; another with none left is
+	 * passed (ipv6_rthdr_rcv) */
+	{
+		static const uint8_t rh[][3] = {
+			/* type, segments left, dropped */
+			{0, 0, 0}, {0, 1, 1}, {2, 1, 1}, {9, 0, 0}, {9, 3, 1},
+			{4, 0, 1}, {4, 1, 1}, {3, 0, 1},
+		};
+		for (i = 0; i < sizeof(rh) / sizeof(rh[0]); i++) {
+			memset(pl, 0, 24);
+			pl[0] = 17, pl[1] = 2, pl[2] = rh[i][0], pl[3] = rh[i][1];
+			memcpy(pl + 24, l4, 72);
+			CHECK_EQ(run_full(&h, DLT_EN10MB, f,
+					  mk_frame(f, DLT_EN10MB, 6, ip, mk_ip6(ip, 43, pl, 96))),
+				 DECODE_OK);
+			CHECK_EQ((h.p.flags & PKT_RX_DROP) != 0, rh[i][2]);
+		}
+	}
+	/* IPv4 options (ip_options_compile, ip_rcv_options) */
+	{
+		static const struct {
+			uint8_t o[12];
+			int drop;
+		} v4[] = {
+			{{1, 1, 1, 1}, 0},                               /* no-ops */
+			{{0, 131, 7, 4}, 0},                             /* after the end */
+			{{7, 7, 4, 0, 0, 0, 0, 0}, 0},                   /* record route */
+			{{7, 7, 2, 0, 0, 0, 0, 0}, 1},                   /* ... pointer under 4 */
+			{{7, 7, 6, 0, 0, 0, 0, 0}, 1},                   /* ... too close to its end */
+			{{7, 7, 12, 0, 0, 0, 0, 0}, 0},                  /* ... full */
+			{{7, 3, 4, 7, 3, 4, 0, 0}, 1},                   /* ... twice */
+			{{131, 7, 8, 10, 0, 0, 1, 0}, 1},                /* loose source route, done */
+			{{137, 7, 4, 10, 0, 0, 1, 0}, 1},                /* strict */
+			{{68, 8, 5, 0, 0, 0, 0, 0}, 0},                  /* timestamp */
+			{{68, 8, 4, 0, 0, 0, 0, 0}, 1},                  /* ... pointer under 5 */
+			{{68, 8, 5, 1, 0, 0, 0, 0}, 1},                  /* ... no room for an address */
+			{{68, 8, 9, 0xf0, 0, 0, 0, 0}, 1},               /* ... overflow full */
+			{{68, 8, 9, 0xe0, 0, 0, 0, 0}, 0},
+			{{148, 4, 0, 0}, 0},                             /* router alert */
+			{{148, 2, 1, 1}, 1},                             /* ... short */
+			{{134, 6, 0, 0, 0, 1, 0, 0}, 1},                 /* CIPSO */
+			{{0x9e, 4, 0, 0}, 0},                            /* unknown: ignored */
+			{{0x9e, 9, 0, 0}, 1},                            /* ... past the header */
+			{{0x9e, 8, 0, 0}, 0},                            /* ... up to its end */
+			{{0x9e, 1, 0, 0}, 1},                            /* ... length under 2 */
+			{{1, 1, 1, 0x9e}, 1},                            /* ... no length byte */
+		};
+		for (i = 0; i < sizeof(v4) / sizeof(v4[0]); i++) {
+			size_t n4 = mk_ip4(ip, 17, 1, 0, 2, l4, 72);
+
+			memset(ip + 20, 0, 8);
+			memcpy(ip + 20, v4[i].o, 8);
+			ip4_csum(ip);
+			CHECK_EQ(run_full(&h, DLT_EN10MB, f, mk_frame(f, DLT_EN10MB, 4, ip, n4)),
+				 DECODE_OK);
+			if (((h.p.flags & PKT_RX_DROP) != 0) != v4[i].drop)
+				fprintf(stderr, "IPv4 options case %zu\n", i);
+			CHECK_EQ((h.p.flags & PKT_RX_DROP) != 0, v4[i].drop);
+		}
+	}
 	h_fini(&h);
 }
 
@@ -3805,8 +3870,10 @@ static void test_srcroute(void)
 	CHECK(h.p.flags & PKT_SRCROUTE);
 	CHECK(memcmp(h.p.route_to, out4, 4) == 0);
 
-	/* IPv4 fragments, each with the route (its copy bit is set): the
-	 * reassembled datagram keeps the flag */
+	/* IPv4 fragments, each with the route (its copy bit is set): a Linux
+	 * host drops each before reassembly (no source route is taken), so
+	 * each is handed on at once as a fragment that never made a whole
+	 * datagram, with the route's last hop */
 	uint8_t big[64];
 	memset(big, 'x', sizeof(big));
 	u = mk_udp(l4, 40000, 53, big, 32); /* 40 bytes: two fragments of 24 and 16 */
@@ -3817,12 +3884,13 @@ static void test_srcroute(void)
 		ip[27] = 0;
 		ip4_csum(ip);
 		n = mk_frame(f, DLT_EN10MB, 4, ip, n);
-		enum decode_result r = run_full(&h, DLT_EN10MB, f, n);
-		CHECK_EQ(r, k ? DECODE_OK : DECODE_HELD);
+		CHECK_EQ(run_full(&h, DLT_EN10MB, f, n), DECODE_OK);
+		CHECK_EQ(h.p.flags & (PKT_FRAGMENT | PKT_L4_BAD | PKT_RX_DROP | PKT_SRCROUTE),
+			 PKT_FRAGMENT | PKT_L4_BAD | PKT_RX_DROP | PKT_SRCROUTE);
+		CHECK(memcmp(h.p.route_to, out4, 4) == 0);
+		CHECK_EQ(h.p.payload_len, 0);
 	}
-	CHECK(h.p.flags & PKT_REASSEMBLED);
-	CHECK(h.p.flags & PKT_SRCROUTE);
-	CHECK(memcmp(h.p.route_to, out4, 4) == 0);
+	CHECK_EQ(decode_frag_pending(h.d), 0);
 
 	/* IPv6: type 0 with two addresses, segments left 2: the last */
 	u = mk_udp(l4, 40000, 53, "q", 1);

@@ -1,16 +1,15 @@
 #!/bin/bash
-# record6.sh [slow|opts] - record frag6_chain.py's IPv6 fragments (with
-# `slow`, frag6_slow.py's, into ipv6_slow.pcap; with `opts`, opts6.py's
-# packets with destination options, into ipv6_opts.pcap, the server also
-# answering HTTP on port 80 with http6.py, whose log goes to
-# $OUT/http.txt) in a lab of two
-# namespaces joined by one veth pair (prefix
-# ${EW_LAB_NS:-ewf6}: ${NS}c fd53:6::10, the client; ${NS}s fd53:6::53, a
-# listener on port 53 that logs what Linux delivered to its socket,
-# listen6.py) into ipv6_chain_cut.pcap here; the listener's log goes to
-# $OUT (default /tmp/${NS}-chain_cut/delivered.txt) (FINDINGS.md R21-F3,
-# R21-F4). No
-# router solicitations, no routes beyond the link (neighbour discovery and
+# record6.sh [slow|opts] - record, in a lab of two namespaces joined by one
+# veth pair (prefix ${EW_LAB_NS:-ewf6}: ${NS}c fd53:6::10 and 10.56.6.10,
+# the client; ${NS}s fd53:6::53 and 10.56.6.53, a listener on port 53 that
+# logs what Linux delivered to its socket, listen6.py), the client's packets
+# from frag6_chain.py into ipv6_chain_cut.pcap here (R21-F3); with `slow`,
+# frag6_slow.py's into ipv6_slow.pcap (R21-F4); with `opts`, opts.py's IP
+# options and extension headers into ip_opts.pcap (R21-F5), the server also
+# answering HTTP on port 80 (http6.py, whose log is $OUT/http.txt). The
+# listener's log goes to $OUT/delivered.txt (default OUT
+# /tmp/${NS}-chain_cut, -slow, -opts) (FINDINGS.md). No router
+# solicitations, no routes beyond the link (ARP, neighbour discovery and
 # MLD are left out of the capture); every sender runs in the client
 # namespace and times out; the namespaces go on exit.
 set -euo pipefail
@@ -18,7 +17,9 @@ DIR=$(cd "$(dirname "$0")" && pwd)
 NS=${EW_LAB_NS:-ewf6}
 NAME=chain_cut SEND=frag6_chain.py
 [ "${1:-}" = slow ] && NAME=slow SEND=frag6_slow.py
-[ "${1:-}" = opts ] && NAME=opts SEND="opts6.py ${NS}c"
+[ "${1:-}" = opts ] && NAME=opts SEND="opts.py ${NS}c"
+PCAP=ipv6_$NAME.pcap
+[ "$NAME" = opts ] && PCAP=ip_opts.pcap
 OUT=${OUT:-/tmp/${NS}-$NAME}
 P1= P2= P3=
 down() {
@@ -42,11 +43,13 @@ for h in c s; do
 done
 ip -n "${NS}c" addr add fd53:6::10/64 dev "${NS}c" nodad
 ip -n "${NS}s" addr add fd53:6::53/64 dev "${NS}s" nodad
+ip -n "${NS}c" addr add 10.56.6.10/24 dev "${NS}c"
+ip -n "${NS}s" addr add 10.56.6.53/24 dev "${NS}s"
 ip -n "${NS}c" link set "${NS}c" up
 ip -n "${NS}s" link set "${NS}s" up
 sleep 1
-timeout 90 ip netns exec "${NS}c" tcpdump -i "${NS}c" -s 0 -U -w "$DIR/ipv6_$NAME.pcap" \
-	"ip6 and not (icmp6 and ip6[40] >= 130 and ip6[40] <= 137)" 2>/dev/null &
+timeout 90 ip netns exec "${NS}c" tcpdump -i "${NS}c" -s 0 -U -w "$DIR/$PCAP" \
+	"not arp and not (icmp6 and ip6[40] >= 130 and ip6[40] <= 137)" 2>/dev/null &
 P1=$!
 ip netns exec "${NS}s" timeout 80 /usr/bin/python3 "$DIR/listen6.py" 70 "$OUT/delivered.txt" &
 P2=$!
