@@ -202,6 +202,16 @@ enum tls_next_result {
 int tls_next(const uint8_t *s, size_t n, size_t *skip);
 
 /*
+ * The host_name an SNI router (nginx's ssl_preread, haproxy's req.ssl_sni)
+ * would take from the ClientHello message at m[0..n), read more leniently
+ * than tls_parse_handshake reads it (tls.c); escaped into dst (cap bytes),
+ * its length returned, 0 when there is none. Called on the reassembled
+ * message and on the bytes after the first record header as they are on
+ * the wire (haproxy reads them so, later record headers and all). Pure.
+ */
+size_t tls_router_sni(const uint8_t *m, size_t n, char *dst, size_t cap);
+
+/*
  * Where TLS starts in a stream that opens with text lines (STARTTLS):
  * client != 0 wants the line before to be a STARTTLS-like command (see
  * "Streams"); for the server any line start will do. Returns 1 with *off set
