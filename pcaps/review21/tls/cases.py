@@ -23,6 +23,8 @@ def cases():
     c['type1A_ext_then_F_ext'] = one(hello(sni(entries=[(1, b'x'), (0, A)]) + sni(F) + COMMON))
     c['empty_name'] = one(hello(sni(b'') + COMMON))
     c['nul_in_name'] = one(hello(name=F + b'\x00' + A))
+    # escaped, the name ends in ".allowed.example": a subdomain of the allowed name
+    c['nul_dot_allowed'] = one(hello(name=F + b'\x00.' + A))
     c['trailing_dot'] = one(hello(name=F + b'.'))
     c['uppercase'] = one(hello(name=F.upper()))
     c['long_300'] = one(hello(name=b'a' * 280 + b'.' + F))
