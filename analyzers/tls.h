@@ -23,7 +23,15 @@
  * list exactly fills its extension; the extensions exactly fill the
  * extensions block and the block ends the message; no extension type twice;
  * host_name and ALPN protocol names non-empty; ServerHello supported_versions
- * exactly 2 bytes.
+ * exactly 2 bytes. A first record's major may be 4 to 255 too (haproxy
+ * routes such a hello): read, and the hello malformed.
+ *
+ * SNI routers. nginx's ssl_preread and haproxy's req.ssl_sni act on names
+ * this grammar refuses (pcaps/review21/tls/FINDINGS.md). tls_router_sni()
+ * reads a ClientHello as they do; a first ClientHello's event carries the
+ * name it finds when the strict parse found none, and each other name it
+ * finds (in the reassembled message, or in the bytes after the first record
+ * header as on the wire) is one more event of the same hello, malformed.
  *
  * GREASE values (RFC 8701, 0x?a?a with equal bytes) are left out of the
  * supported versions list, the highest version and every JA4 input; the
