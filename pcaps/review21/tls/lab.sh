@@ -9,6 +9,8 @@
 #     :8443  haproxy (mode tcp, inspect-delay, req.ssl_sni) to the same three
 #     :4433  ossl_server.py: OpenSSL (Python's ssl) with a servername callback
 #     :5556  gnutls-serv (logs "Server Name" with -d)
+# tcp_tricks.py sends hand-made TCP segments from 10.54.4.11 (no kernel owns
+# it: the server ns has a static neighbour entry for it at ${NS}c's MAC).
 # Nothing routes out: the pair links only these two namespaces, no routes.
 set -euo pipefail
 NS=${EW_LAB_NS:-ewt4}
@@ -40,6 +42,11 @@ up() {
 		# no offloads: the capture shows segments as sent
 		ip netns exec "${NS}$n" ethtool -K "${NS}$n" tx off gso off tso off >/dev/null 2>&1 || true
 	done
+	# tcp_tricks.py sends from 10.54.4.11, an address no kernel owns (so
+	# none answers the server with a RST): the server reaches it at the
+	# client's MAC
+	ip -n "${NS}s" neigh replace "$NET.11" lladdr \
+		"$(ip netns exec "${NS}c" cat "/sys/class/net/${NS}c/address")" dev "${NS}s"
 	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=allowed.example \
 		-keyout "$RUN/key.pem" -out "$RUN/cert.pem" >/dev/null 2>&1
 	cat >"$RUN/nginx.conf" <<EOC
@@ -53,6 +60,7 @@ stream {
 	map \$ssl_preread_server_name \$up {
 		allowed.example 127.0.0.1:9001;
 		forbidden.example 127.0.0.1:9002;
+		blocked.example 127.0.0.1:9002;
 		default 127.0.0.1:9000;
 	}
 	server {
@@ -87,7 +95,7 @@ frontend fe
 	tcp-request content accept if { req.ssl_sni -m found }
 	log-format "%cp sni=\"%[capture.req.hdr(0)]\" backend=%b"
 	use_backend b_allowed if { req.ssl_sni -m str allowed.example }
-	use_backend b_forbidden if { req.ssl_sni -m str forbidden.example }
+	use_backend b_forbidden if { req.ssl_sni -m str forbidden.example blocked.example }
 	default_backend b_default
 backend b_default
 	server s0 127.0.0.1:9000
@@ -98,7 +106,7 @@ backend b_forbidden
 EOC
 	ip netns exec "${NS}s" haproxy -db -f "$RUN/haproxy.cfg" >"$RUN/haproxy.log" 2>&1 &
 	echo $! >"$RUN/haproxy.pid"
-	ip netns exec "${NS}s" timeout 1800 python3 "$DIR/ossl_server.py" "$NET.20" 4433 \
+	ip netns exec "${NS}s" timeout 1800 /usr/bin/python3 "$DIR/ossl_server.py" "$NET.20" 4433 \
 		"$RUN/cert.pem" "$RUN/key.pem" "$RUN/ossl.log" >"$RUN/ossl.out" 2>&1 &
 	echo $! >"$RUN/ossl.pid"
 	ip netns exec "${NS}s" timeout 1800 gnutls-serv -d 4 -a -p 5556 \
