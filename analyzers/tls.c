@@ -79,6 +79,13 @@ static size_t hex16(char *t, uint16_t v)
 
 /* ---- record layer --------------------------------------------------------- */
 
+/* A ChangeCipherSpec record header (type 20, major 3, length 1), which
+ * tls_next skips after a hello, and GnuTLS before and inside one. */
+static int ccs_record(uint8_t type, uint8_t major, uint16_t rlen)
+{
+	return type == CT_CCS && major == 3 && rlen == 1;
+}
+
 int tls_gather(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t *msg_len,
 	       size_t *used, const char **why)
 {
@@ -103,6 +110,7 @@ int tls_gather(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t *msg
 			goto out;
 		}
 
+		size_t have = cur_left(&c); /* bytes of this header present */
 		uint8_t type = cur_u8(&c);
 		uint8_t major = cur_u8(&c);
 		cur_skip(&c, 1); /* minor: any */
@@ -111,9 +119,21 @@ int tls_gather(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t *msg
 			/* a header cut short: judge the bytes that are there (a
 			 * failed cursor read leaves the earlier values intact) */
 			ret = TLS_ASM_MORE;
-			if (first && ((n >= 1 && type != CT_HANDSHAKE) || (n >= 2 && major < 3)))
+			if (first && ((have >= 1 && type != CT_HANDSHAKE && type != CT_CCS) ||
+				      (have >= 2 && major < 3)))
 				ret = TLS_ASM_NOT_HS;
 			goto out;
+		}
+		if (ccs_record(type, major, rlen)) {
+			/* GnuTLS takes a ChangeCipherSpec before the ClientHello
+			 * and among its records (pcaps/review21/tls): skipped */
+			cur_skip(&c, 1);
+			if (c.err) {
+				ret = TLS_ASM_MORE;
+				goto out;
+			}
+			rec_end = n - cur_left(&c);
+			continue;
 		}
 		/* the first record's major may be above 3: haproxy routes such a
 		 * hello (tls_sniff); later records are held to 3 */
@@ -1721,8 +1741,17 @@ int tls_walk_feed(struct tls_walk *w, const uint8_t *s, size_t n, size_t *used, 
 			cur_skip(&h, 1); /* minor: any */
 			uint16_t rlen = cur_be16(&h);
 			size_t have = cur_left(&c);
-			if (h.err && !((have >= 1 && type != CT_HANDSHAKE) || (have >= 2 && major != 3)))
+			if (h.err && !((have >= 1 && type != CT_HANDSHAKE && type != CT_CCS) ||
+				       (have >= 2 && major != 3)))
 				break; /* cut short: the rest comes later */
+			if (!h.err && ccs_record(type, major, rlen)) {
+				/* skipped, as tls_gather does */
+				cur_skip(&h, 1);
+				if (h.err)
+					break;
+				c = h;
+				continue;
+			}
 			if (type != CT_HANDSHAKE)
 				*why = "a non-handshake record inside the handshake message";
 			else if (major != 3)
@@ -1890,15 +1919,29 @@ static void tls_fini(void *state)
  * major), and OpenSSL takes a first record of 3.5 or 3.255; holding the
  * minor to 0..4 let such a ClientHello pass unread. haproxy's req.ssl_sni
  * takes any major from 3 up (4.1, 255.255: pcaps/review21/tls), so such a
- * first record is read too, and its hello reported malformed.
+ * first record is read too, and its hello reported malformed. ChangeCipherSpec
+ * records before it (GnuTLS takes them) are looked past.
  */
 static int tls_sniff(const uint8_t *s, size_t n)
 {
 	struct cur c = cur_init(s, n);
-	uint8_t type = cur_u8(&c), major = cur_u8(&c);
 
-	cur_skip(&c, 1); /* minor: any */
-	return !c.err && type == CT_HANDSHAKE && major >= 3;
+	/* GnuTLS takes ChangeCipherSpec records before the ClientHello:
+	 * up to TLS_CCS_SNIFF of them are looked past */
+	for (int k = 0;; k++) {
+		uint8_t type = cur_u8(&c), major = cur_u8(&c);
+		cur_skip(&c, 1); /* minor: any */
+		if (c.err)
+			return 0;
+		if (type == CT_HANDSHAKE)
+			return major >= 3;
+		if (k == TLS_CCS_SNIFF || type != CT_CCS || major != 3)
+			return 0;
+		uint16_t rlen = cur_be16(&c);
+		cur_skip(&c, 1);
+		if (c.err || rlen != 1)
+			return 0;
+	}
 }
 
 static int emit_hello(const struct tls_hello *h, const struct pkt *p, struct emit *out)

@@ -18,7 +18,9 @@
  *
  * Hostile-protocol rules (a broken rule makes the message malformed, with a
  * reason): record version major byte 3, record length <= 2^14; only
- * handshake records until the message is whole; session_id <= 32 bytes;
+ * handshake records until the message is whole (and ChangeCipherSpec
+ * records of one byte, skipped: GnuTLS takes them before and inside a
+ * ClientHello); session_id <= 32 bytes;
  * cipher_suites and signature_algorithms lengths even and non-zero; each
  * list exactly fills its extension; the extensions exactly fill the
  * extensions block and the block ends the message; no extension type twice;
@@ -164,6 +166,7 @@
 #define TLS_INFO_MAX 4096   /* the whole detail record */
 #define TLS_HELLOS_MAX 4    /* ClientHellos emitted per direction (a retry after HRR) */
 #define TLS_STARTTLS_SCAN 4096 /* text looked at before a STARTTLS handshake */
+#define TLS_CCS_SNIFF 4     /* ChangeCipherSpec records looked past before a first ClientHello */
 
 enum tls_hs_type { TLS_CLIENT_HELLO = 1, TLS_SERVER_HELLO = 2 };
 

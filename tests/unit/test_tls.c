@@ -2345,6 +2345,84 @@ static void test_router_sni(struct tls_hello *h)
 	free(s);
 }
 
+/* GnuTLS takes ChangeCipherSpec records (of one byte) before the
+ * ClientHello and among its records (pcaps/review21/tls/FINDINGS.md):
+ * skipped by the record layer, the claim, and the walk. */
+static void test_ccs_hello(struct tls_hello *h)
+{
+	struct bb *m = new_bb(), *s = new_bb(), *x = new_bb();
+	uint8_t msg[TLS_MSG_MAX];
+	const char *why;
+	size_t mlen, used;
+	struct conn c;
+	struct tls_walk *w = malloc(sizeof(*w));
+	struct tls_hello *g = malloc(sizeof(*g));
+
+	if (!w || !g)
+		abort();
+	sni_raw(x, 0, "forbidden.example", ~0u, ~0u, ~0u, 0);
+	common_exts(x);
+	hello_with(m, x, 32, 1);
+	/* two before it, one between its two records */
+	ccs(s);
+	ccs(s);
+	records(s, m, 60);
+	{
+		struct bb *t = new_bb();
+		raw(t, s->b, 12 + 5 + 60);
+		ccs(t);
+		raw(t, s->b + 12 + 5 + 60, s->n - (12 + 5 + 60));
+		*s = *t;
+		free(t);
+	}
+	CHECK_EQ(tls_gather(s->b, s->n, msg, sizeof(msg), &mlen, &used, &why), TLS_ASM_DONE);
+	CHECK_EQ(mlen, m->n);
+	CHECK_EQ(used, s->n);
+	CHECK_EQ(tls_parse_handshake(msg, mlen, 0, h), MOD_OK);
+	CHECK_STR(h->sni, "forbidden.example");
+	/* every prefix waits */
+	for (size_t k = 0; k < s->n; k++)
+		CHECK_EQ(tls_reassemble(s->b, k, msg, sizeof(msg), &mlen, &why), TLS_ASM_MORE);
+	/* the walk, however the bytes come, gives the same */
+	for (int i = 0; i < 20; i++) {
+		size_t fed;
+		CHECK_EQ(walk_pieces(w, s->b, s->n, &fed), TLS_ASM_DONE);
+		CHECK_EQ(tls_walk_hello(w, 0, g), MOD_OK);
+		CHECK_STR(g->sni, "forbidden.example");
+	}
+	/* through the module, in one segment and a byte at a time */
+	router_flow(&c, 41101, s);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_STR(c.sink.name[0], "forbidden.example");
+	CHECK_EQ(c.sink.flags[0], 0);
+	conn_close(&c);
+	conn_open(&c, 41102, NULL);
+	for (size_t k = 0; k < s->n; k++)
+		seg(&c, 0, TH_ACK | TH_PUSH, s->b + k, 1);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_STR(c.sink.name[0], "forbidden.example");
+	conn_close(&c);
+	/* past TLS_CCS_SNIFF of them, or one of two bytes: not claimed */
+	for (int i = 0; i < 2; i++) {
+		s->n = 0;
+		for (int k = 0; k < (i ? 1 : TLS_CCS_SNIFF + 1); k++)
+			ccs(s);
+		if (i)
+			s->b[4] = 2, u8(s, 1);
+		records(s, m, 16384);
+		CHECK_EQ(tls_reassemble(s->b, s->n, msg, sizeof(msg), &mlen, &why),
+			 i ? TLS_ASM_NOT_HS : TLS_ASM_DONE);
+		router_flow(&c, 41103, s);
+		CHECK_EQ(c.sink.n, 0);
+		conn_close(&c);
+	}
+	free(w);
+	free(g);
+	free(m);
+	free(s);
+	free(x);
+}
+
 static char *dump(json_t *o)
 {
 	return json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -2444,6 +2522,7 @@ int main(void)
 	test_upgrade_flows();
 	test_module_more();
 	test_router_sni(h);
+	test_ccs_hello(h);
 	test_json(h);
 	free(h);
 	return check_done();
