@@ -1964,6 +1964,24 @@ static int emit_hello(const struct tls_hello *h, const struct pkt *p, struct emi
 	return out->obs(out, &ob);
 }
 
+/* The major version of the first handshake record at s[0..n), past
+ * ChangeCipherSpec records (tls_gather skips them); 3 when it is not there. */
+static uint8_t hs_major(const uint8_t *s, size_t n)
+{
+	struct cur c = cur_init(s, n);
+
+	for (;;) {
+		uint8_t type = cur_u8(&c), major = cur_u8(&c);
+		cur_skip(&c, 1);
+		uint16_t rlen = cur_be16(&c);
+		if (c.err)
+			return 3;
+		if (type == CT_HANDSHAKE)
+			return major;
+		cur_skip(&c, rlen);
+	}
+}
+
 /* h's SNI set to name[0..len), flagged malformed (why, unless it has a
  * reason), and its record written again. */
 static void set_router_sni(struct tls_hello *h, const char *name, size_t len, const char *why)
@@ -2002,11 +2020,13 @@ static int router_hellos(struct tls_state *st, const struct pkt *p, const uint8_
 	if (st->alt_len[na])
 		na++;
 	/* the first record's own length: the raw view differs only when the
-	 * message goes on past it */
-	cur_skip(&c, 3);
+	 * message goes on past it (and haproxy wants a handshake record first) */
+	uint8_t type = cur_u8(&c);
+	cur_skip(&c, 2);
 	uint16_t rlen = cur_be16(&c);
-	if (!c.err && rlen < mlen) {
-		st->alt_len[na] = tls_router_sni(s + 5, n - 5, st->alt[na], sizeof(st->alt[na]));
+	if (!c.err && type == CT_HANDSHAKE && rlen < mlen) {
+		st->alt_len[na] =
+			tls_router_sni(c.p, cur_left(&c), st->alt[na], sizeof(st->alt[na]));
 		if (st->alt_len[na] &&
 		    !(na && st->alt_len[0] == st->alt_len[na] &&
 		      memcmp(st->alt[0], st->alt[na], st->alt_len[na]) == 0))
@@ -2119,7 +2139,8 @@ static int first_message(struct tls_state *st, const struct pkt *p, struct flow_
 	 * still a hello that went out: reported with what it has, flagged */
 	if (r != TLS_ASM_DONE && h->hs_type != TLS_CLIENT_HELLO)
 		return ret;
-	if (h->hs_type == TLS_CLIENT_HELLO && s->buf[s->consumed + 1] != 3) {
+	if (h->hs_type == TLS_CLIENT_HELLO &&
+	    hs_major(s->buf + s->consumed, avail - s->consumed) != 3) {
 		/* a first record of major 4 or more (tls_sniff): only haproxy takes it */
 		h->flags |= OBS_F_MALFORMED;
 		if (!h->reason)
