@@ -79,6 +79,13 @@ static size_t hex16(char *t, uint16_t v)
 
 /* ---- record layer --------------------------------------------------------- */
 
+/* A ChangeCipherSpec record header (type 20, major 3, length 1), which
+ * tls_next skips after a hello, and GnuTLS before and inside one. */
+static int ccs_record(uint8_t type, uint8_t major, uint16_t rlen)
+{
+	return type == CT_CCS && major == 3 && rlen == 1;
+}
+
 int tls_gather(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t *msg_len,
 	       size_t *used, const char **why)
 {
@@ -103,6 +110,7 @@ int tls_gather(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t *msg
 			goto out;
 		}
 
+		size_t have = cur_left(&c); /* bytes of this header present */
 		uint8_t type = cur_u8(&c);
 		uint8_t major = cur_u8(&c);
 		cur_skip(&c, 1); /* minor: any */
@@ -111,11 +119,25 @@ int tls_gather(const uint8_t *s, size_t n, uint8_t *buf, size_t cap, size_t *msg
 			/* a header cut short: judge the bytes that are there (a
 			 * failed cursor read leaves the earlier values intact) */
 			ret = TLS_ASM_MORE;
-			if (first && ((n >= 1 && type != CT_HANDSHAKE) || (n >= 2 && major != 3)))
+			if (first && ((have >= 1 && type != CT_HANDSHAKE && type != CT_CCS) ||
+				      (have >= 2 && major < 3)))
 				ret = TLS_ASM_NOT_HS;
 			goto out;
 		}
-		if (type != CT_HANDSHAKE || major != 3) {
+		if (ccs_record(type, major, rlen)) {
+			/* GnuTLS takes a ChangeCipherSpec before the ClientHello
+			 * and among its records (pcaps/review21/tls): skipped */
+			cur_skip(&c, 1);
+			if (c.err) {
+				ret = TLS_ASM_MORE;
+				goto out;
+			}
+			rec_end = n - cur_left(&c);
+			continue;
+		}
+		/* the first record's major may be above 3: haproxy routes such a
+		 * hello (tls_sniff); later records are held to 3 */
+		if (type != CT_HANDSHAKE || major < 3 || (major != 3 && !first)) {
 			ret = first ? TLS_ASM_NOT_HS : TLS_ASM_BAD;
 			if (!first)
 				*why = type != CT_HANDSHAKE
@@ -760,6 +782,63 @@ static void ext_sigalgs(struct pctx *x, struct cur *v)
 		if (!tls_grease(alg) && o->ja_nsigalgs < NELEM(o->ja_sigalgs))
 			o->ja_sigalgs[o->ja_nsigalgs++] = alg;
 	}
+}
+
+/*
+ * The host_name an SNI router takes from the ClientHello at m[0..n) (its
+ * 4-byte header first), read as leniently as the routers of the review21
+ * lab read it (pcaps/review21/tls/FINDINGS.md), so that a name one of them
+ * acts on is reported even where the strict parse above finds none or
+ * another: a session_id of any length and no compression method (nginx's
+ * ssl_preread), the first server_name extension whose first entry is a
+ * host_name, that entry's length trusted over the list's and the
+ * extension's (haproxy's req.ssl_sni), and the name cut at its first NUL
+ * (what a router's string match sees). Bounded by n and by the declared
+ * message length; the extensions block must fit it, and each extension
+ * the block. The name is escaped into dst (cap bytes, NUL-terminated);
+ * returns its length, 0 when there is none. Pure.
+ */
+size_t tls_router_sni(const uint8_t *m, size_t n, char *dst, size_t cap)
+{
+	struct cur c = cur_init(m, n), v;
+	uint8_t type = cur_u8(&c);
+	uint32_t hl = cur_be24(&c);
+	const uint8_t *end;
+
+	dst[0] = '\0';
+	if (c.err || type != TLS_CLIENT_HELLO)
+		return 0;
+	if (cur_left(&c) > hl)
+		c = cur_take(&c, hl);
+	end = c.end;
+	cur_skip(&c, 2 + 32); /* legacy_version, random */
+	cur_skip(&c, cur_u8(&c)); /* session_id: up to 255 bytes */
+	cur_skip(&c, cur_be16(&c)); /* cipher_suites */
+	cur_skip(&c, cur_u8(&c)); /* compression_methods: none will do */
+	uint16_t elen = cur_be16(&c);
+	struct cur e = cur_take(&c, elen);
+	while (!e.err && cur_left(&e) >= 4) {
+		uint16_t et = cur_be16(&e);
+		v = cur_take(&e, cur_be16(&e));
+		if (e.err)
+			return 0;
+		if (et != EXT_SERVER_NAME)
+			continue;
+		cur_skip(&v, 2); /* the list length: not trusted */
+		uint8_t nt = cur_u8(&v);
+		uint16_t nl = cur_be16(&v);
+		if (v.err || nt != 0)
+			continue; /* the next server_name extension, if any */
+		/* the name may run past its list and extension: to the message's end */
+		struct cur name = cur_init(v.p, (size_t)(end - v.p));
+		size_t k = nl < cur_left(&name) ? nl : cur_left(&name);
+		const uint8_t *q = cur_ptr(&name, k);
+		const uint8_t *nul = k ? memchr(q, 0, k) : NULL;
+		if (nul)
+			k = (size_t)(nul - q);
+		return k ? text_escape(dst, cap, q, k, NULL) : 0;
+	}
+	return 0;
 }
 
 static void client_ext(struct pctx *x, uint16_t type, struct cur *v)
@@ -1662,8 +1741,17 @@ int tls_walk_feed(struct tls_walk *w, const uint8_t *s, size_t n, size_t *used, 
 			cur_skip(&h, 1); /* minor: any */
 			uint16_t rlen = cur_be16(&h);
 			size_t have = cur_left(&c);
-			if (h.err && !((have >= 1 && type != CT_HANDSHAKE) || (have >= 2 && major != 3)))
+			if (h.err && !((have >= 1 && type != CT_HANDSHAKE && type != CT_CCS) ||
+				       (have >= 2 && major != 3)))
 				break; /* cut short: the rest comes later */
+			if (!h.err && ccs_record(type, major, rlen)) {
+				/* skipped, as tls_gather does */
+				cur_skip(&h, 1);
+				if (h.err)
+					break;
+				c = h;
+				continue;
+			}
 			if (type != CT_HANDSHAKE)
 				*why = "a non-handshake record inside the handshake message";
 			else if (major != 3)
@@ -1786,6 +1874,8 @@ struct tls_state {
 	struct flow_table *flows; /* borrowed from module_env: flow_stream_done */
 	uint8_t msg[TLS_MSG_MAX]; /* the handshake message being parsed */
 	struct tls_hello hello;
+	char alt[2][TLS_SNI_MAX]; /* names SNI routers take (router_names) */
+	size_t alt_len[2];
 };
 
 /* Per claimed flow, in flow->app_state (freed by the flow table). Each
@@ -1824,18 +1914,34 @@ static void tls_fini(void *state)
 }
 
 /*
- * A TLS handshake record header at s[0..n): 0x16, major 3, any minor.
- * The record version is legacy (RFC 8446 5.1: ignored but for its major),
- * and OpenSSL takes a first record of 3.5 or 3.255; holding the minor to
- * 0..4 let such a ClientHello pass unread.
+ * A TLS handshake record header at s[0..n): 0x16, major 3 or above, any
+ * minor. The record version is legacy (RFC 8446 5.1: ignored but for its
+ * major), and OpenSSL takes a first record of 3.5 or 3.255; holding the
+ * minor to 0..4 let such a ClientHello pass unread. haproxy's req.ssl_sni
+ * takes any major from 3 up (4.1, 255.255: pcaps/review21/tls), so such a
+ * first record is read too, and its hello reported malformed. ChangeCipherSpec
+ * records before it (GnuTLS takes them) are looked past.
  */
 static int tls_sniff(const uint8_t *s, size_t n)
 {
 	struct cur c = cur_init(s, n);
-	uint8_t type = cur_u8(&c), major = cur_u8(&c);
 
-	cur_skip(&c, 1); /* minor: any */
-	return !c.err && type == CT_HANDSHAKE && major == 3;
+	/* GnuTLS takes ChangeCipherSpec records before the ClientHello:
+	 * up to TLS_CCS_SNIFF of them are looked past */
+	for (int k = 0;; k++) {
+		uint8_t type = cur_u8(&c), major = cur_u8(&c);
+		cur_skip(&c, 1); /* minor: any */
+		if (c.err)
+			return 0;
+		if (type == CT_HANDSHAKE)
+			return major >= 3;
+		if (k == TLS_CCS_SNIFF || type != CT_CCS || major != 3)
+			return 0;
+		uint16_t rlen = cur_be16(&c);
+		cur_skip(&c, 1);
+		if (c.err || rlen != 1)
+			return 0;
+	}
 }
 
 static int emit_hello(const struct tls_hello *h, const struct pkt *p, struct emit *out)
@@ -1856,6 +1962,98 @@ static int emit_hello(const struct tls_hello *h, const struct pkt *p, struct emi
 		.info_len = h->info_len,
 	};
 	return out->obs(out, &ob);
+}
+
+/* The major version of the first handshake record at s[0..n), past
+ * ChangeCipherSpec records (tls_gather skips them); 3 when it is not there. */
+static uint8_t hs_major(const uint8_t *s, size_t n)
+{
+	struct cur c = cur_init(s, n);
+
+	for (;;) {
+		uint8_t type = cur_u8(&c), major = cur_u8(&c);
+		cur_skip(&c, 1);
+		uint16_t rlen = cur_be16(&c);
+		if (c.err)
+			return 3;
+		if (type == CT_HANDSHAKE)
+			return major;
+		cur_skip(&c, rlen);
+	}
+}
+
+/* h's SNI set to name[0..len), flagged malformed (why, unless it has a
+ * reason), and its record written again. */
+static void set_router_sni(struct tls_hello *h, const char *name, size_t len, const char *why)
+{
+	memcpy(h->sni, name, len + 1);
+	h->sni_len = len;
+	h->has_sni = 1;
+	h->flags |= OBS_F_MALFORMED;
+	if (!h->reason)
+		h->reason = why;
+	write_record(h);
+}
+
+/*
+ * Emit the ClientHello just parsed into st->hello (mlen bytes of it in
+ * st->msg; the stream's bytes from its first record header at s[0..n)),
+ * and again for each other name an SNI router would take from it
+ * (tls_router_sni; FINDINGS.md of pcaps/review21/tls): read from the
+ * reassembled message, as nginx does, and from the bytes after the first
+ * record header as they are on the wire, as haproxy does when the hello
+ * spans records. A hello with no host_name of its own carries the first
+ * such name; every other name different from the event's gets an event of
+ * its own, the same hello with that SNI, malformed. So a router's name is
+ * judged by the detectors whatever the strict parse made of the hello.
+ * Returns emit's error, MOD_MALFORMED when a name was added, else MOD_OK.
+ */
+static int router_hellos(struct tls_state *st, const struct pkt *p, const uint8_t *s, size_t n,
+			 size_t mlen, struct emit *out)
+{
+	struct tls_hello *h = &st->hello;
+	struct cur c = cur_init(s, n);
+	unsigned na = 0, i;
+	int e, added = 0;
+
+	st->alt_len[na] = tls_router_sni(st->msg, mlen, st->alt[na], sizeof(st->alt[na]));
+	if (st->alt_len[na])
+		na++;
+	/* the first record's own length: the raw view differs only when the
+	 * message goes on past it (and haproxy wants a handshake record first) */
+	uint8_t type = cur_u8(&c);
+	cur_skip(&c, 2);
+	uint16_t rlen = cur_be16(&c);
+	if (!c.err && type == CT_HANDSHAKE && rlen < mlen) {
+		st->alt_len[na] =
+			tls_router_sni(c.p, cur_left(&c), st->alt[na], sizeof(st->alt[na]));
+		if (st->alt_len[na] &&
+		    !(na && st->alt_len[0] == st->alt_len[na] &&
+		      memcmp(st->alt[0], st->alt[na], st->alt_len[na]) == 0))
+			na++;
+	}
+	for (i = 0; i < na; i++) {
+		if (h->has_sni && h->sni_len == st->alt_len[i] &&
+		    memcmp(h->sni, st->alt[i], h->sni_len) == 0)
+			continue;
+		if (!h->has_sni) {
+			set_router_sni(h, st->alt[i], st->alt_len[i],
+				       "server_name read as an SNI router reads it");
+			added = 1;
+			continue;
+		}
+		e = emit_hello(h, p, out);
+		if (e < 0)
+			return e;
+		h->reason = NULL; /* this event's reason is its own name */
+		set_router_sni(h, st->alt[i], st->alt_len[i],
+			       "another server_name, as an SNI router reads the hello");
+		added = 1;
+	}
+	e = emit_hello(h, p, out);
+	if (e < 0)
+		return e;
+	return added ? MOD_MALFORMED : MOD_OK;
 }
 
 /* What a direction does after a step. */
@@ -1941,9 +2139,26 @@ static int first_message(struct tls_state *st, const struct pkt *p, struct flow_
 	 * still a hello that went out: reported with what it has, flagged */
 	if (r != TLS_ASM_DONE && h->hs_type != TLS_CLIENT_HELLO)
 		return ret;
-	e = emit_hello(h, p, out);
-	if (e < 0)
-		return e;
+	if (h->hs_type == TLS_CLIENT_HELLO &&
+	    hs_major(s->buf + s->consumed, avail - s->consumed) != 3) {
+		/* a first record of major 4 or more (tls_sniff): only haproxy takes it */
+		h->flags |= OBS_F_MALFORMED;
+		if (!h->reason)
+			h->reason = "record version is not 3.x";
+		write_record(h);
+		ret = MOD_MALFORMED;
+	}
+	if (h->hs_type == TLS_CLIENT_HELLO) {
+		e = router_hellos(st, p, s->buf + s->consumed, avail - s->consumed, mlen, out);
+		if (e < 0)
+			return e;
+		if (e == MOD_MALFORMED)
+			ret = MOD_MALFORMED;
+	} else {
+		e = emit_hello(h, p, out);
+		if (e < 0)
+			return e;
+	}
 	if (r == TLS_ASM_DONE && h->hs_type == TLS_CLIENT_HELLO) {
 		s->consumed += (uint32_t)used;
 		*next = STEP_GO;

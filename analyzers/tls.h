@@ -18,12 +18,22 @@
  *
  * Hostile-protocol rules (a broken rule makes the message malformed, with a
  * reason): record version major byte 3, record length <= 2^14; only
- * handshake records until the message is whole; session_id <= 32 bytes;
+ * handshake records until the message is whole (and ChangeCipherSpec
+ * records of one byte, skipped: GnuTLS takes them before and inside a
+ * ClientHello); session_id <= 32 bytes;
  * cipher_suites and signature_algorithms lengths even and non-zero; each
  * list exactly fills its extension; the extensions exactly fill the
  * extensions block and the block ends the message; no extension type twice;
  * host_name and ALPN protocol names non-empty; ServerHello supported_versions
- * exactly 2 bytes.
+ * exactly 2 bytes. A first record's major may be 4 to 255 too (haproxy
+ * routes such a hello): read, and the hello malformed.
+ *
+ * SNI routers. nginx's ssl_preread and haproxy's req.ssl_sni act on names
+ * this grammar refuses (pcaps/review21/tls/FINDINGS.md). tls_router_sni()
+ * reads a ClientHello as they do; a first ClientHello's event carries the
+ * name it finds when the strict parse found none, and each other name it
+ * finds (in the reassembled message, or in the bytes after the first record
+ * header as on the wire) is one more event of the same hello, malformed.
  *
  * GREASE values (RFC 8701, 0x?a?a with equal bytes) are left out of the
  * supported versions list, the highest version and every JA4 input; the
@@ -156,6 +166,7 @@
 #define TLS_INFO_MAX 4096   /* the whole detail record */
 #define TLS_HELLOS_MAX 4    /* ClientHellos emitted per direction (a retry after HRR) */
 #define TLS_STARTTLS_SCAN 4096 /* text looked at before a STARTTLS handshake */
+#define TLS_CCS_SNIFF 4     /* ChangeCipherSpec records looked past before a first ClientHello */
 
 enum tls_hs_type { TLS_CLIENT_HELLO = 1, TLS_SERVER_HELLO = 2 };
 
@@ -200,6 +211,16 @@ enum tls_next_result {
  * the bytes skipped, and the next record decides. Pure.
  */
 int tls_next(const uint8_t *s, size_t n, size_t *skip);
+
+/*
+ * The host_name an SNI router (nginx's ssl_preread, haproxy's req.ssl_sni)
+ * would take from the ClientHello message at m[0..n), read more leniently
+ * than tls_parse_handshake reads it (tls.c); escaped into dst (cap bytes),
+ * its length returned, 0 when there is none. Called on the reassembled
+ * message and on the bytes after the first record header as they are on
+ * the wire (haproxy reads them so, later record headers and all). Pure.
+ */
+size_t tls_router_sni(const uint8_t *m, size_t n, char *dst, size_t cap);
 
 /*
  * Where TLS starts in a stream that opens with text lines (STARTTLS):

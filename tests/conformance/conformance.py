@@ -332,16 +332,23 @@ def normalize_icmp(events):
     return out
 
 
+ROUTER_SNI = "another server_name, as an SNI router reads the hello"
+
+
 def normalize_tls(events):
     """Our ClientHello events (tls.hello == "client") -> {"sni", "ech"} per hello,
     in event order; ServerHello events are not ClientHellos and are left out, and
     so are the hellos of QUIC Initials ("transport": "quic"): the corpus counts
     hellos over TCP only.  A hello without a server_name has "sni": None, as in
-    the corpus."""
+    the corpus.  The events that give another name an SNI router would take
+    from the same hello (docs/events.md, "tls"; pcaps/review21/tls) are a
+    second reading of a hello already counted, not one more hello: left out."""
     hellos = []
     for ev in events:
         t = ev.get("tls") or {}
         if t.get("hello") != "client" or t.get("transport") == "quic" or ev.get("proto") == "udp":
+            continue
+        if t.get("malformed") == ROUTER_SNI:
             continue
         sni = t.get("sni")
         rec = {"sni": sni if isinstance(sni, str) and sni != "" else None,

@@ -132,6 +132,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(g);
 	}
 
+	/* the name an SNI router takes: of the input as a message, and of
+	 * the bytes after a first record header as on the wire */
+	for (size_t at = 0; at <= 5 && at <= size; at += 5) {
+		char name[TLS_SNI_MAX];
+		size_t nl = tls_router_sni(copy + at, size - at, name, sizeof(name));
+		if (nl >= sizeof(name) || strlen(name) != nl)
+			abort();
+	}
+
 	r = tls_parse_handshake(copy, size, 0, h);
 	check_hello(h, r);
 	r = tls_parse_handshake(copy, size, OBS_F_TRUNCATED, h);

@@ -588,7 +588,7 @@ static void test_records(struct tls_hello *h)
 	static const uint8_t v2[] = {0x80, 0x2e, 0x01, 0x03, 0x01};
 	static const uint8_t http[] = "GET / HTTP/1.1\r\n";
 	static const uint8_t alert[] = {21, 3, 3, 0, 2, 2, 40};
-	static const uint8_t major[] = {22, 4, 1, 0, 4};
+	static const uint8_t major[] = {22, 2, 1, 0, 4};
 	CHECK_EQ(tls_reassemble(v2, sizeof(v2), msg, sizeof(msg), &mlen, &why), TLS_ASM_NOT_HS);
 	CHECK_EQ(tls_reassemble(http, 1, msg, sizeof(msg), &mlen, &why), TLS_ASM_NOT_HS);
 	CHECK_EQ(tls_reassemble(alert, sizeof(alert), msg, sizeof(msg), &mlen, &why),
@@ -2109,6 +2109,320 @@ static void test_module_more(void)
 
 /* ---- JSON ----------------------------------------------------------------- */
 
+/* ---- names an SNI router takes (pcaps/review21/tls/FINDINGS.md) ---------- */
+
+/* An extension (type, raw body) onto w. */
+static void ext_raw(struct bb *w, unsigned type, const void *body, size_t n)
+{
+	u16(w, type);
+	u16(w, (unsigned)n);
+	raw(w, body, n);
+}
+
+/* A server_name extension of one entry (name type nt, name) with its list
+ * length, entry length and extension length each given outright when not
+ * ~0u, and extra bytes inside the extension after the list. */
+static void sni_raw(struct bb *w, unsigned nt, const char *name, unsigned list_len,
+		    unsigned name_len, unsigned ext_len, size_t extra)
+{
+	size_t nl = strlen(name);
+	u16(w, 0);
+	u16(w, ext_len != ~0u ? ext_len : (unsigned)(2 + 3 + nl + extra));
+	u16(w, list_len != ~0u ? list_len : (unsigned)(3 + nl));
+	u8(w, nt);
+	u16(w, name_len != ~0u ? name_len : (unsigned)nl);
+	raw(w, name, nl);
+	fill(w, 0, extra);
+}
+
+/* The extensions OpenSSL wants beside server_name (groups, versions). */
+static void common_exts(struct bb *w)
+{
+	static const uint8_t groups[] = {0, 4, 0, 0x1d, 0, 0x17};
+	static const uint8_t vers[] = {4, 3, 4, 3, 3};
+	ext_raw(w, 0x000a, groups, sizeof(groups));
+	ext_raw(w, 0x002b, vers, sizeof(vers));
+}
+
+/* A ClientHello message with the extensions block x (its length as given
+ * unless ~0u), a session_id of sid bytes and comp compression methods. */
+static void hello_with(struct bb *m, const struct bb *x, unsigned sid, unsigned comp)
+{
+	u8(m, 1);
+	size_t body = open_len(m, 3);
+	u16(m, 0x0303);
+	fill(m, 0x5a, 32);
+	u8(m, sid);
+	fill(m, 0x11, sid);
+	u16(m, 4);
+	u16(m, 0x1301);
+	u16(m, 0xc02f);
+	u8(m, comp);
+	fill(m, 0, comp);
+	u16(m, (unsigned)x->n);
+	raw(m, x->b, x->n);
+	close_len(m, body, 3);
+}
+
+static const char *router(const struct bb *m, char *buf)
+{
+	size_t n = tls_router_sni(m->b, m->n, buf, TLS_SNI_MAX);
+	CHECK_EQ(strlen(buf), n);
+	return buf;
+}
+
+/* One connection of stream s through the module: its ClientHello events. */
+static void router_flow(struct conn *c, uint16_t port, const struct bb *s)
+{
+	conn_open(c, port, NULL);
+	seg(c, 0, TH_ACK | TH_PUSH, s->b, s->n);
+}
+
+static void test_router_sni(struct tls_hello *h)
+{
+	struct bb *x = new_bb(), *m = new_bb(), *s = new_bb();
+	char buf[TLS_SNI_MAX], f[128];
+	struct conn c;
+
+#define RESET() (x->n = m->n = s->n = 0)
+	/* a sound hello: the strict parse's name */
+	RESET();
+	sni_raw(x, 0, "allowed.example", ~0u, ~0u, ~0u, 0);
+	common_exts(x);
+	hello_with(m, x, 32, 1);
+	CHECK_STR(router(m, buf), "allowed.example");
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	/* every prefix: a name or none, never past the bytes */
+	for (size_t k = 0; k < m->n; k++)
+		CHECK(tls_router_sni(m->b, k, buf, sizeof(buf)) <= strlen("allowed.example"));
+	/* haproxy routes on these; the strict parse finds no name */
+	static const struct {
+		unsigned list_len, name_len, ext_len;
+		size_t extra;
+	} lies[] = {
+		{3 + 17 - 1, ~0u, ~0u, 0}, /* list shorter than its entry */
+		{3 + 17 + 4, ~0u, ~0u, 0}, /* list longer than its extension */
+		{~0u, ~0u, ~0u, 4},        /* extension longer than its list */
+		{~0u, 17 + 8, ~0u, 0},     /* name past list and extension (next: 0x00 0x0a) */
+	};
+	for (size_t i = 0; i < NELEM(lies); i++) {
+		RESET();
+		sni_raw(x, 0, "forbidden.example", lies[i].list_len, lies[i].name_len,
+			lies[i].ext_len, lies[i].extra);
+		common_exts(x);
+		hello_with(m, x, 32, 1);
+		CHECK_STR(router(m, buf), "forbidden.example");
+		CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_MALFORMED);
+		CHECK_EQ(h->has_sni, 0);
+		records(s, m, 16384);
+		router_flow(&c, 41001, s);
+		CHECK_EQ(c.sink.n, 1);
+		CHECK_STR(c.sink.name[0], "forbidden.example");
+		CHECK(c.sink.flags[0] & OBS_F_MALFORMED);
+		conn_close(&c);
+	}
+	/* a first entry that is not a host_name: haproxy goes on to the next
+	 * server_name extension, the strict parse takes the list's host_name */
+	RESET();
+	{
+		uint8_t e1[64];
+		size_t n = 0;
+		e1[n++] = 0, e1[n++] = 3 + 1 + 3 + 15;
+		e1[n++] = 1, e1[n++] = 0, e1[n++] = 1, e1[n++] = 'x';
+		e1[n++] = 0, e1[n++] = 0, e1[n++] = 15;
+		memcpy(e1 + n, "allowed.example", 15);
+		n += 15;
+		ext_raw(x, 0, e1, n);
+	}
+	sni_raw(x, 0, "forbidden.example", ~0u, ~0u, ~0u, 0);
+	common_exts(x);
+	hello_with(m, x, 32, 1);
+	CHECK_STR(router(m, buf), "forbidden.example");
+	records(s, m, 16384);
+	router_flow(&c, 41002, s);
+	CHECK_EQ(c.sink.n, 2);
+	CHECK_STR(c.sink.name[0], "allowed.example");
+	CHECK_STR(sink_field(&c.sink, 0, 8, f, sizeof(f)), "extension repeated");
+	CHECK_STR(c.sink.name[1], "forbidden.example");
+	CHECK_STR(sink_field(&c.sink, 1, 0, f, sizeof(f)), "forbidden.example");
+	CHECK_STR(sink_field(&c.sink, 1, 8, f, sizeof(f)),
+		  "another server_name, as an SNI router reads the hello");
+	CHECK(c.sink.flags[1] & OBS_F_MALFORMED);
+	conn_close(&c);
+	/* nginx takes a session_id of 33 bytes and no compression method */
+	for (int i = 0; i < 2; i++) {
+		RESET();
+		sni_raw(x, 0, "forbidden.example", ~0u, ~0u, ~0u, 0);
+		common_exts(x);
+		hello_with(m, x, i ? 32 : 33, i ? 0 : 1);
+		CHECK_STR(router(m, buf), "forbidden.example");
+		records(s, m, 16384);
+		router_flow(&c, 41003, s);
+		CHECK_EQ(c.sink.n, 1);
+		CHECK_STR(c.sink.name[0], "forbidden.example");
+		CHECK_STR(sink_field(&c.sink, 0, 8, f, sizeof(f)),
+			  i ? "no compression_methods" : "session_id longer than 32 bytes");
+		conn_close(&c);
+	}
+	/* a NUL in the name: a router's string match sees what comes before */
+	RESET();
+	sni_raw(x, 0, "forbidden.example", ~0u, ~0u, ~0u, 0);
+	x->b[2 + 2 + 2 + 3 + 17 - 8] = 0; /* "forbidden\0example" */
+	common_exts(x);
+	hello_with(m, x, 32, 1);
+	CHECK_STR(router(m, buf), "forbidden");
+	records(s, m, 16384);
+	router_flow(&c, 41004, s);
+	CHECK_EQ(c.sink.n, 2);
+	CHECK_STR(c.sink.name[0], "forbidden\\x00example");
+	CHECK_EQ(c.sink.flags[0], 0);
+	CHECK_STR(c.sink.name[1], "forbidden");
+	conn_close(&c);
+	/* haproxy reads the bytes after the first record header as one
+	 * message: the second record's header shifts it 5 bytes, into an
+	 * extension (0xff03) whose body runs over the real header of 0xff02
+	 * to a server_name extension inside 0xff02's body */
+	RESET();
+	{
+		struct bb *y = new_bb(), *fake = new_bb();
+		fill(y, 0, 20);
+		u16(y, 0xff03);
+		u16(y, 1 + 4 + 8);
+		u8(y, 0);
+		fill(fake, 0, 8);
+		sni_raw(fake, 0, "forbidden.example", ~0u, ~0u, ~0u, 0);
+		fill(fake, 0, 4);
+		ext_raw(x, 0xff01, y->b, y->n);
+		ext_raw(x, 0xff02, fake->b, fake->n);
+		sni_raw(x, 0, "allowed.example", ~0u, ~0u, ~0u, 0);
+		common_exts(x);
+		hello_with(m, x, 32, 1);
+		free(y);
+		free(fake);
+	}
+	CHECK_STR(router(m, buf), "allowed.example");
+	CHECK_EQ(tls_parse_handshake(m->b, m->n, 0, h), MOD_OK);
+	/* the edge 10 bytes into 0xff01's body: 4 + 41 + 32 + 2 + 4 + 2 + 2 + 4 + 10 */
+	records(s, m, 4 + 2 + 32 + 1 + 32 + 2 + 4 + 1 + 1 + 2 + 4 + 10);
+	CHECK_STR(router(m, buf), "allowed.example");
+	router_flow(&c, 41005, s);
+	CHECK_EQ(c.sink.n, 2);
+	CHECK_STR(c.sink.name[0], "allowed.example");
+	CHECK_EQ(c.sink.flags[0], 0);
+	CHECK_STR(c.sink.name[1], "forbidden.example");
+	CHECK(c.sink.flags[1] & OBS_F_MALFORMED);
+	conn_close(&c);
+	/* a sound hello in records of 110 bytes: the edge after its
+	 * server_name (bytes 81 to 105), so the raw view finds the same name:
+	 * one event */
+	RESET();
+	sni_raw(x, 0, "allowed.example", ~0u, ~0u, ~0u, 0);
+	common_exts(x);
+	hello_with(m, x, 32, 1);
+	records(s, m, 110);
+	router_flow(&c, 41006, s);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_STR(c.sink.name[0], "allowed.example");
+	CHECK_EQ(c.sink.flags[0], 0);
+	conn_close(&c);
+	/* a first record of major 4 (and 255): haproxy routes it */
+	for (int i = 0; i < 2; i++) {
+		RESET();
+		sni_raw(x, 0, "forbidden.example", ~0u, ~0u, ~0u, 0);
+		common_exts(x);
+		hello_with(m, x, 32, 1);
+		records(s, m, 16384);
+		s->b[1] = i ? 0xff : 4;
+		router_flow(&c, 41007, s);
+		CHECK_EQ(c.sink.n, 1);
+		CHECK_STR(c.sink.name[0], "forbidden.example");
+		CHECK_STR(sink_field(&c.sink, 0, 8, f, sizeof(f)), "record version is not 3.x");
+		conn_close(&c);
+	}
+#undef RESET
+	free(x);
+	free(m);
+	free(s);
+}
+
+/* GnuTLS takes ChangeCipherSpec records (of one byte) before the
+ * ClientHello and among its records (pcaps/review21/tls/FINDINGS.md):
+ * skipped by the record layer, the claim, and the walk. */
+static void test_ccs_hello(struct tls_hello *h)
+{
+	struct bb *m = new_bb(), *s = new_bb(), *x = new_bb();
+	uint8_t msg[TLS_MSG_MAX];
+	const char *why;
+	size_t mlen, used;
+	struct conn c;
+	struct tls_walk *w = malloc(sizeof(*w));
+	struct tls_hello *g = malloc(sizeof(*g));
+
+	if (!w || !g)
+		abort();
+	sni_raw(x, 0, "forbidden.example", ~0u, ~0u, ~0u, 0);
+	common_exts(x);
+	hello_with(m, x, 32, 1);
+	/* two before it, one between its two records */
+	ccs(s);
+	ccs(s);
+	records(s, m, 60);
+	{
+		struct bb *t = new_bb();
+		raw(t, s->b, 12 + 5 + 60);
+		ccs(t);
+		raw(t, s->b + 12 + 5 + 60, s->n - (12 + 5 + 60));
+		*s = *t;
+		free(t);
+	}
+	CHECK_EQ(tls_gather(s->b, s->n, msg, sizeof(msg), &mlen, &used, &why), TLS_ASM_DONE);
+	CHECK_EQ(mlen, m->n);
+	CHECK_EQ(used, s->n);
+	CHECK_EQ(tls_parse_handshake(msg, mlen, 0, h), MOD_OK);
+	CHECK_STR(h->sni, "forbidden.example");
+	/* every prefix waits */
+	for (size_t k = 0; k < s->n; k++)
+		CHECK_EQ(tls_reassemble(s->b, k, msg, sizeof(msg), &mlen, &why), TLS_ASM_MORE);
+	/* the walk, however the bytes come, gives the same */
+	for (int i = 0; i < 20; i++) {
+		size_t fed;
+		CHECK_EQ(walk_pieces(w, s->b, s->n, &fed), TLS_ASM_DONE);
+		CHECK_EQ(tls_walk_hello(w, 0, g), MOD_OK);
+		CHECK_STR(g->sni, "forbidden.example");
+	}
+	/* through the module, in one segment and a byte at a time */
+	router_flow(&c, 41101, s);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_STR(c.sink.name[0], "forbidden.example");
+	CHECK_EQ(c.sink.flags[0], 0);
+	conn_close(&c);
+	conn_open(&c, 41102, NULL);
+	for (size_t k = 0; k < s->n; k++)
+		seg(&c, 0, TH_ACK | TH_PUSH, s->b + k, 1);
+	CHECK_EQ(c.sink.n, 1);
+	CHECK_STR(c.sink.name[0], "forbidden.example");
+	conn_close(&c);
+	/* past TLS_CCS_SNIFF of them, or one of two bytes: not claimed */
+	for (int i = 0; i < 2; i++) {
+		s->n = 0;
+		for (int k = 0; k < (i ? 1 : TLS_CCS_SNIFF + 1); k++)
+			ccs(s);
+		if (i)
+			s->b[4] = 2, u8(s, 1);
+		records(s, m, 16384);
+		CHECK_EQ(tls_reassemble(s->b, s->n, msg, sizeof(msg), &mlen, &why),
+			 i ? TLS_ASM_NOT_HS : TLS_ASM_DONE);
+		router_flow(&c, 41103, s);
+		CHECK_EQ(c.sink.n, 0);
+		conn_close(&c);
+	}
+	free(w);
+	free(g);
+	free(m);
+	free(s);
+	free(x);
+}
+
 static char *dump(json_t *o)
 {
 	return json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -2207,6 +2521,8 @@ int main(void)
 	test_upgrade();
 	test_upgrade_flows();
 	test_module_more();
+	test_router_sni(h);
+	test_ccs_hello(h);
 	test_json(h);
 	free(h);
 	return check_done();
