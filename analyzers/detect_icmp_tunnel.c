@@ -45,8 +45,22 @@ struct vol {
  * replay, and to push a busy source out a sender must bring in
  * ICMP_TUNNEL_SOURCES - 1 others after that source's last echo.
  */
+/* An echo request awaiting its replies (a slot of the pending table). */
+struct pend {
+	uint8_t ipv, used;
+	uint16_t id, seq;
+	uint32_t len;          /* payload bytes */
+	uint64_t digest;       /* obs_icmp.digest of the request */
+	uint64_t ts_us;        /* packet time of the request */
+	uint8_t src[16], dst[16];
+};
+
 struct tunnel_state {
 	const struct rules *rules; /* borrowed from module_env */
+	/* Echo requests by (requester, peer, id, sequence), direct-mapped by a
+	 * keyed hash: a newer request takes its slot's place (losing an older
+	 * one only loses that one comparison). */
+	struct pend pend[ICMP_TUNNEL_PENDING];
 	struct vol vol[ICMP_TUNNEL_SOURCES];
 	uint16_t bucket[VOL_BUCKETS];
 	uint16_t newest, oldest;   /* activity list ends */
@@ -160,6 +174,72 @@ static struct vol *vol_slot(struct tunnel_state *st, int ipv, const uint8_t *a, 
 	return v;
 }
 
+/* The pending slot of the request (src -> dst, id, seq). */
+static struct pend *pend_slot(struct tunnel_state *st, int ipv, const uint8_t *src,
+			      const uint8_t *dst, uint16_t id, uint16_t seq)
+{
+	uint8_t k[37];
+	size_t al = ipv == 6 ? 16 : 4;
+
+	k[0] = (uint8_t)ipv;
+	memcpy(k + 1, src, al);
+	memcpy(k + 1 + al, dst, al);
+	k[1 + 2 * al] = (uint8_t)(id >> 8);
+	k[2 + 2 * al] = (uint8_t)id;
+	k[3 + 2 * al] = (uint8_t)(seq >> 8);
+	k[4 + 2 * al] = (uint8_t)seq;
+	return &st->pend[hash_keyed(k, 5 + 2 * al) & (ICMP_TUNNEL_PENDING - 1)];
+}
+
+static int pend_is(const struct pend *e, int ipv, const uint8_t *src, const uint8_t *dst,
+		   uint16_t id, uint16_t seq)
+{
+	size_t al = ipv == 6 ? 16 : 4;
+
+	return e->used && e->ipv == ipv && e->id == id && e->seq == seq &&
+	       memcmp(e->src, src, al) == 0 && memcmp(e->dst, dst, al) == 0;
+}
+
+/*
+ * Echo bookkeeping for message o of packet p: a request is remembered; a
+ * reply is compared with the request it answers (the same id and sequence,
+ * the other way, within ICMP_TUNNEL_REPLY_US). Returns 1 when the reply's
+ * payload is not its request's (length or digest), with *req_len the
+ * request's length; 0 otherwise, and when either digest is unknown.
+ */
+static int echo_mismatch(struct tunnel_state *st, const struct pkt *p, const struct obs *o,
+			 int reply, uint32_t *req_len)
+{
+	const struct obs_icmp *oi = o->icmp;
+	struct pend *e;
+	uint16_t id, seq;
+
+	if (!oi || oi->id < 0 || oi->seq < 0 || !is_echo(p->ipv, o->type))
+		return 0;
+	id = (uint16_t)oi->id;
+	seq = (uint16_t)oi->seq;
+	if (!reply) {
+		e = pend_slot(st, p->ipv, p->src, p->dst, id, seq);
+		memset(e, 0, sizeof(*e));
+		e->used = 1;
+		e->ipv = (uint8_t)p->ipv;
+		e->id = id;
+		e->seq = seq;
+		e->len = o->size;
+		e->digest = oi->digest;
+		e->ts_us = p->ts_us;
+		memcpy(e->src, p->src, p->ipv == 6 ? 16 : 4);
+		memcpy(e->dst, p->dst, p->ipv == 6 ? 16 : 4);
+		return 0;
+	}
+	e = pend_slot(st, p->ipv, p->dst, p->src, id, seq);
+	if (!pend_is(e, p->ipv, p->dst, p->src, id, seq) || p->ts_us < e->ts_us ||
+	    p->ts_us - e->ts_us > ICMP_TUNNEL_REPLY_US || !e->digest || !oi->digest)
+		return 0;
+	*req_len = e->len;
+	return e->len != o->size || e->digest != oi->digest;
+}
+
 /*
  * Raise for message p. The row belongs to the echo's requester: a reply is
  * turned around (its destination becomes the alert's source), so a
@@ -186,15 +266,19 @@ static void raise_tunnel(struct emit *out, const struct pkt *p, int reply, int s
 }
 
 /* The evidence item of one message: an echo "request" or "reply", another
- * kind by its type. */
+ * kind by its type; the data bytes when filler followed them. */
 static void echo_evidence(char *dst, size_t cap, const char *kind, int reply, uint64_t size,
-			  int ent)
+			  uint64_t data, int ent)
 {
 	int echo = strcmp(kind, "echo") == 0;
+	char dpart[48] = "";
 
-	snprintf(dst, cap, "%s%s: %llu bytes, entropy %d.%02d", echo ? "" : kind,
+	if (data != size)
+		snprintf(dpart, sizeof(dpart), " (%llu of data, then filler)",
+			 (unsigned long long)data);
+	snprintf(dst, cap, "%s%s: %llu bytes%s, entropy %d.%02d", echo ? "" : kind,
 		 echo ? (reply ? "reply" : "request") : (reply ? " reply" : ""),
-		 (unsigned long long)size, ent < 0 ? 0 : ent / 100, ent < 0 ? 0 : ent % 100);
+		 (unsigned long long)size, dpart, ent < 0 ? 0 : ent / 100, ent < 0 ? 0 : ent % 100);
 }
 
 static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
@@ -202,8 +286,9 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 	struct tunnel_state *st = state;
 	const struct rules_thresholds *t = &st->rules->t;
 	const struct pkt *p = o->pkt;
-	char detail[256], evidence[128];
-	uint64_t size;
+	char detail[256], evidence[160];
+	uint64_t size, data, missing = 0;
+	uint32_t req_len = 0;
 	int ent, reply;
 	char who[64];
 
@@ -212,26 +297,44 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 	if (o->kind != OBS_ICMP || !p || (p->ipv != 4 && p->ipv != 6) ||
 	    !icmp_carries_data(p->ipv, o->type))
 		return MOD_NOT_MINE;
-	size = o->size;
 	if ((o->flags & OBS_F_TRUNCATED) && p->wirelen > p->caplen)
-		size += p->wirelen - p->caplen;
-	ent = entropy_x100(o);
+		missing = p->wirelen - p->caplen;
+	size = o->size + missing;
+	/* What is judged is the data: the payload less the filler that ping,
+	 * traceroute and mtr put after it (obs_icmp; the bytes the capture
+	 * did not keep count as data), and that part's entropy. */
+	if (o->icmp) {
+		data = o->icmp->data_len + missing;
+		ent = o->icmp->data_entropy100;
+	} else {
+		data = size;
+		ent = entropy_x100(o);
+	}
 	reply = !icmp_starts(p->ipv, o->type);
 	kind_word(kind, sizeof(kind), p->ipv, o->type);
 	/* the evidence is written only when something is raised: nearly every
 	 * echo is an ordinary ping */
 	evidence[0] = '\0';
 
-	if (size > t->icmp_payload_max) {
-		echo_evidence(evidence, sizeof(evidence), kind, reply, size, ent);
+	if (echo_mismatch(st, p, o, reply, &req_len)) {
+		/* A host answers an echo with the request's own bytes; a reply
+		 * with others is the far end talking back. */
+		echo_evidence(evidence, sizeof(evidence), kind, reply, size, data, ent);
+		snprintf(detail, sizeof(detail),
+			 "echo reply of %llu bytes differs from its request of %u bytes "
+			 "(id %d, sequence %d)",
+			 (unsigned long long)size, req_len, o->icmp->id, o->icmp->seq);
+		raise_tunnel(out, p, reply, 85, detail, evidence);
+	} else if (data > t->icmp_payload_max) {
+		echo_evidence(evidence, sizeof(evidence), kind, reply, size, data, ent);
 		snprintf(detail, sizeof(detail), "%s payload of %llu bytes (more than %u)", kind,
-			 (unsigned long long)size, t->icmp_payload_max);
+			 (unsigned long long)data, t->icmp_payload_max);
 		raise_tunnel(out, p, reply, 80, detail, evidence);
-	} else if (size >= ICMP_TUNNEL_ENTROPY_MIN && ent > (int)t->icmp_entropy_x100) {
-		echo_evidence(evidence, sizeof(evidence), kind, reply, size, ent);
+	} else if (data >= ICMP_TUNNEL_ENTROPY_MIN && ent > (int)t->icmp_entropy_x100) {
+		echo_evidence(evidence, sizeof(evidence), kind, reply, size, data, ent);
 		snprintf(detail, sizeof(detail),
 			 "%s payload of %llu bytes at %d.%02d bits/byte (more than %u.%02u)", kind,
-			 (unsigned long long)size, ent / 100, ent % 100,
+			 (unsigned long long)data, ent / 100, ent % 100,
 			 t->icmp_entropy_x100 / 100, t->icmp_entropy_x100 % 100);
 		raise_tunnel(out, p, reply, 75, detail, evidence);
 	}
@@ -242,11 +345,11 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 		v->bytes = 0;
 		v->alerted = 0;
 	}
-	v->bytes += size;
+	v->bytes += data;
 	if (v->bytes > t->icmp_volume_bytes && !v->alerted) {
 		v->alerted = 1;
 		if (!evidence[0])
-			echo_evidence(evidence, sizeof(evidence), kind, reply, size, ent);
+			echo_evidence(evidence, sizeof(evidence), kind, reply, size, data, ent);
 		text_addr(who, sizeof(who), p->ipv, p->src);
 		snprintf(detail, sizeof(detail),
 			 "%llu ICMP payload bytes from %s within a minute (more than %u)",

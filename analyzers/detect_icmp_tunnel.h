@@ -30,6 +30,8 @@
 #define ICMP_TUNNEL_ENTROPY_MIN 32    /* payload bytes before entropy counts */
 #define ICMP_TUNNEL_WINDOW_US 60000000ull /* the volume window: one minute */
 #define ICMP_TUNNEL_SOURCES 1024      /* volume windows kept */
+#define ICMP_TUNNEL_PENDING 2048      /* echo requests kept for their replies (a power of 2) */
+#define ICMP_TUNNEL_REPLY_US 30000000ull /* a reply later than this is not compared */
 
 /* The detector descriptor (analyzers/registry.c). */
 struct module;

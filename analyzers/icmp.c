@@ -19,6 +19,7 @@
 
 #include "../sensor/cursor.h"
 #include "../sensor/flow.h"
+#include "../sensor/hash.h"
 #include "../sensor/text.h"
 #include "module.h"
 
@@ -307,6 +308,41 @@ static int quote_ipv6(struct icmp_msg *o, struct cur *c)
 	return quote_l4(q, &body);
 }
 
+/* ---- the payload ---------------------------------------------------------- */
+
+size_t icmp_fill(const uint8_t *p, size_t n)
+{
+	/* One backward pass: bit d-1 of live says the tail from i on still
+	 * repeats with period d; count, that it still counts up. The pass ends
+	 * when neither holds; each test's tail began where it last held. */
+	uint32_t live = 0xffffffffu;
+	int count = 1;
+	size_t i, best = n; /* the data: where the longest filler tail begins */
+
+	if (n < 2)
+		return 0;
+	for (i = n - 1; i >= 1 && (live || count); i--) {
+		uint32_t m = live;
+		while (m) {
+			unsigned d = (unsigned)__builtin_ctz(m) + 1;
+			m &= m - 1;
+			if (d > i || p[i] != p[i - d]) {
+				live &= ~(1u << (d - 1));
+				if (i + 1 < best)
+					best = i + 1;
+			}
+		}
+		if (count && p[i] != (uint8_t)(p[i - 1] + 1)) {
+			count = 0;
+			if (i + 1 < best)
+				best = i + 1;
+		}
+	}
+	if (live || count)
+		best = 1; /* a test held down to the first byte */
+	return n - best >= ICMP_FILL_PERIOD ? n - best : 0;
+}
+
 /* ---- the message ---------------------------------------------------------- */
 
 static void reset(struct icmp_msg *o, int ipv, unsigned flags)
@@ -318,6 +354,9 @@ static void reset(struct icmp_msg *o, int ipv, unsigned flags)
 	o->id = o->seq = -1;
 	o->payload_len = 0;
 	o->entropy100 = -1;
+	o->data_len = 0;
+	o->data_entropy100 = 0;
+	o->digest = 0;
 	o->mtu = -1;
 	memset(&o->q, 0, sizeof(o->q));
 	o->q.sport = o->q.dport = o->q.qtype = o->q.id = -1;
@@ -412,6 +451,13 @@ int icmp_parse(const uint8_t *msg, size_t len, int ipv, unsigned flags, struct i
 		size_t n = cur_left(&c);
 		const uint8_t *pl = cur_ptr(&c, n);
 		o->entropy100 = (int32_t)(text_entropy(pl, n) * 100.0 + 0.5);
+		o->data_len = (uint32_t)(n - icmp_fill(pl, n));
+		o->data_entropy100 = o->data_len == n ? o->entropy100 :
+			(int32_t)(text_entropy(pl, o->data_len) * 100.0 + 0.5);
+		/* keyed: a tunnel cannot make its reply's digest match its
+		 * request's; | 1: 0 means "no digest" */
+		if (!(o->flags & OBS_F_TRUNCATED))
+			o->digest = hash_keyed(pl, n) | 1;
 	} else if (o->error) {
 		int cut;
 		struct cur q = qlen ? cur_take_upto(&c, qlen, &cut) : c;
@@ -531,6 +577,7 @@ void icmp_record(struct icmp_msg *m)
 struct icmp_state {
 	struct flow_table *flows; /* borrowed from module_env; may be NULL */
 	struct icmp_msg msg;
+	struct obs_icmp oi; /* the observation's measures, rewritten per message */
 };
 
 static int icmp_init(const struct module_env *env, void **state)
@@ -539,6 +586,10 @@ static int icmp_init(const struct module_env *env, void **state)
 
 	if (!st)
 		return -ENOMEM;
+	if (hash_init() != 0) {
+		free(st);
+		return -ENOMEM;
+	}
 	st->flows = env ? env->flows : NULL;
 	*state = st;
 	return 0;
@@ -577,6 +628,14 @@ static int icmp_on_packet(void *state, const struct pkt *p, struct emit *out)
 		.info = m->info,
 		.info_len = m->info_len,
 	};
+	if (icmp_carries_data(p->ipv, (unsigned)m->type)) {
+		st->oi.digest = m->digest;
+		st->oi.data_len = m->data_len;
+		st->oi.data_entropy100 = m->data_entropy100;
+		st->oi.id = m->id;
+		st->oi.seq = m->seq;
+		ob.icmp = &st->oi;
+	}
 	e = out->obs(out, &ob);
 	return e < 0 ? e : ret;
 }
