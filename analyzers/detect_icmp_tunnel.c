@@ -26,6 +26,7 @@
 
 #define VOL_NONE UINT16_MAX
 #define VOL_BUCKETS (2 * ICMP_TUNNEL_SOURCES)
+#define PEND_BUCKETS (2 * ICMP_TUNNEL_PENDING)
 
 /* A source's volume window (slots 0..nused-1 are taken). */
 struct vol {
@@ -45,10 +46,12 @@ struct vol {
  * replay, and to push a busy source out a sender must bring in
  * ICMP_TUNNEL_SOURCES - 1 others after that source's last echo.
  */
-/* An echo request awaiting its replies (a slot of the pending table). */
+/* An echo request awaiting its replies (an entry of the pending table). */
 struct pend {
-	uint8_t ipv, used;
+	uint8_t ipv;
 	uint16_t id, seq;
+	uint16_t hnext;        /* bucket chain */
+	uint16_t bucket;       /* the chain it is on */
 	uint32_t len;          /* payload bytes */
 	uint64_t digest;       /* obs_icmp.digest of the request */
 	uint64_t ts_us;        /* packet time of the request */
@@ -57,10 +60,14 @@ struct pend {
 
 struct tunnel_state {
 	const struct rules *rules; /* borrowed from module_env */
-	/* Echo requests by (requester, peer, id, sequence), direct-mapped by a
-	 * keyed hash: a newer request takes its slot's place (losing an older
-	 * one only loses that one comparison). */
+	/* Echo requests by (requester, peer, id, sequence), chained by a keyed
+	 * hash; entries are taken in arrival order, the oldest request giving
+	 * its place to a new one once all ICMP_TUNNEL_PENDING are taken (first
+	 * in, first out over the whole table: what is kept does not depend on
+	 * the hash). A request repeated with the same key updates its entry. */
 	struct pend pend[ICMP_TUNNEL_PENDING];
+	uint16_t pbucket[PEND_BUCKETS];
+	unsigned pnext, pused;     /* the next entry taken; entries in use */
 	struct vol vol[ICMP_TUNNEL_SOURCES];
 	uint16_t bucket[VOL_BUCKETS];
 	uint16_t newest, oldest;   /* activity list ends */
@@ -174,9 +181,9 @@ static struct vol *vol_slot(struct tunnel_state *st, int ipv, const uint8_t *a, 
 	return v;
 }
 
-/* The pending slot of the request (src -> dst, id, seq). */
-static struct pend *pend_slot(struct tunnel_state *st, int ipv, const uint8_t *src,
-			      const uint8_t *dst, uint16_t id, uint16_t seq)
+/* The bucket of the request src -> dst, id, seq. */
+static uint16_t pend_bucket(int ipv, const uint8_t *src, const uint8_t *dst, uint16_t id,
+			    uint16_t seq)
 {
 	uint8_t k[37];
 	size_t al = ipv == 6 ? 16 : 4;
@@ -188,16 +195,44 @@ static struct pend *pend_slot(struct tunnel_state *st, int ipv, const uint8_t *s
 	k[2 + 2 * al] = (uint8_t)id;
 	k[3 + 2 * al] = (uint8_t)(seq >> 8);
 	k[4 + 2 * al] = (uint8_t)seq;
-	return &st->pend[hash_keyed(k, 5 + 2 * al) & (ICMP_TUNNEL_PENDING - 1)];
+	return (uint16_t)(hash_keyed(k, 5 + 2 * al) & (PEND_BUCKETS - 1));
 }
 
-static int pend_is(const struct pend *e, int ipv, const uint8_t *src, const uint8_t *dst,
-		   uint16_t id, uint16_t seq)
+/* The entry of that request on chain b; NULL when there is none. */
+static struct pend *pend_find(struct tunnel_state *st, uint16_t b, int ipv, const uint8_t *src,
+			      const uint8_t *dst, uint16_t id, uint16_t seq)
 {
 	size_t al = ipv == 6 ? 16 : 4;
 
-	return e->used && e->ipv == ipv && e->id == id && e->seq == seq &&
-	       memcmp(e->src, src, al) == 0 && memcmp(e->dst, dst, al) == 0;
+	for (uint16_t i = st->pbucket[b]; i != VOL_NONE; i = st->pend[i].hnext) {
+		struct pend *e = &st->pend[i];
+		if (e->ipv == ipv && e->id == id && e->seq == seq && memcmp(e->src, src, al) == 0 &&
+		    memcmp(e->dst, dst, al) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* A new entry on chain b: a free one, else the oldest, taken off its chain. */
+static struct pend *pend_take(struct tunnel_state *st, uint16_t b)
+{
+	uint16_t i = (uint16_t)st->pnext;
+	struct pend *e = &st->pend[i];
+
+	st->pnext = (st->pnext + 1) % ICMP_TUNNEL_PENDING;
+	if (st->pused < ICMP_TUNNEL_PENDING) {
+		st->pused++;
+	} else {
+		uint16_t *pp = &st->pbucket[e->bucket];
+		while (*pp != i)
+			pp = &st->pend[*pp].hnext;
+		*pp = e->hnext;
+	}
+	memset(e, 0, sizeof(*e));
+	e->bucket = b;
+	e->hnext = st->pbucket[b];
+	st->pbucket[b] = i;
+	return e;
 }
 
 /*
@@ -219,22 +254,25 @@ static int echo_mismatch(struct tunnel_state *st, const struct pkt *p, const str
 	id = (uint16_t)oi->id;
 	seq = (uint16_t)oi->seq;
 	if (!reply) {
-		e = pend_slot(st, p->ipv, p->src, p->dst, id, seq);
-		memset(e, 0, sizeof(*e));
-		e->used = 1;
-		e->ipv = (uint8_t)p->ipv;
-		e->id = id;
-		e->seq = seq;
+		uint16_t b = pend_bucket(p->ipv, p->src, p->dst, id, seq);
+		e = pend_find(st, b, p->ipv, p->src, p->dst, id, seq);
+		if (!e) {
+			e = pend_take(st, b);
+			e->ipv = (uint8_t)p->ipv;
+			e->id = id;
+			e->seq = seq;
+			memcpy(e->src, p->src, p->ipv == 6 ? 16 : 4);
+			memcpy(e->dst, p->dst, p->ipv == 6 ? 16 : 4);
+		}
 		e->len = o->size;
 		e->digest = oi->digest;
 		e->ts_us = p->ts_us;
-		memcpy(e->src, p->src, p->ipv == 6 ? 16 : 4);
-		memcpy(e->dst, p->dst, p->ipv == 6 ? 16 : 4);
 		return 0;
 	}
-	e = pend_slot(st, p->ipv, p->dst, p->src, id, seq);
-	if (!pend_is(e, p->ipv, p->dst, p->src, id, seq) || p->ts_us < e->ts_us ||
-	    p->ts_us - e->ts_us > ICMP_TUNNEL_REPLY_US || !e->digest || !oi->digest)
+	e = pend_find(st, pend_bucket(p->ipv, p->dst, p->src, id, seq), p->ipv, p->dst, p->src,
+		      id, seq);
+	if (!e || p->ts_us < e->ts_us || p->ts_us - e->ts_us > ICMP_TUNNEL_REPLY_US ||
+	    !e->digest || !oi->digest)
 		return 0;
 	*req_len = e->len;
 	return e->len != o->size || e->digest != oi->digest;
@@ -372,6 +410,7 @@ static int tunnel_init(const struct module_env *env, void **state)
 		return -ENOMEM;
 	st->rules = env->rules;
 	memset(st->bucket, 0xff, sizeof(st->bucket));
+	memset(st->pbucket, 0xff, sizeof(st->pbucket));
 	st->newest = st->oldest = VOL_NONE;
 	*state = st;
 	return 0;

@@ -456,8 +456,10 @@ int icmp_parse(const uint8_t *msg, size_t len, int ipv, unsigned flags, struct i
 			(int32_t)(text_entropy(pl, o->data_len) * 100.0 + 0.5);
 		/* keyed: a tunnel cannot make its reply's digest match its
 		 * request's; | 1: 0 means "no digest" */
-		if (!(o->flags & OBS_F_TRUNCATED))
-			o->digest = hash_keyed(pl, n) | 1;
+		if (!(o->flags & OBS_F_TRUNCATED)) {
+			size_t skip = n < ICMP_DIGEST_SKIP ? n : ICMP_DIGEST_SKIP;
+			o->digest = hash_keyed(pl + skip, n - skip) | 1;
+		}
 	} else if (o->error) {
 		int cut;
 		struct cur q = qlen ? cur_take_upto(&c, qlen, &cut) : c;

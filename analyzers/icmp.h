@@ -93,6 +93,7 @@
 #define ICMP_INFO_MAX 512  /* the whole detail record (fits with room to spare) */
 #define ICMP_ADDR_MAX 46   /* an address as text, NUL included */
 #define ICMP_FILL_PERIOD 32 /* the longest repeating pattern icmp_fill recognises */
+#define ICMP_DIGEST_SKIP 16 /* leading payload bytes the digest leaves out */
 
 /* The quoted packet of an error message. Optional numbers are -1 when unknown. */
 struct icmp_quote {
@@ -123,7 +124,9 @@ struct icmp_msg {
 				   * byte x100, rounded */
 	/* icmp_carries_data types only (else 0): the payload less its filler
 	 * (icmp_fill), that part's entropy x100, and the payload's keyed digest
-	 * (hash_keyed of the length and the bytes; 0 when the capture cut it) */
+	 * (hash_keyed of the bytes after the first ICMP_DIGEST_SKIP, where ping
+	 * keeps its send time, a struct timeval, and a reply that writes its
+	 * own is still an echo; 0 when the capture cut the payload) */
 	uint32_t data_len;
 	int32_t data_entropy100;
 	uint64_t digest;

@@ -66,7 +66,8 @@ struct obs_rr {
  * the payload's digest, to compare a reply with its request, and how much
  * of the payload is not filler (analyzers/icmp.h, icmp_fill). */
 struct obs_icmp {
-	uint64_t digest;         /* keyed hash of the payload bytes; 0 when the
+	uint64_t digest;         /* keyed hash of the payload bytes past the
+				  * first 16 (ping's timestamp); 0 when the
 				  * capture cut the message (no digest) */
 	uint32_t data_len;       /* payload bytes before the filler, as captured */
 	int32_t data_entropy100; /* entropy of those bytes, bits/byte x100 */

@@ -1319,6 +1319,23 @@ static void test_icmp_tunnel_replies(void)
 	echo_obs(&md, OUT, SBX, 0, 5, 4, 56, 17, 300, 0x8889, 20);
 	CHECK_EQ(R.n, 0);
 
+	/* The table holds ICMP_TUNNEL_PENDING requests, the oldest giving way:
+	 * with that many others after it a request is still compared, with one
+	 * more it is gone (whatever the hash key: eviction is by arrival). No data in them, so
+	 * that the volume stays quiet. */
+	for (int more = 0; more < 2; more++) {
+		mod_close(&md);
+		mod_open(&md, &detect_icmp_tunnel_module, &r);
+		reset();
+		echo_obs(&md, SBX, OUT, 8, 1, 1, 56, 0, 0, 0x1235, 0);
+		for (int i = 0; i < ICMP_TUNNEL_PENDING - 1 + more; i++)
+			echo_obs(&md, SBX, OUT, 8, 2, i, 56, 0, 0, 0x1237, 1000);
+		echo_obs(&md, OUT, SBX, 0, 1, 1, 56, 0, 0, 0x4321, 2000);
+		CHECK_EQ(R.n, more ? 0 : 1);
+		echo_obs(&md, OUT, SBX, 0, 2, more, 56, 0, 0, 0x4321, 2000);
+		CHECK_EQ(R.n, more ? 1 : 2); /* the newer ones are all there */
+	}
+
 	/* ping -s 1400 (17 bytes of data, then the count), ping -p, traceroute:
 	 * filler is not data, for size, entropy and volume alike */
 	reset();

@@ -416,6 +416,14 @@ static void test_fill(void)
 	b.b[0] = 0; /* the reply: same payload, same digest */
 	CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
 	CHECK(m.digest == d1);
+	b.b[8 + 5] ^= 0x40; /* the timestamp: ping's send time, left out */
+	b.b[8 + 15] ^= 0x01;
+	CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
+	CHECK(m.digest == d1);
+	b.b[8 + 16] ^= 0x01; /* past it: another payload */
+	CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
+	CHECK(m.digest != d1);
+	b.b[8 + 16] ^= 0x01;
 	b.b[8 + 700] ^= 1; /* one byte of the payload changed */
 	CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
 	CHECK(m.digest != d1);
