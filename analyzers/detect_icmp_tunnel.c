@@ -2,12 +2,16 @@
  * detect_icmp_tunnel.c - the icmp_tunnel detector of detect_icmp_tunnel.h.
  *
  * Echo messages are meant to carry a few bytes that come back unchanged;
- * a tunnel needs them to carry its data. So a payload that is large, or
- * dense (high entropy) while not tiny, or a source that pushes many echo
- * bytes a minute, is raised. The facts come from the ICMP analyzer: the
- * type, the payload size (obs.size) and the entropy (field 7 of the detail
- * record, bits/byte x100). A message the capture cut is judged by its size
- * on the wire (the bytes libpcap did not keep are added back).
+ * a tunnel needs them to carry its data. So a reply that does not bring its
+ * request's bytes back, or data (the payload before ping's filler) that is
+ * large, or dense (high entropy) while not tiny, or a source that pushes
+ * many bytes of data a minute, is raised. The facts come from the ICMP
+ * analyzer: the type, the payload size (obs.size), and for the kinds that
+ * carry data its measures (obs.icmp: data length and entropy, digest, echo
+ * id and sequence); without them, the whole payload and the entropy of the
+ * detail record (field 7, bits/byte x100). A message the capture cut is
+ * judged by its size on the wire (the bytes libpcap did not keep are added
+ * back, as data) and has no digest.
  */
 #include "detect_icmp_tunnel.h"
 

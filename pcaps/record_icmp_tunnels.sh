@@ -43,9 +43,9 @@
 #   icmptx.pcap                 icmptx (IP over ICMP echo; the server's kernel ignores
 #                               echo requests, as icmptx wants): 6 KB over TCP echoed by
 #                               the responder behind it
-#   icmp_benign.pcap            ping (56 bytes), ping -s 100, -s 1400 (fragmented after
-#                               the router's fragmentation-needed), -M do -s 1400 (the
-#                               error alone), -p ff00, -p with a 16-byte pattern, a bounded
+#   icmp_benign.pcap            ping (56 bytes), ping -s 100, -M dont -s 1400 (fragmented by
+#                               the router), -M do -s 1400 (the router's fragmentation needed
+#                               alone), -p ff00, -p with a 16-byte pattern, a bounded
 #                               flood (-f -c 100), ping6 (56 and -s 1200, and 1400:
 #                               packet too big), traceroute (UDP and -I), tracepath, mtr
 #                               --report (ICMP), a UDP datagram to a closed port (port
