@@ -310,36 +310,44 @@ static int quote_ipv6(struct icmp_msg *o, struct cur *c)
 
 /* ---- the payload ---------------------------------------------------------- */
 
+/* Eight bytes at p, in whatever order: only compared for equality. */
+static uint64_t load8(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
 size_t icmp_fill(const uint8_t *p, size_t n)
 {
-	/* One backward pass: bit d-1 of live says the tail from i on still
-	 * repeats with period d; count, that it still counts up. The pass ends
-	 * when neither holds; each test's tail began where it last held. */
-	uint32_t live = 0xffffffffu;
-	int count = 1;
-	size_t i, best = n; /* the data: where the longest filler tail begins */
+	/* start[d]: the first index from which p[i] == p[i - d] holds to the
+	 * end (a tail repeating with period d; never below d); best: the
+	 * lowest start of any test (the count's included), so the data is
+	 * p[0..best). A test of a period not below best cannot beat it. */
+	size_t start[ICMP_FILL_PERIOD + 1], best, i;
 
 	if (n < 2)
 		return 0;
-	for (i = n - 1; i >= 1 && (live || count); i--) {
-		uint32_t m = live;
-		while (m) {
-			unsigned d = (unsigned)__builtin_ctz(m) + 1;
-			m &= m - 1;
-			if (d > i || p[i] != p[i - d]) {
-				live &= ~(1u << (d - 1));
-				if (i + 1 < best)
-					best = i + 1;
-			}
-		}
-		if (count && p[i] != (uint8_t)(p[i - 1] + 1)) {
-			count = 0;
-			if (i + 1 < best)
-				best = i + 1;
-		}
+	for (best = n; best > 1 && p[best - 1] == (uint8_t)(p[best - 2] + 1); best--)
+		;
+	for (size_t d = 1; d <= ICMP_FILL_PERIOD && d < best; d++) {
+		/* A tail of period d' repeats with each multiple d of d' too,
+		 * from d - d' bytes later on: the scan starts there, so runs
+		 * of zeros or of a short pattern are read once, not once per
+		 * multiple of their period. */
+		i = n;
+		for (size_t e = 1; e < d; e++)
+			if (d % e == 0 && start[e] + d - e < i)
+				i = start[e] + d - e;
+		while (i >= d + 8 && load8(p + i - 8) == load8(p + i - 8 - d))
+			i -= 8;
+		while (i > d && p[i - 1] == p[i - 1 - d])
+			i--;
+		start[d] = i;
+		if (i < best)
+			best = i;
 	}
-	if (live || count)
-		best = 1; /* a test held down to the first byte */
 	return n - best >= ICMP_FILL_PERIOD ? n - best : 0;
 }
 

@@ -210,7 +210,12 @@ int icmp_carries_data(int ipv, unsigned type);
  * traceroute's). The bytes before it, the pattern's first period or the
  * count's first byte included, are the data. A tail shorter than
  * ICMP_FILL_PERIOD bytes is not filler (random data repeats a byte at some
- * distance now and then). Pure; at most ICMP_FILL_PERIOD + 1 compares a byte.
+ * distance now and then). Pure; the period tests are taken shortest first,
+ * none once its period is not below the data found, and a multiple of a
+ * period starts where that period's tail says it must hold, so a run of
+ * zeros or of one pattern is read once (8 bytes a compare), not once per
+ * period, and a test whose period the bytes do not have ends within about
+ * two periods.
  */
 size_t icmp_fill(const uint8_t *p, size_t n);
 

@@ -351,6 +351,25 @@ static void test_echo(void)
 /* Every cut of an echo request: 1 byte gives the type, 2 the code, 6 the
  * id, 8 the sequence; below 8 it is malformed (short on the wire) or, when
  * the capture cut it, truncated; from 8 on the payload is what is left. */
+/* icmp_fill by its definition, slowly: each period's tail and the count's. */
+static size_t fill_ref(const uint8_t *p, size_t n)
+{
+	size_t best = n, s;
+
+	if (n < 2)
+		return 0;
+	for (s = n; s > 1 && p[s - 1] == (uint8_t)(p[s - 2] + 1); s--)
+		;
+	best = s;
+	for (size_t d = 1; d <= ICMP_FILL_PERIOD; d++) {
+		for (s = n; s > d && p[s - 1] == p[s - 1 - d]; s--)
+			;
+		if (s < best)
+			best = s;
+	}
+	return n - best >= ICMP_FILL_PERIOD ? n - best : 0;
+}
+
 /* The filler after an echo's data (icmp_fill) and what the parse makes of
  * it: data length and entropy, and the payload digest a reply is compared
  * with. Payloads as iputils ping, ping -p, Windows ping, traceroute and mtr
@@ -399,6 +418,41 @@ static void test_fill(void)
 	CHECK_EQ(icmp_fill(p, 231), 0);
 	memset(p + 200, 0, 33);
 	CHECK_EQ(icmp_fill(p, 233), 32);         /* 200 of data, 1 zero, 32 repeating it */
+
+	/* against the definition: random data, then tails of every period up
+	 * to 40 (some cut short, some a count, some nested: a short period's
+	 * run inside a long one's) */
+	{
+		static uint8_t q[1600];
+		uint32_t x = 12345;
+		int bad = 0;
+
+		for (int k = 0; k < 3000; k++) {
+			size_t pre, n, per, inner;
+			x = x * 1103515245u + 12345u;
+			pre = (x >> 8) % 200;
+			x = x * 1103515245u + 12345u;
+			per = 1 + (x >> 8) % 40;
+			x = x * 1103515245u + 12345u;
+			n = pre + (x >> 8) % 1300;
+			for (size_t i = 0; i < n; i++) {
+				x = x * 1103515245u + 12345u;
+				q[i] = i < pre + per ? (uint8_t)(x >> 16) : q[i - per];
+			}
+			if (k % 5 == 1) /* a count */
+				for (size_t i = pre; i < n; i++)
+					q[i] = (uint8_t)(q[pre] + (i - pre));
+			if (k % 5 == 2 && n > pre + 100) { /* a run of zeros inside */
+				inner = pre + (n - pre) / 2;
+				memset(q + inner, 0, (n - inner) / 2);
+			}
+			if (k % 5 == 3) /* few byte values: long chance runs */
+				for (size_t i = 0; i < n; i++)
+					q[i] &= 1;
+			bad += icmp_fill(q, n) != fill_ref(q, n);
+		}
+		CHECK_EQ(bad, 0);
+	}
 
 	/* the parse: data length and its entropy, the digest */
 	for (int i = 0; i < 1400; i++)
