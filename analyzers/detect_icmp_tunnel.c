@@ -2,12 +2,16 @@
  * detect_icmp_tunnel.c - the icmp_tunnel detector of detect_icmp_tunnel.h.
  *
  * Echo messages are meant to carry a few bytes that come back unchanged;
- * a tunnel needs them to carry its data. So a payload that is large, or
- * dense (high entropy) while not tiny, or a source that pushes many echo
- * bytes a minute, is raised. The facts come from the ICMP analyzer: the
- * type, the payload size (obs.size) and the entropy (field 7 of the detail
- * record, bits/byte x100). A message the capture cut is judged by its size
- * on the wire (the bytes libpcap did not keep are added back).
+ * a tunnel needs them to carry its data. So a reply that does not bring its
+ * request's bytes back, or data (the payload before ping's filler) that is
+ * large, or dense (high entropy) while not tiny, or a source that pushes
+ * many bytes of data a minute, is raised. The facts come from the ICMP
+ * analyzer: the type, the payload size (obs.size), and for the kinds that
+ * carry data its measures (obs.icmp: data length and entropy, digest, echo
+ * id and sequence); without them, the whole payload and the entropy of the
+ * detail record (field 7, bits/byte x100). A message the capture cut is
+ * judged by its size on the wire (the bytes libpcap did not keep are added
+ * back, as data) and has no digest.
  */
 #include "detect_icmp_tunnel.h"
 
@@ -26,6 +30,7 @@
 
 #define VOL_NONE UINT16_MAX
 #define VOL_BUCKETS (2 * ICMP_TUNNEL_SOURCES)
+#define PEND_BUCKETS (2 * ICMP_TUNNEL_PENDING)
 
 /* A source's volume window (slots 0..nused-1 are taken). */
 struct vol {
@@ -45,8 +50,28 @@ struct vol {
  * replay, and to push a busy source out a sender must bring in
  * ICMP_TUNNEL_SOURCES - 1 others after that source's last echo.
  */
+/* An echo request awaiting its replies (an entry of the pending table). */
+struct pend {
+	uint8_t ipv;
+	uint16_t id, seq;
+	uint16_t hnext;        /* bucket chain */
+	uint16_t bucket;       /* the chain it is on */
+	uint32_t len;          /* payload bytes */
+	uint64_t digest;       /* obs_icmp.digest of the request */
+	uint64_t ts_us;        /* packet time of the request */
+	uint8_t src[16], dst[16];
+};
+
 struct tunnel_state {
 	const struct rules *rules; /* borrowed from module_env */
+	/* Echo requests by (requester, peer, id, sequence), chained by a keyed
+	 * hash; entries are taken in arrival order, the oldest request giving
+	 * its place to a new one once all ICMP_TUNNEL_PENDING are taken (first
+	 * in, first out over the whole table: what is kept does not depend on
+	 * the hash). A request repeated with the same key updates its entry. */
+	struct pend pend[ICMP_TUNNEL_PENDING];
+	uint16_t pbucket[PEND_BUCKETS];
+	unsigned pnext, pused;     /* the next entry taken; entries in use */
 	struct vol vol[ICMP_TUNNEL_SOURCES];
 	uint16_t bucket[VOL_BUCKETS];
 	uint16_t newest, oldest;   /* activity list ends */
@@ -160,6 +185,103 @@ static struct vol *vol_slot(struct tunnel_state *st, int ipv, const uint8_t *a, 
 	return v;
 }
 
+/* The bucket of the request src -> dst, id, seq. */
+static uint16_t pend_bucket(int ipv, const uint8_t *src, const uint8_t *dst, uint16_t id,
+			    uint16_t seq)
+{
+	uint8_t k[37];
+	size_t al = ipv == 6 ? 16 : 4;
+
+	k[0] = (uint8_t)ipv;
+	memcpy(k + 1, src, al);
+	memcpy(k + 1 + al, dst, al);
+	k[1 + 2 * al] = (uint8_t)(id >> 8);
+	k[2 + 2 * al] = (uint8_t)id;
+	k[3 + 2 * al] = (uint8_t)(seq >> 8);
+	k[4 + 2 * al] = (uint8_t)seq;
+	return (uint16_t)(hash_keyed(k, 5 + 2 * al) & (PEND_BUCKETS - 1));
+}
+
+/* The entry of that request on chain b; NULL when there is none. */
+static struct pend *pend_find(struct tunnel_state *st, uint16_t b, int ipv, const uint8_t *src,
+			      const uint8_t *dst, uint16_t id, uint16_t seq)
+{
+	size_t al = ipv == 6 ? 16 : 4;
+
+	for (uint16_t i = st->pbucket[b]; i != VOL_NONE; i = st->pend[i].hnext) {
+		struct pend *e = &st->pend[i];
+		if (e->ipv == ipv && e->id == id && e->seq == seq && memcmp(e->src, src, al) == 0 &&
+		    memcmp(e->dst, dst, al) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* A new entry on chain b: a free one, else the oldest, taken off its chain. */
+static struct pend *pend_take(struct tunnel_state *st, uint16_t b)
+{
+	uint16_t i = (uint16_t)st->pnext;
+	struct pend *e = &st->pend[i];
+
+	st->pnext = (st->pnext + 1) % ICMP_TUNNEL_PENDING;
+	if (st->pused < ICMP_TUNNEL_PENDING) {
+		st->pused++;
+	} else {
+		uint16_t *pp = &st->pbucket[e->bucket];
+		while (*pp != i)
+			pp = &st->pend[*pp].hnext;
+		*pp = e->hnext;
+	}
+	memset(e, 0, sizeof(*e));
+	e->bucket = b;
+	e->hnext = st->pbucket[b];
+	st->pbucket[b] = i;
+	return e;
+}
+
+/*
+ * Echo bookkeeping for message o of packet p: a request is remembered; a
+ * reply is compared with the request it answers (the same id and sequence,
+ * the other way, within ICMP_TUNNEL_REPLY_US). Returns 1 when the reply's
+ * payload is not its request's (length or digest), with *req_len the
+ * request's length; 0 otherwise, and when either digest is unknown.
+ */
+static int echo_mismatch(struct tunnel_state *st, const struct pkt *p, const struct obs *o,
+			 int reply, uint32_t *req_len)
+{
+	const struct obs_icmp *oi = o->icmp;
+	struct pend *e;
+	uint16_t id, seq;
+
+	if (!oi || oi->id < 0 || oi->seq < 0 || !is_echo(p->ipv, o->type))
+		return 0;
+	id = (uint16_t)oi->id;
+	seq = (uint16_t)oi->seq;
+	if (!reply) {
+		uint16_t b = pend_bucket(p->ipv, p->src, p->dst, id, seq);
+		e = pend_find(st, b, p->ipv, p->src, p->dst, id, seq);
+		if (!e) {
+			e = pend_take(st, b);
+			e->ipv = (uint8_t)p->ipv;
+			e->id = id;
+			e->seq = seq;
+			memcpy(e->src, p->src, p->ipv == 6 ? 16 : 4);
+			memcpy(e->dst, p->dst, p->ipv == 6 ? 16 : 4);
+		}
+		e->len = o->size;
+		e->digest = oi->digest;
+		e->ts_us = p->ts_us;
+		return 0;
+	}
+	e = pend_find(st, pend_bucket(p->ipv, p->dst, p->src, id, seq), p->ipv, p->dst, p->src,
+		      id, seq);
+	if (!e || p->ts_us < e->ts_us || p->ts_us - e->ts_us > ICMP_TUNNEL_REPLY_US ||
+	    !e->digest || !oi->digest)
+		return 0;
+	*req_len = e->len;
+	return e->len != o->size || e->digest != oi->digest;
+}
+
 /*
  * Raise for message p. The row belongs to the echo's requester: a reply is
  * turned around (its destination becomes the alert's source), so a
@@ -186,15 +308,19 @@ static void raise_tunnel(struct emit *out, const struct pkt *p, int reply, int s
 }
 
 /* The evidence item of one message: an echo "request" or "reply", another
- * kind by its type. */
+ * kind by its type; the data bytes when filler followed them. */
 static void echo_evidence(char *dst, size_t cap, const char *kind, int reply, uint64_t size,
-			  int ent)
+			  uint64_t data, int ent)
 {
 	int echo = strcmp(kind, "echo") == 0;
+	char dpart[48] = "";
 
-	snprintf(dst, cap, "%s%s: %llu bytes, entropy %d.%02d", echo ? "" : kind,
+	if (data != size)
+		snprintf(dpart, sizeof(dpart), " (%llu of data, then filler)",
+			 (unsigned long long)data);
+	snprintf(dst, cap, "%s%s: %llu bytes%s, entropy %d.%02d", echo ? "" : kind,
 		 echo ? (reply ? "reply" : "request") : (reply ? " reply" : ""),
-		 (unsigned long long)size, ent < 0 ? 0 : ent / 100, ent < 0 ? 0 : ent % 100);
+		 (unsigned long long)size, dpart, ent < 0 ? 0 : ent / 100, ent < 0 ? 0 : ent % 100);
 }
 
 static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
@@ -202,8 +328,9 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 	struct tunnel_state *st = state;
 	const struct rules_thresholds *t = &st->rules->t;
 	const struct pkt *p = o->pkt;
-	char detail[256], evidence[128];
-	uint64_t size;
+	char detail[256], evidence[160];
+	uint64_t size, data, missing = 0;
+	uint32_t req_len = 0;
 	int ent, reply;
 	char who[64];
 
@@ -212,26 +339,44 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 	if (o->kind != OBS_ICMP || !p || (p->ipv != 4 && p->ipv != 6) ||
 	    !icmp_carries_data(p->ipv, o->type))
 		return MOD_NOT_MINE;
-	size = o->size;
 	if ((o->flags & OBS_F_TRUNCATED) && p->wirelen > p->caplen)
-		size += p->wirelen - p->caplen;
-	ent = entropy_x100(o);
+		missing = p->wirelen - p->caplen;
+	size = o->size + missing;
+	/* What is judged is the data: the payload less the filler that ping,
+	 * traceroute and mtr put after it (obs_icmp; the bytes the capture
+	 * did not keep count as data), and that part's entropy. */
+	if (o->icmp) {
+		data = o->icmp->data_len + missing;
+		ent = o->icmp->data_entropy100;
+	} else {
+		data = size;
+		ent = entropy_x100(o);
+	}
 	reply = !icmp_starts(p->ipv, o->type);
 	kind_word(kind, sizeof(kind), p->ipv, o->type);
 	/* the evidence is written only when something is raised: nearly every
 	 * echo is an ordinary ping */
 	evidence[0] = '\0';
 
-	if (size > t->icmp_payload_max) {
-		echo_evidence(evidence, sizeof(evidence), kind, reply, size, ent);
+	if (echo_mismatch(st, p, o, reply, &req_len)) {
+		/* A host answers an echo with the request's own bytes; a reply
+		 * with others is the far end talking back. */
+		echo_evidence(evidence, sizeof(evidence), kind, reply, size, data, ent);
+		snprintf(detail, sizeof(detail),
+			 "echo reply of %llu bytes differs from its request of %u bytes "
+			 "(id %d, sequence %d)",
+			 (unsigned long long)size, req_len, o->icmp->id, o->icmp->seq);
+		raise_tunnel(out, p, reply, 85, detail, evidence);
+	} else if (data > t->icmp_payload_max) {
+		echo_evidence(evidence, sizeof(evidence), kind, reply, size, data, ent);
 		snprintf(detail, sizeof(detail), "%s payload of %llu bytes (more than %u)", kind,
-			 (unsigned long long)size, t->icmp_payload_max);
+			 (unsigned long long)data, t->icmp_payload_max);
 		raise_tunnel(out, p, reply, 80, detail, evidence);
-	} else if (size >= ICMP_TUNNEL_ENTROPY_MIN && ent > (int)t->icmp_entropy_x100) {
-		echo_evidence(evidence, sizeof(evidence), kind, reply, size, ent);
+	} else if (data >= ICMP_TUNNEL_ENTROPY_MIN && ent > (int)t->icmp_entropy_x100) {
+		echo_evidence(evidence, sizeof(evidence), kind, reply, size, data, ent);
 		snprintf(detail, sizeof(detail),
 			 "%s payload of %llu bytes at %d.%02d bits/byte (more than %u.%02u)", kind,
-			 (unsigned long long)size, ent / 100, ent % 100,
+			 (unsigned long long)data, ent / 100, ent % 100,
 			 t->icmp_entropy_x100 / 100, t->icmp_entropy_x100 % 100);
 		raise_tunnel(out, p, reply, 75, detail, evidence);
 	}
@@ -242,11 +387,11 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 		v->bytes = 0;
 		v->alerted = 0;
 	}
-	v->bytes += size;
+	v->bytes += data;
 	if (v->bytes > t->icmp_volume_bytes && !v->alerted) {
 		v->alerted = 1;
 		if (!evidence[0])
-			echo_evidence(evidence, sizeof(evidence), kind, reply, size, ent);
+			echo_evidence(evidence, sizeof(evidence), kind, reply, size, data, ent);
 		text_addr(who, sizeof(who), p->ipv, p->src);
 		snprintf(detail, sizeof(detail),
 			 "%llu ICMP payload bytes from %s within a minute (more than %u)",
@@ -269,6 +414,7 @@ static int tunnel_init(const struct module_env *env, void **state)
 		return -ENOMEM;
 	st->rules = env->rules;
 	memset(st->bucket, 0xff, sizeof(st->bucket));
+	memset(st->pbucket, 0xff, sizeof(st->pbucket));
 	st->newest = st->oldest = VOL_NONE;
 	*state = st;
 	return 0;

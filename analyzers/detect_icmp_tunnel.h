@@ -5,31 +5,41 @@
  * A content class (architecture.md section 6): it runs with or without a
  * sandbox section and judges echoes from any source. From OBS_ICMP
  * observations (never packet bytes), each echo request or reply is judged
- * on its own:
- *   - size: payload bytes > thresholds.icmp_payload_max;
- *   - entropy: payload bits/byte x100 > thresholds.icmp_entropy_x100, for a
- *     payload of at least ICMP_TUNNEL_ENTROPY_MIN bytes (below that the
+ * on its own, and each echo reply against its request:
+ *   - reply: an echo reply with the identifier and sequence of a request
+ *     its sender received from its peer within ICMP_TUNNEL_REPLY_US, whose
+ *     payload length or digest (obs_icmp: past the first 16 bytes, ping's
+ *     timestamp) is not the request's: a host echoes the request's bytes, a
+ *     tunnel's far end sends its own;
+ *   - size: bytes of data (obs_icmp.data_len: the payload before the filler
+ *     icmp_fill finds; the whole payload without obs_icmp) >
+ *     thresholds.icmp_payload_max;
+ *   - entropy: the data's bits/byte x100 > thresholds.icmp_entropy_x100,
+ *     for at least ICMP_TUNNEL_ENTROPY_MIN bytes of data (below that the
  *     entropy of even random bytes is capped by the length);
- *   - volume: echo payload bytes sent by one source (requests and replies
+ *   - volume: bytes of data sent by one source (requests and replies
  *     alike) within a minute of packet time > thresholds.icmp_volume_bytes
  *     (once per source per window).
  * Every alert belongs to the echo's requester: a reply's alert is turned
  * around (source = the host that sent the request, subject = its peer), so
  * one conversation is one alert row whichever way its data flows.
- * ping's default 56-byte payload (a timestamp and an incrementing pattern)
- * raises nothing: at 56 bytes the entropy cannot exceed log2(56) = 5.81
- * bits/byte, and one a second is 3360 bytes a minute.
+ * ping's payloads raise nothing, whatever their size: a timestamp, then
+ * bytes counting up or a pattern of at most 16 bytes (-p), which is filler;
+ * its data is the timestamp and the pattern's first period.
  *
  * State: a fixed table of ICMP_TUNNEL_SOURCES volume windows, whatever the
- * traffic (a full table gives up the least recently active source's), keyed
+ * traffic (a full table gives up the least recently active source's), and
+ * one of ICMP_TUNNEL_PENDING echo requests (first in, first out), both keyed
  * by a hash a sender cannot steer (sensor/hash.h). Time is packet time.
  */
 #ifndef EW_DETECT_ICMP_TUNNEL_H
 #define EW_DETECT_ICMP_TUNNEL_H
 
-#define ICMP_TUNNEL_ENTROPY_MIN 32    /* payload bytes before entropy counts */
+#define ICMP_TUNNEL_ENTROPY_MIN 32    /* bytes of data before entropy counts */
 #define ICMP_TUNNEL_WINDOW_US 60000000ull /* the volume window: one minute */
 #define ICMP_TUNNEL_SOURCES 1024      /* volume windows kept */
+#define ICMP_TUNNEL_PENDING 2048      /* echo requests kept for their replies (a power of 2) */
+#define ICMP_TUNNEL_REPLY_US 30000000ull /* a reply later than this is not compared */
 
 /* The detector descriptor (analyzers/registry.c). */
 struct module;

@@ -19,6 +19,7 @@
 
 #include "../sensor/cursor.h"
 #include "../sensor/flow.h"
+#include "../sensor/hash.h"
 #include "../sensor/text.h"
 #include "module.h"
 
@@ -307,6 +308,49 @@ static int quote_ipv6(struct icmp_msg *o, struct cur *c)
 	return quote_l4(q, &body);
 }
 
+/* ---- the payload ---------------------------------------------------------- */
+
+/* Eight bytes at p, in whatever order: only compared for equality. */
+static uint64_t load8(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+size_t icmp_fill(const uint8_t *p, size_t n)
+{
+	/* start[d]: the first index from which p[i] == p[i - d] holds to the
+	 * end (a tail repeating with period d; never below d); best: the
+	 * lowest start of any test (the count's included), so the data is
+	 * p[0..best). A test of a period not below best cannot beat it. */
+	size_t start[ICMP_FILL_PERIOD + 1], best, i;
+
+	if (n < 2)
+		return 0;
+	for (best = n; best > 1 && p[best - 1] == (uint8_t)(p[best - 2] + 1); best--)
+		;
+	for (size_t d = 1; d <= ICMP_FILL_PERIOD && d < best; d++) {
+		/* A tail of period d' repeats with each multiple d of d' too,
+		 * from d - d' bytes later on: the scan starts there, so runs
+		 * of zeros or of a short pattern are read once, not once per
+		 * multiple of their period. */
+		i = n;
+		for (size_t e = 1; e < d; e++)
+			if (d % e == 0 && start[e] + d - e < i)
+				i = start[e] + d - e;
+		while (i >= d + 8 && load8(p + i - 8) == load8(p + i - 8 - d))
+			i -= 8;
+		while (i > d && p[i - 1] == p[i - 1 - d])
+			i--;
+		start[d] = i;
+		if (i < best)
+			best = i;
+	}
+	return n - best >= ICMP_FILL_PERIOD ? n - best : 0;
+}
+
 /* ---- the message ---------------------------------------------------------- */
 
 static void reset(struct icmp_msg *o, int ipv, unsigned flags)
@@ -318,6 +362,9 @@ static void reset(struct icmp_msg *o, int ipv, unsigned flags)
 	o->id = o->seq = -1;
 	o->payload_len = 0;
 	o->entropy100 = -1;
+	o->data_len = 0;
+	o->data_entropy100 = 0;
+	o->digest = 0;
 	o->mtu = -1;
 	memset(&o->q, 0, sizeof(o->q));
 	o->q.sport = o->q.dport = o->q.qtype = o->q.id = -1;
@@ -412,6 +459,15 @@ int icmp_parse(const uint8_t *msg, size_t len, int ipv, unsigned flags, struct i
 		size_t n = cur_left(&c);
 		const uint8_t *pl = cur_ptr(&c, n);
 		o->entropy100 = (int32_t)(text_entropy(pl, n) * 100.0 + 0.5);
+		o->data_len = (uint32_t)(n - icmp_fill(pl, n));
+		o->data_entropy100 = o->data_len == n ? o->entropy100 :
+			(int32_t)(text_entropy(pl, o->data_len) * 100.0 + 0.5);
+		/* keyed: a tunnel cannot make its reply's digest match its
+		 * request's; | 1: 0 means "no digest" */
+		if (!(o->flags & OBS_F_TRUNCATED)) {
+			size_t skip = n < ICMP_DIGEST_SKIP ? n : ICMP_DIGEST_SKIP;
+			o->digest = hash_keyed(pl + skip, n - skip) | 1;
+		}
 	} else if (o->error) {
 		int cut;
 		struct cur q = qlen ? cur_take_upto(&c, qlen, &cut) : c;
@@ -531,6 +587,7 @@ void icmp_record(struct icmp_msg *m)
 struct icmp_state {
 	struct flow_table *flows; /* borrowed from module_env; may be NULL */
 	struct icmp_msg msg;
+	struct obs_icmp oi; /* the observation's measures, rewritten per message */
 };
 
 static int icmp_init(const struct module_env *env, void **state)
@@ -539,6 +596,10 @@ static int icmp_init(const struct module_env *env, void **state)
 
 	if (!st)
 		return -ENOMEM;
+	if (hash_init() != 0) {
+		free(st);
+		return -ENOMEM;
+	}
 	st->flows = env ? env->flows : NULL;
 	*state = st;
 	return 0;
@@ -577,6 +638,14 @@ static int icmp_on_packet(void *state, const struct pkt *p, struct emit *out)
 		.info = m->info,
 		.info_len = m->info_len,
 	};
+	if (icmp_carries_data(p->ipv, (unsigned)m->type)) {
+		st->oi.digest = m->digest;
+		st->oi.data_len = m->data_len;
+		st->oi.data_entropy100 = m->data_entropy100;
+		st->oi.id = m->id;
+		st->oi.seq = m->seq;
+		ob.icmp = &st->oi;
+	}
 	e = out->obs(out, &ob);
 	return e < 0 ? e : ret;
 }

@@ -92,6 +92,8 @@
 #define ICMP_MAX_EXT 8     /* IPv6 extension headers walked in a quote */
 #define ICMP_INFO_MAX 512  /* the whole detail record (fits with room to spare) */
 #define ICMP_ADDR_MAX 46   /* an address as text, NUL included */
+#define ICMP_FILL_PERIOD 32 /* the longest repeating pattern icmp_fill recognises */
+#define ICMP_DIGEST_SKIP 16 /* leading payload bytes the digest leaves out */
 
 /* The quoted packet of an error message. Optional numbers are -1 when unknown. */
 struct icmp_quote {
@@ -120,6 +122,14 @@ struct icmp_msg {
 	uint32_t payload_len;     /* bytes after the 8-byte header */
 	int32_t entropy100;       /* icmp_carries_data types only: bits per
 				   * byte x100, rounded */
+	/* icmp_carries_data types only (else 0): the payload less its filler
+	 * (icmp_fill), that part's entropy x100, and the payload's keyed digest
+	 * (hash_keyed of the bytes after the first ICMP_DIGEST_SKIP, where ping
+	 * keeps its send time, a struct timeval, and a reply that writes its
+	 * own is still an echo; 0 when the capture cut the payload) */
+	uint32_t data_len;
+	int32_t data_entropy100;
+	uint64_t digest;
 	int64_t mtu;              /* v4 3/4 and v6 2 */
 	struct icmp_quote q;
 	const char *reason;       /* static: why malformed; NULL when fine */
@@ -190,6 +200,24 @@ int icmp_starts(int ipv, unsigned type);
  * judges them; errors (they quote a packet) and link upkeep do not.
  */
 int icmp_carries_data(int ipv, unsigned type);
+
+/*
+ * The filler at the end of payload p[0..n): the length of its longest tail
+ * that only repeats what came before it, either a pattern of at most
+ * ICMP_FILL_PERIOD bytes (p[i] == p[i - d], d fixed: ping -p, Windows'
+ * "abcdefghijklmnopqrstuvw", zeros) or bytes counting up by one (p[i] ==
+ * p[i - 1] + 1 mod 256: iputils' and BSD's default after the timestamp,
+ * traceroute's). The bytes before it, the pattern's first period or the
+ * count's first byte included, are the data. A tail shorter than
+ * ICMP_FILL_PERIOD bytes is not filler (random data repeats a byte at some
+ * distance now and then). Pure; the period tests are taken shortest first,
+ * none once its period is not below the data found, and a multiple of a
+ * period starts where that period's tail says it must hold, so a run of
+ * zeros or of one pattern is read once (8 bytes a compare), not once per
+ * period, and a test whose period the bytes do not have ends within about
+ * two periods.
+ */
+size_t icmp_fill(const uint8_t *p, size_t n);
 
 /* The analyzer descriptor (analyzers/registry.c). */
 struct module;

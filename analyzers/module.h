@@ -61,6 +61,19 @@ struct obs_rr {
 	uint8_t section;
 };
 
+/* What the ICMP analyzer measured of a message that can carry data (an
+ * echo, or another kind icmp_carries_data names), beyond its detail record:
+ * the payload's digest, to compare a reply with its request, and how much
+ * of the payload is not filler (analyzers/icmp.h, icmp_fill). */
+struct obs_icmp {
+	uint64_t digest;         /* keyed hash of the payload bytes past the
+				  * first 16 (ping's timestamp); 0 when the
+				  * capture cut the message (no digest) */
+	uint32_t data_len;       /* payload bytes before the filler, as captured */
+	int32_t data_entropy100; /* entropy of those bytes, bits/byte x100 */
+	int32_t id, seq;         /* echo identifier and sequence; -1 when not an echo */
+};
+
 struct obs {
 	enum obs_kind kind;
 	const struct pkt *pkt; /* 5-tuple, ts, flow; for TCP the packet that completed it */
@@ -82,6 +95,9 @@ struct obs {
 	 * holds nothing for it; what it reports comes from info, as stored. */
 	const struct obs_rr *rrs;
 	unsigned n_rrs;
+	/* ICMP: the measures of obs_icmp for the kinds that carry data; else
+	 * NULL (a detector then judges the whole payload: size and info) */
+	const struct obs_icmp *icmp;
 };
 
 /*

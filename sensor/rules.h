@@ -59,9 +59,9 @@ struct rules_thresholds {
 	unsigned tunnel_budget_hour;      /* compressed unique bytes per domain per hour (default 4096) */
 	unsigned tunnel_budget_day;       /* ... per day (default 32768) */
 	/* icmp_tunnel */
-	unsigned icmp_payload_max;        /* echo payload bytes above which it carries data (default 128) */
+	unsigned icmp_payload_max;        /* echo data bytes (before the filler) above which it carries data (default 128) */
 	unsigned icmp_entropy_x100;       /* bits/byte x100 above which a payload is data (default 600) */
-	unsigned icmp_volume_bytes;       /* echo bytes per source per minute (default 8192) */
+	unsigned icmp_volume_bytes;       /* echo data bytes per source per minute (default 8192) */
 	/* alerts */
 	unsigned suppress_s;              /* aggregation window per (class, src, subject) (default 300) */
 };

@@ -429,7 +429,7 @@ mkfifo "$T/fifo"
 ew=$!
 exec 3> "$T/fifo"
 sleep 1
-"$EW" replay -q -d "$T/clash.db" "$PCAPS/demo.pcap" "$PCAPS/web_icmp.pcap" 2>> "$T/err"
+"$EW" replay -q -d "$T/clash.db" "$PCAPS/demo.pcap" "$PCAPS/detect/icmptx.pcap" 2>> "$T/err"
 rc2=$?
 cat "$PCAPS/demo.pcap" >&3
 exec 3>&-
@@ -437,7 +437,8 @@ wait "$ew"
 rc=$?
 "$EW" alerts -d "$T/clash.db" --json > "$T/clash.json"
 n=$(wc -l < "$T/clash.json")
-# demo.pcap's two alerts three times, web_icmp's one, each with its counts
+# demo.pcap's two alerts three times, icmptx.pcap's one (icmp_tunnel), each
+# with its counts
 dc=$(grep -c '"class":"dns_tunnel".*"count":73,' "$T/clash.json")
 [ "$rc" -eq 0 ] && [ "$rc2" -eq 0 ] && [ "$n" -eq 7 ] && [ "$dc" -eq 3 ] &&
 	[ "$(sqlite3 "$T/clash.db" "SELECT count(DISTINCT id) FROM alerts")" = 7 ] && ok ||

@@ -3,7 +3,9 @@
 require exactly the expected set of alert classes (tests/detect/expected.txt),
 the expected outcomes, and nothing at all on the benign capture. Also prints
 each tunnel's detection delay: the DNS queries to the tunnel's domain up to
-and including the one that raised the first dns_tunnel alert.
+and including the one that raised the first dns_tunnel alert (at most 20),
+and for ICMP the echo messages between the alert's two hosts up to and
+including the one that raised the first icmp_tunnel alert (at most 8).
 
     detect.py EGRESSWATCH PROJECT_ROOT
 """
@@ -69,6 +71,15 @@ with tempfile.TemporaryDirectory(prefix="ew-detect.") as tmp:
                     and e["ts"] <= a["first_ts"])
             print("%-18s first dns_tunnel alert after %d queries to %s" % ("", n, dom))
             check(n <= 20, "%s: detected after %d queries, want at most 20" % (pcap, n))
+        tun = [a for a in alerts if a["class"] == "icmp_tunnel"]
+        if tun:
+            a = tun[0]
+            hosts = {a["src_ip"], a["subject"]}
+            events = lines([ew, "events", "-d", db, "--json", "--kind", "icmp"])
+            n = sum(1 for e in events if e["icmp"]["type"] in (0, 8, 128, 129)
+                    and {e["src_ip"], e["dst_ip"]} == hosts and e["ts"] <= a["first_ts"])
+            print("%-18s first icmp_tunnel alert after %d echo messages with %s" % ("", n, a["subject"]))
+            check(n <= 8, "%s: detected after %d echo messages, want at most 8" % (pcap, n))
     for pcap, cls, subject, outcome in outcomes:
         rows = [a for a in alerts_of.get(pcap, []) if a["class"] == cls and a["subject"] == subject]
         check(len(rows) == 1 and rows[0]["outcome"] == outcome,

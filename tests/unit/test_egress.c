@@ -1244,6 +1244,120 @@ static void run_icmp_tunnel(struct rules *r)
 	mod_close(&md);
 }
 
+/* An echo as the ICMP analyzer reports it with its measures (obs_icmp):
+ * payload size, data before the filler, that part's entropy, the digest;
+ * at t0 + us. */
+static void echo_obs(struct mod *md, const char *src, const char *dst, unsigned type, int id,
+		     int seq, unsigned size, unsigned data, int dent, uint64_t digest, uint64_t us)
+{
+	struct tpkt t;
+	struct obs_icmp oi = {
+		.digest = digest, .data_len = data, .data_entropy100 = dent, .id = id, .seq = seq,
+	};
+
+	mk(&t, strchr(src, ':') ? IPPROTO_ICMPV6 : IPPROTO_ICMP, src, 0, dst, 0, 0);
+	t.p.ts_us += us;
+	struct obs o = {
+		.kind = OBS_ICMP, .pkt = &t.p, .name = "", .type = (uint16_t)type, .size = size,
+		.icmp = &oi,
+	};
+	obs_in(md, &o);
+}
+
+/* The reply that is not its request's bytes, and ping's filler. */
+static void test_icmp_tunnel_replies(void)
+{
+	struct rules r;
+	struct mod md;
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+
+	/* ptunnel-ng: the kernel's echo reply repeats the request, the proxy's
+	 * reply to the same id and sequence carries its own 28 bytes */
+	reset();
+	echo_obs(&md, SBX, OUT, 8, 60004, 1, 76, 76, 520, 0x1111, 0);
+	echo_obs(&md, OUT, SBX, 0, 60004, 1, 76, 76, 520, 0x1111, 300);
+	CHECK_EQ(R.n, 0);
+	echo_obs(&md, OUT, SBX, 0, 60004, 1, 28, 28, 250, 0x2223, 700);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(first("icmp_tunnel")->src, SBX); /* the requester's */
+	CHECK_STR(first("icmp_tunnel")->subject, OUT);
+	CHECK_STR(first("icmp_tunnel")->detail,
+		  "echo reply of 28 bytes differs from its request of 76 bytes (id 60004, sequence 1)");
+	CHECK_EQ(first("icmp_tunnel")->score, 85);
+	/* the same length, other bytes (icmptx, and ptunnel's acks) */
+	echo_obs(&md, OUT, SBX, 0, 60004, 1, 76, 76, 520, 0x3333, 900);
+	CHECK_EQ(count("icmp_tunnel"), 2);
+	/* IPv6 the same */
+	reset();
+	echo_obs(&md, SBX6, OUT6, 128, 7, 9, 48, 48, 500, 0x4445, 0);
+	echo_obs(&md, OUT6, SBX6, 129, 7, 9, 48, 48, 500, 0x4447, 100);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+
+	/* what is not compared: another sequence, id, peer or direction; a
+	 * reply later than ICMP_TUNNEL_REPLY_US; a digest unknown (a cut
+	 * message) on either side; a request that never came */
+	reset();
+	echo_obs(&md, SBX, OUT, 8, 5, 1, 56, 17, 300, 0x5555, 0);
+	echo_obs(&md, OUT, SBX, 0, 5, 2, 56, 17, 300, 0x6667, 100);
+	echo_obs(&md, OUT, SBX, 0, 6, 1, 56, 17, 300, 0x6667, 100);
+	echo_obs(&md, "198.51.100.99", SBX, 0, 5, 1, 56, 17, 300, 0x6667, 100);
+	echo_obs(&md, SBX, OUT, 0, 5, 1, 56, 17, 300, 0x6667, 100);
+	echo_obs(&md, OUT, SBX, 0, 5, 1, 56, 17, 300, 0, 100);
+	echo_obs(&md, OUT, SBX, 0, 5, 1, 56, 17, 300, 0x6667, ICMP_TUNNEL_REPLY_US + 1);
+	CHECK_EQ(R.n, 0);
+	echo_obs(&md, SBX, OUT, 8, 5, 3, 56, 17, 300, 0, 200);
+	echo_obs(&md, OUT, SBX, 0, 5, 3, 56, 17, 300, 0x6667, 300);
+	CHECK_EQ(R.n, 0);
+	echo_obs(&md, OUT, SBX, 0, 5, 1, 56, 17, 300, 0x6667, ICMP_TUNNEL_REPLY_US);
+	CHECK_EQ(count("icmp_tunnel"), 1); /* within the wait: compared */
+	/* a newer request takes the place of an older one of the same key */
+	reset();
+	echo_obs(&md, SBX, OUT, 8, 5, 4, 56, 17, 300, 0x7777, 0);
+	echo_obs(&md, SBX, OUT, 8, 5, 4, 56, 17, 300, 0x8889, 10);
+	echo_obs(&md, OUT, SBX, 0, 5, 4, 56, 17, 300, 0x8889, 20);
+	CHECK_EQ(R.n, 0);
+
+	/* The table holds ICMP_TUNNEL_PENDING requests, the oldest giving way:
+	 * with that many others after it a request is still compared, with one
+	 * more it is gone (whatever the hash key: eviction is by arrival). No data in them, so
+	 * that the volume stays quiet. */
+	for (int more = 0; more < 2; more++) {
+		mod_close(&md);
+		mod_open(&md, &detect_icmp_tunnel_module, &r);
+		reset();
+		echo_obs(&md, SBX, OUT, 8, 1, 1, 56, 0, 0, 0x1235, 0);
+		for (int i = 0; i < ICMP_TUNNEL_PENDING - 1 + more; i++)
+			echo_obs(&md, SBX, OUT, 8, 2, i, 56, 0, 0, 0x1237, 1000);
+		echo_obs(&md, OUT, SBX, 0, 1, 1, 56, 0, 0, 0x4321, 2000);
+		CHECK_EQ(R.n, more ? 0 : 1);
+		echo_obs(&md, OUT, SBX, 0, 2, more, 56, 0, 0, 0x4321, 2000);
+		CHECK_EQ(R.n, more ? 1 : 2); /* the newer ones are all there */
+	}
+
+	/* ping -s 1400 (17 bytes of data, then the count), ping -p, traceroute:
+	 * filler is not data, for size, entropy and volume alike */
+	reset();
+	for (int i = 0; i < 60; i++) {
+		echo_obs(&md, SBX, OUT, 8, 9, i, 1400, 17, 380, 0x9999 + 2 * (unsigned)i,
+			 (uint64_t)i * 200000u);
+		echo_obs(&md, OUT, SBX, 0, 9, i, 1400, 17, 380, 0x9999 + 2 * (unsigned)i,
+			 (uint64_t)i * 200000u + 100);
+	}
+	echo_obs(&md, SBX, OUT, 8, 10, 1, 1000, 32, 500, 0xaaab, 0);
+	echo_obs(&md, SBX, OUT, 8, 11, 1, 100, 31, 700, 0xbbbb, 0);
+	CHECK_EQ(R.n, 0);
+	/* data past the thresholds is still data */
+	echo_obs(&md, SBX, OUT, 8, 12, 1, 1400, 129, 380, 0xcccd, 0);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(R.a[0].detail, "echo payload of 129 bytes (more than 128)");
+	CHECK_STR(R.a[0].evidence, "request: 1400 bytes (129 of data, then filler), entropy 3.80");
+	echo_obs(&md, SBX, OUT, 8, 13, 1, 100, 32, 601, 0xdddd, 0);
+	CHECK_EQ(count("icmp_tunnel"), 2);
+	mod_close(&md);
+}
+
 static void test_icmp_tunnel(void)
 {
 	struct rules r;
@@ -1626,6 +1740,7 @@ int main(void)
 	test_domain_not_allowed();
 	test_proxy_denied();
 	test_icmp_tunnel();
+	test_icmp_tunnel_replies();
 	test_icmp_tunnel_bounded();
 	test_allowed_quiet();
 	test_rules_file();

@@ -351,6 +351,151 @@ static void test_echo(void)
 /* Every cut of an echo request: 1 byte gives the type, 2 the code, 6 the
  * id, 8 the sequence; below 8 it is malformed (short on the wire) or, when
  * the capture cut it, truncated; from 8 on the payload is what is left. */
+/* icmp_fill by its definition, slowly: each period's tail and the count's. */
+static size_t fill_ref(const uint8_t *p, size_t n)
+{
+	size_t best = n, s;
+
+	if (n < 2)
+		return 0;
+	for (s = n; s > 1 && p[s - 1] == (uint8_t)(p[s - 2] + 1); s--)
+		;
+	best = s;
+	for (size_t d = 1; d <= ICMP_FILL_PERIOD; d++) {
+		for (s = n; s > d && p[s - 1] == p[s - 1 - d]; s--)
+			;
+		if (s < best)
+			best = s;
+	}
+	return n - best >= ICMP_FILL_PERIOD ? n - best : 0;
+}
+
+/* The filler after an echo's data (icmp_fill) and what the parse makes of
+ * it: data length and entropy, and the payload digest a reply is compared
+ * with. Payloads as iputils ping, ping -p, Windows ping, traceroute and mtr
+ * send them, and tunnel data. */
+static void test_fill(void)
+{
+	static struct icmp_msg m;
+	struct bb b = {.n = 0};
+	uint8_t p[1400];
+	uint64_t d1;
+
+	/* iputils ping -s 1400: a 16-byte timeval, then bytes counting from 0x10 */
+	for (int i = 0; i < 1400; i++)
+		p[i] = (uint8_t)i;
+	memcpy(p, "\x5f\x35\x06\xa7\0\0\0\0\x9b\xc5\x0a\0\0\0\0\0", 16);
+	CHECK_EQ(icmp_fill(p, 1400), 1383);      /* data: the timeval and 0x10 */
+	CHECK_EQ(icmp_fill(p, 56), 39);          /* ping's default 56 bytes */
+	CHECK_EQ(icmp_fill(p, 48), 0);           /* a 31-byte count: too short */
+	CHECK_EQ(icmp_fill(p, 49), 32);
+	/* ping -p with a 16-byte pattern, after the timeval: the pattern is data */
+	for (int i = 16; i < 1000; i++)
+		p[i] = (uint8_t)("\x01\x23\x45\x67\x89\xab\xcd\xef\xfe\xdc\xba\x98\x76\x54\x32\x10"[i % 16]);
+	CHECK_EQ(icmp_fill(p, 1000), 1000 - 32);
+	/* Windows: "abcdefghijklmnopqrstuvw" repeated (period 23), no timestamp */
+	for (int i = 0; i < 1000; i++)
+		p[i] = (uint8_t)('a' + i % 23);
+	CHECK_EQ(icmp_fill(p, 1000), 1000 - 23);
+	CHECK_EQ(icmp_fill(p, 32), 0);           /* its default 32: counts 'a'..'w' then 9 */
+	/* a period of 32 is the longest; 33 is data */
+	for (int i = 0; i < 1000; i++)
+		p[i] = (uint8_t)(i % 32 * 7 + 1);
+	CHECK_EQ(icmp_fill(p, 1000), 1000 - 32);
+	for (int i = 0; i < 1000; i++)
+		p[i] = (uint8_t)(i % 33 * 7 + 1);
+	CHECK_EQ(icmp_fill(p, 1000), 0);
+	/* zeros (mtr): all but the first byte */
+	memset(p, 0, sizeof(p));
+	CHECK_EQ(icmp_fill(p, 1400), 1399);
+	CHECK_EQ(icmp_fill(p, 1), 0);
+	CHECK_EQ(icmp_fill(p, 0), 0);
+	/* data that ends in a short run is data */
+	for (int i = 0; i < 200; i++)
+		p[i] = (uint8_t)(i * 151 + (i >> 3) * 17 + 5);
+	CHECK_EQ(icmp_fill(p, 200), 0);
+	memset(p + 200, 0, 31);
+	CHECK_EQ(icmp_fill(p, 231), 0);
+	memset(p + 200, 0, 33);
+	CHECK_EQ(icmp_fill(p, 233), 32);         /* 200 of data, 1 zero, 32 repeating it */
+
+	/* against the definition: random data, then tails of every period up
+	 * to 40 (some cut short, some a count, some nested: a short period's
+	 * run inside a long one's) */
+	{
+		static uint8_t q[1600];
+		uint32_t x = 12345;
+		int bad = 0;
+
+		for (int k = 0; k < 3000; k++) {
+			size_t pre, n, per, inner;
+			x = x * 1103515245u + 12345u;
+			pre = (x >> 8) % 200;
+			x = x * 1103515245u + 12345u;
+			per = 1 + (x >> 8) % 40;
+			x = x * 1103515245u + 12345u;
+			n = pre + (x >> 8) % 1300;
+			for (size_t i = 0; i < n; i++) {
+				x = x * 1103515245u + 12345u;
+				q[i] = i < pre + per ? (uint8_t)(x >> 16) : q[i - per];
+			}
+			if (k % 5 == 1) /* a count */
+				for (size_t i = pre; i < n; i++)
+					q[i] = (uint8_t)(q[pre] + (i - pre));
+			if (k % 5 == 2 && n > pre + 100) { /* a run of zeros inside */
+				inner = pre + (n - pre) / 2;
+				memset(q + inner, 0, (n - inner) / 2);
+			}
+			if (k % 5 == 3) /* few byte values: long chance runs */
+				for (size_t i = 0; i < n; i++)
+					q[i] &= 1;
+			bad += icmp_fill(q, n) != fill_ref(q, n);
+		}
+		CHECK_EQ(bad, 0);
+	}
+
+	/* the parse: data length and its entropy, the digest */
+	for (int i = 0; i < 1400; i++)
+		p[i] = (uint8_t)i;
+	memcpy(p, "\x5f\x35\x06\xa7\0\0\0\0\x9b\xc5\x0a\0\0\0\0\0", 16);
+	icmp_hdr(&b, 8, 0, 0x12340001);
+	putn(&b, p, 1400);
+	CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
+	CHECK_EQ(m.payload_len, 1400);
+	CHECK_EQ(m.data_len, 17);
+	CHECK(m.entropy100 > 790);               /* the whole payload: nearly 8 bits */
+	CHECK(m.data_entropy100 < 400);
+	CHECK(m.digest != 0);
+	d1 = m.digest;
+	b.b[0] = 0; /* the reply: same payload, same digest */
+	CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
+	CHECK(m.digest == d1);
+	b.b[8 + 5] ^= 0x40; /* the timestamp: ping's send time, left out */
+	b.b[8 + 15] ^= 0x01;
+	CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
+	CHECK(m.digest == d1);
+	b.b[8 + 16] ^= 0x01; /* past it: another payload */
+	CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
+	CHECK(m.digest != d1);
+	b.b[8 + 16] ^= 0x01;
+	b.b[8 + 700] ^= 1; /* one byte of the payload changed */
+	CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
+	CHECK(m.digest != d1);
+	CHECK_EQ(m.data_len, 702);               /* the count starts again at 701 */
+	CHECK_EQ(icmp_parse(b.b, b.n - 1, 4, 0, &m), MOD_OK); /* one byte shorter */
+	CHECK(m.digest != d1);
+	CHECK_EQ(icmp_parse(b.b, b.n, 4, OBS_F_TRUNCATED, &m), MOD_TRUNCATED);
+	CHECK(m.digest == 0);                    /* a cut payload has none */
+	CHECK_EQ(m.data_len, 702);
+	/* errors carry no data */
+	b.n = 0;
+	icmp_hdr(&b, 3, 3, 0);
+	putn(&b, p, 28);
+	icmp_parse(b.b, b.n, 4, 0, &m);
+	CHECK_EQ(m.data_len, 0);
+	CHECK(m.digest == 0);
+}
+
 static void test_echo_truncation(void)
 {
 	static struct icmp_msg m;
@@ -871,6 +1016,7 @@ static void test_json(void)
 int main(void)
 {
 	test_echo();
+	test_fill();
 	test_echo_truncation();
 	test_unreach_v4();
 	test_quoted_echo();
