@@ -1,12 +1,16 @@
 #!/bin/bash
-# record6.sh [slow|opts] - record, in a lab of two namespaces joined by one
+# record6.sh [slow|opts|fuzz|frag] - record, in a lab of two namespaces joined by one
 # veth pair (prefix ${EW_LAB_NS:-ewf6}: ${NS}c fd53:6::10 and 10.56.6.10,
 # the client; ${NS}s fd53:6::53 and 10.56.6.53, a listener on port 53 that
 # logs what Linux delivered to its socket, listen6.py), the client's packets
 # from frag6_chain.py into ipv6_chain_cut.pcap here (R21-F3); with `slow`,
 # frag6_slow.py's into ipv6_slow.pcap (R21-F4); with `opts`, opts.py's IP
 # options and extension headers into ip_opts.pcap (R21-F5), the server also
-# answering HTTP on port 80 (http6.py, whose log is $OUT/http.txt). The
+# answering HTTP on port 80 (http6.py, whose log is $OUT/http.txt); with
+# `fuzz`, opts_fuzz.py's random options into ip_opts_fuzz.pcap, and the
+# names the listener got into ip_opts_fuzz.delivered here; with `frag`,
+# frag_fuzz.py's random fragments into frag_fuzz.pcap and
+# frag_fuzz.delivered. The
 # listener's log goes to $OUT/delivered.txt (default OUT
 # /tmp/${NS}-chain_cut, -slow, -opts) (FINDINGS.md). No router
 # solicitations, no routes beyond the link (ARP, neighbour discovery and
@@ -20,6 +24,8 @@ NAME=chain_cut SEND=frag6_chain.py
 [ "${1:-}" = opts ] && NAME=opts SEND="opts.py ${NS}c"
 PCAP=ipv6_$NAME.pcap
 [ "$NAME" = opts ] && PCAP=ip_opts.pcap
+[ "${1:-}" = fuzz ] && NAME=fuzz SEND=opts_fuzz.py PCAP=ip_opts_fuzz.pcap
+[ "${1:-}" = frag ] && NAME=frag SEND=frag_fuzz.py PCAP=frag_fuzz.pcap
 OUT=${OUT:-/tmp/${NS}-$NAME}
 P1= P2= P3=
 down() {
@@ -48,19 +54,22 @@ ip -n "${NS}s" addr add 10.56.6.53/24 dev "${NS}s"
 ip -n "${NS}c" link set "${NS}c" up
 ip -n "${NS}s" link set "${NS}s" up
 sleep 1
-timeout 90 ip netns exec "${NS}c" tcpdump -i "${NS}c" -s 0 -U -w "$DIR/$PCAP" \
+timeout 130 ip netns exec "${NS}c" tcpdump -i "${NS}c" -s 0 -U -w "$DIR/$PCAP" \
 	"not arp and not (icmp6 and ip6[40] >= 130 and ip6[40] <= 137)" 2>/dev/null &
 P1=$!
-ip netns exec "${NS}s" timeout 80 /usr/bin/python3 "$DIR/listen6.py" 70 "$OUT/delivered.txt" &
+ip netns exec "${NS}s" timeout 120 /usr/bin/python3 "$DIR/listen6.py" 110 "$OUT/delivered.txt" &
 P2=$!
 if [ "$NAME" = opts ]; then
-	ip netns exec "${NS}s" timeout 80 /usr/bin/python3 "$DIR/http6.py" 70 "$OUT/http.txt" &
+	ip netns exec "${NS}s" timeout 120 /usr/bin/python3 "$DIR/http6.py" 110 "$OUT/http.txt" &
 	P3=$!
 fi
 sleep 1
 # shellcheck disable=SC2086
-ip netns exec "${NS}c" timeout 60 /usr/bin/python3 "$DIR"/$SEND
+ip netns exec "${NS}c" timeout 100 /usr/bin/python3 "$DIR"/$SEND
 sleep 1
 kill $P1 $P2 $P3 2>/dev/null || true
 wait $P1 $P2 $P3 2>/dev/null || true
 P1= P2= P3=
+if [ "$NAME" = fuzz ] || [ "$NAME" = frag ]; then
+	awk '{print $3}' "$OUT/delivered.txt" | sort >"$DIR/${PCAP%.pcap}.delivered"
+fi
