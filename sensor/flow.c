@@ -33,10 +33,12 @@
  * TCP streams: the bytes of each direction are reassembled in order into a
  * lazily allocated buffer that grows geometrically up to stream_max.
  * Out-of-order data is copied straight into the buffer at its offset, and the
- * held ranges are tracked in a small sorted array (at most ooo_max ranges);
- * a byte already in order is never overwritten (the first copy wins); held
- * bytes give way to a segment in order and to one that starts lower, as
- * Linux's receiver takes them (stream_write). Offsets are serial-number differences from the
+ * held ranges are tracked in a small sorted array (at most ooo_max ranges),
+ * and the held segments themselves beside them (at most OOO_SEGS); a byte
+ * already in order is never overwritten (the first copy wins); held bytes
+ * give way to a segment in order, and among held segments each byte is
+ * that of the one that starts lowest, as Linux's receiver takes them
+ * (stream_write). Offsets are serial-number differences from the
  * ISN (int32), so sequence wraparound is invisible.
  *
  * Holes (flow.h, "Holes"): stream_skip() turns the hole in front of the next
@@ -521,19 +523,54 @@ static inline uint32_t stream_isn1(const struct flow_stream *st)
 	return st->isn - st->slid - st->urg_taken;
 }
 
+/*
+ * The held ranges' table (st->ooo) is one allocation: a header, the
+ * ooo_max ranges, then up to OOO_SEGS segment records. The ranges say
+ * which bytes are held; the records, the held segments as Linux's
+ * out-of-order queue keeps them (tcp_data_queue_ofo: a segment inside one
+ * held segment is dropped, one that covers held segments from their start
+ * or below replaces them, partial overlaps keep both), for who wins an
+ * overlap: the held segment that starts lowest, delivered first
+ * (stream_write). The header's start counts the records, its end is
+ * ooo_max.
+ */
+#define OOO_SEGS 32
+
 static uint64_t ooo_bytes(const struct flow_table *ft)
 {
-	return (uint64_t)ft->cfg.ooo_max * sizeof(struct flow_seg);
+	return ((uint64_t)ft->cfg.ooo_max + 1 + OOO_SEGS) * sizeof(struct flow_seg);
+}
+
+static struct flow_seg *ooo_hdr(const struct flow_stream *st)
+{
+	return st->ooo - 1;
+}
+
+static struct flow_seg *ooo_segs(const struct flow_stream *st)
+{
+	return st->ooo + ooo_hdr(st)->end;
 }
 
 static void ooo_free(struct flow_table *ft, struct flow_stream *st)
 {
 	if (st->ooo) {
-		free(st->ooo);
+		free(ooo_hdr(st));
 		ft->stats.stream_bytes -= ooo_bytes(ft);
 	}
 	st->ooo = NULL;
 	st->ooo_n = 0;
+}
+
+/* Move the records (bytes past len) down by d: a slide, an urgent byte. */
+static void ooo_segs_shift(struct flow_stream *st, uint32_t d)
+{
+	if (!st->ooo)
+		return;
+	struct flow_seg *g = ooo_segs(st);
+	for (uint32_t k = 0; k < ooo_hdr(st)->start; k++) {
+		g[k].start -= d;
+		g[k].end -= d;
+	}
 }
 
 /* The reuse list for buffers of cap bytes, or -1 when that size is not
@@ -743,36 +780,70 @@ static int stream_reserve(struct flow_table *ft, struct flow_stream *st, uint32_
 
 /*
  * Copy stream bytes [lo, hi) of an out-of-order segment from data (whose
- * byte 0 is at stream offset s0 <= lo). Where it overlaps held bytes, the
- * copy that starts lower wins, and at the same start the one that reaches
- * further (the newer when they end alike): Linux's out-of-order queue
- * (tcp_data_queue_ofo) keeps both copies and delivers the lower one first,
- * and replaces a held segment that a new one covers from its start. Held
- * ranges merge when they touch, so a range's start is that of the lowest
- * segment in it: a segment that starts inside a range loses to all of it,
- * where Linux would let it win over a later segment merged into it. An
- * in-order segment overwrites held bytes (stream_add). Bytes below len are
- * never passed in.
+ * byte 0 is at stream offset s0 <= lo, and which is [s0, hi) whole) as
+ * Linux's out-of-order queue takes it (tcp_data_queue_ofo, then
+ * tcp_ofo_queue delivering the held segments lowest start first): a
+ * segment inside one held segment is dropped; otherwise the held segments
+ * it covers from their start or below go (at the same start, one that
+ * reaches as far replaces the held one), and it is held beside the others.
+ * Each held byte then comes from the held segment that starts lowest over
+ * it. Where no record covers a held byte (the records were full), the
+ * start of its range stands in for it, as when the ranges alone decided.
+ * An in-order segment overwrites held bytes (stream_add). Bytes below len
+ * are never passed in. At most 2 (ooo_max + OOO_SEGS + 1) pieces, each
+ * weighed against every record.
  */
-static void stream_write(struct flow_stream *st, int64_t s0, const uint8_t *data,
-			 uint32_t lo, uint32_t hi)
+static void stream_write(struct flow_table *ft, struct flow_stream *st, int64_t s0,
+			 const uint8_t *data, uint32_t lo, uint32_t hi)
 {
-	uint32_t pos = lo;
+	struct flow_seg *g = ooo_segs(st);
+	uint32_t *ng = &ooo_hdr(st)->start, k, n = 0;
+	const uint32_t s = (uint32_t)s0;
 
-	for (uint32_t i = 0; i < st->ooo_n && pos < hi; i++) {
-		const struct flow_seg *r = &st->ooo[i];
-		if (r->end <= pos)
-			continue;
-		if (r->start >= hi)
-			break;
-		if ((int64_t)r->start > s0 || ((int64_t)r->start == s0 && r->end < hi))
-			continue; /* the new copy starts lower (or covers it): it wins */
-		if (r->start > pos)
-			memcpy(st->buf + pos, data + (pos - s0), r->start - pos);
-		pos = r->end;
+	for (k = 0; k < *ng; k++)
+		if (g[k].start <= s && g[k].end >= hi)
+			return; /* all its bytes are held: a duplicate */
+	for (k = 0; k < *ng; k++) /* the segments it covers from below */
+		if (!(g[k].start >= s && g[k].end <= hi))
+			g[n++] = g[k];
+	*ng = n;
+	if (n < OOO_SEGS)
+		g[(*ng)++] = (struct flow_seg){s, hi};
+
+	/* the pieces of [lo, hi) between every edge of a range or record */
+	uint32_t pos = lo;
+	while (pos < hi) {
+		uint32_t next = hi, key = s, held = 0;
+		for (uint32_t i = 0; i < st->ooo_n; i++) {
+			const struct flow_seg *r = &st->ooo[i];
+			if (r->start <= pos && pos < r->end) {
+				held = 1;
+				key = r->start; /* no record covers it: the range's start */
+				if (r->end < next)
+					next = r->end;
+			} else if (r->start > pos && r->start < next) {
+				next = r->start;
+			}
+		}
+		if (held) {
+			uint32_t best = UINT32_MAX;
+			for (k = 0; k < *ng; k++) {
+				if (g[k].start <= pos && pos < g[k].end) {
+					if (g[k].start < best)
+						best = g[k].start;
+					if (g[k].end < next)
+						next = g[k].end;
+				} else if (g[k].start > pos && g[k].start < next) {
+					next = g[k].start;
+				}
+			}
+			if (best != UINT32_MAX)
+				key = best;
+		}
+		if (!held || key == s)
+			memcpy(st->buf + pos, data + (pos - s0), next - pos);
+		pos = next;
 	}
-	if (pos < hi)
-		memcpy(st->buf + pos, data + (pos - s0), hi - pos);
 }
 
 /* Held ranges [*i, *j) overlap or touch [s, e]; returns the range count after
@@ -821,6 +892,14 @@ static void ooo_absorb(struct flow_stream *st)
 		memmove(&st->ooo[0], &st->ooo[k], (st->ooo_n - k) * sizeof(st->ooo[0]));
 		st->ooo_n -= k;
 	}
+	if (st->ooo) { /* the records of what is now in order go */
+		struct flow_seg *g = ooo_segs(st);
+		uint32_t *ng = &ooo_hdr(st)->start, n = 0;
+		for (k = 0; k < *ng; k++)
+			if (g[k].start >= st->len)
+				g[n++] = g[k];
+		*ng = n;
+	}
 }
 
 /*
@@ -849,6 +928,7 @@ static void stream_urg_take(struct flow_table *ft, struct flow_stream *st)
 		st->ooo[i].start--;
 		st->ooo[i].end--;
 	}
+	ooo_segs_shift(st, 1);
 	if (st->hole_start > u)
 		st->hole_start--;
 	if (st->resync > u)
@@ -971,6 +1051,7 @@ void flow_stream_slide(struct flow_stream *st)
 		st->ooo[i].start -= d;
 		st->ooo[i].end -= d;
 	}
+	ooo_segs_shift(st, d);
 	st->len -= d;
 	st->hole_start = st->hole_start > d ? st->hole_start - d : 0;
 	st->resync = st->resync > d ? st->resync - d : 0;
@@ -1245,11 +1326,13 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 			ft->stats.stream_cap_bytes += (uint64_t)(e - s);
 			return;
 		}
-		st->ooo = malloc(ooo_bytes(ft));
-		if (!st->ooo) {
+		struct flow_seg *t = malloc(ooo_bytes(ft));
+		if (!t) {
 			ft->stats.ooo_dropped++;
 			return;
 		}
+		t[0] = (struct flow_seg){0, ft->cfg.ooo_max}; /* no record yet */
+		st->ooo = t + 1;
 		ft->stats.stream_bytes += ooo_bytes(ft);
 		cache_trim(ft);
 	}
@@ -1260,7 +1343,7 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 	}
 	if (!differs && ooo_differs(st, s0, data, (uint32_t)s, (uint32_t)e))
 		ft->stats.inconsistent++;
-	stream_write(st, s0, data, (uint32_t)s, (uint32_t)e);
+	stream_write(ft, st, s0, data, (uint32_t)s, (uint32_t)e);
 	ooo_merge(st, (uint32_t)s, (uint32_t)e, i, j);
 }
 

@@ -231,7 +231,8 @@ struct flow_stream {
 	/* Held out-of-order data: the bytes are copied into buf at their offset
 	 * (beyond len); ooo[0..ooo_n) are the held byte ranges, sorted, disjoint
 	 * and not touching (adjacent segments merge into one range). At most
-	 * ooo_max ranges per direction. */
+	 * ooo_max ranges per direction; the held segments, for who wins an
+	 * overlap, follow them in the same allocation (flow.c, OOO_SEGS). */
 	struct flow_seg *ooo;
 	uint32_t ooo_n;
 	/* Skipped holes (see "Holes" above). */

@@ -1,5 +1,5 @@
 #!/bin/bash
-# record6.sh [slow|opts|fuzz|frag] - record, in a lab of two namespaces joined by one
+# record6.sh [slow|opts|fuzz|frag|tcp] - record, in a lab of two namespaces joined by one
 # veth pair (prefix ${EW_LAB_NS:-ewf6}: ${NS}c fd53:6::10 and 10.56.6.10,
 # the client; ${NS}s fd53:6::53 and 10.56.6.53, a listener on port 53 that
 # logs what Linux delivered to its socket, listen6.py), the client's packets
@@ -10,7 +10,9 @@
 # `fuzz`, opts_fuzz.py's random options into ip_opts_fuzz.pcap, and the
 # names the listener got into ip_opts_fuzz.delivered here; with `frag`,
 # frag_fuzz.py's random fragments into frag_fuzz.pcap and
-# frag_fuzz.delivered. The
+# frag_fuzz.delivered; with `tcp`, tcp_fuzz.py's random segments into
+# tcp_fuzz.pcap and the Host each connection's server read (tcp_sink.py)
+# into tcp_fuzz.delivered. The
 # listener's log goes to $OUT/delivered.txt (default OUT
 # /tmp/${NS}-chain_cut, -slow, -opts) (FINDINGS.md). No router
 # solicitations, no routes beyond the link (ARP, neighbour discovery and
@@ -26,6 +28,7 @@ PCAP=ipv6_$NAME.pcap
 [ "$NAME" = opts ] && PCAP=ip_opts.pcap
 [ "${1:-}" = fuzz ] && NAME=fuzz SEND=opts_fuzz.py PCAP=ip_opts_fuzz.pcap
 [ "${1:-}" = frag ] && NAME=frag SEND=frag_fuzz.py PCAP=frag_fuzz.pcap
+[ "${1:-}" = tcp ] && NAME=tcp SEND="tcp_fuzz.py ${NS}c" PCAP=tcp_fuzz.pcap
 OUT=${OUT:-/tmp/${NS}-$NAME}
 P1= P2= P3=
 down() {
@@ -51,6 +54,10 @@ ip -n "${NS}c" addr add fd53:6::10/64 dev "${NS}c" nodad
 ip -n "${NS}s" addr add fd53:6::53/64 dev "${NS}s" nodad
 ip -n "${NS}c" addr add 10.56.6.10/24 dev "${NS}c"
 ip -n "${NS}s" addr add 10.56.6.53/24 dev "${NS}s"
+# tcp_fuzz.py sends from 10.56.6.11, which no kernel owns (none resets its
+# connections): the server reaches it at the client's address
+ip -n "${NS}s" neigh replace 10.56.6.11 lladdr \
+	"$(ip netns exec "${NS}c" cat "/sys/class/net/${NS}c/address")" dev "${NS}s" nud permanent
 ip -n "${NS}c" link set "${NS}c" up
 ip -n "${NS}s" link set "${NS}s" up
 sleep 1
@@ -63,6 +70,10 @@ if [ "$NAME" = opts ]; then
 	ip netns exec "${NS}s" timeout 120 /usr/bin/python3 "$DIR/http6.py" 110 "$OUT/http.txt" &
 	P3=$!
 fi
+if [ "$NAME" = tcp ]; then
+	ip netns exec "${NS}s" timeout 120 /usr/bin/python3 "$DIR/tcp_sink.py" 110 "$OUT/hosts.txt" &
+	P3=$!
+fi
 sleep 1
 # shellcheck disable=SC2086
 ip netns exec "${NS}c" timeout 100 /usr/bin/python3 "$DIR"/$SEND
@@ -70,6 +81,8 @@ sleep 1
 kill $P1 $P2 $P3 2>/dev/null || true
 wait $P1 $P2 $P3 2>/dev/null || true
 P1= P2= P3=
-if [ "$NAME" = fuzz ] || [ "$NAME" = frag ]; then
+if [ "$NAME" = tcp ]; then
+	sort -n "$OUT/hosts.txt" >"$DIR/tcp_fuzz.delivered"
+elif [ "$NAME" = fuzz ] || [ "$NAME" = frag ]; then
 	awk '{print $3}' "$OUT/delivered.txt" | sort >"$DIR/${PCAP%.pcap}.delivered"
 fi

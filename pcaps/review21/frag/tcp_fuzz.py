@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""tcp_fuzz.py IFACE - random TCP segment layouts, for a differential test
+of the flow table's reassembly against the Linux kernel (scapy;
+/usr/bin/python3 for scapy). From 10.56.6.11 on IFACE (an address no
+kernel owns, so none resets the connection; record6.sh gives the server a
+neighbour entry for it) to the server's port 80 (tcp_sink.py, which logs
+the Host of the request head it read): one connection per case, the head
+"GET /c<case> HTTP/1.1 / Host: h<case>-<tag>.fuzz.example" in three
+versions that differ only in the 10-byte tag, sent as 2-7 random segments
+of random versions (any offset and length, overlaps, duplicates, any
+order), then the whole head cut at 1-5 random places into pieces of
+random versions sent in random order (which fills what is still
+missing), then a RST. Whatever Host the server read, the sensor must
+read (tcp_fuzz.delivered). 150 cases, seeded: the same bytes each run."""
+import random, sys, time
+from scapy.all import IP, TCP, Ether, conf, get_if_hwaddr, sendp, srp1
+
+conf.verb = 0
+SRC, SERVER, PORT = "10.56.6.11", "10.56.6.53", 80
+N = 150
+TAGS = [b"aaaaaaaaaa", b"bbbbbbbbbb", b"cccccccccc"]
+
+
+def main():
+    iface = sys.argv[1]
+    r = random.Random(1066)
+    smac = get_if_hwaddr(iface)
+    for i in range(N):
+        heads = [b"GET /c%03d HTTP/1.1\r\nHost: h%03d-%s.fuzz.example\r\n\r\n" % (i, i, t) for t in TAGS]
+        n = len(heads[0])
+        sport, isn = 20000 + i, r.randrange(2**31)
+        ip = IP(src=SRC, dst=SERVER)
+        sa = srp1(Ether(src=smac) / ip / TCP(sport=sport, dport=PORT, flags="S", seq=isn,
+                                             options=[("MSS", 1460)]), iface=iface, timeout=3)
+        if sa is None or not sa.haslayer(TCP):
+            continue
+        eth = Ether(src=smac, dst=sa[Ether].src)
+        base, ack = isn + 1, sa[TCP].seq + 1
+        segs = [eth / ip / TCP(sport=sport, dport=PORT, flags="A", seq=base, ack=ack)]
+        for _ in range(r.randrange(2, 8)):
+            off = r.randrange(0, n)
+            ln = r.randrange(1, min(24, n - off) + 1)
+            v = r.randrange(3)
+            segs.append(eth / ip / TCP(sport=sport, dport=PORT, flags="PA", seq=base + off, ack=ack) /
+                        heads[v][off:off + ln])
+        # then the whole head, cut at random places, of random versions, in
+        # random order: what is still missing is filled
+        cuts = sorted(r.sample(range(1, n), r.randrange(1, 6)))
+        pieces = list(zip([0] + cuts, cuts + [n]))
+        r.shuffle(pieces)
+        for lo, hi in pieces:
+            segs.append(eth / ip / TCP(sport=sport, dport=PORT, flags="PA", seq=base + lo, ack=ack) /
+                        heads[r.randrange(3)][lo:hi])
+        sendp(segs, iface=iface, inter=0.004)
+        time.sleep(0.15)
+        sendp(eth / ip / TCP(sport=sport, dport=PORT, flags="R", seq=base + n), iface=iface)
+        time.sleep(0.05)
+
+
+if __name__ == "__main__":
+    main()
