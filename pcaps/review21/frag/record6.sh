@@ -11,7 +11,7 @@
 # names the listener got into ip_opts_fuzz.delivered here; with `frag`,
 # frag_fuzz.py's random fragments into frag_fuzz.pcap and
 # frag_fuzz.delivered; with `tcp`, tcp_fuzz.py's random segments into
-# tcp_fuzz.pcap and the Host each connection's server read (tcp_sink.py)
+# tcp_fuzz.pcap.gz and the Host each connection's server read (tcp_sink.py)
 # into tcp_fuzz.delivered. The
 # listener's log goes to $OUT/delivered.txt (default OUT
 # /tmp/${NS}-chain_cut, -slow, -opts) (FINDINGS.md). No router
@@ -83,6 +83,7 @@ wait $P1 $P2 $P3 2>/dev/null || true
 P1= P2= P3=
 if [ "$NAME" = tcp ]; then
 	sort -n "$OUT/hosts.txt" >"$DIR/tcp_fuzz.delivered"
+	gzip -9f "$DIR/tcp_fuzz.pcap" # 250 KB plain
 elif [ "$NAME" = fuzz ] || [ "$NAME" = frag ]; then
 	awk '{print $3}' "$OUT/delivered.txt" | sort >"$DIR/${PCAP%.pcap}.delivered"
 fi
