@@ -1744,7 +1744,7 @@ static int udp_csum_drop(struct flow_table *ft, const struct pkt *p)
 	if (r < 0 && s->bad < UINT32_MAX)
 		s->bad++;
 	/* garbage is right by chance one time in 65,536: two such among the
-	 * first 34 datagrams of a rewritten capture, one time in ~8 million */
+	 * first 34 datagrams of a rewritten capture, once in ~7.7 million */
 	if (s->ok >= 2 && (uint64_t)s->bad <= (uint64_t)s->ok * FLOW_UDP_CSUM_RATIO)
 		s->settled = 1;
 	return 0;

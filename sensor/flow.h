@@ -153,8 +153,8 @@
  * its own; nor can a sender, since a decoy's source address is the
  * sender's to choose (an address never seen before has no verdict). The
  * verdict is per capture source (pkt.iface, FLOW_UDP_CSUM_SOURCES of them,
- * modulo), which is what decides whether checksums were computed when the
- * capture saw them: once two of its UDP datagrams had checksums their
+ * modulo), since where a capture was taken is what decides whether the
+ * checksums in it were computed: once two of its UDP datagrams had checksums their
  * sender's stack wrote (right, or offload's partial sum exactly: a capture
  * on the sending host, a veth or a container bridge shows the partial sum
  * on every datagram its stack sent, never anything else) and no more than
@@ -162,8 +162,9 @@
  * is settled for good, and a datagram with a wrong checksum is handed on
  * without payload: no analyzer reads it, no event, the policy still judges
  * it (it went out), flows.udp_bad_checksum. A rewritten capture (garbage
- * everywhere, right by chance one time in 65,536) never settles: its
- * datagrams count as before. Not counted either way: a datagram cut by
+ * everywhere, right by chance one time in 65,536) does not settle (two
+ * chance hits among its first 34 datagrams: about once in 7.7 million
+ * captures): its datagrams count as before. Not counted either way: a datagram cut by
  * the capture, one with no payload, IPv4's 0, and one longer than an
  * Ethernet frame holds (1480 bytes of UDP: the sending host's UDP GSO not
  * yet cut, or the capturing host's GRO) that is not a reassembled one.
