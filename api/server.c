@@ -993,7 +993,8 @@ static enum MHD_Result h_metrics(struct req *r)
 		    "the connecting stack would drop); TCP urgent bytes taken out, data "
 		    "segments without ACK ignored, SYNs whose data was not taken, "
 		    "segments with bad checksums ignored (bad_checksum), segments "
-		    "differing from the bytes held (inconsistent).");
+		    "differing from the bytes held (inconsistent), UDP datagrams with "
+		    "bad checksums not read (udp_bad_checksum).");
 	json_object_foreach(g, key, v)
 		if (strcmp(key, "active") && json_is_integer(v))
 			prom_sample(m, "egresswatch_flows_total", "result", key, NULL, NULL,

@@ -142,6 +142,38 @@
  * capturing host's GRO leaves it on the segments it coalesces, so a decoy
  * that carries it is left to flows.inconsistent.
  *
+ * UDP checksums. Linux's UDP stack drops a datagram whose checksum (or IPv4
+ * header checksum) is wrong, and over IPv6 one whose checksum is 0 (udp6
+ * takes none but on configured tunnel sockets; over IPv4 0 means none and
+ * is taken), so a DNS query sent so never reaches the resolver while the
+ * sensor read it: decoys that dilute dns_tunnel's per-domain features, or
+ * raise metadata_probe and dns_rebind on names no resolver ever saw
+ * (pcaps/review21/udp/FINDINGS.md). A direction cannot settle here: a DNS
+ * client sends one datagram per source port, so each query is a flow of
+ * its own; nor can a sender, since a decoy's source address is the
+ * sender's to choose (an address never seen before has no verdict). The
+ * verdict is per capture source (pkt.iface, FLOW_UDP_CSUM_SOURCES of them,
+ * modulo), since where a capture was taken is what decides whether the
+ * checksums in it were computed: once two of its UDP datagrams had checksums their
+ * sender's stack wrote (right, or offload's partial sum exactly: a capture
+ * on the sending host, a veth or a container bridge shows the partial sum
+ * on every datagram its stack sent, never anything else) and no more than
+ * FLOW_UDP_CSUM_RATIO wrong ones per such datagram came before, the source
+ * is settled for good, and a datagram with a wrong checksum is handed on
+ * without payload: no analyzer reads it, no event, the policy still judges
+ * it (it went out), flows.udp_bad_checksum. A rewritten capture (garbage
+ * everywhere, right by chance one time in 65,536) does not settle (two
+ * chance hits among its first 34 datagrams: about once in 7.7 million
+ * captures): its datagrams count as before. Not counted either way: a datagram cut by
+ * the capture, one with no payload, IPv4's 0, and one longer than an
+ * Ethernet frame holds (1480 bytes of UDP: the sending host's UDP GSO not
+ * yet cut, or the capturing host's GRO) that is not a reassembled one.
+ * The ratio, not two right ones in a row as for TCP, since a sender that
+ * puts a decoy between every two real datagrams keeps any row from
+ * forming; it makes a sender that wants the source unsettled send more
+ * than FLOW_UDP_CSUM_RATIO decoys for each datagram any host's stack
+ * sends, from the capture's start.
+ *
  * Differing copies. Bytes that arrive for a range already held (in order,
  * or out of order) and differ from it are a sender saying two things; the
  * receiver took one (a decoy with a bad checksum, a short TTL, an old
@@ -215,6 +247,12 @@ struct flow_seg {
 
 /* Segments remembered per direction to compare copies with (memo). */
 #define FLOW_SEG_MEMO 2
+
+/* "UDP checksums": capture sources with a verdict of their own (pkt.iface
+ * modulo this), and the wrong checksums per right one a source may have
+ * shown before it settles. */
+#define FLOW_UDP_CSUM_SOURCES 16
+#define FLOW_UDP_CSUM_RATIO 16
 
 struct flow_stream {
 	uint8_t *buf;      /* bytes [0, len), zeros in skipped holes; NULL until data arrives */
@@ -377,6 +415,9 @@ struct flow_stats {
 				    * in a direction whose checksums are right ("Checksums") */
 	uint64_t rx_drop;          /* TCP segments ignored: IPv6 options Linux's receiver
 				    * refuses (PKT_RX_DROP) */
+	uint64_t udp_bad_checksum; /* UDP datagrams whose payload no analyzer read: a wrong
+				    * IP or UDP checksum from a capture source whose
+				    * checksums are computed ("Checksums") */
 };
 
 struct flow_table;

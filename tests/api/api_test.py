@@ -499,6 +499,10 @@ def test_stats_metrics(port, db, alerts):
     check("stats fragments", set(s.get("fragments", {})) == frag_keys and
           all(s["fragments"][k] == table["fragments." + k] for k in frag_keys),
           str(s.get("fragments")))
+    flow_keys = {"udp_bad_checksum", "bad_checksum", "rx_drop", "inconsistent"}
+    check("stats flows", all(k in s.get("flows", {}) and
+                             s["flows"][k] == table["flows." + k] for k in flow_keys),
+          str(s.get("flows")))
     by_class = {c: sum(1 for a in alerts if a["class"] == c) for c in CLASSES}
     by_sev = {v: sum(1 for a in alerts if a["severity"] == v) for v in SEVERITIES}
     check("stats alerts by class", s["alerts"]["by_class"] == by_class, str(s["alerts"]))
