@@ -531,21 +531,34 @@ static inline uint32_t stream_isn1(const struct flow_stream *st)
 }
 
 /*
- * The held ranges' table (st->ooo) is one allocation: a header, the
- * ooo_max ranges, then up to OOO_SEGS segment records. The ranges say
- * which bytes are held; the records, the held segments as Linux's
- * out-of-order queue keeps them (tcp_data_queue_ofo: a segment inside one
- * held segment is dropped, one that covers held segments from their start
- * or below replaces them, partial overlaps keep both), for who wins an
- * overlap: the held segment that starts lowest, delivered first
- * (stream_write). The header's start counts the records, its end is
- * ooo_max.
+ * The held ranges' table (st->ooo) is one allocation: a header (its end is
+ * ooo_max), the ooo_max ranges, then the held segments, up to OOO_SEGS, as
+ * Linux's out-of-order queue keeps them: a red-black tree by start whose
+ * shape is the kernel's own (lib/rbtree.c), because where a segment lands
+ * depends on it (tcp_data_queue_ofo, below). The ranges say which bytes
+ * are held; the segments, who wins an overlap: the held segment that
+ * starts lowest, delivered first (stream_write).
  */
 #define OOO_SEGS 32
+#define OOO_NIL 0xff
+
+struct ooo_node {
+	uint32_t start, end; /* stream offsets, as held (coalesced) */
+	uint8_t l, r, p;     /* tree links, OOO_NIL for none */
+	uint8_t red;
+};
+
+struct ooo_tree {
+	uint32_t used; /* bit k: node k holds a segment */
+	uint8_t root;
+	struct ooo_node n[OOO_SEGS];
+};
+
+_Static_assert(OOO_SEGS <= 32 && OOO_SEGS < OOO_NIL, "OOO_SEGS: a bit of used and an index each");
 
 static uint64_t ooo_bytes(const struct flow_table *ft)
 {
-	return ((uint64_t)ft->cfg.ooo_max + 1 + OOO_SEGS) * sizeof(struct flow_seg);
+	return ((uint64_t)ft->cfg.ooo_max + 1) * sizeof(struct flow_seg) + sizeof(struct ooo_tree);
 }
 
 static struct flow_seg *ooo_hdr(const struct flow_stream *st)
@@ -553,9 +566,9 @@ static struct flow_seg *ooo_hdr(const struct flow_stream *st)
 	return st->ooo - 1;
 }
 
-static struct flow_seg *ooo_segs(const struct flow_stream *st)
+static struct ooo_tree *ooo_tree(const struct flow_stream *st)
 {
-	return st->ooo + ooo_hdr(st)->end;
+	return (struct ooo_tree *)(void *)(st->ooo + ooo_hdr(st)->end);
 }
 
 static void ooo_free(struct flow_table *ft, struct flow_stream *st)
@@ -568,16 +581,364 @@ static void ooo_free(struct flow_table *ft, struct flow_stream *st)
 	st->ooo_n = 0;
 }
 
-/* Move the records (bytes past len) down by d: a slide, an urgent byte. */
+/* Move the held segments (bytes past len) down by d: a slide, an urgent
+ * byte. */
 static void ooo_segs_shift(struct flow_stream *st, uint32_t d)
 {
 	if (!st->ooo)
 		return;
-	struct flow_seg *g = ooo_segs(st);
-	for (uint32_t k = 0; k < ooo_hdr(st)->start; k++) {
-		g[k].start -= d;
-		g[k].end -= d;
+	struct ooo_tree *t = ooo_tree(st);
+	for (uint32_t k = 0; k < OOO_SEGS; k++)
+		if (t->used & (1u << k)) {
+			t->n[k].start -= d;
+			t->n[k].end -= d;
+		}
+}
+
+/* ---- the held segments' tree: lib/rbtree.c's insert and erase, on indices */
+
+static void rb_change_child(struct ooo_tree *t, uint8_t old, uint8_t nw, uint8_t parent)
+{
+	if (parent == OOO_NIL)
+		t->root = nw;
+	else if (t->n[parent].l == old)
+		t->n[parent].l = nw;
+	else
+		t->n[parent].r = nw;
+}
+
+/* nw takes old's parent and colour; old becomes nw's child, of colour red */
+static void rb_rotate_set_parents(struct ooo_tree *t, uint8_t old, uint8_t nw, int red)
+{
+	uint8_t parent = t->n[old].p;
+
+	t->n[nw].p = parent;
+	t->n[nw].red = t->n[old].red;
+	t->n[old].p = nw;
+	t->n[old].red = (uint8_t)red;
+	rb_change_child(t, old, nw, parent);
+}
+
+static void rb_set_black_child(struct ooo_tree *t, uint8_t k, uint8_t parent)
+{
+	if (k != OOO_NIL) {
+		t->n[k].p = parent;
+		t->n[k].red = 0;
 	}
+}
+
+static int rb_red(const struct ooo_tree *t, uint8_t k)
+{
+	return k != OOO_NIL && t->n[k].red;
+}
+
+/* __rb_insert: node k, just linked as a leaf (red), rebalanced. */
+static void rb_insert_color(struct ooo_tree *t, uint8_t k)
+{
+	uint8_t parent = t->n[k].p, g, u;
+
+	for (;;) {
+		if (parent == OOO_NIL) {
+			t->n[k].red = 0;
+			return;
+		}
+		if (!t->n[parent].red)
+			return;
+		g = t->n[parent].p;
+		int left = t->n[g].r != parent; /* parent is g's left child */
+		u = left ? t->n[g].r : t->n[g].l;
+		if (rb_red(t, u)) { /* uncle red: colour flips, up two levels */
+			t->n[u].red = 0;
+			t->n[parent].red = 0;
+			k = g;
+			parent = t->n[k].p;
+			t->n[k].red = 1;
+			continue;
+		}
+		uint8_t tmp = left ? t->n[parent].r : t->n[parent].l;
+		if (k == tmp) { /* rotate at parent */
+			tmp = left ? t->n[k].l : t->n[k].r;
+			if (left) {
+				t->n[parent].r = tmp;
+				t->n[k].l = parent;
+			} else {
+				t->n[parent].l = tmp;
+				t->n[k].r = parent;
+			}
+			rb_set_black_child(t, tmp, parent);
+			t->n[parent].p = k;
+			t->n[parent].red = 1;
+			parent = k;
+			tmp = left ? t->n[k].r : t->n[k].l;
+		}
+		/* rotate at g */
+		if (left) {
+			t->n[g].l = tmp;
+			t->n[parent].r = g;
+		} else {
+			t->n[g].r = tmp;
+			t->n[parent].l = g;
+		}
+		rb_set_black_child(t, tmp, g);
+		rb_rotate_set_parents(t, g, parent, 1);
+		return;
+	}
+}
+
+/* ____rb_erase_color: the paths through parent lack one black node. */
+static void rb_erase_color(struct ooo_tree *t, uint8_t parent)
+{
+	uint8_t k = OOO_NIL, sib, a, b;
+
+	for (;;) {
+		int left = t->n[parent].r != k; /* k is parent's left child */
+		sib = left ? t->n[parent].r : t->n[parent].l;
+		if (t->n[sib].red) { /* rotate at parent */
+			a = left ? t->n[sib].l : t->n[sib].r;
+			if (left) {
+				t->n[parent].r = a;
+				t->n[sib].l = parent;
+			} else {
+				t->n[parent].l = a;
+				t->n[sib].r = parent;
+			}
+			rb_set_black_child(t, a, parent);
+			rb_rotate_set_parents(t, parent, sib, 1);
+			sib = a;
+		}
+		a = left ? t->n[sib].r : t->n[sib].l;
+		if (!rb_red(t, a)) {
+			b = left ? t->n[sib].l : t->n[sib].r;
+			if (!rb_red(t, b)) { /* sibling colour flip */
+				t->n[sib].red = 1;
+				if (t->n[parent].red) {
+					t->n[parent].red = 0;
+				} else {
+					k = parent;
+					parent = t->n[k].p;
+					if (parent != OOO_NIL)
+						continue;
+				}
+				return;
+			}
+			/* rotate at sibling */
+			a = left ? t->n[b].r : t->n[b].l;
+			if (left) {
+				t->n[sib].l = a;
+				t->n[b].r = sib;
+				t->n[parent].r = b;
+			} else {
+				t->n[sib].r = a;
+				t->n[b].l = sib;
+				t->n[parent].l = b;
+			}
+			rb_set_black_child(t, a, sib);
+			a = sib;
+			sib = b;
+		}
+		/* rotate at parent, colour flips */
+		b = left ? t->n[sib].l : t->n[sib].r;
+		if (left) {
+			t->n[parent].r = b;
+			t->n[sib].l = parent;
+		} else {
+			t->n[parent].l = b;
+			t->n[sib].r = parent;
+		}
+		rb_set_black_child(t, a, sib);
+		if (b != OOO_NIL)
+			t->n[b].p = parent;
+		rb_rotate_set_parents(t, parent, sib, 0);
+		return;
+	}
+}
+
+/* rb_erase: node k leaves the tree (relinked, never copied: the indices
+ * of the others stay), and its slot is free. */
+static void rb_erase(struct ooo_tree *t, uint8_t k)
+{
+	struct ooo_node *x = &t->n[k];
+	uint8_t child = x->r, tmp = x->l, parent, rebalance = OOO_NIL;
+
+	if (tmp == OOO_NIL) {
+		parent = x->p;
+		rb_change_child(t, k, child, parent);
+		if (child != OOO_NIL) {
+			t->n[child].p = parent;
+			t->n[child].red = x->red;
+		} else if (!x->red) {
+			rebalance = parent;
+		}
+	} else if (child == OOO_NIL) {
+		t->n[tmp].p = x->p;
+		t->n[tmp].red = x->red;
+		rb_change_child(t, k, tmp, x->p);
+	} else {
+		uint8_t succ = child, child2;
+		tmp = t->n[child].l;
+		if (tmp == OOO_NIL) { /* the successor is the right child */
+			parent = succ;
+			child2 = t->n[succ].r;
+		} else { /* the leftmost under the right child */
+			do {
+				parent = succ;
+				succ = tmp;
+				tmp = t->n[tmp].l;
+			} while (tmp != OOO_NIL);
+			child2 = t->n[succ].r;
+			t->n[parent].l = child2;
+			t->n[succ].r = child;
+			t->n[child].p = succ;
+		}
+		tmp = x->l;
+		t->n[succ].l = tmp;
+		t->n[tmp].p = succ;
+		rb_change_child(t, k, succ, x->p);
+		if (child2 != OOO_NIL)
+			rb_set_black_child(t, child2, parent);
+		else if (!t->n[succ].red)
+			rebalance = parent;
+		t->n[succ].p = x->p;
+		t->n[succ].red = x->red;
+	}
+	t->used &= ~(1u << k);
+	if (rebalance != OOO_NIL)
+		rb_erase_color(t, rebalance);
+}
+
+static uint8_t rb_first(const struct ooo_tree *t)
+{
+	uint8_t k = t->root;
+
+	while (k != OOO_NIL && t->n[k].l != OOO_NIL)
+		k = t->n[k].l;
+	return k;
+}
+
+static uint8_t rb_last(const struct ooo_tree *t)
+{
+	uint8_t k = t->root;
+
+	while (k != OOO_NIL && t->n[k].r != OOO_NIL)
+		k = t->n[k].r;
+	return k;
+}
+
+static uint8_t rb_next(const struct ooo_tree *t, uint8_t k)
+{
+	if (t->n[k].r != OOO_NIL) {
+		k = t->n[k].r;
+		while (t->n[k].l != OOO_NIL)
+			k = t->n[k].l;
+		return k;
+	}
+	while (t->n[k].p != OOO_NIL && t->n[t->n[k].p].r == k)
+		k = t->n[k].p;
+	return t->n[k].p;
+}
+
+/* Held segments after k that k covers to their end go (merge_right). */
+static void ooo_merge_right(struct ooo_tree *t, uint8_t k)
+{
+	uint8_t m;
+
+	while ((m = rb_next(t, k)) != OOO_NIL && t->n[k].end > t->n[m].start &&
+	       t->n[k].end >= t->n[m].end)
+		rb_erase(t, m);
+}
+
+/* A new node [s, e) as a child of parent (OOO_NIL: the root), on its right
+ * or left; OOO_NIL when every slot is taken. */
+static uint8_t ooo_link(struct ooo_tree *t, uint32_t s, uint32_t e, uint8_t parent, int right)
+{
+	if (t->used == (OOO_SEGS == 32 ? UINT32_MAX : (1u << OOO_SEGS) - 1u))
+		return OOO_NIL;
+	uint8_t k = (uint8_t)__builtin_ctz(~t->used);
+	t->used |= 1u << k;
+	t->n[k] = (struct ooo_node){s, e, OOO_NIL, OOO_NIL, parent, 1};
+	if (parent == OOO_NIL)
+		t->root = k;
+	else if (right)
+		t->n[parent].r = k;
+	else
+		t->n[parent].l = k;
+	rb_insert_color(t, k);
+	return k;
+}
+
+/*
+ * Hold the out-of-order segment [s, e) as tcp_data_queue_ofo does. The
+ * last held segment first: one that starts where it ends is appended to it
+ * (coalesced: one segment now, of the last one's start), one past it goes
+ * after it. Else down the tree from its root, as a search for s: one
+ * inside a segment it meets is dropped (0), one of the same start that
+ * reaches further replaces it, one that starts where a segment it meets
+ * ends is appended to that one; else it is linked where the search ends.
+ * A segment now in the tree drops those after it that it covers to their
+ * end. Only the segments the search meets are weighed, so the shape of the
+ * tree decides, and it is the kernel's. Returns 1 with *key the start of
+ * the segment whose bytes these now are (s, or the start of the one it
+ * was appended to), or 0 when it is dropped. With every slot taken, it is
+ * held without a node (1, *key s).
+ */
+static int ooo_hold(struct ooo_tree *t, uint32_t s, uint32_t e, uint32_t *key)
+{
+	uint8_t k = rb_last(t), parent = OOO_NIL;
+	int right = 0;
+
+	*key = s;
+	if (k != OOO_NIL) {
+		struct ooo_node *x = &t->n[k];
+		if (s == x->end) {
+			x->end = e;
+			*key = x->start;
+			return 1;
+		}
+		if (s > x->end) {
+			ooo_link(t, s, e, k, 1);
+			return 1;
+		}
+	}
+	for (k = t->root; k != OOO_NIL;) {
+		struct ooo_node *x = &t->n[k];
+		parent = k;
+		if (s < x->start) {
+			k = x->l;
+			right = 0;
+			continue;
+		}
+		if (s < x->end) {
+			if (e <= x->end)
+				return 0; /* all its bytes are held */
+			if (s == x->start) { /* it replaces x */
+				x->end = e;
+				ooo_merge_right(t, k);
+				return 1;
+			}
+		} else if (s == x->end) {
+			x->end = e;
+			*key = x->start;
+			return 1;
+		}
+		k = x->r;
+		right = 1;
+	}
+	k = ooo_link(t, s, e, parent, right);
+	if (k != OOO_NIL)
+		ooo_merge_right(t, k);
+	return 1;
+}
+
+/* The held segments of what is now in order go, lowest start first, as
+ * tcp_ofo_queue takes them out of the tree. */
+static void ooo_delivered(struct flow_stream *st)
+{
+	if (!st->ooo)
+		return;
+	struct ooo_tree *t = ooo_tree(st);
+	uint8_t k;
+	while ((k = rb_first(t)) != OOO_NIL && t->n[k].start < st->len)
+		rb_erase(t, k);
 }
 
 /* The reuse list for buffers of cap bytes, or -1 when that size is not
@@ -788,34 +1149,24 @@ static int stream_reserve(struct flow_table *ft, struct flow_stream *st, uint32_
 /*
  * Copy stream bytes [lo, hi) of an out-of-order segment from data (whose
  * byte 0 is at stream offset s0 <= lo, and which is [s0, hi) whole) as
- * Linux's out-of-order queue takes it (tcp_data_queue_ofo, then
- * tcp_ofo_queue delivering the held segments lowest start first): a
- * segment inside one held segment is dropped; otherwise the held segments
- * it covers from their start or below go (at the same start, one that
- * reaches as far replaces the held one), and it is held beside the others.
- * Each held byte then comes from the held segment that starts lowest over
- * it. Where no record covers a held byte (the records were full), the
- * start of its range stands in for it, as when the ranges alone decided.
- * An in-order segment overwrites held bytes (stream_add). Bytes below len
- * are never passed in. At most 2 (ooo_max + OOO_SEGS + 1) pieces, each
- * weighed against every record.
+ * Linux's out-of-order queue takes it (ooo_hold, then tcp_ofo_queue
+ * delivering the held segments lowest start first): each held byte comes
+ * from the held segment that starts lowest over it, and the bytes of a
+ * segment appended to a held one count as that one's. Where no held
+ * segment covers a held byte (all OOO_SEGS were taken), the start of its
+ * range stands in for it, as when the ranges alone decided. An in-order
+ * segment overwrites held bytes (stream_add). Bytes below len are never
+ * passed in. At most 2 (ooo_max + OOO_SEGS + 1) pieces, each weighed
+ * against every held segment.
  */
 static void stream_write(struct flow_table *ft, struct flow_stream *st, int64_t s0,
 			 const uint8_t *data, uint32_t lo, uint32_t hi)
 {
-	struct flow_seg *g = ooo_segs(st);
-	uint32_t *ng = &ooo_hdr(st)->start, k, n = 0;
-	const uint32_t s = (uint32_t)s0;
+	struct ooo_tree *t = ooo_tree(st);
+	uint32_t s;
 
-	for (k = 0; k < *ng; k++)
-		if (g[k].start <= s && g[k].end >= hi)
-			return; /* all its bytes are held: a duplicate */
-	for (k = 0; k < *ng; k++) /* the segments it covers from below */
-		if (!(g[k].start >= s && g[k].end <= hi))
-			g[n++] = g[k];
-	*ng = n;
-	if (n < OOO_SEGS)
-		g[(*ng)++] = (struct flow_seg){s, hi};
+	if (!ooo_hold(t, (uint32_t)s0, hi, &s))
+		return; /* all its bytes are held: a duplicate */
 
 	/* the pieces of [lo, hi) between every edge of a range or record */
 	uint32_t pos = lo;
@@ -834,14 +1185,17 @@ static void stream_write(struct flow_table *ft, struct flow_stream *st, int64_t 
 		}
 		if (held) {
 			uint32_t best = UINT32_MAX;
-			for (k = 0; k < *ng; k++) {
-				if (g[k].start <= pos && pos < g[k].end) {
-					if (g[k].start < best)
-						best = g[k].start;
-					if (g[k].end < next)
-						next = g[k].end;
-				} else if (g[k].start > pos && g[k].start < next) {
-					next = g[k].start;
+			for (uint32_t k = 0; k < OOO_SEGS; k++) {
+				const struct ooo_node *x = &t->n[k];
+				if (!(t->used & (1u << k)))
+					continue;
+				if (x->start <= pos && pos < x->end) {
+					if (x->start < best)
+						best = x->start;
+					if (x->end < next)
+						next = x->end;
+				} else if (x->start > pos && x->start < next) {
+					next = x->start;
 				}
 			}
 			if (best != UINT32_MAX)
@@ -899,14 +1253,7 @@ static void ooo_absorb(struct flow_stream *st)
 		memmove(&st->ooo[0], &st->ooo[k], (st->ooo_n - k) * sizeof(st->ooo[0]));
 		st->ooo_n -= k;
 	}
-	if (st->ooo) { /* the records of what is now in order go */
-		struct flow_seg *g = ooo_segs(st);
-		uint32_t *ng = &ooo_hdr(st)->start, n = 0;
-		for (k = 0; k < *ng; k++)
-			if (g[k].start >= st->len)
-				g[n++] = g[k];
-		*ng = n;
-	}
+	ooo_delivered(st);
 }
 
 /*
@@ -1338,8 +1685,10 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 			ft->stats.ooo_dropped++;
 			return;
 		}
-		t[0] = (struct flow_seg){0, ft->cfg.ooo_max}; /* no record yet */
+		t[0] = (struct flow_seg){0, ft->cfg.ooo_max};
 		st->ooo = t + 1;
+		ooo_tree(st)->used = 0;
+		ooo_tree(st)->root = OOO_NIL;
 		ft->stats.stream_bytes += ooo_bytes(ft);
 		cache_trim(ft);
 	}

@@ -12,7 +12,7 @@ def main():
     ew, pcap, delivered = sys.argv[1:4]
     want = {}
     for line in open(delivered):
-        port, host = line.split()
+        port, host = line.split()[:2] # a third column: the bytes it read
         want[int(port)] = host
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "ew.db")

@@ -549,14 +549,26 @@ static void test_reasm_basic(void)
 
 static uint64_t rng_next(uint64_t *s);
 
-/* Linux's out-of-order queue, as a reference (tcp_data_queue_ofo and
- * tcp_ofo_queue): held segments, each of one version of the message. */
+/*
+ * Linux's out-of-order queue, as a reference (tcp_data_queue_ofo and
+ * tcp_ofo_queue over lib/rbtree.c): held segments in a red-black tree by
+ * start, pointers and recursion here where the table has indices and loops.
+ * A segment holds the version of the message each byte came from; one
+ * appended to another (coalesced) keeps its own bytes in it. A Python
+ * replica of this replayed the three recordings of pcaps/review21/frag
+ * (tcp_fuzz, tcp_urg, tcp_tree: 500 connections to Linux 6.18) and agreed
+ * with the server on every byte; without the coalescing it did not on 27.
+ */
+struct ofo_node {
+	struct ofo_node *kid[2], *up; /* kid[0] left, kid[1] right */
+	int red;
+	uint32_t s, e;
+	char bytes[64]; /* bytes[p] for p in [s, e) */
+};
+
 struct ofo_ref {
-	struct {
-		uint32_t s, e;
-		int v;
-	} h[64];
-	unsigned n;
+	struct ofo_node pool[64], *root;
+	unsigned used;
 	uint32_t nxt;
 	char out[128];
 };
@@ -564,6 +576,179 @@ struct ofo_ref {
 static char ofo_byte(int v, uint32_t p)
 {
 	return v == 0 ? (char)('a' + p % 26) : v == 1 ? (char)('A' + p % 26) : (char)('0' + p % 10);
+}
+
+static int ofo_is_red(const struct ofo_node *x)
+{
+	return x && x->red;
+}
+
+static int ofo_side(const struct ofo_node *x)
+{
+	return x->up->kid[1] == x;
+}
+
+static void ofo_put(struct ofo_ref *r, struct ofo_node *up, struct ofo_node *old, struct ofo_node *x)
+{
+	if (!up)
+		r->root = x;
+	else
+		up->kid[up->kid[1] == old] = x;
+	if (x)
+		x->up = up;
+}
+
+/* Rotate x's child on side d up into x's place: the child takes x's
+ * colour, x the colour given. */
+static struct ofo_node *ofo_rotate(struct ofo_ref *r, struct ofo_node *x, int d, int red)
+{
+	struct ofo_node *c = x->kid[d], *in = c->kid[!d];
+
+	ofo_put(r, x->up, x, c);
+	c->kid[!d] = x;
+	x->up = c;
+	x->kid[d] = in;
+	if (in)
+		in->up = x;
+	c->red = x->red;
+	x->red = red;
+	return c;
+}
+
+static void ofo_fix_insert(struct ofo_ref *r, struct ofo_node *x)
+{
+	struct ofo_node *p = x->up;
+
+	if (!p) {
+		x->red = 0;
+		return;
+	}
+	if (!p->red)
+		return;
+	struct ofo_node *g = p->up;
+	int d = ofo_side(p);
+	if (ofo_is_red(g->kid[!d])) {
+		g->kid[!d]->red = 0;
+		p->red = 0;
+		g->red = 1;
+		ofo_fix_insert(r, g);
+		return;
+	}
+	if (p->kid[!d] == x) {
+		ofo_rotate(r, p, !d, 1);
+		p = x;
+	}
+	if (p->kid[!d])
+		p->kid[!d]->red = 0; /* lib/rbtree.c paints the subtree it moves black */
+	ofo_rotate(r, g, d, 1);
+}
+
+/* The paths through p on side d lack a black node. */
+static void ofo_fix_erase(struct ofo_ref *r, struct ofo_node *p, int d)
+{
+	struct ofo_node *sib = p->kid[!d];
+
+	if (sib->red) {
+		if (sib->kid[d])
+			sib->kid[d]->red = 0;
+		ofo_rotate(r, p, !d, 1);
+		sib = p->kid[!d];
+	}
+	if (!ofo_is_red(sib->kid[!d])) {
+		if (!ofo_is_red(sib->kid[d])) {
+			sib->red = 1;
+			if (p->red)
+				p->red = 0;
+			else if (p->up)
+				ofo_fix_erase(r, p->up, ofo_side(p));
+			return;
+		}
+		if (sib->kid[d]->kid[!d])
+			sib->kid[d]->kid[!d]->red = 0;
+		ofo_rotate(r, sib, d, 1);
+		sib = p->kid[!d];
+	}
+	sib->kid[!d]->red = 0;
+	ofo_rotate(r, p, !d, 0);
+}
+
+static void ofo_erase(struct ofo_ref *r, struct ofo_node *x)
+{
+	struct ofo_node *up = x->up, *fix = NULL;
+	int side = up ? ofo_side(x) : 0;
+
+	if (!x->kid[0] || !x->kid[1]) {
+		struct ofo_node *c = x->kid[0] ? x->kid[0] : x->kid[1];
+		ofo_put(r, up, x, c);
+		if (c)
+			c->red = 0; /* a lone child is red under a black node */
+		else if (!x->red && up)
+			fix = up;
+	} else {
+		struct ofo_node *y = x->kid[1];
+		while (y->kid[0])
+			y = y->kid[0];
+		struct ofo_node *c = y->kid[1], *yp = y->up == x ? y : y->up;
+		int yside = y->up == x ? 1 : 0;
+		if (y->up != x) {
+			ofo_put(r, y->up, y, c);
+			y->kid[1] = x->kid[1];
+			y->kid[1]->up = y;
+		}
+		y->kid[0] = x->kid[0];
+		y->kid[0]->up = y;
+		ofo_put(r, up, x, y);
+		int y_red = y->red;
+		y->red = x->red;
+		if (c)
+			c->red = 0;
+		else if (!y_red)
+			fix = yp, side = yside;
+	}
+	if (fix)
+		ofo_fix_erase(r, fix, side);
+}
+
+static struct ofo_node *ofo_edge(struct ofo_node *x, int d)
+{
+	while (x && x->kid[d])
+		x = x->kid[d];
+	return x;
+}
+
+static struct ofo_node *ofo_after(struct ofo_node *x)
+{
+	if (x->kid[1])
+		return ofo_edge(x->kid[1], 0);
+	while (x->up && x->up->kid[1] == x)
+		x = x->up;
+	return x->up;
+}
+
+static void ofo_take(struct ofo_node *x, uint32_t s, uint32_t e, int v)
+{
+	for (uint32_t p = s; p < e; p++)
+		x->bytes[p] = ofo_byte(v, p);
+	x->e = e;
+}
+
+static void ofo_link(struct ofo_ref *r, struct ofo_node *up, int d, uint32_t s, uint32_t e, int v)
+{
+	struct ofo_node *x = &r->pool[r->used++];
+
+	memset(x, 0, sizeof(*x));
+	x->s = s;
+	x->red = 1;
+	ofo_take(x, s, e, v);
+	if (up) {
+		up->kid[d] = x;
+		x->up = up;
+	} else {
+		r->root = x;
+	}
+	ofo_fix_insert(r, x);
+	for (struct ofo_node *m; (m = ofo_after(x)) && x->e > m->s && x->e >= m->e;)
+		ofo_erase(r, m);
 }
 
 static void ofo_add(struct ofo_ref *r, uint32_t s, uint32_t e, int v)
@@ -574,30 +759,46 @@ static void ofo_add(struct ofo_ref *r, uint32_t s, uint32_t e, int v)
 		for (uint32_t p = r->nxt; p < e; p++)
 			r->out[p] = ofo_byte(v, p);
 		r->nxt = e;
-		for (;;) { /* deliver what is held, lowest start first */
-			unsigned lo = r->n;
-			for (unsigned k = 0; k < r->n; k++)
-				if (lo == r->n || r->h[k].s < r->h[lo].s)
-					lo = k;
-			if (lo == r->n || r->h[lo].s > r->nxt)
-				break;
-			for (uint32_t p = r->nxt; p < r->h[lo].e; p++)
-				r->out[p] = ofo_byte(r->h[lo].v, p);
-			if (r->h[lo].e > r->nxt)
-				r->nxt = r->h[lo].e;
-			r->h[lo] = r->h[--r->n];
+		struct ofo_node *x; /* deliver what is held, lowest start first */
+		while ((x = ofo_edge(r->root, 0)) && x->s <= r->nxt) {
+			ofo_erase(r, x);
+			for (uint32_t p = r->nxt; p < x->e; p++)
+				r->out[p] = x->bytes[p];
+			if (x->e > r->nxt)
+				r->nxt = x->e;
 		}
 		return;
 	}
-	for (unsigned k = 0; k < r->n; k++)
-		if (r->h[k].s <= s && r->h[k].e >= e)
-			return; /* all its bytes are held */
-	for (unsigned k = 0; k < r->n;)
-		if (r->h[k].s >= s && r->h[k].e <= e)
-			r->h[k] = r->h[--r->n]; /* covered from its start or below */
-		else
-			k++;
-	r->h[r->n].s = s, r->h[r->n].e = e, r->h[r->n].v = v, r->n++;
+	struct ofo_node *last = ofo_edge(r->root, 1);
+	if (last && s == last->e) {
+		ofo_take(last, s, e, v);
+		return;
+	}
+	if (!last || s > last->e) {
+		ofo_link(r, last, 1, s, e, v);
+		return;
+	}
+	struct ofo_node *x = r->root, *up = NULL;
+	int d = 0;
+	while (x) {
+		up = x;
+		d = s >= x->s;
+		if (d && s < x->e) {
+			if (e <= x->e)
+				return; /* all its bytes are held */
+			if (s == x->s) { /* it replaces x */
+				ofo_take(x, s, e, v);
+				for (struct ofo_node *m; (m = ofo_after(x)) && x->e > m->s && x->e >= m->e;)
+					ofo_erase(r, m);
+				return;
+			}
+		} else if (d && s == x->e) {
+			ofo_take(x, s, e, v);
+			return;
+		}
+		x = x->kid[d];
+	}
+	ofo_link(r, up, d, s, e, v);
 }
 
 /*
@@ -875,8 +1076,9 @@ static void test_stream_records(void)
 	CHECK(memcmp(g->st[0].buf + 500, "ffff", 4) == 0); /* the in-order copy wins */
 	CHECK(memcmp(g->st[0].buf + 1500, "FAR", 3) == 0);
 	/* the buffer and the held-range table: a header, the default 16
-	 * ranges and 32 segment records */
-	CHECK_EQ(flow_table_stats(ft)->stream_bytes, 2048 + (1 + 16 + 32) * sizeof(struct flow_seg));
+	 * ranges and the held segments' tree (a mask, a root, 32 nodes) */
+	CHECK_EQ(flow_table_stats(ft)->stream_bytes,
+		 2048 + (1 + 16) * sizeof(struct flow_seg) + 8 + 32 * 12);
 	flow_table_free(ft);
 
 	/* Kept buffers never take room from held ones: with a released 2 KiB

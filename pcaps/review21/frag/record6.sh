@@ -1,5 +1,5 @@
 #!/bin/bash
-# record6.sh [slow|opts|fuzz|frag|tcp] - record, in a lab of two namespaces joined by one
+# record6.sh [slow|opts|fuzz|frag|tcp|urg|tree] - record, in a lab of two namespaces joined by one
 # veth pair (prefix ${EW_LAB_NS:-ewf6}: ${NS}c fd53:6::10 and 10.56.6.10,
 # the client; ${NS}s fd53:6::53 and 10.56.6.53, a listener on port 53 that
 # logs what Linux delivered to its socket, listen6.py), the client's packets
@@ -12,7 +12,10 @@
 # frag_fuzz.py's random fragments into frag_fuzz.pcap and
 # frag_fuzz.delivered; with `tcp`, tcp_fuzz.py's random segments into
 # tcp_fuzz.pcap.gz and the Host each connection's server read (tcp_sink.py)
-# into tcp_fuzz.delivered. The
+# into tcp_fuzz.delivered; with `urg` and `tree`, tcp_fuzz.py's urgent
+# pointers (tcp_urg.pcap.gz) and segments that meet end to start
+# (tcp_tree.pcap.gz), and each connection's Host and bytes read into
+# tcp_urg.delivered and tcp_tree.delivered. The
 # listener's log goes to $OUT/delivered.txt (default OUT
 # /tmp/${NS}-chain_cut, -slow, -opts) (FINDINGS.md). No router
 # solicitations, no routes beyond the link (ARP, neighbour discovery and
@@ -29,6 +32,8 @@ PCAP=ipv6_$NAME.pcap
 [ "${1:-}" = fuzz ] && NAME=fuzz SEND=opts_fuzz.py PCAP=ip_opts_fuzz.pcap
 [ "${1:-}" = frag ] && NAME=frag SEND=frag_fuzz.py PCAP=frag_fuzz.pcap
 [ "${1:-}" = tcp ] && NAME=tcp SEND="tcp_fuzz.py ${NS}c" PCAP=tcp_fuzz.pcap
+[ "${1:-}" = urg ] && NAME=urg SEND="tcp_fuzz.py ${NS}c urg" PCAP=tcp_urg.pcap
+[ "${1:-}" = tree ] && NAME=tree SEND="tcp_fuzz.py ${NS}c tree" PCAP=tcp_tree.pcap
 OUT=${OUT:-/tmp/${NS}-$NAME}
 P1= P2= P3=
 down() {
@@ -70,7 +75,7 @@ if [ "$NAME" = opts ]; then
 	ip netns exec "${NS}s" timeout 120 /usr/bin/python3 "$DIR/http6.py" 110 "$OUT/http.txt" &
 	P3=$!
 fi
-if [ "$NAME" = tcp ]; then
+if [ "$NAME" = tcp ] || [ "$NAME" = urg ] || [ "$NAME" = tree ]; then
 	ip netns exec "${NS}s" timeout 120 /usr/bin/python3 "$DIR/tcp_sink.py" 110 "$OUT/hosts.txt" &
 	P3=$!
 fi
@@ -81,9 +86,13 @@ sleep 1
 kill $P1 $P2 $P3 2>/dev/null || true
 wait $P1 $P2 $P3 2>/dev/null || true
 P1= P2= P3=
-if [ "$NAME" = tcp ]; then
-	sort -n "$OUT/hosts.txt" >"$DIR/tcp_fuzz.delivered"
-	gzip -9f "$DIR/tcp_fuzz.pcap" # 250 KB plain
+if [ "$NAME" = tcp ] || [ "$NAME" = urg ] || [ "$NAME" = tree ]; then
+	if [ "$NAME" = tcp ]; then
+		awk '{print $1, $2}' "$OUT/hosts.txt" | sort -n >"$DIR/tcp_fuzz.delivered"
+	else
+		sort -n "$OUT/hosts.txt" >"$DIR/tcp_$NAME.delivered"
+	fi
+	gzip -9f "$DIR/$PCAP" # 250 KB plain
 elif [ "$NAME" = fuzz ] || [ "$NAME" = frag ]; then
 	awk '{print $3}' "$OUT/delivered.txt" | sort >"$DIR/${PCAP%.pcap}.delivered"
 fi

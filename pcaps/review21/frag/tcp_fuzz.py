@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tcp_fuzz.py IFACE - random TCP segment layouts, for a differential test
+"""tcp_fuzz.py IFACE [urg] - random TCP segment layouts, for a differential test
 of the flow table's reassembly against the Linux kernel (scapy;
 /usr/bin/python3 for scapy). From 10.56.6.11 on IFACE (an address no
 kernel owns, so none resets the connection; record6.sh gives the server a
@@ -11,7 +11,10 @@ of random versions (any offset and length, overlaps, duplicates, any
 order), then the whole head cut at 1-5 random places into pieces of
 random versions sent in random order (which fills what is still
 missing), then a RST. Whatever Host the server read, the sensor must
-read (tcp_fuzz.delivered). 150 cases, seeded: the same bytes each run."""
+read (tcp_fuzz.delivered). 150 cases, seeded: the same bytes each run.
+With `urg` (seed 1067): one segment in three has URG set and an urgent
+pointer of 0-40, so Linux takes a byte out of what the server reads
+(tcp_urg.delivered: what it read, in hex, too)."""
 import random, sys, time
 from scapy.all import IP, TCP, Ether, conf, get_if_hwaddr, sendp, srp1
 
@@ -23,9 +26,17 @@ TAGS = [b"aaaaaaaaaa", b"bbbbbbbbbb", b"cccccccccc"]
 
 def main():
     iface = sys.argv[1]
-    r = random.Random(1066)
+    mode = sys.argv[2] if len(sys.argv) > 2 else ""
+    urg, tree = mode == "urg", mode == "tree"
+    r = random.Random(1067 if urg else 1068 if tree else 1066)
+
+    def tcp(**kw):
+        if urg and r.randrange(3) == 0:
+            kw["flags"] += "U"
+            return TCP(urgptr=r.randrange(0, 41), **kw)
+        return TCP(**kw)
     smac = get_if_hwaddr(iface)
-    for i in range(N):
+    for i in range(200 if tree else N):
         heads = [b"GET /c%03d HTTP/1.1\r\nHost: h%03d-%s.fuzz.example\r\n\r\n" % (i, i, t) for t in TAGS]
         n = len(heads[0])
         sport, isn = 20000 + i, r.randrange(2**31)
@@ -37,11 +48,17 @@ def main():
         eth = Ether(src=smac, dst=sa[Ether].src)
         base, ack = isn + 1, sa[TCP].seq + 1
         segs = [eth / ip / TCP(sport=sport, dport=PORT, flags="A", seq=base, ack=ack)]
-        for _ in range(r.randrange(2, 8)):
-            off = r.randrange(0, n)
-            ln = r.randrange(1, min(24, n - off) + 1)
+        edges = sorted(r.sample(range(1, n), 9)) + [n] if tree else []
+        for _ in range(r.randrange(4, 15) if tree else r.randrange(2, 8)):
+            if tree: # edges shared, so that segments often meet end to start
+                a = r.randrange(len(edges) - 1)
+                b = r.randrange(a + 1, min(a + 4, len(edges)))
+                off, ln = edges[a], edges[b] - edges[a]
+            else:
+                off = r.randrange(0, n)
+                ln = r.randrange(1, min(24, n - off) + 1)
             v = r.randrange(3)
-            segs.append(eth / ip / TCP(sport=sport, dport=PORT, flags="PA", seq=base + off, ack=ack) /
+            segs.append(eth / ip / tcp(sport=sport, dport=PORT, flags="PA", seq=base + off, ack=ack) /
                         heads[v][off:off + ln])
         # then the whole head, cut at random places, of random versions, in
         # random order: what is still missing is filled
@@ -49,7 +66,7 @@ def main():
         pieces = list(zip([0] + cuts, cuts + [n]))
         r.shuffle(pieces)
         for lo, hi in pieces:
-            segs.append(eth / ip / TCP(sport=sport, dport=PORT, flags="PA", seq=base + lo, ack=ack) /
+            segs.append(eth / ip / tcp(sport=sport, dport=PORT, flags="PA", seq=base + lo, ack=ack) /
                         heads[r.randrange(3)][lo:hi])
         sendp(segs, iface=iface, inter=0.004)
         time.sleep(0.15)

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """tcp_sink.py SECONDS LOG - a TCP server on 10.56.6.53:80 that reads each
 connection's request head (to its blank line, or until 1 s passes without a
-byte, or a reset) and writes "<client port> <Host it read>" to LOG, for
+byte, or a reset) and writes "<client port> <Host it read> <bytes it read,
+in hex>" to LOG, for
 SECONDS (record6.sh's server for tcp_fuzz.py); it answers nothing."""
 import socket, sys, time
 
@@ -34,7 +35,7 @@ def main():
             for line in got.split(b"\r\n"):
                 if line.lower().startswith(b"host:"):
                     host = line[5:].strip().decode("ascii", "replace")
-            log.write("%d %s\n" % (a[1], host))
+            log.write("%d %s %s\n" % (a[1], host, got.hex() or "-"))
             log.flush()
 
 
