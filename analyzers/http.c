@@ -637,7 +637,7 @@ static void head_reset(struct http_head *h, int response)
 	h->te = h->chunked = 0;
 	h->head_len = h->seen = h->taken = 0;
 	h->lines = 0;
-	h->malformed = h->fatal = h->cut = h->too_long = 0;
+	h->malformed = h->fatal = h->cut = h->too_long = h->truncated = 0;
 	memset(&h->h2s, 0, sizeof(h->h2s));
 }
 
@@ -946,6 +946,7 @@ void http_head_record(const struct http_head *h, const struct http_pair *pair, s
 	if (!h->response) {
 		flag_field(r, h->have_host); /* tells an empty Host from none */
 		flag_field(r, h->meta & HTTP_META_TTL); /* and an empty TTL */
+		flag_field(r, h->truncated);
 	}
 	rec_end(r);
 }
@@ -992,6 +993,8 @@ struct http_dir {
 	uint8_t cr;        /* ... and its last byte so far was a CR */
 	uint64_t left;     /* body bytes still to skip */
 	uint32_t wait_len; /* stream length when the last head was incomplete */
+	uint8_t told;      /* the head being read was reported unfinished at a
+			    * FIN or RST (http_close) */
 };
 
 /* Per flow, in flow->app_state: one flat allocation. */
@@ -1267,12 +1270,15 @@ static int request_done(struct http_state *ms, struct http_flow *fs, const struc
 	unsigned flags = 0;
 	int e;
 
+	d->told = 0; /* the next head is another */
 	if (!h->have_line)
 		return r; /* no request line: counted, nothing worth an event */
 	if (h->malformed)
 		flags |= OBS_F_MALFORMED;
-	if (r == MOD_TRUNCATED)
+	if (r == MOD_TRUNCATED) {
 		flags |= OBS_F_TRUNCATED;
+		ms->head.truncated = 1;
+	}
 	e = emit_head(ms, p, out, NULL, flags);
 	if (e < 0)
 		return e;
@@ -2020,6 +2026,59 @@ static int http_claim(struct flow *f, const struct pkt *p)
 	return MOD_OK;
 }
 
+/*
+ * The connection ends (p: the client's FIN, or a RST from either end)
+ * while the client's bytes hold a request head without its end: the
+ * server's application has read them, and an agent can leave data there
+ * (a request line and fields, never a blank line). Report what they hold,
+ * once, flagged truncated, when it has a whole request line, as Zeek logs a
+ * request pending at a connection's end; nothing else changes, so bytes
+ * that come after it (a FIN sent ahead of them, a RST the receiver
+ * ignores) are read as before, and a head they finish is reported again,
+ * whole: a decoy FIN adds an event and hides none. Returns MOD_TRUNCATED
+ * when it reported one, else MOD_NOT_MINE.
+ */
+static int http_close(struct http_state *ms, struct flow *f, const struct pkt *p,
+		      struct emit *out)
+{
+	struct http_flow *fs = f->app_state;
+	struct http_dir *d = &fs->d[0];
+	const struct flow_stream *s = &f->st[0];
+
+	if (!(p->tcp_flags & TH_RST) && p->dir != 0)
+		return MOD_NOT_MINE;
+	if (d->stop || d->body != BODY_NONE || d->skiphead || d->told || fs->wait_seq || !s->buf)
+		return MOD_NOT_MINE;
+	uint32_t end = s->consumed < s->len ? flow_stream_avail(s, s->consumed) : s->consumed;
+	struct http_head *h = &ms->head;
+	if (d->longh) { /* its complete lines are read: the rest, if any */
+		*h = *long_head(f, &fs, 0); /* roomy already: no allocation */
+		if (d->skipline == SKIP_REQLINE)
+			reqline_read(ms, (struct http_flow_roomy *)fs, h, 0);
+		else if (!d->skipline && end > s->consumed &&
+			 http_parse_more(s->buf + s->consumed, end - s->consumed, h) != MOD_TRUNCATED)
+			return MOD_NOT_MINE;
+	} else {
+		if (end <= s->consumed)
+			return MOD_NOT_MINE;
+		uint32_t at = s->consumed + blank_prefix(s->buf + s->consumed, end - s->consumed);
+		if (http_parse_head(s->buf + at, end - at, 0, h) != MOD_TRUNCATED)
+			return MOD_NOT_MINE; /* whole (read on its own turn), or none */
+	}
+	/* a whole request line, as HTTP/1 servers take one: a method, a
+	 * target and a version (not bytes left after a body that lied about
+	 * its length) */
+	if (!h->have_line || !h->method[0] || !h->uri_len || !h->version[0] || h->fatal)
+		return MOD_NOT_MINE;
+	h->truncated = 1;
+	struct pkt q = p->dir ? pkt_turned(p) : *p; /* the event is the client's */
+	int e = emit_head(ms, &q, out, NULL, OBS_F_TRUNCATED | (h->malformed ? OBS_F_MALFORMED : 0));
+	if (e < 0)
+		return e;
+	d->told = 1;
+	return MOD_TRUNCATED;
+}
+
 static int http_on_packet(void *state, const struct pkt *p, struct emit *out)
 {
 	struct flow *f = p->flow;
@@ -2027,6 +2086,8 @@ static int http_on_packet(void *state, const struct pkt *p, struct emit *out)
 
 	if (p->proto != IPPROTO_TCP || !f)
 		return MOD_NOT_MINE;
+	if (!p->payload_len) /* a FIN or a RST (SEL_TCP_END) */
+		return f->app == APP_HTTP && f->app_state ? http_close(state, f, p, out) : MOD_NOT_MINE;
 	if (f->app == APP_NONE) {
 		r = http_claim(f, p);
 		if (r != MOD_OK)
@@ -2034,12 +2095,20 @@ static int http_on_packet(void *state, const struct pkt *p, struct emit *out)
 	} else if (f->app != APP_HTTP || !f->app_state) {
 		return MOD_NOT_MINE;
 	}
-	return http_stream(state, f, p, out);
+	r = http_stream(state, f, p, out);
+	if (r >= 0 && (p->tcp_flags & (TH_FIN | TH_RST)) && f->app == APP_HTTP && f->app_state) {
+		int c = http_close(state, f, p, out);
+		if (c < 0)
+			return c;
+		if (c == MOD_TRUNCATED)
+			r = worse(r, c);
+	}
+	return r;
 }
 
 const struct module http_module = {
 	.name = "http",
-	.sel = SEL_TCP | SEL_PAYLOAD,
+	.sel = SEL_TCP | SEL_PAYLOAD | SEL_TCP_END,
 	.init = http_init,
 	.fini = http_fini,
 	.on_packet = http_on_packet,

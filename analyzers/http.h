@@ -258,6 +258,9 @@ struct http_head {
 	int too_long;              /* ... because the head passed HTTP_HEAD_MAX
 				    * (its end is still findable: its empty line) */
 	int cut;                   /* a value was cut to fit its buffer */
+	int truncated;             /* request: reported without its end (the
+				    * capture lost what followed, the window
+				    * ended, the connection ended) */
 	char why[HTTP_WHY_MAX];
 	struct h2c_upgrade h2s;    /* request: its HTTP2-Settings (h2c.h) */
 };

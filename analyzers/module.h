@@ -31,6 +31,9 @@ enum sel_bits {
 	SEL_PAYLOAD = 1u << 3,     /* only packets with payload (or new stream bytes) */
 	SEL_CONN_START = 1u << 4,  /* TCP SYN without ACK, or any UDP datagram */
 	SEL_ALL = 1u << 5,         /* every IP packet, PKT_L4_BAD ones too (pkt.h) */
+	SEL_TCP_END = 1u << 6,     /* with SEL_PAYLOAD: TCP FIN and RST without
+				    * payload too (an end the stream's
+				    * analyzer may read its unfinished bytes at) */
 };
 
 enum mod_result { MOD_OK = 0, MOD_NOT_MINE = 1, MOD_TRUNCATED = 2, MOD_MALFORMED = 3 };

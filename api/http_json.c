@@ -19,13 +19,14 @@
 enum {
 	RQ_TAG = 0, RQ_METHOD, RQ_URI, RQ_VERSION, RQ_HOST, RQ_USER_AGENT, RQ_UPGRADE,
 	RQ_CONNECTION, RQ_CONTENT_LENGTH, RQ_METADATA, RQ_METADATA_FLAVOR, RQ_AWS_TOKEN,
-	RQ_AWS_TTL, RQ_WHY, RQ_CUT, RQ_HOST_SET, RQ_TTL_SET, RQ_FIELDS
+	RQ_AWS_TTL, RQ_WHY, RQ_CUT, RQ_HOST_SET, RQ_TTL_SET, RQ_TRUNCATED, RQ_FIELDS
 };
-/* Request records written by older versions end earlier: before RQ_TTL_SET
- * ("1": an X-aws-ec2-metadata-token-ttl-seconds field was sent, maybe empty)
- * and before RQ_HOST_SET (the same for Host); an empty field of theirs reads
- * as absent. */
-#define RQ_FIELDS_MIN (RQ_FIELDS - 2)
+/* Request records written by older versions end earlier: before
+ * RQ_TRUNCATED ("1": reported without its end), before RQ_TTL_SET ("1": an
+ * X-aws-ec2-metadata-token-ttl-seconds field was sent, maybe empty) and
+ * before RQ_HOST_SET (the same for Host); an empty field of theirs reads as
+ * absent. */
+#define RQ_FIELDS_MIN (RQ_FIELDS - 3)
 
 /* Response record fields. */
 enum {
@@ -115,6 +116,8 @@ static int request_json(json_t *http, const struct rec_fields *f)
 	if (ttl_sent) /* "" when the field was sent empty */
 		err |= set_field(http, "metadata_token_ttl", f, RQ_AWS_TTL);
 	err |= set_present(http, "malformed", f, RQ_WHY);
+	if (f->count > RQ_TRUNCATED && rec_fields_is(f, RQ_TRUNCATED, "1"))
+		err |= set(http, "truncated", json_true());
 	if (rec_fields_is(f, RQ_CUT, "1"))
 		err |= set(http, "detail_cut", json_true());
 	return err;

@@ -658,6 +658,59 @@ def gen_http_keepalive(out):
     recs += c.close()
     write_pcap(os.path.join(out, "http_keepalive.pcap"), LINKTYPE_ETHERNET, recs)
 
+def gen_http_unfinished(out):
+    """Request heads the connection ends in the middle of: the server's
+    application has read the request line and the fields, which an agent
+    can fill with data and never end with a blank line."""
+    clk = Clock(BASE_US + 7300 * 1000000)
+    recs = []
+    # 1. a request line and a Host, then the client's FIN
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41100, 80, 1000, 5000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /drop/4f3c2a9e8b7d6c5a HTTP/1.1\r\nHost: drop.example.net\r\n"))
+    recs.append(c.s_ack())
+    recs += c.close()
+    # 2. the same to the metadata service, ended by the server's RST
+    c = TcpConn(clk, CLIENT4, "169.254.169.254", 41101, 80, 2000, 6000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /latest/meta-data/iam/security-credentials/ HTTP/1.1\r\n"
+                         b"Host: 169.254.169.254\r\nX-Data: c2VjcmV0\r\n"))
+    recs.append(c._pkt(False, "RA", c.sseq, c.cseq, step=300))
+    # 3. a whole request, then the start of a second, then the client's RST
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41102, 80, 3000, 7000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /one HTTP/1.1\r\nHost: drop.example.net\r\n\r\n"))
+    recs.append(c.s_send(b"HTTP/1.1 204 No Content\r\n\r\n", step=500))
+    recs.append(c.c_send(b"GET /two HTTP/1.1\r\nHost: drop.example.net\r\nX-Data: dHdv", step=300))
+    recs.append(c._pkt(True, "RA", c.cseq, c.sseq, step=300))
+    # 4. a FIN sent ahead of the rest of the head: the head as the FIN
+    #    found it, then the whole head; nothing is hidden
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41103, 80, 4000, 8000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /innocent HTTP/1.1\r\n"))
+    recs.append(c._pkt(True, "FA", c.cseq + len(b"Host: real.example.net\r\n\r\n"), c.sseq,
+                       step=300))
+    recs.append(c.c_send(b"Host: real.example.net\r\n\r\n", step=300))
+    recs.append(c.s_send(b"HTTP/1.1 204 No Content\r\n\r\n", step=500))
+    recs.append(c._pkt(False, "RA", c.sseq, c.cseq + 1, step=300))
+    # 5. a head past HTTP_HEAD_HOLD (three 3 KB fields), read a line at a
+    #    time, then the client's FIN
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41104, 80, 5000, 9000, smac=MAC_GW)
+    recs += c.handshake()
+    head = (b"POST /up HTTP/1.1\r\nHost: long.example.net\r\n" +
+            b"".join(b"X-Pad%d: " % i + b"k" * 3000 + b"\r\n" for i in range(3)) +
+            b"X-After: 1")
+    for i in range(0, len(head), 1400):
+        recs.append(c.c_send(head[i:i + 1400], step=100))
+    recs += c.close()
+    # 6. a request line without its line end, then the client's FIN: no
+    #    request line, no event (a known limit)
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41105, 80, 6000, 10000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /no-line-end-6b2d"))
+    recs += c.close()
+    write_pcap(os.path.join(out, "http_unfinished.pcap"), LINKTYPE_ETHERNET, recs)
+
 # ---------------------------------------------------------------- tls_big
 
 
@@ -1842,6 +1895,7 @@ def main():
     gen_dns_tcp_long(out)
     gen_dns_axfr(out)
     gen_http_keepalive(out)
+    gen_http_unfinished(out)
     gen_dns_malformed(out)
     gen_links(out)
     gen_dns_ipv6(out)

@@ -39,6 +39,7 @@ enum {
 	PC_TCP_PAYLOAD,
 	PC_TCP_SYN,       /* SYN without ACK */
 	PC_TCP_SYN_PAYLOAD,
+	PC_TCP_END,       /* FIN or RST, not SYN, no payload */
 	PC_ICMP,          /* ICMP or ICMPv6 */
 	PC_OTHER,
 	PC_N
@@ -361,7 +362,9 @@ static int core_selected(unsigned sel, const struct pkt *p)
 		return 0;
 	if (p->proto == IPPROTO_TCP && !(sel & SEL_TCP))
 		return 0;
-	if ((sel & SEL_PAYLOAD) && p->payload_len == 0)
+	if ((sel & SEL_PAYLOAD) && p->payload_len == 0 &&
+	    !((sel & SEL_TCP_END) && p->proto == IPPROTO_TCP && !(p->tcp_flags & TH_SYN) &&
+	      (p->tcp_flags & (TH_FIN | TH_RST))))
 		return 0;
 	return 1;
 }
@@ -379,6 +382,8 @@ static unsigned pkt_class(const struct pkt *p)
 	case IPPROTO_TCP:
 		if ((p->tcp_flags & (TH_SYN | TH_ACK)) == TH_SYN)
 			return PC_TCP_SYN + pay;
+		if (!pay && !(p->tcp_flags & TH_SYN) && (p->tcp_flags & (TH_FIN | TH_RST)))
+			return PC_TCP_END;
 		return PC_TCP + pay;
 	case IPPROTO_ICMP:
 	case IPPROTO_ICMPV6:
@@ -402,6 +407,7 @@ static void core_build_dispatch(struct core *c)
 		[PC_TCP_PAYLOAD] = {IPPROTO_TCP, TH_ACK, 1},
 		[PC_TCP_SYN] = {IPPROTO_TCP, TH_SYN, 0},
 		[PC_TCP_SYN_PAYLOAD] = {IPPROTO_TCP, TH_SYN, 1},
+		[PC_TCP_END] = {IPPROTO_TCP, TH_ACK | TH_FIN, 0},
 		[PC_ICMP] = {IPPROTO_ICMP, 0, 0},
 		[PC_OTHER] = {IPPROTO_GRE, 0, 1},
 	};

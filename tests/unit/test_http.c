@@ -27,6 +27,7 @@
 
 struct ev {
 	int kind;
+	int dir; /* of the packet it bears */
 	unsigned flags;
 	uint16_t type;
 	uint32_t size;
@@ -55,6 +56,7 @@ static int cap_obs(struct emit *e, const struct obs *o)
 		return 0;
 	v = &c->ev[c->n++];
 	v->kind = o->kind;
+	v->dir = o->pkt ? o->pkt->dir : -1;
 	v->flags = o->flags;
 	v->type = o->type;
 	v->size = o->size;
@@ -128,8 +130,8 @@ static void conn_close(struct conn *c)
 }
 
 /* Append n bytes to direction dir as the flow table does, then run the
- * module on the packet. */
-static int feed(struct conn *c, int dir, const void *data, size_t n)
+ * module on the packet, which has TCP flags fl. */
+static int feed_fl(struct conn *c, int dir, const void *data, size_t n, uint8_t fl)
 {
 	struct flow_stream *s = &c->f.st[dir];
 	struct pkt p;
@@ -150,7 +152,13 @@ static int feed(struct conn *c, int dir, const void *data, size_t n)
 	p.dir = dir;
 	p.payload = data;
 	p.payload_len = n;
+	p.tcp_flags = fl;
 	return http_module.on_packet(c->state, &p, &c->cap.emit);
+}
+
+static int feed(struct conn *c, int dir, const void *data, size_t n)
+{
+	return feed_fl(c, dir, data, n, 0);
 }
 
 static int feeds(struct conn *c, int dir, const char *s)
@@ -217,7 +225,7 @@ static void test_request_fields(void)
 			"1\x1f"
 			"1\x1f"
 			"1\x1f"
-			"21600\x1f\x1f\x1f" "1\x1f" "1\x1e");
+			"21600\x1f\x1f\x1f" "1\x1f" "1\x1f\x1e");
 	CHECK(strstr(info, "secret") == NULL); /* the token is never kept */
 	CHECK(!r.overflow);
 
@@ -230,7 +238,7 @@ static void test_request_fields(void)
 	http_head_record(&H, NULL, &r);
 	CHECK_STR(info, "req\x1fGET\x1f/latest/meta-data/\x1fHTTP/1.1\x1f"
 			"169.254.169.254\x1f"
-			"curl/7.88.1\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f" "1\x1f\x1e");
+			"curl/7.88.1\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f" "1\x1f\x1f\x1e");
 }
 
 static void test_request_targets(void)
@@ -774,7 +782,101 @@ static void test_claim(void)
 	p.proto = IPPROTO_UDP;
 	p.flow = &c.f;
 	CHECK_EQ(http_module.on_packet(c.state, &p, &c.cap.emit), MOD_NOT_MINE);
-	CHECK_EQ(http_module.sel, SEL_TCP | SEL_PAYLOAD);
+	CHECK_EQ(http_module.sel, SEL_TCP | SEL_PAYLOAD | SEL_TCP_END);
+	conn_close(&c);
+}
+
+/* Does an event's record end with the request's truncated flag set? */
+static int info_truncated(const struct ev *v)
+{
+	return v->info_len >= 3 && memcmp(v->info + v->info_len - 3, "\x1f" "1\x1e", 3) == 0;
+}
+
+/* A head the connection ends in the middle of (http_close). */
+static void test_close(void)
+{
+	struct conn c;
+
+	/* the client's FIN: the head as it stands, once, truncated */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET /drop/4f3c HTTP/1.1\r\nHost: drop.example\r\nX-D: 1"), MOD_OK);
+	CHECK_EQ(c.cap.n, 0);
+	CHECK_EQ(feed_fl(&c, 0, NULL, 0, TH_FIN | TH_ACK), MOD_TRUNCATED);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(c.cap.ev[0].kind, OBS_HTTP_REQUEST);
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_TRUNCATED);
+	CHECK_EQ(c.cap.ev[0].dir, 0);
+	CHECK_STR(c.cap.ev[0].name, "drop.example");
+	CHECK_STR(c.cap.ev[0].aux, "/drop/4f3c");
+	CHECK(info_truncated(&c.cap.ev[0]));
+	/* once: the FIN again, a RST */
+	CHECK_EQ(feed_fl(&c, 0, NULL, 0, TH_FIN | TH_ACK), MOD_NOT_MINE);
+	CHECK_EQ(feed_fl(&c, 1, NULL, 0, TH_RST), MOD_NOT_MINE);
+	CHECK_EQ(c.cap.n, 1);
+	/* the rest comes after all (the FIN was sent ahead of it): the whole
+	 * head is reported too, and the next one may be reported unfinished */
+	CHECK_EQ(feeds(&c, 0, "\r\nHost: late.example\r\n\r\nGET /2 HTTP/1.1\r\n"), MOD_MALFORMED);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_EQ(c.cap.ev[1].flags, OBS_F_MALFORMED); /* two Host fields */
+	CHECK_STR(c.cap.ev[1].name, "drop.example");
+	CHECK(!info_truncated(&c.cap.ev[1]));
+	CHECK_EQ(feed_fl(&c, 1, NULL, 0, TH_RST | TH_ACK), MOD_TRUNCATED);
+	CHECK_EQ(c.cap.n, 3);
+	CHECK_STR(c.cap.ev[2].aux, "/2");
+	CHECK_EQ(c.cap.ev[2].dir, 0); /* the server's RST: the client's event */
+	conn_close(&c);
+
+	/* the last bytes on the FIN: whole, one event; unfinished, truncated */
+	conn_open(&c, 16384);
+	CHECK_EQ(feed_fl(&c, 0, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", 27, TH_FIN | TH_ACK), MOD_OK);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(c.cap.ev[0].flags, 0);
+	conn_close(&c);
+	conn_open(&c, 16384);
+	CHECK_EQ(feed_fl(&c, 0, "GET / HTTP/1.1\r\nHost: a\r\n", 25, TH_FIN | TH_ACK), MOD_TRUNCATED);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(c.cap.ev[0].flags, OBS_F_TRUNCATED);
+	conn_close(&c);
+
+	/* the server's FIN is not the client's end; a line without its end is
+	 * no request line; nothing pending, nothing said */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET /x"), MOD_OK);
+	CHECK_EQ(feed_fl(&c, 1, NULL, 0, TH_FIN | TH_ACK), MOD_NOT_MINE);
+	CHECK_EQ(feed_fl(&c, 0, NULL, 0, TH_FIN | TH_ACK), MOD_NOT_MINE);
+	CHECK_EQ(c.cap.n, 0);
+	conn_close(&c);
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET / HTTP/1.1\r\n\r\n"), MOD_OK);
+	CHECK_EQ(feed_fl(&c, 0, NULL, 0, TH_FIN | TH_ACK), MOD_NOT_MINE);
+	CHECK_EQ(c.cap.n, 1);
+	conn_close(&c);
+	/* no version (an HTTP/0.9 line the server never answered), and the
+	 * bytes after a body longer than its Content-Length */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET /x\r\nHost: a\r\n"), MOD_OK);
+	CHECK_EQ(feed_fl(&c, 0, NULL, 0, TH_FIN | TH_ACK), MOD_NOT_MINE);
+	CHECK_EQ(c.cap.n, 0);
+	conn_close(&c);
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcPUBLIC\n"), MOD_OK);
+	CHECK_EQ(feed_fl(&c, 0, NULL, 0, TH_FIN | TH_ACK), MOD_NOT_MINE);
+	CHECK_EQ(c.cap.n, 1);
+	conn_close(&c);
+
+	/* a head read a line at a time (over HTTP_HEAD_HOLD), then the FIN */
+	conn_open(&c, 16384);
+	static char big[9000];
+	int k = snprintf(big, sizeof(big), "POST /up HTTP/1.1\r\nHost: long.example\r\nCookie: ");
+	memset(big + k, 'k', 8500 - (size_t)k);
+	memcpy(big + 8500, "\r\nX-A: 1\r\n", 10);
+	CHECK_EQ(feed(&c, 0, big, 8510), MOD_OK);
+	CHECK_EQ(c.cap.n, 0);
+	CHECK_EQ(feed_fl(&c, 1, NULL, 0, TH_RST), MOD_TRUNCATED);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_STR(c.cap.ev[0].name, "long.example");
+	CHECK_STR(c.cap.ev[0].aux, "/up");
+	CHECK(info_truncated(&c.cap.ev[0]));
 	conn_close(&c);
 }
 
@@ -2467,6 +2569,7 @@ int main(void)
 	test_irregular_lines();
 	test_response_fields();
 	test_truncation();
+	test_close();
 	test_hostile();
 	test_sniff();
 	test_copy_escaped();
