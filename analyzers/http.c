@@ -2027,8 +2027,9 @@ static int http_claim(struct flow *f, const struct pkt *p)
 }
 
 /*
- * The connection ends (p: the client's FIN, or a RST from either end)
- * while the client's bytes hold a request head without its end: the
+ * The connection ends (p: the client's FIN, or a RST from either end, or
+ * the flow's end, http_flow_left) while the client's bytes hold a request
+ * head without its end: the
  * server's application has read them, and an agent can leave data there
  * (a request line and fields, never a blank line). Report what they hold,
  * once, flagged truncated, when it has a whole request line, as Zeek logs a
@@ -2079,6 +2080,17 @@ static int http_close(struct http_state *ms, struct flow *f, const struct pkt *p
 	return MOD_TRUNCATED;
 }
 
+/* The flow ends (expiry, eviction, the end of the run) with a head open:
+ * reported as at a RST. */
+static int http_flow_left(void *state, struct flow *f, const struct pkt *p, struct emit *out)
+{
+	if (f->app != APP_HTTP || !f->app_state)
+		return MOD_NOT_MINE;
+	struct pkt q = *p;
+	q.tcp_flags = TH_RST;
+	return http_close(state, f, &q, out);
+}
+
 static int http_on_packet(void *state, const struct pkt *p, struct emit *out)
 {
 	struct flow *f = p->flow;
@@ -2113,5 +2125,6 @@ const struct module http_module = {
 	.fini = http_fini,
 	.on_packet = http_on_packet,
 	.on_flow_end = http_flow_end,
+	.on_flow_left = http_flow_left,
 	.counters = http_counters,
 };

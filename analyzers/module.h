@@ -193,6 +193,14 @@ struct module {
 	 * releases what its app_state points to; the others leave f alone.
 	 * Nothing may be emitted from here. */
 	void (*on_flow_end)(void *state, struct flow *f);
+	/* Optional (analyzers): just before on_flow_end, for a TCP flow that
+	 * an analyzer claimed (f->app): the module that claimed it may report
+	 * what the bytes it has not read yet hold (an HTTP head the flow's end
+	 * cut short). p stands for the flow: its addresses and ports (the
+	 * client's first, dir 0), its last packet's time, f; nothing else. The
+	 * alerts let go of f only after this. Returns as on_packet (counted
+	 * unless MOD_NOT_MINE). */
+	int (*on_flow_left)(void *state, struct flow *f, const struct pkt *p, struct emit *out);
 	/* Optional: the module's own counters, at most MOD_COUNTERS_MAX, into
 	 * out; returns how many. The core writes them to the stats table as
 	 * module.<module>.<counter> with the per-result ones (/api/v1/stats:

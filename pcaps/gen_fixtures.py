@@ -659,9 +659,9 @@ def gen_http_keepalive(out):
     write_pcap(os.path.join(out, "http_keepalive.pcap"), LINKTYPE_ETHERNET, recs)
 
 def gen_http_unfinished(out):
-    """Request heads the connection ends in the middle of: the server's
-    application has read the request line and the fields, which an agent
-    can fill with data and never end with a blank line."""
+    """Request heads the connection (or the capture) ends in the middle
+    of: the server's application has read the request line and the fields,
+    which an agent can fill with data and never end with a blank line."""
     clk = Clock(BASE_US + 7300 * 1000000)
     recs = []
     # 1. a request line and a Host, then the client's FIN
@@ -709,6 +709,12 @@ def gen_http_unfinished(out):
     recs += c.handshake()
     recs.append(c.c_send(b"GET /no-line-end-6b2d"))
     recs += c.close()
+    # 7. a head still open when the capture ends: reported as its flow
+    #    ends, at its last packet's time
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41106, 80, 7000, 11000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /open/77aa HTTP/1.1\r\nHost: open.example.net\r\n"))
+    recs.append(c.s_ack())
     write_pcap(os.path.join(out, "http_unfinished.pcap"), LINKTYPE_ETHERNET, recs)
 
 # ---------------------------------------------------------------- tls_big

@@ -64,6 +64,7 @@ struct core {
 	struct mod_list by_class[PC_N];       /* analyzers per packet class */
 	struct mod_list by_kind[OBS_KIND_MAX]; /* detectors per observation kind */
 	struct mod_list flow_end;             /* modules told when a flow ends */
+	struct mod_list flow_left;            /* ... and asked for what it left unread */
 	struct emit emit;
 	uint64_t next_tick_us;
 	uint64_t clock_us;       /* the newest packet time since the last restart */
@@ -428,10 +429,13 @@ static void core_build_dispatch(struct core *c)
 		for (unsigned i = 0; i < c->n_modules; i++)
 			if (modules[i]->on_obs && (modules[i]->obs_mask & (1u << k)))
 				c->by_kind[k].idx[c->by_kind[k].n++] = (uint8_t)i;
-	c->flow_end.n = 0;
-	for (unsigned i = 0; i < c->n_modules; i++)
+	c->flow_end.n = c->flow_left.n = 0;
+	for (unsigned i = 0; i < c->n_modules; i++) {
 		if (modules[i]->on_flow_end)
 			c->flow_end.idx[c->flow_end.n++] = (uint8_t)i;
+		if (modules[i]->on_flow_left)
+			c->flow_left.idx[c->flow_left.n++] = (uint8_t)i;
+	}
 }
 
 static void core_count(struct mod_counts *m, int r)
@@ -455,9 +459,31 @@ static void core_count(struct mod_counts *m, int r)
 	}
 }
 
+/* A flow ends (expiry, eviction, close, a time restart, the end of the
+ * run): the analyzer that claimed it reports what it left unread, as a
+ * packet of the flow's client at the flow's last time; then the alerts
+ * let go of it and the modules free their state. */
 static void core_flow_end(void *user, struct flow *f)
 {
 	struct core *c = user;
+	if (f->app != APP_NONE && f->st && c->flow_left.n) {
+		struct pkt q;
+		memset(&q, 0, sizeof(q));
+		q.ts_us = f->last_us;
+		q.ipv = f->ipv;
+		q.proto = f->proto;
+		memcpy(q.src, f->src, sizeof(q.src));
+		memcpy(q.dst, f->dst, sizeof(q.dst));
+		q.sport = f->sport;
+		q.dport = f->dport;
+		q.flow = f;
+		for (unsigned k = 0; k < c->flow_left.n; k++) {
+			unsigned i = c->flow_left.idx[k];
+			int r = modules[i]->on_flow_left(c->mod_state[i], f, &q, &c->emit);
+			if (r != MOD_NOT_MINE)
+				core_count(&c->stats.mod[i], r);
+		}
+	}
 	alerts_flow_end(c->alerts, f);
 	for (unsigned k = 0; k < c->flow_end.n; k++) {
 		unsigned i = c->flow_end.idx[k];

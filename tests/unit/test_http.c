@@ -878,6 +878,22 @@ static void test_close(void)
 	CHECK_STR(c.cap.ev[0].aux, "/up");
 	CHECK(info_truncated(&c.cap.ev[0]));
 	conn_close(&c);
+
+	/* the flow ends (expiry, eviction, the end of the capture) with a head
+	 * open: on_flow_left reports it, once, as the client's */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET /open HTTP/1.1\r\nHost: open.example\r\n"), MOD_OK);
+	struct pkt q;
+	memset(&q, 0, sizeof(q));
+	q.proto = IPPROTO_TCP;
+	q.flow = &c.f;
+	CHECK_EQ(http_module.on_flow_left(c.state, &c.f, &q, &c.cap.emit), MOD_TRUNCATED);
+	CHECK_EQ(http_module.on_flow_left(c.state, &c.f, &q, &c.cap.emit), MOD_NOT_MINE);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(c.cap.ev[0].dir, 0);
+	CHECK_STR(c.cap.ev[0].name, "open.example");
+	CHECK(info_truncated(&c.cap.ev[0]));
+	conn_close(&c);
 }
 
 static void test_event(void)
