@@ -994,7 +994,8 @@ static enum MHD_Result h_metrics(struct req *r)
 		    "segments without ACK ignored, SYNs whose data was not taken, "
 		    "segments with bad checksums ignored (bad_checksum), segments "
 		    "differing from the bytes held (inconsistent), UDP datagrams with "
-		    "bad checksums not read (udp_bad_checksum).");
+		    "bad checksums not read (udp_bad_checksum), UDP datagrams in IP "
+		    "packets Linux refuses for their options not read (udp_rx_drop).");
 	json_object_foreach(g, key, v)
 		if (strcmp(key, "active") && json_is_integer(v))
 			prom_sample(m, "egresswatch_flows_total", "result", key, NULL, NULL,

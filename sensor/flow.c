@@ -632,7 +632,15 @@ static int rb_red(const struct ooo_tree *t, uint8_t k)
 	return k != OOO_NIL && t->n[k].red;
 }
 
-/* __rb_insert: node k, just linked as a leaf (red), rebalanced. */
+/* Node k's child on the right (1) or the left (0). */
+static uint8_t *rb_kid(struct ooo_tree *t, uint8_t k, int right)
+{
+	return right ? &t->n[k].r : &t->n[k].l;
+}
+
+/* __rb_insert: node k, just linked as a leaf (red), rebalanced. far is
+ * the side of g away from parent (1: parent is g's left child), where the
+ * uncle is. */
 static void rb_insert_color(struct ooo_tree *t, uint8_t k)
 {
 	uint8_t parent = t->n[k].p, g, u;
@@ -645,8 +653,8 @@ static void rb_insert_color(struct ooo_tree *t, uint8_t k)
 		if (!t->n[parent].red)
 			return;
 		g = t->n[parent].p;
-		int left = t->n[g].r != parent; /* parent is g's left child */
-		u = left ? t->n[g].r : t->n[g].l;
+		int far = t->n[g].r != parent;
+		u = *rb_kid(t, g, far);
 		if (rb_red(t, u)) { /* uncle red: colour flips, up two levels */
 			t->n[u].red = 0;
 			t->n[parent].red = 0;
@@ -655,60 +663,46 @@ static void rb_insert_color(struct ooo_tree *t, uint8_t k)
 			t->n[k].red = 1;
 			continue;
 		}
-		uint8_t tmp = left ? t->n[parent].r : t->n[parent].l;
+		uint8_t tmp = *rb_kid(t, parent, far);
 		if (k == tmp) { /* rotate at parent */
-			tmp = left ? t->n[k].l : t->n[k].r;
-			if (left) {
-				t->n[parent].r = tmp;
-				t->n[k].l = parent;
-			} else {
-				t->n[parent].l = tmp;
-				t->n[k].r = parent;
-			}
+			tmp = *rb_kid(t, k, !far);
+			*rb_kid(t, parent, far) = tmp;
+			*rb_kid(t, k, !far) = parent;
 			rb_set_black_child(t, tmp, parent);
 			t->n[parent].p = k;
 			t->n[parent].red = 1;
 			parent = k;
-			tmp = left ? t->n[k].r : t->n[k].l;
+			tmp = *rb_kid(t, k, far);
 		}
 		/* rotate at g */
-		if (left) {
-			t->n[g].l = tmp;
-			t->n[parent].r = g;
-		} else {
-			t->n[g].r = tmp;
-			t->n[parent].l = g;
-		}
+		*rb_kid(t, g, !far) = tmp;
+		*rb_kid(t, parent, far) = g;
 		rb_set_black_child(t, tmp, g);
 		rb_rotate_set_parents(t, g, parent, 1);
 		return;
 	}
 }
 
-/* ____rb_erase_color: the paths through parent lack one black node. */
+/* ____rb_erase_color: the paths through parent on k's side lack one black
+ * node; far is the side away from k (the sibling's). */
 static void rb_erase_color(struct ooo_tree *t, uint8_t parent)
 {
 	uint8_t k = OOO_NIL, sib, a, b;
 
 	for (;;) {
-		int left = t->n[parent].r != k; /* k is parent's left child */
-		sib = left ? t->n[parent].r : t->n[parent].l;
+		int far = t->n[parent].r != k;
+		sib = *rb_kid(t, parent, far);
 		if (t->n[sib].red) { /* rotate at parent */
-			a = left ? t->n[sib].l : t->n[sib].r;
-			if (left) {
-				t->n[parent].r = a;
-				t->n[sib].l = parent;
-			} else {
-				t->n[parent].l = a;
-				t->n[sib].r = parent;
-			}
+			a = *rb_kid(t, sib, !far);
+			*rb_kid(t, parent, far) = a;
+			*rb_kid(t, sib, !far) = parent;
 			rb_set_black_child(t, a, parent);
 			rb_rotate_set_parents(t, parent, sib, 1);
 			sib = a;
 		}
-		a = left ? t->n[sib].r : t->n[sib].l;
+		a = *rb_kid(t, sib, far);
 		if (!rb_red(t, a)) {
-			b = left ? t->n[sib].l : t->n[sib].r;
+			b = *rb_kid(t, sib, !far);
 			if (!rb_red(t, b)) { /* sibling colour flip */
 				t->n[sib].red = 1;
 				if (t->n[parent].red) {
@@ -722,29 +716,18 @@ static void rb_erase_color(struct ooo_tree *t, uint8_t parent)
 				return;
 			}
 			/* rotate at sibling */
-			a = left ? t->n[b].r : t->n[b].l;
-			if (left) {
-				t->n[sib].l = a;
-				t->n[b].r = sib;
-				t->n[parent].r = b;
-			} else {
-				t->n[sib].r = a;
-				t->n[b].l = sib;
-				t->n[parent].l = b;
-			}
+			a = *rb_kid(t, b, far);
+			*rb_kid(t, sib, !far) = a;
+			*rb_kid(t, b, far) = sib;
+			*rb_kid(t, parent, far) = b;
 			rb_set_black_child(t, a, sib);
 			a = sib;
 			sib = b;
 		}
 		/* rotate at parent, colour flips */
-		b = left ? t->n[sib].l : t->n[sib].r;
-		if (left) {
-			t->n[parent].r = b;
-			t->n[sib].l = parent;
-		} else {
-			t->n[parent].l = b;
-			t->n[sib].r = parent;
-		}
+		b = *rb_kid(t, sib, !far);
+		*rb_kid(t, parent, far) = b;
+		*rb_kid(t, sib, !far) = parent;
 		rb_set_black_child(t, a, sib);
 		if (b != OOO_NIL)
 			t->n[b].p = parent;
@@ -2563,9 +2546,13 @@ struct flow *flow_table_update(struct flow_table *ft, struct pkt *p)
 		p->dir = dir;
 		return f;
 	}
-	if (p->proto == PROTO_UDP && p->payload_len && udp_csum_drop(ft, p)) {
-		/* dropped by its receiver's UDP stack: no analyzer reads it,
-		 * the policy judges it (it went out) */
+	if (p->proto == PROTO_UDP && p->payload_len && (p->flags & PKT_RX_DROP))
+		ft->stats.udp_rx_drop++;
+	if (p->proto == PROTO_UDP && p->payload_len &&
+	    ((p->flags & PKT_RX_DROP) || udp_csum_drop(ft, p))) {
+		/* dropped by its receiver's IP layer (its options) or UDP
+		 * stack: no analyzer reads it, the policy judges it (it went
+		 * out) */
 		p->payload_len = 0;
 		p->flow = f;
 		p->dir = dir;

@@ -413,8 +413,10 @@ struct flow_stats {
 				    * is not known; Zeek's rexmit_inconsistency) */
 	uint64_t bad_checksum;     /* TCP segments ignored for a wrong IP or TCP checksum
 				    * in a direction whose checksums are right ("Checksums") */
-	uint64_t rx_drop;          /* TCP segments ignored: IPv6 options Linux's receiver
-				    * refuses (PKT_RX_DROP) */
+	uint64_t rx_drop;          /* TCP segments ignored: IP options or extension
+				    * headers Linux's receiver refuses (PKT_RX_DROP) */
+	uint64_t udp_rx_drop;      /* UDP datagrams whose payload no analyzer read, for
+				    * the same reason */
 	uint64_t udp_bad_checksum; /* UDP datagrams whose payload no analyzer read: a wrong
 				    * IP or UDP checksum from a capture source whose
 				    * checksums are computed ("Checksums") */

@@ -350,10 +350,10 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 			   " differing copies",
 			fs->urgent, fs->noack_ignored, fs->syn_data_dropped, fs->bad_checksum,
 			fs->rx_drop, fs->inconsistent);
-	if (fs->udp_bad_checksum)
+	if (fs->udp_bad_checksum || fs->udp_rx_drop)
 		fprintf(f, "; UDP read as Linux reads it: %" PRIu64 " datagrams with bad checksums "
-			   "not read",
-			fs->udp_bad_checksum);
+			   "not read, %" PRIu64 " with IP options refused",
+			fs->udp_bad_checksum, fs->udp_rx_drop);
 	/* the global cap on stream bytes was reached */
 	if (fs->stream_reclaimed || fs->stream_capped)
 		fprintf(f, "; stream cap full: %" PRIu64 " idle windows reclaimed, %" PRIu64

@@ -2283,6 +2283,24 @@ static void test_udp_checksums(void)
 	CHECK_EQ(udp_ck(ft, 4, cl, 42301, res, 53, 30, -1, 2, 0, NULL), 0);
 	CHECK_EQ(fs->udp_bad_checksum, 2);
 	flow_table_free(ft);
+
+	/* in an IP packet whose options or extension headers Linux's IP layer
+	 * refuses (PKT_RX_DROP): not read, whatever its checksum and whether
+	 * or not the source settled (R22-F3); its flow is still made, for the
+	 * policy */
+	ft = flow_table_new(NULL, NULL, NULL);
+	fs = flow_table_stats(ft);
+	CHECK_EQ(udp_ck(ft, 4, cl, 43000, res, 53, 30, 1, 0, PKT_RX_DROP, &f), 0);
+	CHECK(f != NULL);
+	CHECK_EQ(udp_ck(ft, 6, cl, 43001, res, 53, 30, 1, 0, PKT_RX_DROP, NULL), 0);
+	CHECK_EQ(udp_ck(ft, 4, cl, 43002, res, 53, 30, 1, 0, 0, NULL), 30);
+	CHECK_EQ(udp_ck(ft, 4, cl, 43003, res, 53, 30, 1, 0, 0, NULL), 30);
+	CHECK_EQ(udp_ck(ft, 4, cl, 43004, res, 53, 30, 1, 0, PKT_RX_DROP, NULL), 0);
+	CHECK_EQ(udp_ck(ft, 4, cl, 43005, res, 53, 0, 1, 0, PKT_RX_DROP, NULL), 0);
+	CHECK_EQ(fs->udp_rx_drop, 3);
+	CHECK_EQ(fs->udp_bad_checksum, 0);
+	CHECK_EQ(fs->rx_drop, 0);
+	flow_table_free(ft);
 }
 
 /*

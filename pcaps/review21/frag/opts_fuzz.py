@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""opts_fuzz.py - random IPv4 options and IPv6 extension headers, for a
+"""opts_fuzz.py [whole] - random IPv4 options and IPv6 extension headers, for a
 differential test against the Linux kernel (scapy; /usr/bin/python3 for
 scapy), from record6.sh's client to its listener on port 53 (FINDINGS.md
 R21-F5). Each case is a DNS query for c<case>.fuzz.example in two
@@ -9,7 +9,11 @@ header), the second none. The kernel reassembles the query only when it
 took the first fragment; the sensor only when it did not flag it
 PKT_RX_DROP (its fragment then goes on alone). The listener's log of what
 it got is the kernel's verdict (ip_opts_fuzz.delivered). Seeded: the same
-bytes each run. One packet every 5 ms."""
+bytes each run. One packet every 5 ms. With `whole` (seed 2113, 200 of
+each): the queries unfragmented, the options or headers on the datagram
+itself, which Linux's IP layer drops just the same (ip_rcv_options,
+ipv6_parse_hopopts, ip6_parse_tlv, ipv6_rthdr_rcv) before UDP sees it
+(ip_opts_whole.delivered)."""
 import os, random, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -77,27 +81,54 @@ def ext6(r, nxt):
     return 43, bytes([nxt, 2, rtype, left]) + bytes(4) + bytes.fromhex("fd530006" + "00" * 11 + "53")
 
 
+def query4(name, sport, dnsid):
+    """The UDP header and payload of a query for name over IPv4."""
+    return bytes(IP(bytes(IP(src=CLI4, dst=SRV4) / UDP(sport=sport, dport=53) /
+                          DNS(id=dnsid, rd=1, qd=DNSQR(qname=name))))[UDP])
+
+
+def with_opts(hdr, o, data):
+    """The IPv4 packet of header hdr (20 bytes), options o as they are,
+    lies and all (scapy would fix them), and data: its length, header
+    length and header checksum set."""
+    ihl = 5 + len(o) // 4
+    raw = bytearray(hdr[:20]) + bytearray(o) + bytearray(data)
+    raw[0] = 0x40 | ihl
+    raw[2:4] = len(raw).to_bytes(2, "big")
+    raw[10:12] = b"\0\0"
+    s = sum(int.from_bytes(raw[j:j + 2], "big") for j in range(0, ihl * 4, 2))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    raw[10:12] = (~s & 0xffff).to_bytes(2, "big")
+    return IP(bytes(raw))
+
+
+def whole():
+    """The queries unfragmented, the options on each."""
+    r = random.Random(2113)
+    for i in range(200):
+        q = query4("w%03d.fuzz.example" % i, 45000 + i, 0x5800 + i)
+        send(with_opts(bytes(IP(src=CLI4, dst=SRV4, id=0x6800 + i, proto=17) / Raw(q)),
+                       opts4(r), q))
+        time.sleep(0.005)
+    for i in range(200):
+        name = "w%03d.fuzz.example" % (200 + i)
+        q = udp(name, 46000 + i, 0x5800 + 200 + i)
+        ht, hb = ext6(r, 17)
+        send(IPv6(src=SRC, dst=DST, nh=ht) / Raw(hb + q))
+        time.sleep(0.005)
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "whole":
+        return whole()
     r = random.Random(2112)
     for i in range(N4):
-        name = "c%03d.fuzz.example" % i
-        q = bytes(IP(bytes(IP(src=CLI4, dst=SRV4) / UDP(sport=43000 + i, dport=53) /
-                           DNS(id=0x5000 + i, rd=1, qd=DNSQR(qname=name))))[UDP])
+        q = query4("c%03d.fuzz.example" % i, 43000 + i, 0x5000 + i)
         o = opts4(r)
-        ihl = 5 + len(o) // 4
-        first = IP(src=CLI4, dst=SRV4, id=0x6000 + i, flags="MF", frag=0, proto=17, ihl=ihl,
-                   options=[]) / Raw(q[:16])
-        raw = bytearray(bytes(first))
-        # the options as they are, lies and all (scapy would fix them)
-        raw = bytearray(raw[:20]) + bytearray(o) + bytearray(q[:16])
-        raw[0] = 0x40 | ihl
-        raw[2:4] = len(raw).to_bytes(2, "big")
-        raw[10:12] = b"\0\0"
-        s = sum(int.from_bytes(raw[j:j + 2], "big") for j in range(0, ihl * 4, 2))
-        while s >> 16:
-            s = (s & 0xffff) + (s >> 16)
-        raw[10:12] = (~s & 0xffff).to_bytes(2, "big")
-        send(IP(bytes(raw)))
+        first = IP(src=CLI4, dst=SRV4, id=0x6000 + i, flags="MF", frag=0, proto=17,
+                   ihl=5 + len(o) // 4, options=[]) / Raw(q[:16])
+        send(with_opts(bytes(first), o, q[:16]))
         time.sleep(0.005)
         send(IP(src=CLI4, dst=SRV4, id=0x6000 + i, frag=2, proto=17) / Raw(q[16:]))
         time.sleep(0.005)

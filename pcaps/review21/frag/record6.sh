@@ -1,5 +1,5 @@
 #!/bin/bash
-# record6.sh [slow|opts|fuzz|frag|tcp|urg|tree] - record, in a lab of two namespaces joined by one
+# record6.sh [slow|opts|fuzz|whole|frag|tcp|urg|tree] - record, in a lab of two namespaces joined by one
 # veth pair (prefix ${EW_LAB_NS:-ewf6}: ${NS}c fd53:6::10 and 10.56.6.10,
 # the client; ${NS}s fd53:6::53 and 10.56.6.53, a listener on port 53 that
 # logs what Linux delivered to its socket, listen6.py), the client's packets
@@ -30,6 +30,7 @@ NAME=chain_cut SEND=frag6_chain.py
 PCAP=ipv6_$NAME.pcap
 [ "$NAME" = opts ] && PCAP=ip_opts.pcap
 [ "${1:-}" = fuzz ] && NAME=fuzz SEND=opts_fuzz.py PCAP=ip_opts_fuzz.pcap
+[ "${1:-}" = whole ] && NAME=whole SEND="opts_fuzz.py whole" PCAP=ip_opts_whole.pcap
 [ "${1:-}" = frag ] && NAME=frag SEND=frag_fuzz.py PCAP=frag_fuzz.pcap
 [ "${1:-}" = tcp ] && NAME=tcp SEND="tcp_fuzz.py ${NS}c" PCAP=tcp_fuzz.pcap
 [ "${1:-}" = urg ] && NAME=urg SEND="tcp_fuzz.py ${NS}c urg" PCAP=tcp_urg.pcap
@@ -93,6 +94,6 @@ if [ "$NAME" = tcp ] || [ "$NAME" = urg ] || [ "$NAME" = tree ]; then
 		sort -n "$OUT/hosts.txt" >"$DIR/tcp_$NAME.delivered"
 	fi
 	gzip -9f "$DIR/$PCAP" # 250 KB plain
-elif [ "$NAME" = fuzz ] || [ "$NAME" = frag ]; then
+elif [ "$NAME" = fuzz ] || [ "$NAME" = frag ] || [ "$NAME" = whole ]; then
 	awk '{print $3}' "$OUT/delivered.txt" | sort >"$DIR/${PCAP%.pcap}.delivered"
 fi
