@@ -2032,7 +2032,7 @@ static int http_claim(struct flow *f, const struct pkt *p)
  * head without its end: the
  * server's application has read them, and an agent can leave data there
  * (a request line and fields, never a blank line). Report what they hold,
- * once, flagged truncated, when it has a whole request line, as Zeek logs a
+ * once, flagged truncated, when it has a request line, as Zeek logs a
  * request pending at a connection's end; nothing else changes, so bytes
  * that come after it (a FIN sent ahead of them, a RST the receiver
  * ignores) are read as before, and a head they finish is reported again,
@@ -2052,6 +2052,7 @@ static int http_close(struct http_state *ms, struct flow *f, const struct pkt *p
 		return MOD_NOT_MINE;
 	uint32_t end = s->consumed < s->len ? flow_stream_avail(s, s->consumed) : s->consumed;
 	struct http_head *h = &ms->head;
+	int known = 0; /* the bytes start with a known method and whitespace */
 	if (d->longh) { /* its complete lines are read: the rest, if any */
 		*h = *long_head(f, &fs, 0); /* roomy already: no allocation */
 		if (d->skipline == SKIP_REQLINE)
@@ -2065,11 +2066,21 @@ static int http_close(struct http_state *ms, struct flow *f, const struct pkt *p
 		uint32_t at = s->consumed + blank_prefix(s->buf + s->consumed, end - s->consumed);
 		if (http_parse_head(s->buf + at, end - at, 0, h) != MOD_TRUNCATED)
 			return MOD_NOT_MINE; /* whole (read on its own turn), or none */
+		known = http_sniff(s->buf + at, end - at) == 1;
+		if (!h->have_line && known && !memchr(s->buf + at, '\n', end - at)) {
+			/* a request line without its end (GET /data, then FIN):
+			 * read as it stands, its first RL_KEEP + RL_TAIL bytes */
+			size_t n = end - at < sizeof(ms->line) ? end - at : sizeof(ms->line);
+			memcpy(ms->line, s->buf + at, n);
+			request_line(h, cur_init(ms->line, n));
+			h->lines = 1;
+			h->cut |= n < end - at;
+		}
 	}
-	/* a whole request line, as HTTP/1 servers take one: a method, a
-	 * target and a version (not bytes left after a body that lied about
-	 * its length) */
-	if (!h->have_line || !h->method[0] || !h->uri_len || !h->version[0] || h->fatal)
+	/* a request line as servers take one: a method, a target and a
+	 * version, or a known method and a target (HTTP/0.9's form, or a line
+	 * not ended); not bytes left after a body that lied about its length */
+	if (!h->have_line || !h->method[0] || !h->uri_len || h->fatal || (!h->version[0] && !known))
 		return MOD_NOT_MINE;
 	h->truncated = 1;
 	struct pkt q = p->dir ? pkt_turned(p) : *p; /* the event is the client's */

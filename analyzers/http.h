@@ -167,8 +167,11 @@
  *             aws_token_ttl (the value of
  *             X-aws-ec2-metadata-token-ttl-seconds), malformed reason, cut
  *             ("1" when a value was cut to fit), host_sent ("1" when a Host
- *             field was sent, so that an empty one is told from none;
- *             records written before it have one field less)
+ *             field was sent, so that an empty one is told from none),
+ *             ttl_sent (the same for the TTL field), truncated ("1" when
+ *             the head was reported without its end: a hole, the window,
+ *             the connection's end); records written before each of the
+ *             last three end before it
  *   response: "resp", version, status (decimal), reason phrase,
  *             content_length, upgrade, connection, server, location,
  *             request method, request host, request-target (the paired

@@ -703,8 +703,8 @@ def gen_http_unfinished(out):
     for i in range(0, len(head), 1400):
         recs.append(c.c_send(head[i:i + 1400], step=100))
     recs += c.close()
-    # 6. a request line without its line end, then the client's FIN: no
-    #    request line, no event (a known limit)
+    # 6. a request line without its line end, then the client's FIN: read
+    #    as it stands (a registered method and a target)
     c = TcpConn(clk, CLIENT4, "203.0.113.80", 41105, 80, 6000, 10000, smac=MAC_GW)
     recs += c.handshake()
     recs.append(c.c_send(b"GET /no-line-end-6b2d"))

@@ -838,24 +838,39 @@ static void test_close(void)
 	CHECK_EQ(c.cap.ev[0].flags, OBS_F_TRUNCATED);
 	conn_close(&c);
 
-	/* the server's FIN is not the client's end; a line without its end is
-	 * no request line; nothing pending, nothing said */
-	conn_open(&c, 16384);
-	CHECK_EQ(feeds(&c, 0, "GET /x"), MOD_OK);
-	CHECK_EQ(feed_fl(&c, 1, NULL, 0, TH_FIN | TH_ACK), MOD_NOT_MINE);
-	CHECK_EQ(feed_fl(&c, 0, NULL, 0, TH_FIN | TH_ACK), MOD_NOT_MINE);
-	CHECK_EQ(c.cap.n, 0);
-	conn_close(&c);
-	/* ... and what the FIN finds: the events before it, nothing new (a
-	 * whole head; no version, an HTTP/0.9 line the server never
-	 * answered; the bytes after a body longer than its Content-Length) */
+	/* the server's FIN is not the client's end; a request line of a
+	 * known method without its end is read as it stands, and so is
+	 * HTTP/0.9's form (no version) */
+	static const struct {
+		const char *sent, *uri;
+	} open_line[] = {
+		{"GET /data-7f2c", "/data-7f2c"},
+		{"GET /x\r\nHost: a\r\n", "/x"},
+		{"POST /up/1 HTTP/1.", "/up/1"},
+	};
+	for (size_t i = 0; i < sizeof(open_line) / sizeof(open_line[0]); i++) {
+		conn_open(&c, 16384);
+		CHECK_EQ(feeds(&c, 0, open_line[i].sent), MOD_OK);
+		CHECK_EQ(feed_fl(&c, 1, NULL, 0, TH_FIN | TH_ACK), MOD_NOT_MINE);
+		CHECK_EQ(c.cap.n, 0);
+		CHECK_EQ(feed_fl(&c, 0, NULL, 0, TH_FIN | TH_ACK), MOD_TRUNCATED);
+		CHECK_EQ(c.cap.n, 1);
+		CHECK_STR(c.cap.ev[0].aux, open_line[i].uri);
+		CHECK(c.cap.ev[0].flags & OBS_F_TRUNCATED);
+		CHECK(info_truncated(&c.cap.ev[0]));
+		conn_close(&c);
+	}
+	/* ... and what the FIN finds that is no request: the events before
+	 * it, nothing new (a whole head; the bytes after a body longer than
+	 * its Content-Length, with no known method; an unknown token without
+	 * a version) */
 	static const struct {
 		const char *sent;
 		int events;
 	} none[] = {
 		{"GET / HTTP/1.1\r\n\r\n", 1},
-		{"GET /x\r\nHost: a\r\n", 0},
-		{"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcPUBLIC\n", 1},
+		{"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcPUBLIC /x\n", 1},
+		{"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcPUBLIC /x", 1},
 	};
 	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
 		conn_open(&c, 16384);
