@@ -140,7 +140,8 @@ static int feed_fl(struct conn *c, int dir, const void *data, size_t n, uint8_t 
 		s->buf = c->buf[dir];
 	if (!s->overflow && !s->gap && !s->done) {
 		size_t k = n < c->max - s->len ? n : c->max - s->len;
-		memcpy(s->buf + s->len, data, k);
+		if (k)
+			memcpy(s->buf + s->len, data, k);
 		s->len += (uint32_t)k;
 		if (s->len >= c->max)
 			s->overflow = 1;
