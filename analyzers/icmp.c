@@ -616,9 +616,13 @@ static int icmp_on_packet(void *state, const struct pkt *p, struct emit *out)
 	struct icmp_msg *m = &st->msg;
 	int ret, e;
 
+	/* a message in a packet whose IP options or extension headers
+	 * Linux's IP layer refuses (PKT_RX_DROP) reaches neither its host's
+	 * ICMP nor a raw socket there: no event, nothing tied to a flow; the
+	 * policy still judges the packet (R22-F4) */
 	if (!((p->ipv == 4 && p->proto == IPPROTO_ICMP) ||
 	      (p->ipv == 6 && p->proto == IPPROTO_ICMPV6)) ||
-	    (p->flags & PKT_FRAGMENT))
+	    (p->flags & (PKT_FRAGMENT | PKT_RX_DROP)))
 		return MOD_NOT_MINE;
 	ret = icmp_parse(p->l4, p->l4_len, p->ipv, (p->flags & PKT_SHORT) ? OBS_F_TRUNCATED : 0,
 			 m);

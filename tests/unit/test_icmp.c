@@ -625,6 +625,16 @@ static void test_unreach_v4(void)
 		   "\"proto\":\"udp\",\"src_ip\":\"10.99.0.10\",\"src_port\":40001},"
 		   "\"type\":3,\"v\":4}");
 
+	/* an unreachable in a packet whose IP options Linux's IP layer refuses
+	 * (PKT_RX_DROP): its receiver never reads it, so no event, and the
+	 * flow it quotes is not blocked by it (R22-F4) */
+	struct flow *h = rig_flow(&r, 4, IPPROTO_UDP, A_SBX, 40003, A_DST, 53);
+	unreach_udp(&b, 40003, 3);
+	int n_before = r.sink.n;
+	CHECK_EQ(rig_icmp(&r, 4, A_DST, A_SBX, &b, PKT_RX_DROP), MOD_NOT_MINE);
+	CHECK_EQ(r.sink.n, n_before);
+	CHECK_EQ(h->state & FLOW_UNREACH, 0);
+
 	/* time exceeded from a router: tied and blocked */
 	b.n = 0;
 	icmp_hdr(&b, 11, 0, 0);

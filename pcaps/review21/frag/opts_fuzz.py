@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""opts_fuzz.py [whole] - random IPv4 options and IPv6 extension headers, for a
+"""opts_fuzz.py [whole|ping] - random IPv4 options and IPv6 extension headers, for a
 differential test against the Linux kernel (scapy; /usr/bin/python3 for
 scapy), from record6.sh's client to its listener on port 53 (FINDINGS.md
 R21-F5). Each case is a DNS query for c<case>.fuzz.example in two
@@ -13,12 +13,17 @@ bytes each run. One packet every 5 ms. With `whole` (seed 2113, 200 of
 each): the queries unfragmented, the options or headers on the datagram
 itself, which Linux's IP layer drops just the same (ip_rcv_options,
 ipv6_parse_hopopts, ip6_parse_tlv, ipv6_rthdr_rcv) before UDP sees it
-(ip_opts_whole.delivered)."""
+(ip_opts_whole.delivered). With `ping` (seed 2114, 150 of each): ICMP
+echo requests (id 0x77, the case number as sequence) under them; raw
+sockets on the server log those its IP layer took (icmp_sink.py,
+icmp_opts.delivered: a reply is no verdict, since Linux builds none when
+it cannot echo an option, a record route that is full, say)."""
 import os, random, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from frag6_chain import udp, SRC, DST  # noqa: E402  (the same builders)
-from scapy.all import IP, IPv6, UDP, DNS, DNSQR, Raw, send, conf  # noqa: E402
+from scapy.all import (IP, IPv6, UDP, DNS, DNSQR, ICMP, ICMPv6EchoRequest, Raw, send,  # noqa: E402
+                       conf)
 
 conf.verb = 0
 CLI4, SRV4 = "10.56.6.10", "10.56.6.53"
@@ -119,9 +124,27 @@ def whole():
         time.sleep(0.005)
 
 
+def ping():
+    """Echo requests under the options, for the kernel to take or not."""
+    r = random.Random(2114)
+    for i in range(150):
+        m = bytes(ICMP(type=8, id=0x77, seq=i) / Raw(b"ping-opts-%03d" % i))
+        send(with_opts(bytes(IP(src=CLI4, dst=SRV4, id=0x6900 + i, proto=1) / Raw(m)),
+                       opts4(r), m))
+        time.sleep(0.005)
+    for i in range(150):
+        m = bytes(IPv6(bytes(IPv6(src=SRC, dst=DST) / ICMPv6EchoRequest(
+            id=0x77, seq=150 + i, data=b"ping-opts-%03d" % (150 + i))))[ICMPv6EchoRequest])
+        ht, hb = ext6(r, 58)
+        send(IPv6(src=SRC, dst=DST, nh=ht) / Raw(hb + m))
+        time.sleep(0.005)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "whole":
         return whole()
+    if len(sys.argv) > 1 and sys.argv[1] == "ping":
+        return ping()
     r = random.Random(2112)
     for i in range(N4):
         q = query4("c%03d.fuzz.example" % i, 43000 + i, 0x5000 + i)

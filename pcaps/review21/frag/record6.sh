@@ -1,5 +1,5 @@
 #!/bin/bash
-# record6.sh [slow|opts|fuzz|whole|frag|tcp|urg|tree] - record, in a lab of two namespaces joined by one
+# record6.sh [slow|opts|fuzz|whole|ping|frag|tcp|urg|tree] - record, in a lab of two namespaces joined by one
 # veth pair (prefix ${EW_LAB_NS:-ewf6}: ${NS}c fd53:6::10 and 10.56.6.10,
 # the client; ${NS}s fd53:6::53 and 10.56.6.53, a listener on port 53 that
 # logs what Linux delivered to its socket, listen6.py), the client's packets
@@ -8,7 +8,11 @@
 # options and extension headers into ip_opts.pcap (R21-F5), the server also
 # answering HTTP on port 80 (http6.py, whose log is $OUT/http.txt); with
 # `fuzz`, opts_fuzz.py's random options into ip_opts_fuzz.pcap, and the
-# names the listener got into ip_opts_fuzz.delivered here; with `frag`,
+# names the listener got into ip_opts_fuzz.delivered here; with `whole`,
+# its queries unfragmented under the options (ip_opts_whole.pcap and
+# .delivered); with `ping`, its echo requests under them (icmp_opts.pcap,
+# and the sequence numbers a raw socket there got, icmp_sink.py, into
+# icmp_opts.delivered); with `frag`,
 # frag_fuzz.py's random fragments into frag_fuzz.pcap and
 # frag_fuzz.delivered; with `tcp`, tcp_fuzz.py's random segments into
 # tcp_fuzz.pcap.gz and the Host each connection's server read (tcp_sink.py)
@@ -31,6 +35,7 @@ PCAP=ipv6_$NAME.pcap
 [ "$NAME" = opts ] && PCAP=ip_opts.pcap
 [ "${1:-}" = fuzz ] && NAME=fuzz SEND=opts_fuzz.py PCAP=ip_opts_fuzz.pcap
 [ "${1:-}" = whole ] && NAME=whole SEND="opts_fuzz.py whole" PCAP=ip_opts_whole.pcap
+[ "${1:-}" = ping ] && NAME=ping SEND="opts_fuzz.py ping" PCAP=icmp_opts.pcap
 [ "${1:-}" = frag ] && NAME=frag SEND=frag_fuzz.py PCAP=frag_fuzz.pcap
 [ "${1:-}" = tcp ] && NAME=tcp SEND="tcp_fuzz.py ${NS}c" PCAP=tcp_fuzz.pcap
 [ "${1:-}" = urg ] && NAME=urg SEND="tcp_fuzz.py ${NS}c urg" PCAP=tcp_urg.pcap
@@ -76,6 +81,10 @@ if [ "$NAME" = opts ]; then
 	ip netns exec "${NS}s" timeout 120 /usr/bin/python3 "$DIR/http6.py" 110 "$OUT/http.txt" &
 	P3=$!
 fi
+if [ "$NAME" = ping ]; then
+	ip netns exec "${NS}s" timeout 120 /usr/bin/python3 "$DIR/icmp_sink.py" 110 "$OUT/echo.txt" &
+	P3=$!
+fi
 if [ "$NAME" = tcp ] || [ "$NAME" = urg ] || [ "$NAME" = tree ]; then
 	ip netns exec "${NS}s" timeout 120 /usr/bin/python3 "$DIR/tcp_sink.py" 110 "$OUT/hosts.txt" &
 	P3=$!
@@ -94,6 +103,8 @@ if [ "$NAME" = tcp ] || [ "$NAME" = urg ] || [ "$NAME" = tree ]; then
 		sort -n "$OUT/hosts.txt" >"$DIR/tcp_$NAME.delivered"
 	fi
 	gzip -9f "$DIR/$PCAP" # 250 KB plain
+elif [ "$NAME" = ping ]; then
+	sort -n "$OUT/echo.txt" >"$DIR/icmp_opts.delivered"
 elif [ "$NAME" = fuzz ] || [ "$NAME" = frag ] || [ "$NAME" = whole ]; then
 	awk '{print $3}' "$OUT/delivered.txt" | sort >"$DIR/${PCAP%.pcap}.delivered"
 fi
