@@ -995,7 +995,8 @@ static enum MHD_Result h_metrics(struct req *r)
 		    "segments with bad checksums ignored (bad_checksum), segments "
 		    "differing from the bytes held (inconsistent), UDP datagrams with "
 		    "bad checksums not read (udp_bad_checksum), UDP datagrams in IP "
-		    "packets Linux refuses for their options not read (udp_rx_drop).");
+		    "packets Linux refuses for their options not read (udp_rx_drop), "
+		    "out-of-order TCP segments not held (ooo_dropped).");
 	json_object_foreach(g, key, v)
 		if (strcmp(key, "active") && json_is_integer(v))
 			prom_sample(m, "egresswatch_flows_total", "result", key, NULL, NULL,

@@ -217,6 +217,7 @@ static void core_write_stats(struct core *c, const struct flow_stats *fs)
 	store_put_stat(c->store, "flows.udp_bad_checksum", (int64_t)fs->udp_bad_checksum);
 	store_put_stat(c->store, "flows.udp_rx_drop", (int64_t)fs->udp_rx_drop);
 	store_put_stat(c->store, "flows.stream_capped", (int64_t)fs->stream_capped);
+	store_put_stat(c->store, "flows.ooo_dropped", (int64_t)fs->ooo_dropped);
 	store_put_stat(c->store, "flows.stream_reclaimed", (int64_t)fs->stream_reclaimed);
 	for (int k = 0; k < AC_COUNT; k++) {
 		snprintf(name, sizeof(name), "alerts.%s", alerts_class_name(k));

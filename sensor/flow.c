@@ -33,8 +33,10 @@
  * TCP streams: the bytes of each direction are reassembled in order into a
  * lazily allocated buffer that grows geometrically up to stream_max.
  * Out-of-order data is copied straight into the buffer at its offset, and the
- * held ranges are tracked in a small sorted array (at most ooo_max ranges),
- * and the held segments themselves beside them (at most OOO_SEGS); a byte
+ * held ranges are tracked in a sorted array (at most ooo_max ranges, room
+ * for OOO_INIT at first, doubled as needed; past ooo_max a segment is not
+ * held), and the held segments themselves beside them (at most OOO_SEGS);
+ * a byte
  * already in order is never overwritten (the first copy wins); held bytes
  * give way to a segment in order, and among held segments each byte is
  * that of the one that starts lowest, as Linux's receiver takes them
@@ -44,8 +46,7 @@
  * Holes (flow.h, "Holes"): stream_skip() turns the hole in front of the next
  * data into zeros and moves len past it. It is called when the peer's
  * highest ACK (kept per direction in acked) covers the hole before held or
- * arriving data, when the ooo_max ranges would be exceeded, and at FIN/RST
- * with data held. The skip never touches bytes we hold, and the hole record
+ * arriving data, and at FIN/RST with data held. The skip never touches bytes we hold, and the hole record
  * is a single range per direction, so all of it is bounded and needs no
  * allocation beyond the stream buffer itself.
  *
@@ -215,7 +216,7 @@ static void config_fill(struct flow_config *c, const struct flow_config *in)
 		/* the DNS analyzer's ports (analyzers/dns.c): its messages
 		 * may be longer than stream_max */
 		.wide_ports = {53, 5353, 5355, 0},
-		.ooo_max = 16,
+		.ooo_max = 1024,
 		.stream_total_max = 64ull << 20,
 		.tcp_idle_us = 300ull * 1000000,
 		.udp_idle_us = 60ull * 1000000,
@@ -541,6 +542,9 @@ static inline uint32_t stream_isn1(const struct flow_stream *st)
  */
 #define OOO_SEGS 32
 #define OOO_NIL 0xff
+/* The ranges' table starts with room for OOO_INIT ranges (fewer when
+ * ooo_max is lower) and doubles, up to ooo_max, as more are held. */
+#define OOO_INIT 16
 
 struct ooo_node {
 	uint32_t start, end; /* stream offsets, as held (coalesced) */
@@ -556,14 +560,23 @@ struct ooo_tree {
 
 _Static_assert(OOO_SEGS <= 32 && OOO_SEGS < OOO_NIL, "OOO_SEGS: a bit of used and an index each");
 
-static uint64_t ooo_bytes(const struct flow_table *ft)
+/* The table's size with room for cap ranges. */
+static uint64_t ooo_bytes(uint32_t cap)
 {
-	return ((uint64_t)ft->cfg.ooo_max + 1) * sizeof(struct flow_seg) + sizeof(struct ooo_tree);
+	return ((uint64_t)cap + 1) * sizeof(struct flow_seg) + sizeof(struct ooo_tree);
 }
 
 static struct flow_seg *ooo_hdr(const struct flow_stream *st)
 {
 	return st->ooo - 1;
+}
+
+/* The ranges the table has room for now (the first: OOO_INIT). */
+static uint32_t ooo_cap(const struct flow_table *ft, const struct flow_stream *st)
+{
+	if (st->ooo)
+		return ooo_hdr(st)->end;
+	return ft->cfg.ooo_max < OOO_INIT ? ft->cfg.ooo_max : OOO_INIT;
 }
 
 static struct ooo_tree *ooo_tree(const struct flow_stream *st)
@@ -574,8 +587,8 @@ static struct ooo_tree *ooo_tree(const struct flow_stream *st)
 static void ooo_free(struct flow_table *ft, struct flow_stream *st)
 {
 	if (st->ooo) {
+		ft->stats.stream_bytes -= ooo_bytes(ooo_hdr(st)->end);
 		free(ooo_hdr(st));
-		ft->stats.stream_bytes -= ooo_bytes(ft);
 	}
 	st->ooo = NULL;
 	st->ooo_n = 0;
@@ -1139,7 +1152,7 @@ static int stream_reserve(struct flow_table *ft, struct flow_stream *st, uint32_
  * segment covers a held byte (all OOO_SEGS were taken), the start of its
  * range stands in for it, as when the ranges alone decided. An in-order
  * segment overwrites held bytes (stream_add). Bytes below len are never
- * passed in. At most 2 (ooo_max + OOO_SEGS + 1) pieces, each weighed
+ * passed in. At most 2 (ranges + OOO_SEGS + 1) pieces, each weighed
  * against every held segment.
  */
 static void stream_write(struct flow_table *ft, struct flow_stream *st, int64_t s0,
@@ -1542,6 +1555,34 @@ static void stream_shrink(struct flow_table *ft, struct flow_stream *st)
 }
 
 /*
+ * Make room for need ranges (OOO_INIT <= need <= ooo_max) in a direction's
+ * table: it doubles (up to ooo_max), its held segments' tree moved to its
+ * new end. 0, or -1 when the memory is not there (stream_total_max, after
+ * reclaiming idle directions; malloc).
+ */
+static int ooo_grow(struct flow_table *ft, struct flow_stream *st, uint32_t need)
+{
+	uint32_t cap = ooo_hdr(st)->end, ncap = cap;
+
+	while (ncap < need)
+		ncap = ncap > ft->cfg.ooo_max / 2 ? ft->cfg.ooo_max : 2 * ncap;
+	uint64_t more = ooo_bytes(ncap) - ooo_bytes(cap);
+	if (more > stream_room(ft))
+		stream_reclaim(ft, st, more);
+	if (more > stream_room(ft))
+		return -1;
+	struct flow_seg *t = realloc(ooo_hdr(st), ooo_bytes(ncap));
+	if (!t)
+		return -1;
+	memmove(t + 1 + ncap, t + 1 + cap, sizeof(struct ooo_tree));
+	t[0].end = ncap;
+	st->ooo = t + 1;
+	ft->stats.stream_bytes += more;
+	cache_trim(ft);
+	return 0;
+}
+
+/*
  * Add n payload bytes whose first byte has sequence number seq. A segment
  * whose bytes differ from bytes held for the same range (in order or out
  * of order) is counted (flows.inconsistent): the sender sent two versions
@@ -1598,33 +1639,35 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 	if (e > (int64_t)max)
 		e = max;
 
-	/* A hole in front: skip it if the peer has the bytes, or if holding
-	 * this segment would take more than ooo_max ranges (the first hole
-	 * goes, never past this segment's start). */
+	/* A hole in front: skip it if the peer has the bytes. */
 	uint32_t i = 0, j = 0, taken = st->urg_taken;
 	if (s > (int64_t)st->len)
 		stream_skip_acked(ft, st, (uint32_t)s);
-	for (;;) {
-		if (st->urg_taken != taken) {
-			/* an urgent byte in a skipped hole was taken out: this
-			 * segment's bytes, all past it, are numbered one lower */
-			s0 -= st->urg_taken - taken;
-			e -= st->urg_taken - taken;
-			s -= st->urg_taken - taken;
-			taken = st->urg_taken;
+	if (st->urg_taken != taken) {
+		/* an urgent byte in a skipped hole was taken out: this
+		 * segment's bytes, all past it, are numbered one lower */
+		s0 -= st->urg_taken - taken;
+		e -= st->urg_taken - taken;
+		s -= st->urg_taken - taken;
+	}
+	if (st->overflow || e <= (int64_t)st->len)
+		return;
+	if (s < (int64_t)st->len)
+		s = st->len;
+	if (s > (int64_t)st->len) {
+		/* Out of order: held if it fits in ooo_max ranges. Past
+		 * that it is not held, and what is held stays: Linux's queue
+		 * keeps thousands of segments (4,000 one-byte ones, apart,
+		 * R22-F5), so what the table holds the receiver holds too,
+		 * and the bytes in front (a request's line and Host) are
+		 * still read when they come; skipping the first hole instead,
+		 * as the table once did past 16 ranges, lost them. */
+		uint32_t need = ooo_span(st, (uint32_t)s, (uint32_t)e, &i, &j);
+		if (need > ooo_cap(ft, st) &&
+		    (need > ft->cfg.ooo_max || ooo_grow(ft, st, need) < 0)) {
+			ft->stats.ooo_dropped++;
+			return;
 		}
-		if (st->overflow || e <= (int64_t)st->len)
-			return;
-		if (s < (int64_t)st->len)
-			s = st->len;
-		if (s == (int64_t)st->len ||
-		    ooo_span(st, (uint32_t)s, (uint32_t)e, &i, &j) <= ft->cfg.ooo_max)
-			break;
-		uint32_t to = st->ooo[0].start; /* ooo_n >= ooo_max >= 1 here */
-		if ((int64_t)to > s)
-			to = (uint32_t)s;
-		if (stream_skip(ft, st, to, 0) < 0)
-			return;
 	}
 
 	if (s == (int64_t)st->len) {
@@ -1656,23 +1699,24 @@ static void stream_add(struct flow_table *ft, struct flow_stream *st, uint32_t s
 	/* Out of order, within the range budget (i, j from ooo_span): hold it
 	 * in place. */
 	if (!st->ooo) {
-		if (ooo_bytes(ft) > stream_room(ft))
-			stream_reclaim(ft, st, ooo_bytes(ft));
-		if (ooo_bytes(ft) > stream_room(ft)) {
+		uint32_t cap = ooo_cap(ft, st);
+		if (ooo_bytes(cap) > stream_room(ft))
+			stream_reclaim(ft, st, ooo_bytes(cap));
+		if (ooo_bytes(cap) > stream_room(ft)) {
 			ft->stats.ooo_dropped++;
 			ft->stats.stream_cap_bytes += (uint64_t)(e - s);
 			return;
 		}
-		struct flow_seg *t = malloc(ooo_bytes(ft));
+		struct flow_seg *t = malloc(ooo_bytes(cap));
 		if (!t) {
 			ft->stats.ooo_dropped++;
 			return;
 		}
-		t[0] = (struct flow_seg){0, ft->cfg.ooo_max};
+		t[0] = (struct flow_seg){0, cap};
 		st->ooo = t + 1;
 		ooo_tree(st)->used = 0;
 		ooo_tree(st)->root = OOO_NIL;
-		ft->stats.stream_bytes += ooo_bytes(ft);
+		ft->stats.stream_bytes += ooo_bytes(cap);
 		cache_trim(ft);
 	}
 	if (stream_reserve(ft, st, (uint32_t)e) < 0) {

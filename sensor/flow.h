@@ -13,7 +13,8 @@
  * segment, larger than FLOW_SEG_WIRE_MAX, that did not fit what was left
  * of its window, in its first FLOW_FIRST_BYTES, an empty window or a claimed
  * flow), at most
- * ooo_max out-of-order segments held per direction, and a global cap on
+ * ooo_max out-of-order ranges held per direction (past that a segment is
+ * not held: flows.ooo_dropped), and a global cap on
  * stream bytes. Idle flows expire by packet time.
  *
  * A TCP flow's two stream records (f->st[0], f->st[1]) come from a pool when
@@ -34,10 +35,13 @@
  * stream. The table skips a hole that will not be filled, as Zeek and
  * Suricata do: (1) the peer has acknowledged the bytes after it (the highest
  * ACK from the other direction reaches the start of data held, or arriving,
- * beyond the hole: the receiver has the bytes we missed), (2) holding one
- * more out-of-order range would exceed ooo_max (the first hole is skipped),
- * or (3) a FIN from this direction, or a RST from either, arrives while data
- * is held (every hole below the held data is skipped). Skipping means: the
+ * beyond the hole: the receiver has the bytes we missed), or (2) a FIN
+ * from this direction, or a RST from either, arrives while data is held
+ * (every hole below the held data is skipped). Not for want of room: past
+ * ooo_max held ranges a segment is not held, and the holes stay, as the
+ * receiver, whose queue holds thousands, keeps them open (up to 16 ranges,
+ * the first hole was skipped, so 17 one-byte segments sent ahead hid a
+ * request's line and Host from the analyzers; R22-F5). Skipping means: the
  * hole's bytes are left in buf as zeros, len moves past them (absorbing held
  * data), and the hole is recorded. A hole with nothing held or arriving
  * after it is not skipped on an ACK alone, so a data segment that the capture
@@ -45,7 +49,7 @@
  * Bytes of a skipped hole that arrive later are dropped like retransmissions.
  *
  * A hole skipped on the peer's ACK (1) is capture loss: the receiver has
- * the bytes. One skipped for (2) or (3) sets unsure for the recorded range:
+ * the bytes. One skipped for (2) sets unsure for the recorded range:
  * the receiver may not have had those bytes, or may get them yet, so where
  * the data after it sits in the stream is not known (an analyzer of a
  * length-framed protocol stops there rather than guess).
@@ -269,8 +273,9 @@ struct flow_stream {
 	/* Held out-of-order data: the bytes are copied into buf at their offset
 	 * (beyond len); ooo[0..ooo_n) are the held byte ranges, sorted, disjoint
 	 * and not touching (adjacent segments merge into one range). At most
-	 * ooo_max ranges per direction; the held segments, for who wins an
-	 * overlap, follow them in the same allocation (flow.c, OOO_SEGS). */
+	 * ooo_max ranges per direction (room for 16 at first, doubled as more
+	 * come); the held segments, for who wins an overlap, follow them in the
+	 * same allocation (flow.c, OOO_SEGS). */
 	struct flow_seg *ooo;
 	uint32_t ooo_n;
 	/* Skipped holes (see "Holes" above). */
@@ -283,7 +288,7 @@ struct flow_stream {
 	uint8_t acked_set;
 	uint8_t wide;      /* window FLOW_STREAM_WIDE, not stream_max (wide_ports) */
 	uint8_t unsure;    /* a hole in [hole_start, resync) was skipped without the
-			    * peer's ACK for it (ooo_max, FIN, RST): the receiver may
+			    * peer's ACK for it (FIN, RST): the receiver may
 			    * not have had those bytes, or may have them yet, so where
 			    * the data after it sits in the stream is a guess */
 	/* table internal: the numbering is the one the peer took (its SYN-ACK
@@ -370,7 +375,7 @@ struct flow {
 struct flow_config {
 	uint32_t max_flows;     /* default 262144 */
 	uint32_t stream_max;    /* bytes per direction, default 16384 */
-	uint32_t ooo_max;       /* out-of-order segments per direction, default 16 */
+	uint32_t ooo_max;       /* out-of-order ranges per direction, default 1024 */
 	uint64_t stream_total_max; /* all stream buffers together, default 64 MiB */
 	uint64_t tcp_idle_us;   /* default 300 s */
 	uint64_t udp_idle_us;   /* default 60 s */
@@ -391,7 +396,8 @@ struct flow_config {
 struct flow_stats {
 	uint64_t created, expired, evicted, active;
 	uint64_t stream_bytes;     /* currently held by flows: buffers and ooo range tables */
-	uint64_t ooo_dropped;      /* out-of-order segments not kept */
+	uint64_t ooo_dropped;      /* out-of-order segments not held: ooo_max ranges held
+				    * already, or no memory (stream_total_max) */
 	uint64_t stream_truncated; /* directions that hit stream_max */
 	uint64_t stream_far;       /* segments dropped: start >= stream_max past isn */
 	uint64_t stream_widened;   /* directions widened for an offload's segment */

@@ -359,6 +359,9 @@ static void print_summary(FILE *f, struct core *core, const char *db, unsigned n
 		fprintf(f, "; stream cap full: %" PRIu64 " idle windows reclaimed, %" PRIu64
 			   " directions cut",
 			fs->stream_reclaimed, fs->stream_capped);
+	/* out-of-order segments past the 1,024 ranges a direction holds */
+	if (fs->ooo_dropped)
+		fprintf(f, "; %" PRIu64 " out-of-order segments not held", fs->ooo_dropped);
 	fputc('\n', f);
 	fprintf(f, "  events:    dns %" PRIu64 " (%" PRIu64 " queries, %" PRIu64
 		   " responses), http %" PRIu64 ", tls %" PRIu64 ", icmp %" PRIu64

@@ -499,7 +499,8 @@ def test_stats_metrics(port, db, alerts):
     check("stats fragments", set(s.get("fragments", {})) == frag_keys and
           all(s["fragments"][k] == table["fragments." + k] for k in frag_keys),
           str(s.get("fragments")))
-    flow_keys = {"udp_bad_checksum", "udp_rx_drop", "bad_checksum", "rx_drop", "inconsistent"}
+    flow_keys = {"udp_bad_checksum", "udp_rx_drop", "bad_checksum", "rx_drop", "inconsistent",
+                 "ooo_dropped"}
     check("stats flows", all(k in s.get("flows", {}) and
                              s["flows"][k] == table["flows." + k] for k in flow_keys),
           str(s.get("flows")))

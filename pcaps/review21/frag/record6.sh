@@ -1,5 +1,5 @@
 #!/bin/bash
-# record6.sh [slow|opts|fuzz|whole|ping|frag|tcp|urg|tree] - record, in a lab of two namespaces joined by one
+# record6.sh [slow|opts|fuzz|whole|ping|frag|tcp|urg|tree|many] - record, in a lab of two namespaces joined by one
 # veth pair (prefix ${EW_LAB_NS:-ewf6}: ${NS}c fd53:6::10 and 10.56.6.10,
 # the client; ${NS}s fd53:6::53 and 10.56.6.53, a listener on port 53 that
 # logs what Linux delivered to its socket, listen6.py), the client's packets
@@ -19,7 +19,9 @@
 # into tcp_fuzz.delivered; with `urg` and `tree`, tcp_fuzz.py's urgent
 # pointers (tcp_urg.pcap.gz) and segments that meet end to start
 # (tcp_tree.pcap.gz), and each connection's Host and bytes read into
-# tcp_urg.delivered and tcp_tree.delivered. The
+# tcp_urg.delivered and tcp_tree.delivered; with `many`, tcp_many.py's
+# hundreds of out-of-order segments at once (tcp_many.pcap.gz,
+# tcp_many.delivered). The
 # listener's log goes to $OUT/delivered.txt (default OUT
 # /tmp/${NS}-chain_cut, -slow, -opts) (FINDINGS.md). No router
 # solicitations, no routes beyond the link (ARP, neighbour discovery and
@@ -40,6 +42,7 @@ PCAP=ipv6_$NAME.pcap
 [ "${1:-}" = tcp ] && NAME=tcp SEND="tcp_fuzz.py ${NS}c" PCAP=tcp_fuzz.pcap
 [ "${1:-}" = urg ] && NAME=urg SEND="tcp_fuzz.py ${NS}c urg" PCAP=tcp_urg.pcap
 [ "${1:-}" = tree ] && NAME=tree SEND="tcp_fuzz.py ${NS}c tree" PCAP=tcp_tree.pcap
+[ "${1:-}" = many ] && NAME=many SEND="tcp_many.py ${NS}c" PCAP=tcp_many.pcap
 OUT=${OUT:-/tmp/${NS}-$NAME}
 P1= P2= P3=
 down() {
@@ -85,8 +88,11 @@ if [ "$NAME" = ping ]; then
 	ip netns exec "${NS}s" timeout 120 /usr/bin/python3 "$DIR/icmp_sink.py" 110 "$OUT/echo.txt" &
 	P3=$!
 fi
-if [ "$NAME" = tcp ] || [ "$NAME" = urg ] || [ "$NAME" = tree ]; then
-	ip netns exec "${NS}s" timeout 120 /usr/bin/python3 "$DIR/tcp_sink.py" 110 "$OUT/hosts.txt" &
+if [ "$NAME" = tcp ] || [ "$NAME" = urg ] || [ "$NAME" = tree ] || [ "$NAME" = many ]; then
+	# tcp_many.py takes seconds to send 1,000 segments before the rest
+	IDLE=1
+	[ "$NAME" = many ] && IDLE=8
+	ip netns exec "${NS}s" timeout 120 /usr/bin/python3 "$DIR/tcp_sink.py" 110 "$OUT/hosts.txt" $IDLE &
 	P3=$!
 fi
 sleep 1
@@ -96,9 +102,9 @@ sleep 1
 kill $P1 $P2 $P3 2>/dev/null || true
 wait $P1 $P2 $P3 2>/dev/null || true
 P1= P2= P3=
-if [ "$NAME" = tcp ] || [ "$NAME" = urg ] || [ "$NAME" = tree ]; then
-	if [ "$NAME" = tcp ]; then
-		awk '{print $1, $2}' "$OUT/hosts.txt" | sort -n >"$DIR/tcp_fuzz.delivered"
+if [ "$NAME" = tcp ] || [ "$NAME" = urg ] || [ "$NAME" = tree ] || [ "$NAME" = many ]; then
+	if [ "$NAME" = tcp ] || [ "$NAME" = many ]; then
+		awk '{print $1, $2}' "$OUT/hosts.txt" | sort -n >"$DIR/${PCAP%.pcap}.delivered"
 	else
 		sort -n "$OUT/hosts.txt" >"$DIR/tcp_$NAME.delivered"
 	fi

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""tcp_sink.py SECONDS LOG - a TCP server on 10.56.6.53:80 that reads each
-connection's request head (to its blank line, or until 1 s passes without a
-byte, or a reset) and writes "<client port> <Host it read> <bytes it read,
+"""tcp_sink.py SECONDS LOG [IDLE] - a TCP server on 10.56.6.53:80 that reads
+each connection's request head (to its blank line, or until IDLE seconds,
+default 1, pass without a byte, or a reset) and writes "<client port> <Host it read> <bytes it read,
 in hex>" to LOG, for
 SECONDS (record6.sh's server for tcp_fuzz.py); it answers nothing."""
 import socket, sys, time
@@ -20,7 +20,7 @@ def main():
                 c, a = srv.accept()
             except OSError:
                 break
-            c.settimeout(1.0)
+            c.settimeout(float(sys.argv[3]) if len(sys.argv) > 3 else 1.0)
             got = b""
             try:
                 while b"\r\n\r\n" not in got and len(got) < 4096:
