@@ -24,6 +24,26 @@ N = 150
 TAGS = [b"aaaaaaaaaa", b"bbbbbbbbbb", b"cccccccccc"]
 
 
+def handshake(iface, smac, sport, isn):
+    """A SYN of isn from SRC:sport to the server; with its SYN-ACK, the
+    Ethernet and IP headers for the client's segments and the client's and
+    the server's next sequence numbers, else None."""
+    ip = IP(src=SRC, dst=SERVER)
+    sa = srp1(Ether(src=smac) / ip / TCP(sport=sport, dport=PORT, flags="S", seq=isn,
+                                         options=[("MSS", 1460)]), iface=iface, timeout=3)
+    if sa is None or not sa.haslayer(TCP):
+        return None
+    return Ether(src=smac, dst=sa[Ether].src), ip, isn + 1, sa[TCP].seq + 1
+
+
+def send_then_reset(iface, segs, inter, wait, rst):
+    """Send segs inter seconds apart, wait, then the RST."""
+    sendp(segs, iface=iface, inter=inter)
+    time.sleep(wait)
+    sendp(rst, iface=iface)
+    time.sleep(0.05)
+
+
 def main():
     iface = sys.argv[1]
     mode = sys.argv[2] if len(sys.argv) > 2 else ""
@@ -40,13 +60,10 @@ def main():
         heads = [b"GET /c%03d HTTP/1.1\r\nHost: h%03d-%s.fuzz.example\r\n\r\n" % (i, i, t) for t in TAGS]
         n = len(heads[0])
         sport, isn = 20000 + i, r.randrange(2**31)
-        ip = IP(src=SRC, dst=SERVER)
-        sa = srp1(Ether(src=smac) / ip / TCP(sport=sport, dport=PORT, flags="S", seq=isn,
-                                             options=[("MSS", 1460)]), iface=iface, timeout=3)
-        if sa is None or not sa.haslayer(TCP):
+        hs = handshake(iface, smac, sport, isn)
+        if hs is None:
             continue
-        eth = Ether(src=smac, dst=sa[Ether].src)
-        base, ack = isn + 1, sa[TCP].seq + 1
+        eth, ip, base, ack = hs
         segs = [eth / ip / TCP(sport=sport, dport=PORT, flags="A", seq=base, ack=ack)]
         edges = sorted(r.sample(range(1, n), 9)) + [n] if tree else []
         for _ in range(r.randrange(4, 15) if tree else r.randrange(2, 8)):
@@ -68,10 +85,8 @@ def main():
         for lo, hi in pieces:
             segs.append(eth / ip / tcp(sport=sport, dport=PORT, flags="PA", seq=base + lo, ack=ack) /
                         heads[r.randrange(3)][lo:hi])
-        sendp(segs, iface=iface, inter=0.004)
-        time.sleep(0.15)
-        sendp(eth / ip / TCP(sport=sport, dport=PORT, flags="R", seq=base + n), iface=iface)
-        time.sleep(0.05)
+        send_then_reset(iface, segs, 0.004, 0.15,
+                        eth / ip / TCP(sport=sport, dport=PORT, flags="R", seq=base + n))
 
 
 if __name__ == "__main__":

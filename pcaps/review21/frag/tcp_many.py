@@ -14,11 +14,11 @@ then a RST (what is sent in order goes in segments of 1,400 bytes). On
 Linux 6.18 the server read every head whole, for every K (up to 4,000
 tried: R22-F5). Whatever Host the server read, the sensor must read
 (tcp_many.delivered)."""
-import sys, time
-from scapy.all import IP, TCP, Ether, conf, get_if_hwaddr, sendp, srp1
+import sys
+from scapy.all import TCP, conf, get_if_hwaddr
+from tcp_fuzz import PORT, handshake, send_then_reset
 
 conf.verb = 0
-SRC, SERVER, PORT = "10.56.6.11", "10.56.6.53", 80
 KS = [4, 16, 17, 32, 33, 64, 100, 200, 400, 1000]
 
 
@@ -33,13 +33,10 @@ def main():
             n, tail = len(head), head.index(b"\r\nHost")
             sport, isn = 21000 + case, 7919 * (case + 1)
             case += 1
-            ip = IP(src=SRC, dst=SERVER)
-            sa = srp1(Ether(src=smac) / ip / TCP(sport=sport, dport=PORT, flags="S", seq=isn,
-                                                 options=[("MSS", 1460)]), iface=iface, timeout=3)
-            if sa is None or not sa.haslayer(TCP):
+            hs = handshake(iface, smac, sport, isn)
+            if hs is None:
                 continue
-            eth = Ether(src=smac, dst=sa[Ether].src)
-            base, ack = isn + 1, sa[TCP].seq + 1
+            eth, ip, base, ack = hs
 
             def seg(lo, hi):
                 return eth / ip / TCP(sport=sport, dport=PORT, flags="PA", seq=base + lo,
@@ -54,10 +51,8 @@ def main():
                 segs += tiny + [seg(tail, n)] + run(0, tail)
             else:
                 segs += [seg(tail, n)] + tiny + run(0, tail)
-            sendp(segs, iface=iface, inter=0.0005)
-            time.sleep(0.3)
-            sendp(eth / ip / TCP(sport=sport, dport=PORT, flags="R", seq=base + n), iface=iface)
-            time.sleep(0.05)
+            send_then_reset(iface, segs, 0.0005, 0.3,
+                            eth / ip / TCP(sport=sport, dport=PORT, flags="R", seq=base + n))
 
 
 if __name__ == "__main__":
