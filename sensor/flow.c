@@ -36,19 +36,19 @@
  * held ranges are tracked in a sorted array (at most ooo_max ranges, room
  * for OOO_INIT at first, doubled as needed; past ooo_max a segment is not
  * held), and the held segments themselves beside them (at most OOO_SEGS);
- * a byte
- * already in order is never overwritten (the first copy wins); held bytes
- * give way to a segment in order, and among held segments each byte is
- * that of the one that starts lowest, as Linux's receiver takes them
- * (stream_write). Offsets are serial-number differences from the
- * ISN (int32), so sequence wraparound is invisible.
+ * a byte already in order is never overwritten (the first copy wins);
+ * held bytes give way to a segment in order, and among held segments each
+ * byte is that of the one that starts lowest, as Linux's receiver takes
+ * them (stream_write). Offsets are serial-number differences from the ISN
+ * (int32), so sequence wraparound is invisible.
  *
  * Holes (flow.h, "Holes"): stream_skip() turns the hole in front of the next
  * data into zeros and moves len past it. It is called when the peer's
  * highest ACK (kept per direction in acked) covers the hole before held or
- * arriving data, and at FIN/RST with data held. The skip never touches bytes we hold, and the hole record
- * is a single range per direction, so all of it is bounded and needs no
- * allocation beyond the stream buffer itself.
+ * arriving data, and at FIN/RST with data held. The skip never touches
+ * bytes we hold, and the hole record is a single range per direction, so
+ * all of it is bounded and needs no allocation beyond the stream buffer
+ * itself.
  *
  * Buffer reuse: a released stream buffer whose size is one of the growth
  * steps (STREAM_INIT_CAP << k) is kept on a list per size, and the next
