@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "mem.h"
 #include "record.h"
 #include "text.h"
 
@@ -141,9 +142,10 @@ struct alerts *alerts_new(struct store *store, uint64_t suppress_us, unsigned ma
 	t->nbuckets = 1;
 	while (t->nbuckets < t->max_open * 2)
 		t->nbuckets <<= 1;
-	t->rows = calloc(t->max_open, sizeof(*t->rows));
+	/* rows (8 MiB by default) and refs: fresh zero pages, touched as used */
+	t->rows = mem_table_zalloc((size_t)t->max_open * sizeof(*t->rows));
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-	t->refs = calloc(FLOWREF_SETS * FLOWREF_WAYS, sizeof(*t->refs));
+	t->refs = mem_table_zalloc((size_t)FLOWREF_SETS * FLOWREF_WAYS * sizeof(*t->refs));
 	t->open_bits = calloc((t->max_open + 63) / 64, sizeof(*t->open_bits));
 	t->due = calloc(t->max_open, sizeof(*t->due));
 	if (!t->rows || !t->buckets || !t->refs || !t->open_bits || !t->due) {
@@ -496,7 +498,7 @@ int alerts_raise(struct alerts *t, const struct alert *a, uint64_t now_us)
 	if (!s) {
 		uint32_t slot = row_alloc(t);
 		uint32_t b;
-		/* a free slot is all zero already (calloc, row_close): only
+		/* a free slot is all zero already (fresh zero pages, row_close): only
 		 * what is set here is written, not the whole evidence array */
 		r = &t->rows[slot];
 		r->id = t->store ? store_alert_id(t->store) : (int64_t)t->stats.rows + 1;
@@ -659,8 +661,8 @@ void alerts_free(struct alerts *t)
 				row_write(t, &t->rows[i]);
 	free(t->open_bits);
 	free(t->due);
-	free(t->refs);
+	mem_table_free(t->refs, (size_t)FLOWREF_SETS * FLOWREF_WAYS * sizeof(*t->refs));
 	free(t->buckets);
-	free(t->rows);
+	mem_table_free(t->rows, (size_t)t->max_open * sizeof(*t->rows));
 	free(t);
 }
