@@ -32,24 +32,35 @@
 #define VOL_BUCKETS (2 * ICMP_TUNNEL_SOURCES)
 #define PEND_BUCKETS (2 * ICMP_TUNNEL_PENDING)
 
-/* A source's volume window (slots 0..nused-1 are taken). */
+/* The minute window of a key: a source (the volume) or a source and its
+ * peer (the distinct data); entries 0..nused-1 of a table are taken. The
+ * fields a source's window uses are in the first cache line. */
 struct vol {
 	uint8_t ipv, alerted;
-	uint8_t a[16];
+	uint8_t ndig;          /* pairs: digests in dig */
+	uint8_t a[32];         /* the source; for a pair, the peer after it */
 	uint16_t hnext;        /* bucket chain */
 	uint16_t newer, older; /* activity list */
 	uint64_t start_us;     /* window start, packet time */
-	uint64_t bytes;        /* echo payload bytes sent in the window */
+	uint64_t bytes;        /* sources: echo payload bytes sent in the window */
+	uint64_t dig[ICMP_TUNNEL_DISTINCT_MAX]; /* pairs: the different data digests */
 };
 
 /*
- * The sources, chained by a keyed hash of the address (sensor/hash.h): an
- * agent that can forge source addresses cannot choose which share a bucket.
- * A full table gives up the least recently active source's window, over the
- * whole table: what is kept does not depend on the hash, so neither does a
- * replay, and to push a busy source out a sender must bring in
- * ICMP_TUNNEL_SOURCES - 1 others after that source's last echo.
+ * A table of windows, chained by a keyed hash of the key (sensor/hash.h):
+ * an agent that can forge source addresses cannot choose which share a
+ * bucket. A full table gives up the least recently active key's window,
+ * over the whole table: what is kept does not depend on the hash, so
+ * neither does a replay, and to push a busy key out a sender must bring in
+ * ICMP_TUNNEL_SOURCES - 1 others after that key's last message.
  */
+struct vol_table {
+	struct vol e[ICMP_TUNNEL_SOURCES];
+	uint16_t bucket[VOL_BUCKETS];
+	uint16_t newest, oldest; /* activity list ends */
+	unsigned nused;
+};
+
 /* An echo request awaiting its replies (an entry of the pending table). */
 struct pend {
 	uint8_t ipv;
@@ -72,10 +83,8 @@ struct tunnel_state {
 	struct pend pend[ICMP_TUNNEL_PENDING];
 	uint16_t pbucket[PEND_BUCKETS];
 	unsigned pnext, pused;     /* the next entry taken; entries in use */
-	struct vol vol[ICMP_TUNNEL_SOURCES];
-	uint16_t bucket[VOL_BUCKETS];
-	uint16_t newest, oldest;   /* activity list ends */
-	unsigned nused;
+	struct vol_table src;      /* by source: the volume */
+	struct vol_table pair;     /* by source and peer: the distinct data */
 };
 
 static int is_echo(int ipv, unsigned type)
@@ -108,81 +117,127 @@ static int entropy_x100(const struct obs *o)
 	return v < 0 || v > 9999 ? -1 : (int)v;
 }
 
-static uint32_t addr_bucket(int ipv, const uint8_t *a)
+/* A key's bucket: its ipv and its klen bytes. */
+static uint32_t addr_bucket(int ipv, const uint8_t *a, size_t klen)
 {
-	uint8_t k[17];
+	uint8_t k[33];
 
 	k[0] = (uint8_t)ipv;
-	memcpy(k + 1, a, ipv == 6 ? 16 : 4);
-	return (uint32_t)hash_keyed(k, ipv == 6 ? 17u : 5u) & (VOL_BUCKETS - 1);
+	memcpy(k + 1, a, klen);
+	return (uint32_t)hash_keyed(k, klen + 1) & (VOL_BUCKETS - 1);
 }
 
-static void vol_unlink(struct tunnel_state *st, uint16_t i)
+static void vol_unlink(struct vol_table *t, uint16_t i)
 {
-	struct vol *v = &st->vol[i];
+	struct vol *v = &t->e[i];
 
 	if (v->newer != VOL_NONE)
-		st->vol[v->newer].older = v->older;
+		t->e[v->newer].older = v->older;
 	else
-		st->newest = v->older;
+		t->newest = v->older;
 	if (v->older != VOL_NONE)
-		st->vol[v->older].newer = v->newer;
+		t->e[v->older].newer = v->newer;
 	else
-		st->oldest = v->newer;
+		t->oldest = v->newer;
 }
 
-static void vol_push(struct tunnel_state *st, uint16_t i)
+static void vol_push(struct vol_table *t, uint16_t i)
 {
-	struct vol *v = &st->vol[i];
+	struct vol *v = &t->e[i];
 
 	v->newer = VOL_NONE;
-	v->older = st->newest;
-	if (st->newest != VOL_NONE)
-		st->vol[st->newest].newer = i;
+	v->older = t->newest;
+	if (t->newest != VOL_NONE)
+		t->e[t->newest].newer = i;
 	else
-		st->oldest = i;
-	st->newest = i;
+		t->oldest = i;
+	t->newest = i;
 }
 
-/* The volume window of source a, now the most recently active: found, else
- * a new one starting at now_us, in a free slot or in place of the least
- * recently active source's. Never NULL. */
-static struct vol *vol_slot(struct tunnel_state *st, int ipv, const uint8_t *a, uint64_t now_us)
+/* The window of key a (the source; with peer, that pair), now the most
+ * recently active: found, else a new one starting at now_us, in a free
+ * slot or in place of the least recently active key's. Never NULL. */
+static struct vol *vol_slot(struct vol_table *t, int ipv, const uint8_t *src, const uint8_t *peer,
+			    uint64_t now_us)
 {
-	uint32_t b = addr_bucket(ipv, a);
+	size_t al = ipv == 6 ? 16 : 4, klen = peer ? 2 * al : al;
+	uint8_t a[32];
+	uint32_t b;
 	uint16_t i;
 	struct vol *v;
 
-	for (i = st->bucket[b]; i != VOL_NONE; i = st->vol[i].hnext) {
-		v = &st->vol[i];
-		if (v->ipv == ipv && memcmp(v->a, a, ipv == 6 ? 16 : 4) == 0) {
-			if (st->newest != i) {
-				vol_unlink(st, i);
-				vol_push(st, i);
+	memcpy(a, src, al);
+	if (peer)
+		memcpy(a + al, peer, al);
+	b = addr_bucket(ipv, a, klen);
+	for (i = t->bucket[b]; i != VOL_NONE; i = t->e[i].hnext) {
+		v = &t->e[i];
+		if (v->ipv == ipv && memcmp(v->a, a, klen) == 0) {
+			if (t->newest != i) {
+				vol_unlink(t, i);
+				vol_push(t, i);
 			}
 			return v;
 		}
 	}
-	if (st->nused < ICMP_TUNNEL_SOURCES) {
-		i = (uint16_t)st->nused++;
-	} else { /* the least recently active goes */
-		i = st->oldest;
-		v = &st->vol[i];
-		uint16_t *pp = &st->bucket[addr_bucket(v->ipv, v->a)];
+	if (t->nused < ICMP_TUNNEL_SOURCES) {
+		i = (uint16_t)t->nused++;
+	} else { /* the least recently active goes (its key is as long as ours) */
+		i = t->oldest;
+		v = &t->e[i];
+		uint16_t *pp = &t->bucket[addr_bucket(v->ipv, v->a,
+						      (v->ipv == 6 ? 16 : 4) * (peer ? 2 : 1))];
 		while (*pp != i)
-			pp = &st->vol[*pp].hnext;
+			pp = &t->e[*pp].hnext;
 		*pp = v->hnext;
-		vol_unlink(st, i);
+		vol_unlink(t, i);
 	}
-	v = &st->vol[i];
+	v = &t->e[i];
 	memset(v, 0, sizeof(*v));
 	v->ipv = (uint8_t)ipv;
-	memcpy(v->a, a, ipv == 6 ? 16 : 4);
+	memcpy(v->a, a, klen);
 	v->start_us = now_us;
-	v->hnext = st->bucket[b];
-	st->bucket[b] = i;
-	vol_push(st, i);
+	v->hnext = t->bucket[b];
+	t->bucket[b] = i;
+	vol_push(t, i);
 	return v;
+}
+
+/* Window v, started over when it is a minute old or more at now_us. */
+static void vol_roll(struct vol *v, uint64_t now_us)
+{
+	if (now_us >= v->start_us + ICMP_TUNNEL_WINDOW_US) {
+		v->start_us = now_us;
+		v->bytes = 0;
+		v->ndig = 0;
+		v->alerted = 0;
+	}
+}
+
+/*
+ * Distinct data from src to peer: digest is the data's (obs_icmp.data_digest)
+ * of a message src began (a request, not a reply). 1 when it is the
+ * (max + 1)th different one within the pair's window, for the first time in
+ * that window: ping sends the same data each time, whatever its size and
+ * pattern (-p), so data that keeps changing between one pair is a channel.
+ */
+static int distinct_data(struct tunnel_state *st, int ipv, const uint8_t *src,
+			 const uint8_t *peer, uint64_t digest, uint64_t now_us, unsigned max)
+{
+	struct vol *v = vol_slot(&st->pair, ipv, src, peer, now_us);
+
+	vol_roll(v, now_us);
+	if (v->alerted)
+		return 0;
+	for (unsigned i = 0; i < v->ndig; i++)
+		if (v->dig[i] == digest)
+			return 0;
+	if (v->ndig < max && v->ndig < ICMP_TUNNEL_DISTINCT_MAX) {
+		v->dig[v->ndig++] = digest;
+		return 0;
+	}
+	v->alerted = 1;
+	return 1;
 }
 
 /* The bucket of the request src -> dst, id, seq. */
@@ -381,12 +436,8 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 		raise_tunnel(out, p, reply, 75, detail, evidence);
 	}
 
-	struct vol *v = vol_slot(st, p->ipv, p->src, p->ts_us);
-	if (p->ts_us >= v->start_us + ICMP_TUNNEL_WINDOW_US) {
-		v->start_us = p->ts_us;
-		v->bytes = 0;
-		v->alerted = 0;
-	}
+	struct vol *v = vol_slot(&st->src, p->ipv, p->src, NULL, p->ts_us);
+	vol_roll(v, p->ts_us);
 	v->bytes += data;
 	if (v->bytes > t->icmp_volume_bytes && !v->alerted) {
 		v->alerted = 1;
@@ -397,6 +448,21 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 			 "%llu ICMP payload bytes from %s within a minute (more than %u)",
 			 (unsigned long long)v->bytes, who, t->icmp_volume_bytes);
 		raise_tunnel(out, p, reply, 70, detail, evidence);
+	}
+
+	if (!reply && o->icmp && o->icmp->data_digest &&
+	    distinct_data(st, p->ipv, p->src, p->dst, o->icmp->data_digest, p->ts_us,
+			  t->icmp_distinct_data)) {
+		if (!evidence[0])
+			echo_evidence(evidence, sizeof(evidence), kind, reply, size, data, ent);
+		text_addr(who, sizeof(who), p->ipv, p->src);
+		char peer[64];
+		text_addr(peer, sizeof(peer), p->ipv, p->dst);
+		snprintf(detail, sizeof(detail),
+			 "%u distinct ICMP payloads from %s to %s within a minute "
+			 "(more than %u)",
+			 t->icmp_distinct_data + 1, who, peer, t->icmp_distinct_data);
+		raise_tunnel(out, p, 0, 75, detail, evidence);
 	}
 	return MOD_OK;
 }
@@ -413,9 +479,10 @@ static int tunnel_init(const struct module_env *env, void **state)
 	if (!st)
 		return -ENOMEM;
 	st->rules = env->rules;
-	memset(st->bucket, 0xff, sizeof(st->bucket));
+	memset(st->src.bucket, 0xff, sizeof(st->src.bucket));
+	memset(st->pair.bucket, 0xff, sizeof(st->pair.bucket));
 	memset(st->pbucket, 0xff, sizeof(st->pbucket));
-	st->newest = st->oldest = VOL_NONE;
+	st->src.newest = st->src.oldest = st->pair.newest = st->pair.oldest = VOL_NONE;
 	*state = st;
 	return 0;
 }

@@ -19,7 +19,14 @@
  *     entropy of even random bytes is capped by the length);
  *   - volume: bytes of data sent by one source (requests and replies
  *     alike) within a minute of packet time > thresholds.icmp_volume_bytes
- *     (once per source per window).
+ *     (once per source per window);
+ *   - distinct data: more than thresholds.icmp_distinct_data different
+ *     data (obs_icmp.data_digest: the bytes past the first 16, before the
+ *     filler) in the messages one source began (requests, not replies) to
+ *     one peer within a minute of packet time (once per pair per window):
+ *     ping sends the same data each time, whatever its size or pattern,
+ *     and a channel whose data is a new `ping -p` pattern each time, or
+ *     small low-entropy messages, changes it at every message.
  * Every alert belongs to the echo's requester: a reply's alert is turned
  * around (source = the host that sent the request, subject = its peer), so
  * one conversation is one alert row whichever way its data flows.
@@ -27,8 +34,9 @@
  * bytes counting up or a pattern of at most 16 bytes (-p), which is filler;
  * its data is the timestamp and the pattern's first period.
  *
- * State: a fixed table of ICMP_TUNNEL_SOURCES volume windows, whatever the
- * traffic (a full table gives up the least recently active source's), and
+ * State: a fixed table of ICMP_TUNNEL_SOURCES volume windows and one of as
+ * many distinct-data windows (source and peer), whatever the traffic (a
+ * full table gives up the least recently active key's), and
  * one of ICMP_TUNNEL_PENDING echo requests (first in, first out), both keyed
  * by a hash a sender cannot steer (sensor/hash.h). Time is packet time.
  */
@@ -37,7 +45,8 @@
 
 #define ICMP_TUNNEL_ENTROPY_MIN 32    /* bytes of data before entropy counts */
 #define ICMP_TUNNEL_WINDOW_US 60000000ull /* the volume window: one minute */
-#define ICMP_TUNNEL_SOURCES 1024      /* volume windows kept */
+#define ICMP_TUNNEL_SOURCES 1024      /* volume windows kept, and distinct-data windows */
+#define ICMP_TUNNEL_DISTINCT_MAX 16   /* thresholds.icmp_distinct_data's ceiling */
 #define ICMP_TUNNEL_PENDING 2048      /* echo requests kept for their replies (a power of 2) */
 #define ICMP_TUNNEL_REPLY_US 30000000ull /* a reply later than this is not compared */
 

@@ -365,6 +365,7 @@ static void reset(struct icmp_msg *o, int ipv, unsigned flags)
 	o->data_len = 0;
 	o->data_entropy100 = 0;
 	o->digest = 0;
+	o->data_digest = 0;
 	o->mtu = -1;
 	memset(&o->q, 0, sizeof(o->q));
 	o->q.sport = o->q.dport = o->q.qtype = o->q.id = -1;
@@ -466,7 +467,9 @@ int icmp_parse(const uint8_t *msg, size_t len, int ipv, unsigned flags, struct i
 		 * request's; | 1: 0 means "no digest" */
 		if (!(o->flags & OBS_F_TRUNCATED)) {
 			size_t skip = n < ICMP_DIGEST_SKIP ? n : ICMP_DIGEST_SKIP;
+			size_t dskip = o->data_len < skip ? o->data_len : skip;
 			o->digest = hash_keyed(pl + skip, n - skip) | 1;
+			o->data_digest = hash_keyed(pl + dskip, o->data_len - dskip) | 1;
 		}
 	} else if (o->error) {
 		int cut;
@@ -644,6 +647,7 @@ static int icmp_on_packet(void *state, const struct pkt *p, struct emit *out)
 	};
 	if (icmp_carries_data(p->ipv, (unsigned)m->type)) {
 		st->oi.digest = m->digest;
+		st->oi.data_digest = m->data_digest;
 		st->oi.data_len = m->data_len;
 		st->oi.data_entropy100 = m->data_entropy100;
 		st->oi.id = m->id;

@@ -126,10 +126,14 @@ struct icmp_msg {
 	 * (icmp_fill), that part's entropy x100, and the payload's keyed digest
 	 * (hash_keyed of the bytes after the first ICMP_DIGEST_SKIP, where ping
 	 * keeps its send time, a struct timeval, and a reply that writes its
-	 * own is still an echo; 0 when the capture cut the payload) */
+	 * own is still an echo; 0 when the capture cut the payload), and the
+	 * same digest of the data alone (the bytes after the first
+	 * ICMP_DIGEST_SKIP and before the filler: a `ping -p` pattern, not
+	 * the size; 0 when cut) */
 	uint32_t data_len;
 	int32_t data_entropy100;
 	uint64_t digest;
+	uint64_t data_digest;
 	int64_t mtu;              /* v4 3/4 and v6 2 */
 	struct icmp_quote q;
 	const char *reason;       /* static: why malformed; NULL when fine */

@@ -72,6 +72,9 @@ struct obs_icmp {
 	uint64_t digest;         /* keyed hash of the payload bytes past the
 				  * first 16 (ping's timestamp); 0 when the
 				  * capture cut the message (no digest) */
+	uint64_t data_digest;    /* the same of the data alone: the bytes past
+				  * the first 16 and before the filler (a
+				  * `ping -p` pattern; not the size); 0 when cut */
 	uint32_t data_len;       /* payload bytes before the filler, as captured */
 	int32_t data_entropy100; /* entropy of those bytes, bits/byte x100 */
 	int32_t id, seq;         /* echo identifier and sequence; -1 when not an echo */

