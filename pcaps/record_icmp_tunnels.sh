@@ -58,6 +58,11 @@
 #                               answered (data that changes at every echo, 32 bytes of
 #                               it each, at under 4.2 bits/byte: under the size, entropy
 #                               and volume thresholds)
+#   icmp_benign_tools.pcap      other pingers, 12 echoes each to the server: fping (56
+#                               and -b 300 bytes of zeros), busybox ping (56, and -s 200
+#                               -p a5), oping, nping (no data, and --data-string),
+#                               hping3 -1 (no data, and -d 100): each sends the same data
+#                               at every echo
 #
 # Every client is bounded (timeout around each, ping -c/-w, python socket timeouts); every
 # loop that waits is bounded. A second dumpcap on the router's two ports records
@@ -81,7 +86,8 @@ want() {
 	return 1
 }
 case "$ONLY" in
-'' | icmp_ptunnel_ng | icmp_ptunnel_ng_small | icmp_ptunnel | icmptx | icmp_benign | icmp_pattern) ;;
+'' | icmp_ptunnel_ng | icmp_ptunnel_ng_small | icmp_ptunnel | icmptx | icmp_benign | icmp_pattern | \
+	icmp_benign_tools) ;;
 *) echo "record_icmp_tunnels.sh: no capture named $ONLY" >&2; exit 2 ;;
 esac
 NS_A=ewi4-agent
@@ -113,6 +119,7 @@ want icmp_ptunnel_ng icmp_ptunnel_ng_small && TOOLS="$TOOLS ptunnel-ng"
 want icmp_ptunnel && TOOLS="$TOOLS ptunnel"
 want icmptx && TOOLS="$TOOLS icmptx"
 want icmp_benign && TOOLS="$TOOLS tracepath traceroute mtr"
+want icmp_benign_tools && TOOLS="$TOOLS fping busybox oping nping hping3"
 for t in $TOOLS; do
 	command -v "$t" >/dev/null || { echo "record_icmp_tunnels.sh: $t not found" >&2; exit 2; }
 done
@@ -381,10 +388,26 @@ done
 stop_capture
 fi
 
+# 6. other pingers, 12 echoes each to the server within a minute: their data must not
+# count as different at each echo (icmp_tunnel's distinct data)
+if want icmp_benign_tools; then
+start_capture icmp_benign_tools
+agent timeout 20 fping -c 12 -p 200 "$IP_S"
+agent timeout 20 fping -c 12 -p 200 -b 300 "$IP_S"
+agent timeout 20 busybox ping -c 12 -i 0.2 -W 2 "$IP_S"
+agent timeout 20 busybox ping -c 12 -i 0.2 -W 2 -s 200 -p a5 "$IP_S"
+agent timeout 20 oping -c 12 -i 0.2 "$IP_S"
+agent timeout 20 nping --icmp -c 12 --delay 200ms "$IP_S"
+agent timeout 20 nping --icmp -c 12 --delay 200ms --data-string "nping probe" "$IP_S"
+agent timeout 20 hping3 -1 -c 12 -i u200000 "$IP_S"
+agent timeout 20 hping3 -1 -c 12 -i u200000 -d 100 "$IP_S"
+stop_capture
+fi
+
 # --- audit: no packet may have gone to an address outside these hosts ------------------
 netns_audit_finish "10\.55\.4\.(1|10|65|80|200|241|242)|fd55:4::(1|10|101|180|200)|fe80::[0-9a-f:]+|ff02::[0-9a-f:]+"
 
-ALL="icmp_ptunnel_ng icmp_ptunnel_ng_small icmp_ptunnel icmptx icmp_benign icmp_pattern"
+ALL="icmp_ptunnel_ng icmp_ptunnel_ng_small icmp_ptunnel icmptx icmp_benign icmp_pattern icmp_benign_tools"
 [ -z "$ONLY" ] || ALL=$ONLY
 for f in $ALL; do
 	cp "$TMP/$f.pcap" "$OUTDIR/$f.pcap"
