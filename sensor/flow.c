@@ -175,8 +175,10 @@ struct flow_table {
 	uint64_t expire_at;
 	struct flow **chunks; /* the slab: chunk i holds indices i * FLOW_CHUNK ... */
 	uint32_t n_chunks;
-	uint32_t free_ref;  /* free flows (slab index + 1), linked through lru_next */
+	uint32_t free_ref;  /* freed flows (slab index + 1), linked through lru_next */
 	uint32_t allocated; /* flow structs in chunks */
+	uint32_t fresh_ref; /* the next never-used flow of the last chunk (slab
+			     * index + 1; allocated + 1 when there is none) */
 	union stream_pair **pair_chunks; /* the pair slab, PAIR_CHUNK pairs each */
 	uint32_t n_pair_chunks;
 	uint32_t pairs_allocated;
@@ -1743,9 +1745,21 @@ static uint32_t chunk_flows(const struct flow_table *ft, uint32_t i)
 }
 
 /* A free flow struct and its slab index + 1, or NULL when out of memory. */
+/* A freed flow, the last freed first, else the next never used, in slab
+ * order: a chunk's flows are touched as they are taken, not all at once
+ * when it is mapped (a table that holds a few flows touches a page or two
+ * of its first 2 MiB). */
 static struct flow *flow_alloc(struct flow_table *ft, uint32_t *ref)
 {
-	if (!ft->free_ref) {
+	struct flow *f;
+
+	if (ft->free_ref) {
+		f = flow_at(ft, ft->free_ref);
+		*ref = ft->free_ref;
+		ft->free_ref = f->lru_next;
+		return f;
+	}
+	if (ft->fresh_ref > ft->allocated) {
 		/* Every chunk but the last is full, so chunk n_chunks starts
 		 * at index allocated. */
 		uint32_t n = chunk_flows(ft, ft->n_chunks);
@@ -1755,16 +1769,11 @@ static struct flow *flow_alloc(struct flow_table *ft, uint32_t *ref)
 		if (!c)
 			return NULL;
 		ft->chunks[ft->n_chunks++] = c;
-		for (uint32_t i = n; i-- > 0;) {
-			c[i].lru_next = ft->free_ref;
-			ft->free_ref = ft->allocated + i + 1;
-		}
+		ft->fresh_ref = ft->allocated + 1;
 		ft->allocated += n;
 	}
-	struct flow *f = flow_at(ft, ft->free_ref);
-	*ref = ft->free_ref;
-	ft->free_ref = f->lru_next;
-	return f;
+	*ref = ft->fresh_ref++;
+	return flow_at(ft, *ref);
 }
 
 /* A zeroed pair of stream records, or NULL when out of memory. */
@@ -2405,6 +2414,7 @@ struct flow_table *flow_table_new(const struct flow_config *cfg, flow_end_fn on_
 	config_fill(&ft->cfg, cfg);
 	ft->on_end = on_end;
 	ft->user = user;
+	ft->fresh_ref = 1; /* none yet: allocated + 1 */
 	while (nb < 2 * ft->cfg.max_flows) /* at most half full */
 		nb <<= 1;
 	ft->mask = nb - 1; /* (flow_table_free sizes the slots by it) */
