@@ -3,6 +3,7 @@
  */
 #include "mem.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,61 @@
 #if __has_feature(address_sanitizer)
 #define MEM_HEAP_ONLY 1
 #endif
+#endif
+
+#ifdef MEM_HEAP_ONLY
+#include <sanitizer/asan_interface.h>
+
+/*
+ * Under ASan a table freed is kept, poisoned, for the next one of the same
+ * size: a process that opens and closes cores again and again (the fuzz
+ * driver, one per input; the unit tests, one per case) otherwise has ASan
+ * map, poison, quarantine and unmap tens of MiB each time, which took most
+ * of their time. A use of a freed table still fails (it is poisoned), and
+ * a cached table is still reachable for LeakSanitizer.
+ */
+#define MEM_CACHE 16
+static struct {
+	void *p;
+	size_t n;
+} mem_cache[MEM_CACHE];
+static pthread_mutex_t mem_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *cache_take(size_t n)
+{
+	void *p = NULL;
+
+	pthread_mutex_lock(&mem_cache_lock);
+	for (int i = 0; i < MEM_CACHE; i++)
+		if (mem_cache[i].p && mem_cache[i].n == n) {
+			p = mem_cache[i].p;
+			mem_cache[i].p = NULL;
+			break;
+		}
+	pthread_mutex_unlock(&mem_cache_lock);
+	if (p) {
+		ASAN_UNPOISON_MEMORY_REGION(p, n);
+		memset(p, 0, n);
+	}
+	return p;
+}
+
+static int cache_put(void *p, size_t n)
+{
+	int kept = 0;
+
+	pthread_mutex_lock(&mem_cache_lock);
+	for (int i = 0; i < MEM_CACHE && !kept; i++)
+		if (!mem_cache[i].p) {
+			mem_cache[i].p = p;
+			mem_cache[i].n = n;
+			kept = 1;
+		}
+	pthread_mutex_unlock(&mem_cache_lock);
+	if (kept)
+		ASAN_POISON_MEMORY_REGION(p, n);
+	return kept;
+}
 #endif
 
 static int from_heap(size_t n)
@@ -36,7 +92,8 @@ void *mem_table_zalloc(size_t n)
 		return NULL;
 	if (from_heap(n)) {
 #ifdef MEM_HEAP_ONLY
-		return calloc(1, n ? n : 1); /* ASan's own, with its redzones */
+		void *p = n >= 65536 ? cache_take(n) : NULL;
+		return p ? p : calloc(1, n ? n : 1); /* ASan's own, with its redzones */
 #else
 		size_t len = n ? (n + 63) & ~(size_t)63 : 64;
 		void *p = aligned_alloc(64, len);
@@ -68,6 +125,10 @@ void mem_table_free(void *p, size_t n)
 {
 	if (!p)
 		return;
+#ifdef MEM_HEAP_ONLY
+	if (n >= 65536 && cache_put(p, n))
+		return;
+#endif
 	if (from_heap(n))
 		free(p);
 	else
