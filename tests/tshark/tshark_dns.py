@@ -44,9 +44,11 @@ off as in tshark's defaults: `-o tcp.reassemble_out_of_order:TRUE` turns it on).
     read; what it did not read is None.
 """
 import codecs
+import hashlib
 import ipaddress
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -315,12 +317,50 @@ def pdml_packets(pcap, dfilter, prefs, extra_args=()):
         raise RuntimeError("%s: tshark exit %d; %s%s" % (pcap, rc, bad, ": " + msg[:300] if msg else ""))
 
 
+def _cache_key(pcap, dfilter, prefs, per_packet, extra_args):
+    """What pdml_records' result depends on: the capture's bytes, tshark (its
+    path, size and time), the filter and options, and the reading code (this
+    file and per_packet's)."""
+    h = hashlib.sha256()
+    with open(pcap, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    tshark = shutil.which(os.environ.get("TSHARK") or "tshark") or ""
+    st = os.stat(tshark) if tshark else None
+    mod = sys.modules.get(per_packet.__module__)
+    srcs = {os.path.abspath(__file__), os.path.abspath(getattr(mod, "__file__", "") or __file__)}
+    for src in sorted(srcs):
+        with open(src, "rb") as f:
+            h.update(f.read())
+    h.update(repr((tshark, st and (st.st_size, st.st_mtime_ns), dfilter, list(prefs),
+                   list(extra_args), per_packet.__module__, per_packet.__qualname__)).encode())
+    return h.hexdigest()
+
+
 def pdml_records(pcap, dfilter, prefs, per_packet, extra_args=()):
     """[(record, flagged)]: per_packet(<packet>) of each packet pdml_packets
-    gives, joined in order."""
+    gives, joined in order.  With $EW_TSHARK_CACHE (a folder; ./dev sets it),
+    the result is kept there and read back for the same capture, tshark,
+    options and reading code: ./dev test runs the comparisons twice (the plain
+    build, then ASan), and tshark, the slow part, need not run twice."""
+    cache = os.environ.get("EW_TSHARK_CACHE")
+    path = None
+    if cache:
+        path = os.path.join(cache, _cache_key(pcap, dfilter, prefs, per_packet, extra_args) + ".pickle")
+        try:
+            with open(path, "rb") as f:
+                return pickle.load(f)
+        except (OSError, EOFError, pickle.UnpicklingError):
+            pass
     out = []
     for pkt in pdml_packets(pcap, dfilter, prefs, extra_args):
         out.extend(per_packet(pkt))
+    if path:
+        os.makedirs(cache, exist_ok=True)
+        tmp = "%s.%d.tmp" % (path, os.getpid())
+        with open(tmp, "wb") as f:
+            pickle.dump(out, f)
+        os.replace(tmp, path)
     return out
 
 
