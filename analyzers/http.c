@@ -946,8 +946,8 @@ void http_head_record(const struct http_head *h, const struct http_pair *pair, s
 	if (!h->response) {
 		flag_field(r, h->have_host); /* tells an empty Host from none */
 		flag_field(r, h->meta & HTTP_META_TTL); /* and an empty TTL */
-		flag_field(r, h->truncated);
 	}
+	flag_field(r, h->truncated);
 	rec_end(r);
 }
 
@@ -1358,6 +1358,7 @@ static int response_done(struct http_state *ms, struct http_flow *fs, const stru
 	int answers_wait, connect, e, head;
 	unsigned flags = 0;
 
+	d->told = 0; /* the next head is another */
 	if (r == MOD_TRUNCATED && !h->have_line)
 		return MOD_TRUNCATED;
 	answers_wait = !interim && fs->wait_seq && fs->resp_seq + 1 >= fs->wait_seq;
@@ -1365,8 +1366,10 @@ static int response_done(struct http_state *ms, struct http_flow *fs, const stru
 	const struct http_pair *q = pair_take(ms, fs, !interim, &head);
 	if (h->malformed)
 		flags |= OBS_F_MALFORMED;
-	if (r == MOD_TRUNCATED)
+	if (r == MOD_TRUNCATED) {
 		flags |= OBS_F_TRUNCATED;
+		ms->head.truncated = 1;
+	}
 	e = emit_head(ms, p, out, q, flags);
 	if (e < 0)
 		return e;
@@ -2039,8 +2042,8 @@ static int http_claim(struct flow *f, const struct pkt *p)
  * whole: a decoy FIN adds an event and hides none. Returns MOD_TRUNCATED
  * when it reported one, else MOD_NOT_MINE.
  */
-static int http_close(struct http_state *ms, struct flow *f, const struct pkt *p,
-		      struct emit *out)
+static int close_request(struct http_state *ms, struct flow *f, const struct pkt *p,
+			 struct emit *out)
 {
 	struct http_flow *fs = f->app_state;
 	struct http_dir *d = &fs->d[0];
@@ -2089,6 +2092,74 @@ static int http_close(struct http_state *ms, struct flow *f, const struct pkt *p
 		return e;
 	d->told = 1;
 	return MOD_TRUNCATED;
+}
+
+/*
+ * The same for the server's side: the connection ends (p: the server's
+ * FIN, or a RST from either end, or the flow's end) while the server's
+ * bytes hold a response head without its end. The client has read a
+ * status line, and perhaps fields, that no response event would show (a
+ * metadata service's 200 cut by a RST; an endpoint that answers with data
+ * in its fields and never ends the head): reported once, flagged
+ * truncated, with the request it answers, when it has a status line, or
+ * the start of one without its end that reads as one (a version and a
+ * code). Nothing else changes: the request stays unanswered, so bytes that
+ * come after it and finish the head are read and paired as before, and
+ * the head is reported again, whole.
+ */
+static int close_response(struct http_state *ms, struct flow *f, const struct pkt *p,
+			  struct emit *out)
+{
+	struct http_flow *fs = f->app_state;
+	struct http_dir *d = &fs->d[1];
+	const struct flow_stream *s = &f->st[1];
+
+	if (!(p->tcp_flags & TH_RST) && p->dir != 1)
+		return MOD_NOT_MINE;
+	if (d->stop || d->body != BODY_NONE || d->skiphead || d->told || !s->buf)
+		return MOD_NOT_MINE;
+	uint32_t end = s->consumed < s->len ? flow_stream_avail(s, s->consumed) : s->consumed;
+	struct http_head *h = &ms->head;
+	if (d->longh) { /* its complete lines are read: the rest, if any */
+		*h = *long_head(f, &fs, 1); /* roomy already: no allocation */
+		d = &fs->d[1];
+		if (!d->skipline && end > s->consumed &&
+		    http_parse_more(s->buf + s->consumed, end - s->consumed, h) != MOD_TRUNCATED)
+			return MOD_NOT_MINE;
+	} else {
+		if (end <= s->consumed)
+			return MOD_NOT_MINE;
+		uint32_t at = s->consumed + blank_prefix(s->buf + s->consumed, end - s->consumed);
+		if (http_parse_head(s->buf + at, end - at, 1, h) != MOD_TRUNCATED)
+			return MOD_NOT_MINE; /* whole (read on its own turn), or none */
+		/* a status line without its end, read as it stands */
+		if (!h->have_line && !h->fatal && !memchr(s->buf + at, '\n', end - at))
+			status_start(h, cur_init(s->buf + at, end - at), 0);
+	}
+	if (!h->have_line || !h->status || h->fatal)
+		return MOD_NOT_MINE;
+	h->truncated = 1;
+	int head;
+	const struct http_pair *q = pair_take(ms, fs, 0, &head); /* not used up */
+	struct pkt r = p->dir ? *p : pkt_turned(p); /* the event is the server's */
+	int e = emit_head(ms, &r, out, q, OBS_F_TRUNCATED | (h->malformed ? OBS_F_MALFORMED : 0));
+	if (e < 0)
+		return e;
+	d->told = 1;
+	return MOD_TRUNCATED;
+}
+
+/* A FIN or a RST, or the flow's end: the heads either side left open. */
+static int http_close(struct http_state *ms, struct flow *f, const struct pkt *p,
+		      struct emit *out)
+{
+	int a = close_request(ms, f, p, out);
+	if (a < 0 || f->app != APP_HTTP || !f->app_state)
+		return a;
+	int b = close_response(ms, f, p, out);
+	if (b < 0)
+		return b;
+	return a == MOD_TRUNCATED || b == MOD_TRUNCATED ? MOD_TRUNCATED : MOD_NOT_MINE;
 }
 
 /* The flow ends (expiry, eviction, the end of the run) with a head open:

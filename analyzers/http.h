@@ -176,7 +176,9 @@
  *             content_length, upgrade, connection, server, location,
  *             request method, request host, request-target (the paired
  *             request; all three "" when unpaired; host and target cut to
- *             HTTP_PAIR_HOST_MAX / HTTP_PAIR_URI_MAX), malformed reason, cut
+ *             HTTP_PAIR_HOST_MAX / HTTP_PAIR_URI_MAX), malformed reason, cut,
+ *             truncated (as for a request); records written before it end
+ *             before it
  * Upgrade and Connection fields that appear several times are joined with
  * ", "; for the other fields the first one wins.
  */
@@ -261,7 +263,7 @@ struct http_head {
 	int too_long;              /* ... because the head passed HTTP_HEAD_MAX
 				    * (its end is still findable: its empty line) */
 	int cut;                   /* a value was cut to fit its buffer */
-	int truncated;             /* request: reported without its end (the
+	int truncated;             /* reported without its end (the
 				    * capture lost what followed, the window
 				    * ended, the connection ended) */
 	char why[HTTP_WHY_MAX];

@@ -32,8 +32,11 @@ enum {
 enum {
 	RS_TAG = 0, RS_VERSION, RS_STATUS, RS_PHRASE, RS_CONTENT_LENGTH, RS_UPGRADE,
 	RS_CONNECTION, RS_SERVER, RS_LOCATION, RS_REQ_METHOD, RS_REQ_HOST, RS_REQ_URI,
-	RS_WHY, RS_CUT, RS_FIELDS
+	RS_WHY, RS_CUT, RS_TRUNCATED, RS_FIELDS
 };
+/* Response records written by older versions end before RS_TRUNCATED ("1":
+ * reported without its end). */
+#define RS_FIELDS_MIN (RS_FIELDS - 1)
 
 /* ---- jansson helpers: each returns -1 on failure, 0 on success ------------ */
 
@@ -145,6 +148,8 @@ static int response_json(json_t *http, const struct rec_fields *f)
 		err |= set(http, "request", rq);
 	}
 	err |= set_present(http, "malformed", f, RS_WHY);
+	if (f->count > RS_TRUNCATED && rec_fields_is(f, RS_TRUNCATED, "1"))
+		err |= set(http, "truncated", json_true());
 	if (rec_fields_is(f, RS_CUT, "1"))
 		err |= set(http, "detail_cut", json_true());
 	return err;
@@ -162,7 +167,8 @@ int http_info_json(json_t *http, const char *info, size_t len, int obs_kind)
 	if (obs_kind == OBS_HTTP_REQUEST && rec_fields_is(&f, RQ_TAG, "req") &&
 	    f.count >= RQ_FIELDS_MIN && f.count <= RQ_FIELDS)
 		return request_json(http, &f) ? -ENOMEM : 0;
-	if (obs_kind == OBS_HTTP_RESPONSE && rec_fields_is(&f, RS_TAG, "resp") && f.count == RS_FIELDS)
+	if (obs_kind == OBS_HTTP_RESPONSE && rec_fields_is(&f, RS_TAG, "resp") &&
+	    f.count >= RS_FIELDS_MIN && f.count <= RS_FIELDS)
 		return response_json(http, &f) ? -ENOMEM : 0;
 	return -EINVAL;
 }

@@ -717,6 +717,87 @@ def gen_http_unfinished(out):
     recs.append(c.s_ack())
     write_pcap(os.path.join(out, "http_unfinished.pcap"), LINKTYPE_ETHERNET, recs)
 
+def gen_http_unfinished_response(out):
+    """Response heads the connection (or the capture) ends in the middle
+    of: the client has read a status line, and perhaps fields, that no
+    whole response ever completes."""
+    clk = Clock(BASE_US + 7400 * 1000000)
+    recs = []
+    meta = b"GET /latest/meta-data/iam/security-credentials/ HTTP/1.1\r\nHost: 169.254.169.254\r\n\r\n"
+    # 1. the metadata service's 200 and a field, then the server's RST
+    c = TcpConn(clk, CLIENT4, "169.254.169.254", 41200, 80, 1000, 5000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(meta))
+    recs.append(c.s_send(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n", step=400))
+    recs.append(c._pkt(False, "RA", c.sseq, c.cseq, step=300))
+    # 2. data in the fields of a head never ended, then the server's FIN
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41201, 80, 2000, 6000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /poll HTTP/1.1\r\nHost: drop.example.net\r\n\r\n"))
+    recs.append(c.s_send(b"HTTP/1.1 200 OK\r\nX-Cmd: Y2F0IC9ldGMvc2hhZG93\r\n", step=400))
+    recs.append(c._pkt(False, "FA", c.sseq, c.cseq, step=300))
+    c.sseq += 1
+    recs.append(c._pkt(True, "FA", c.cseq, c.sseq, step=300))
+    # 3. a status line without its line end, then the server's FIN: read
+    #    as it stands
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41202, 80, 3000, 7000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /three HTTP/1.1\r\nHost: drop.example.net\r\n\r\n"))
+    recs.append(c.s_send(b"HTTP/1.1 403 Forbidden", step=400))
+    recs.append(c._pkt(False, "FA", c.sseq, c.cseq, step=300))
+    # 4. the client's FIN while the head is open says nothing (the server
+    #    may still send); the rest of the head comes, whole: one event
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41203, 80, 4000, 8000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /four HTTP/1.1\r\nHost: drop.example.net\r\n\r\n"))
+    recs.append(c.s_send(b"HTTP/1.1 204 No Content\r\n", step=400))
+    recs.append(c._pkt(True, "FA", c.cseq, c.sseq, step=300))
+    c.cseq += 1
+    recs.append(c.s_send(b"Server: four\r\n\r\n", step=300))
+    recs.append(c._pkt(False, "RA", c.sseq, c.cseq, step=300))
+    # 5. a FIN sent ahead of the rest of the head: the head as the FIN
+    #    found it, then the whole head, paired with the same request
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41204, 80, 5000, 9000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /five HTTP/1.1\r\nHost: drop.example.net\r\n\r\n"))
+    rest = b"Server: five\r\n\r\n"
+    recs.append(c.s_send(b"HTTP/1.1 204 No Content\r\n", step=400))
+    recs.append(c._pkt(False, "FA", c.sseq + len(rest), c.cseq, step=300))
+    recs.append(c.s_send(rest, step=300))
+    recs.append(c._pkt(True, "RA", c.cseq, c.sseq + 1, step=300))
+    # 6. a head past HTTP_HEAD_HOLD (three 3 KB fields), read a line at a
+    #    time, then the server's FIN
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41205, 80, 6000, 10000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /six HTTP/1.1\r\nHost: long.example.net\r\n\r\n"))
+    head = (b"HTTP/1.1 200 OK\r\n" +
+            b"".join(b"X-Pad%d: " % i + b"k" * 3000 + b"\r\n" for i in range(3)) +
+            b"X-After: 1")
+    for i in range(0, len(head), 1400):
+        recs.append(c.s_send(head[i:i + 1400], step=100))
+    recs.append(c._pkt(False, "FA", c.sseq, c.cseq, step=300))
+    # 7. bytes that are no status line, then a RST: nothing to report;
+    #    and the start of a status line too short to read as one
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41206, 80, 7000, 11000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /seven HTTP/1.1\r\nHost: drop.example.net\r\n\r\n"))
+    recs.append(c.s_send(b"SSH-2.0-OpenSSH_9.2", step=400))
+    recs.append(c._pkt(False, "RA", c.sseq, c.cseq, step=300))
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41207, 80, 8000, 12000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /eight HTTP/1.1\r\nHost: drop.example.net\r\n\r\n"))
+    recs.append(c.s_send(b"HTTP/1.1 2", step=400))
+    recs.append(c._pkt(True, "RA", c.cseq, c.sseq, step=300))
+    # 8. a head still open when the capture ends: reported as its flow
+    #    ends, at its last packet's time
+    c = TcpConn(clk, CLIENT4, "203.0.113.80", 41208, 80, 9000, 13000, smac=MAC_GW)
+    recs += c.handshake()
+    recs.append(c.c_send(b"GET /open HTTP/1.1\r\nHost: open.example.net\r\n\r\n"))
+    recs.append(c.s_send(b"HTTP/1.1 302 Found\r\nLocation: http://open.example.net/x\r\n",
+                         step=400))
+    recs.append(c.c_ack())
+    write_pcap(os.path.join(out, "http_unfinished_response.pcap"), LINKTYPE_ETHERNET, recs)
+
 def gen_ooo_many(out):
     """Messages sent after many one-byte segments of their own bytes, sent
     ahead and apart (R22-F5): a Linux receiver holds thousands such and
@@ -1940,6 +2021,7 @@ def main():
     gen_dns_axfr(out)
     gen_http_keepalive(out)
     gen_http_unfinished(out)
+    gen_http_unfinished_response(out)
     gen_ooo_many(out)
     gen_dns_malformed(out)
     gen_links(out)

@@ -101,14 +101,15 @@ static void parse_both(const uint8_t *data, size_t size)
 
 /* Append n bytes to dir and run the module, as the flow table would. */
 static void feed(void *state, struct flow *f, struct emit *out, int dir, const uint8_t *d,
-		 size_t n)
+		 size_t n, uint8_t flags)
 {
 	struct flow_stream *s = &f->st[dir];
 	struct pkt p;
 
 	if (!s->overflow) {
 		size_t k = n < window - s->len ? n : window - s->len;
-		memcpy(s->buf + s->len, d, k);
+		if (k)
+			memcpy(s->buf + s->len, d, k);
 		s->len += (uint32_t)k;
 		if (s->len >= window)
 			s->overflow = 1;
@@ -119,6 +120,7 @@ static void feed(void *state, struct flow *f, struct emit *out, int dir, const u
 	p.dir = dir;
 	p.payload = d;
 	p.payload_len = n;
+	p.tcp_flags = flags;
 	(void)http_module.on_packet(state, &p, out);
 	if (s->consumed > s->len)
 		abort();
@@ -169,11 +171,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			n = 1 + x % (x & 0x100 ? 1500 : 16);
 			if (n > len[dir] - off[dir])
 				n = len[dir] - off[dir];
+			/* now and then a FIN or a RST with the bytes, or alone
+			 * (http_close: either side's head left open) */
+			uint8_t fl = (x >> 20) % 16 == 0 ? TH_FIN : (x >> 20) % 16 == 1 ? TH_RST : 0;
 			if (n)
-				feed(state, &f, &out, dir, side[dir] + off[dir], n);
+				feed(state, &f, &out, dir, side[dir] + off[dir], n, fl);
+			if ((x >> 24) % 16 == 0)
+				feed(state, &f, &out, dir, NULL, 0, fl ? fl : TH_FIN);
 			off[dir] += n;
 		}
 	}
+	/* the flow ends with what is still open (on_flow_left) */
+	struct pkt end;
+	memset(&end, 0, sizeof(end));
+	end.proto = IPPROTO_TCP;
+	end.flow = &f;
+	(void)http_module.on_flow_left(state, &f, &end, &out);
 	/* as the core and the flow table do: the pending requests come back */
 	http_module.on_flow_end(state, &f);
 	if (http_pending_bytes(state) != 0)

@@ -93,7 +93,7 @@ enum { RQ_METHOD = 1, RQ_URI, RQ_VERSION, RQ_HOST, RQ_UA, RQ_UPGRADE, RQ_CONN, R
        RQ_META, RQ_FLAVOR, RQ_TOKEN, RQ_TTL, RQ_WHY, RQ_CUT };
 /* Response record fields. */
 enum { RS_VERSION = 1, RS_STATUS, RS_PHRASE, RS_CL, RS_UPGRADE, RS_CONN, RS_SERVER,
-       RS_LOCATION, RS_RMETHOD, RS_RHOST, RS_RURI, RS_WHY, RS_CUT };
+       RS_LOCATION, RS_RMETHOD, RS_RHOST, RS_RURI, RS_WHY, RS_CUT, RS_TRUNC };
 
 /* ---- a connection over a hand-built flow ----------------------------------- */
 
@@ -374,7 +374,7 @@ static void test_response_fields(void)
 			"Forbidden by policy\x1f"
 			"3\x1f\x1f"
 			"close\x1fsquid/5.7\x1fhttp://proxy.example/denied\x1fGET\x1f"
-			"169.254.169.254\x1fhttp://169.254.169.254/\x1f\x1f\x1e");
+			"169.254.169.254\x1fhttp://169.254.169.254/\x1f\x1f\x1f\x1e");
 
 	static const struct {
 		const char *s;
@@ -910,6 +910,119 @@ static void test_close(void)
 	CHECK_EQ(c.cap.ev[0].dir, 0);
 	CHECK_STR(c.cap.ev[0].name, "open.example");
 	CHECK(info_truncated(&c.cap.ev[0]));
+	conn_close(&c);
+}
+
+/* The same for a response head (close_response): the server's FIN or a
+ * RST from either end, or the flow's end; the request stays unanswered. */
+static void test_close_response(void)
+{
+	struct conn c;
+	static const char req[] = "GET /latest/meta-data/iam/security-credentials/ HTTP/1.1\r\n"
+				  "Host: 169.254.169.254\r\n\r\n";
+
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, req), MOD_OK);
+	CHECK_EQ(feeds(&c, 1, "HTTP/1.1 200 OK\r\nServer: EC2ws\r\nX-D: 1"), MOD_OK);
+	CHECK_EQ(c.cap.n, 1);
+	/* the client's FIN is not the server's end */
+	CHECK_EQ(feed_fl(&c, 0, NULL, 0, TH_FIN | TH_ACK), MOD_NOT_MINE);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(feed_fl(&c, 1, NULL, 0, TH_FIN | TH_ACK), MOD_TRUNCATED);
+	CHECK_EQ(c.cap.n, 2);
+	struct ev *e = &c.cap.ev[1];
+	CHECK_EQ(e->kind, OBS_HTTP_RESPONSE);
+	CHECK_EQ(e->flags, OBS_F_TRUNCATED);
+	CHECK_EQ(e->dir, 1);
+	CHECK_EQ(e->type, 200);
+	CHECK_STR(e->name, "169.254.169.254");
+	CHECK_STR(EVF(e, RS_RMETHOD), "GET");
+	CHECK_STR(EVF(e, RS_SERVER), "EC2ws");
+	CHECK_STR(EVF(e, RS_TRUNC), "1");
+	CHECK(info_truncated(e));
+	/* once */
+	CHECK_EQ(feed_fl(&c, 1, NULL, 0, TH_FIN | TH_ACK), MOD_NOT_MINE);
+	CHECK_EQ(feed_fl(&c, 0, NULL, 0, TH_RST), MOD_NOT_MINE);
+	CHECK_EQ(c.cap.n, 2);
+	/* the rest comes after all: the whole head, paired with the same
+	 * request, then a second response head, cut by the client's RST */
+	CHECK_EQ(feeds(&c, 1, "\r\nContent-Length: 0\r\n\r\nHTTP/1.1 404 Not Found\r\n"), MOD_OK);
+	CHECK_EQ(c.cap.n, 3);
+	CHECK_EQ(c.cap.ev[2].type, 200);
+	CHECK_EQ(c.cap.ev[2].flags, 0);
+	CHECK_STR(EVF(&c.cap.ev[2], RS_RMETHOD), "GET");
+	CHECK(!info_truncated(&c.cap.ev[2]));
+	CHECK_EQ(feed_fl(&c, 0, NULL, 0, TH_RST | TH_ACK), MOD_TRUNCATED);
+	CHECK_EQ(c.cap.n, 4);
+	CHECK_EQ(c.cap.ev[3].type, 404);
+	CHECK_EQ(c.cap.ev[3].dir, 1); /* the client's RST: the server's event */
+	CHECK_STR(EVF(&c.cap.ev[3], RS_RMETHOD), ""); /* no request left */
+	conn_close(&c);
+
+	/* a status line without its end, as it stands; bytes that are none */
+	static const struct {
+		const char *sent;
+		int status; /* 0: no event */
+	} open_line[] = {
+		{"HTTP/1.1 403 Forbidden", 403},
+		{"HTTP/1.0 302", 302},
+		{"\r\nHTTP/1.1 200 O", 200},
+		{"HTTP/1.1 2", 0},
+		{"HTTP/1.1 099 X", 0},
+		{"SSH-2.0-OpenSSH_9.2", 0},
+		{"HTTP/1.1 200 OK\r\nX: 1\r\n\r\n", 0}, /* whole: its own event */
+	};
+	for (size_t i = 0; i < sizeof(open_line) / sizeof(open_line[0]); i++) {
+		conn_open(&c, 16384);
+		CHECK_EQ(feeds(&c, 0, "GET /x HTTP/1.1\r\nHost: a\r\n\r\n"), MOD_OK);
+		feeds(&c, 1, open_line[i].sent);
+		size_t before = c.cap.n;
+		CHECK_EQ(feed_fl(&c, 1, NULL, 0, TH_RST),
+			 open_line[i].status ? MOD_TRUNCATED : MOD_NOT_MINE);
+		CHECK_EQ(c.cap.n, before + (open_line[i].status != 0));
+		if (open_line[i].status) {
+			CHECK_EQ(c.cap.ev[c.cap.n - 1].type, open_line[i].status);
+			CHECK(info_truncated(&c.cap.ev[c.cap.n - 1]));
+		}
+		conn_close(&c);
+	}
+
+	/* a head read a line at a time (over HTTP_HEAD_HOLD), then the FIN */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET /big HTTP/1.1\r\nHost: long.example\r\n\r\n"), MOD_OK);
+	static char big[9000];
+	int k = snprintf(big, sizeof(big), "HTTP/1.1 200 OK\r\nServer: s1\r\nSet-Cookie: ");
+	memset(big + k, 'k', 8500 - (size_t)k);
+	memcpy(big + 8500, "\r\nX-A: 1\r\n", 10);
+	CHECK_EQ(feed(&c, 1, big, 8510), MOD_OK);
+	CHECK_EQ(c.cap.n, 1);
+	CHECK_EQ(feed_fl(&c, 1, NULL, 0, TH_FIN), MOD_TRUNCATED);
+	CHECK_EQ(c.cap.n, 2);
+	CHECK_EQ(c.cap.ev[1].type, 200);
+	CHECK_STR(EVF(&c.cap.ev[1], RS_SERVER), "s1");
+	CHECK_STR(EVF(&c.cap.ev[1], RS_RHOST), "long.example");
+	CHECK(info_truncated(&c.cap.ev[1]));
+	conn_close(&c);
+
+	/* both heads open when the flow ends: two events, the client's first */
+	conn_open(&c, 16384);
+	CHECK_EQ(feeds(&c, 0, "GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\n"), MOD_OK);
+	CHECK_EQ(feeds(&c, 1, "HTTP/1.1 301 Moved\r\nLocation: /c\r\n"), MOD_OK);
+	CHECK_EQ(c.cap.n, 1);
+	struct pkt q;
+	memset(&q, 0, sizeof(q));
+	q.proto = IPPROTO_TCP;
+	q.flow = &c.f;
+	CHECK_EQ(http_module.on_flow_left(c.state, &c.f, &q, &c.cap.emit), MOD_TRUNCATED);
+	CHECK_EQ(http_module.on_flow_left(c.state, &c.f, &q, &c.cap.emit), MOD_NOT_MINE);
+	CHECK_EQ(c.cap.n, 3);
+	CHECK_EQ(c.cap.ev[1].kind, OBS_HTTP_REQUEST);
+	CHECK_STR(c.cap.ev[1].aux, "/b");
+	CHECK_EQ(c.cap.ev[2].kind, OBS_HTTP_RESPONSE);
+	CHECK_EQ(c.cap.ev[2].dir, 1);
+	CHECK_EQ(c.cap.ev[2].type, 301);
+	CHECK_STR(EVF(&c.cap.ev[2], RS_LOCATION), "/c");
+	CHECK_STR(EVF(&c.cap.ev[2], RS_RURI), "/a");
 	conn_close(&c);
 }
 
@@ -2603,6 +2716,7 @@ int main(void)
 	test_response_fields();
 	test_truncation();
 	test_close();
+	test_close_response();
 	test_hostile();
 	test_sniff();
 	test_copy_escaped();
