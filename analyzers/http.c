@@ -2029,6 +2029,22 @@ static int http_claim(struct flow *f, const struct pkt *p)
 	return MOD_OK;
 }
 
+/* Report ms->head, the head of direction dir (d) left open at p, as dir's
+ * event, flagged truncated, once: MOD_TRUNCATED. */
+static int report_open(struct http_state *ms, struct http_dir *d, const struct pkt *p, int dir,
+		       const struct http_pair *pair, struct emit *out)
+{
+	struct http_head *h = &ms->head;
+
+	h->truncated = 1;
+	struct pkt q = (p->dir != 0) == (dir != 0) ? *p : pkt_turned(p);
+	int e = emit_head(ms, &q, out, pair, OBS_F_TRUNCATED | (h->malformed ? OBS_F_MALFORMED : 0));
+	if (e < 0)
+		return e;
+	d->told = 1;
+	return MOD_TRUNCATED;
+}
+
 /*
  * The connection ends (p: the client's FIN, or a RST from either end, or
  * the flow's end, http_flow_left) while the client's bytes hold a request
@@ -2085,13 +2101,7 @@ static int close_request(struct http_state *ms, struct flow *f, const struct pkt
 	 * not ended); not bytes left after a body that lied about its length */
 	if (!h->have_line || !h->method[0] || !h->uri_len || h->fatal || (!h->version[0] && !known))
 		return MOD_NOT_MINE;
-	h->truncated = 1;
-	struct pkt q = p->dir ? pkt_turned(p) : *p; /* the event is the client's */
-	int e = emit_head(ms, &q, out, NULL, OBS_F_TRUNCATED | (h->malformed ? OBS_F_MALFORMED : 0));
-	if (e < 0)
-		return e;
-	d->told = 1;
-	return MOD_TRUNCATED;
+	return report_open(ms, d, p, 0, NULL, out);
 }
 
 /*
@@ -2138,15 +2148,8 @@ static int close_response(struct http_state *ms, struct flow *f, const struct pk
 	}
 	if (!h->have_line || !h->status || h->fatal)
 		return MOD_NOT_MINE;
-	h->truncated = 1;
 	int head;
-	const struct http_pair *q = pair_take(ms, fs, 0, &head); /* not used up */
-	struct pkt r = p->dir ? *p : pkt_turned(p); /* the event is the server's */
-	int e = emit_head(ms, &r, out, q, OBS_F_TRUNCATED | (h->malformed ? OBS_F_MALFORMED : 0));
-	if (e < 0)
-		return e;
-	d->told = 1;
-	return MOD_TRUNCATED;
+	return report_open(ms, d, p, 1, pair_take(ms, fs, 0, &head) /* not used up */, out);
 }
 
 /* A FIN or a RST, or the flow's end: the heads either side left open. */
