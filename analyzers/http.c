@@ -2029,6 +2029,23 @@ static int http_claim(struct flow *f, const struct pkt *p)
 	return MOD_OK;
 }
 
+/* Does p (a RST from either end, or dir's own FIN) end direction dir while
+ * it may hold a head not yet reported: not stopped, not in a body or a
+ * skipped head, not told? *end: where its readable bytes end. */
+static int head_left_open(const struct flow *f, const struct pkt *p, int dir, uint32_t *end)
+{
+	const struct http_flow *fs = f->app_state;
+	const struct http_dir *d = &fs->d[dir];
+	const struct flow_stream *s = &f->st[dir];
+
+	if (!(p->tcp_flags & TH_RST) && (p->dir != 0) != (dir != 0))
+		return 0;
+	if (d->stop || d->body != BODY_NONE || d->skiphead || d->told || !s->buf)
+		return 0;
+	*end = s->consumed < s->len ? flow_stream_avail(s, s->consumed) : s->consumed;
+	return 1;
+}
+
 /* Report ms->head, the head of direction dir (d) left open at p, as dir's
  * event, flagged truncated, once: MOD_TRUNCATED. */
 static int report_open(struct http_state *ms, struct http_dir *d, const struct pkt *p, int dir,
@@ -2064,12 +2081,10 @@ static int close_request(struct http_state *ms, struct flow *f, const struct pkt
 	struct http_flow *fs = f->app_state;
 	struct http_dir *d = &fs->d[0];
 	const struct flow_stream *s = &f->st[0];
+	uint32_t end;
 
-	if (!(p->tcp_flags & TH_RST) && p->dir != 0)
+	if (fs->wait_seq || !head_left_open(f, p, 0, &end))
 		return MOD_NOT_MINE;
-	if (d->stop || d->body != BODY_NONE || d->skiphead || d->told || fs->wait_seq || !s->buf)
-		return MOD_NOT_MINE;
-	uint32_t end = s->consumed < s->len ? flow_stream_avail(s, s->consumed) : s->consumed;
 	struct http_head *h = &ms->head;
 	int known = 0; /* the bytes start with a known method and whitespace */
 	if (d->longh) { /* its complete lines are read: the rest, if any */
@@ -2123,12 +2138,10 @@ static int close_response(struct http_state *ms, struct flow *f, const struct pk
 	struct http_flow *fs = f->app_state;
 	struct http_dir *d = &fs->d[1];
 	const struct flow_stream *s = &f->st[1];
+	uint32_t end;
 
-	if (!(p->tcp_flags & TH_RST) && p->dir != 1)
+	if (!head_left_open(f, p, 1, &end))
 		return MOD_NOT_MINE;
-	if (d->stop || d->body != BODY_NONE || d->skiphead || d->told || !s->buf)
-		return MOD_NOT_MINE;
-	uint32_t end = s->consumed < s->len ? flow_stream_avail(s, s->consumed) : s->consumed;
 	struct http_head *h = &ms->head;
 	if (d->longh) { /* its complete lines are read: the rest, if any */
 		*h = *long_head(f, &fs, 1); /* roomy already: no allocation */
