@@ -2691,6 +2691,23 @@ static void test_json(void)
 		"{\"reason\":\"\",\"version\":\"\",\"malformed\":\"bad status line: bad HTTP version\"}");
 	conn_close(&c);
 
+	/* a response head left open at a RST: "truncated"; a response record
+	 * of an older version, without the field, still reads */
+	conn_open(&c, 16384);
+	feeds(&c, 0, curl_req);
+	feeds(&c, 1, "HTTP/1.1 200 OK\r\nServer: EC2ws\r\n");
+	CHECK_EQ(feed_fl(&c, 1, NULL, 0, TH_RST), MOD_TRUNCATED);
+	CHECK_EQ(c.cap.n, 2);
+	json_is(c.cap.ev[1].info, c.cap.ev[1].info_len, OBS_HTTP_RESPONSE,
+		"{\"status\":200,\"reason\":\"OK\",\"version\":\"HTTP/1.1\",\"server\":\"EC2ws\","
+		"\"request\":{\"method\":\"GET\",\"host\":\"169.254.169.254\","
+		"\"uri\":\"/latest/meta-data/\"},\"truncated\":true}");
+	conn_close(&c);
+	static const char old_rs[] =
+		"resp\x1fHTTP/1.1\x1f" "204\x1fNo Content\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1f\x1e";
+	json_is(old_rs, strlen(old_rs), OBS_HTTP_RESPONSE,
+		"{\"status\":204,\"reason\":\"No Content\",\"version\":\"HTTP/1.1\"}");
+
 	/* the wrong kind, or no record */
 	json_t *o = json_object();
 	static const char rq[] =
