@@ -44,6 +44,11 @@ struct vol {
 	uint64_t start_us;     /* window start, packet time */
 	uint64_t bytes;        /* sources: echo payload bytes sent in the window */
 	uint64_t dig[ICMP_TUNNEL_DISTINCT_MAX]; /* pairs: the different data digests */
+	/* pairs: the last request's lead (obs_icmp.lead) and its packet time,
+	 * kept across windows (lead_len 0: none yet) */
+	uint8_t lead_len;
+	uint8_t lead[ICMP_DIGEST_SKIP];
+	uint64_t lead_us;
 };
 
 /*
@@ -214,17 +219,162 @@ static void vol_roll(struct vol *v, uint64_t now_us)
 	}
 }
 
+/* ---- the clock in a request's lead --------------------------------------- */
+
+static uint64_t le_n(const uint8_t *b, unsigned n)
+{
+	uint64_t v = 0;
+	while (n--)
+		v = v << 8 | b[n];
+	return v;
+}
+
+static uint64_t be_n(const uint8_t *b, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
 /*
- * Distinct data from src to peer: digest is the data's (obs_icmp.data_digest)
- * of a message src began (a request, not a reply). 1 when it is the
+ * The send times pingers write at the start of their payload, widest first
+ * (a 16-byte timeval must not be taken for an 8-byte one whose second half
+ * is data). SEC: seconds then a fraction (unit_ns: microseconds or
+ * nanoseconds, below one second), each of span/2 bytes; NS: one count of
+ * nanoseconds; US32: a 32-bit count of microseconds that wraps, from an
+ * unknown start (busybox's monotonic clock), so never judged against the
+ * packet's time, only against the pair's last request.
+ */
+enum clock_kind { CK_SEC, CK_NS, CK_US32 };
+static const struct clock_fmt {
+	uint8_t span, kind, be;
+	uint32_t unit_ns;
+} clock_fmts[] = {
+	{ 16, CK_SEC, 0, 1000 },  /* iputils on 64 bits: struct timeval */
+	{ 16, CK_SEC, 0, 1 },     /* struct timespec */
+	{ 8, CK_SEC, 0, 1000 },   /* a 32-bit timeval */
+	{ 8, CK_SEC, 0, 1 },
+	{ 8, CK_SEC, 1, 1000 },   /* BSD and macOS: struct tv32, network order */
+	{ 8, CK_SEC, 1, 1 },
+	{ 8, CK_NS, 1, 1 },       /* Go's pro-bing: UnixNano, big-endian */
+	{ 8, CK_NS, 0, 1 },
+	{ 4, CK_US32, 0, 1000 },  /* busybox */
+	{ 4, CK_US32, 1, 1000 },
+};
+
+#define CLOCK_SEC_MAX (1ull << 33)     /* seconds past this are not a time (year 2242) */
+#define CLOCK_NEAR_US (86400ull * 1000000ull) /* a first request's clock: within a day */
+#define CLOCK_SLACK_NS 100000000ull    /* 100 ms, and a thousandth of the gap */
+
+/* The time lead[0..f->span) holds in nanoseconds (US32: modulo 2^32 us);
+ * 0 when it cannot be one. */
+static int clock_read(const struct clock_fmt *f, const uint8_t *lead, uint64_t *ns)
+{
+	unsigned half = f->span / 2u;
+
+	if (f->kind == CK_SEC) {
+		uint64_t sec = f->be ? be_n(lead, half) : le_n(lead, half);
+		uint64_t sub = f->be ? be_n(lead + half, half) : le_n(lead + half, half);
+		if (sec >= CLOCK_SEC_MAX || sub >= 1000000000ull / f->unit_ns)
+			return 0;
+		*ns = sec * 1000000000ull + sub * f->unit_ns;
+		return 1;
+	}
+	*ns = f->be ? be_n(lead, f->span) : le_n(lead, f->span);
+	if (f->kind == CK_US32)
+		*ns *= f->unit_ns;
+	return 1;
+}
+
+static uint64_t absdiff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/*
+ * How many leading bytes of lead[0..len) are a sender's clock: the span of
+ * the first format (clock_fmts) whose time moved, since the pair's last
+ * request (v->lead, v->lead_us), by the packets' own gap give or take
+ * CLOCK_SLACK_NS and a thousandth; for the pair's first request (or a day
+ * or more after the last, or when the last cannot be read in that format),
+ * a wall clock within CLOCK_NEAR_US of the packet's time. 0 when none is.
+ */
+static unsigned clock_span(const struct vol *v, const uint8_t *lead, unsigned len, uint64_t now_us)
+{
+	int have_last = v->lead_len > 0 && now_us >= v->lead_us &&
+			now_us - v->lead_us < CLOCK_NEAR_US;
+	uint64_t gap_ns = have_last ? (now_us - v->lead_us) * 1000u : 0;
+
+	for (size_t i = 0; i < sizeof(clock_fmts) / sizeof(clock_fmts[0]); i++) {
+		const struct clock_fmt *f = &clock_fmts[i];
+		uint64_t t, t0;
+
+		if (f->span > len || !clock_read(f, lead, &t))
+			continue;
+		if (have_last && f->span <= v->lead_len && clock_read(f, v->lead, &t0)) {
+			uint64_t moved;
+			if (f->kind == CK_US32) {
+				if (gap_ns >= (1ull << 31) * 1000u)
+					continue;
+				moved = (uint64_t)((uint32_t)(t / 1000u) - (uint32_t)(t0 / 1000u)) * 1000u;
+			} else {
+				if (t < t0)
+					continue;
+				moved = t - t0;
+			}
+			if (absdiff(moved, gap_ns) <= CLOCK_SLACK_NS + gap_ns / 1000u)
+				return f->span;
+		} else if (f->kind != CK_US32 && absdiff(t / 1000u, now_us) <= CLOCK_NEAR_US) {
+			return f->span;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The digest a request counts under in its pair's distinct data: its
+ * data_digest, which leaves out the data's first ICMP_DIGEST_SKIP bytes
+ * (its lead: where ping writes its send time), joined with the digest of
+ * what of the lead is not a clock (clock_span). ping's requests then count
+ * as one, whatever their times, and data carried in the lead (a payload of
+ * at most 16 bytes, `ping -s 15 -p HEX`; a send time replaced) counts as
+ * different at every change. The lead is remembered for the next request.
+ */
+static uint64_t request_digest(struct vol *v, const struct obs_icmp *oi, uint64_t now_us)
+{
+	unsigned len = oi->lead_len > ICMP_DIGEST_SKIP ? ICMP_DIGEST_SKIP : oi->lead_len;
+	unsigned span = len ? clock_span(v, oi->lead, len, now_us) : 0;
+	uint64_t d = oi->data_digest;
+
+	if (span < len) {
+		uint8_t k[ICMP_DIGEST_SKIP + 8];
+		memcpy(k, oi->lead + span, len - span);
+		for (unsigned i = 0; i < 8; i++)
+			k[len - span + i] = (uint8_t)(d >> (8 * i));
+		d = hash_keyed(k, len - span + 8) | 1;
+	}
+	if (len) {
+		memcpy(v->lead, oi->lead, len);
+		v->lead_len = (uint8_t)len;
+		v->lead_us = now_us;
+	}
+	return d;
+}
+
+/*
+ * Distinct data from src to peer: oi is the obs_icmp of a message src began
+ * (a request, not a reply), counted under request_digest. 1 when it is the
  * (max + 1)th different one within the pair's window, for the first time in
  * that window: ping sends the same data each time, whatever its size and
  * pattern (-p), so data that keeps changing between one pair is a channel.
  */
 static int distinct_data(struct tunnel_state *st, int ipv, const uint8_t *src,
-			 const uint8_t *peer, uint64_t digest, uint64_t now_us, unsigned max)
+			 const uint8_t *peer, const struct obs_icmp *oi, uint64_t now_us,
+			 unsigned max)
 {
 	struct vol *v = vol_slot(&st->pair, ipv, src, peer, now_us);
+	uint64_t digest = request_digest(v, oi, now_us);
 
 	vol_roll(v, now_us);
 	if (v->alerted)
@@ -451,8 +601,7 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 	}
 
 	if (!reply && o->icmp && o->icmp->data_digest &&
-	    distinct_data(st, p->ipv, p->src, p->dst, o->icmp->data_digest, p->ts_us,
-			  t->icmp_distinct_data)) {
+	    distinct_data(st, p->ipv, p->src, p->dst, o->icmp, p->ts_us, t->icmp_distinct_data)) {
 		if (!evidence[0])
 			echo_evidence(evidence, sizeof(evidence), kind, reply, size, data, ent);
 		text_addr(who, sizeof(who), p->ipv, p->src);

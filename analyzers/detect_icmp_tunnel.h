@@ -22,11 +22,14 @@
  *     (once per source per window);
  *   - distinct data: more than thresholds.icmp_distinct_data different
  *     data (obs_icmp.data_digest: the bytes past the first 16, before the
- *     filler) in the messages one source began (requests, not replies) to
- *     one peer within a minute of packet time (once per pair per window):
- *     ping sends the same data each time, whatever its size or pattern,
- *     and a channel whose data is a new `ping -p` pattern each time, or
- *     small low-entropy messages, changes it at every message.
+ *     filler, joined with what of those 16, obs_icmp.lead, is not a send
+ *     time that moved with the packets' time since the pair's last
+ *     request: clock_span) in the messages one source began (requests, not
+ *     replies) to one peer within a minute of packet time (once per pair
+ *     per window): ping sends the same data each time, whatever its size,
+ *     pattern or clock, and a channel whose data is a new `ping -p` pattern
+ *     each time, a payload of at most 16 bytes (`ping -s 15 -p`), or small
+ *     low-entropy messages, changes it at every message.
  * Every alert belongs to the echo's requester: a reply's alert is turned
  * around (source = the host that sent the request, subject = its peer), so
  * one conversation is one alert row whichever way its data flows.

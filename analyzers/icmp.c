@@ -353,6 +353,9 @@ size_t icmp_fill(const uint8_t *p, size_t n)
 
 /* ---- the message ---------------------------------------------------------- */
 
+_Static_assert(sizeof(((struct obs_icmp *)0)->lead) == ICMP_DIGEST_SKIP,
+	       "obs_icmp.lead holds the bytes the digests leave out");
+
 static void reset(struct icmp_msg *o, int ipv, unsigned flags)
 {
 	o->ipv = (uint8_t)ipv;
@@ -366,6 +369,7 @@ static void reset(struct icmp_msg *o, int ipv, unsigned flags)
 	o->data_entropy100 = 0;
 	o->digest = 0;
 	o->data_digest = 0;
+	o->lead_len = 0;
 	o->mtu = -1;
 	memset(&o->q, 0, sizeof(o->q));
 	o->q.sport = o->q.dport = o->q.qtype = o->q.id = -1;
@@ -470,6 +474,8 @@ int icmp_parse(const uint8_t *msg, size_t len, int ipv, unsigned flags, struct i
 			size_t dskip = o->data_len < skip ? o->data_len : skip;
 			o->digest = hash_keyed(pl + skip, n - skip) | 1;
 			o->data_digest = hash_keyed(pl + dskip, o->data_len - dskip) | 1;
+			memcpy(o->lead, pl, dskip);
+			o->lead_len = (uint8_t)dskip;
 		}
 	} else if (o->error) {
 		int cut;
@@ -648,6 +654,8 @@ static int icmp_on_packet(void *state, const struct pkt *p, struct emit *out)
 	if (icmp_carries_data(p->ipv, (unsigned)m->type)) {
 		st->oi.digest = m->digest;
 		st->oi.data_digest = m->data_digest;
+		memcpy(st->oi.lead, m->lead, m->lead_len);
+		st->oi.lead_len = m->lead_len;
 		st->oi.data_len = m->data_len;
 		st->oi.data_entropy100 = m->data_entropy100;
 		st->oi.id = m->id;

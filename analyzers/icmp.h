@@ -129,11 +129,15 @@ struct icmp_msg {
 	 * own is still an echo; 0 when the capture cut the payload), and the
 	 * same digest of the data alone (the bytes after the first
 	 * ICMP_DIGEST_SKIP and before the filler: a `ping -p` pattern, not
-	 * the size; 0 when cut) */
+	 * the size; 0 when cut), and the data's first ICMP_DIGEST_SKIP bytes,
+	 * which both digests leave out (lead_len: at most data_len; 0 when cut)
+	 * */
 	uint32_t data_len;
 	int32_t data_entropy100;
 	uint64_t digest;
 	uint64_t data_digest;
+	uint8_t lead[ICMP_DIGEST_SKIP];
+	uint8_t lead_len;
 	int64_t mtu;              /* v4 3/4 and v6 2 */
 	struct icmp_quote q;
 	const char *reason;       /* static: why malformed; NULL when fine */

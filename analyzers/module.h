@@ -76,6 +76,9 @@ struct obs_icmp {
 				  * the first 16 and before the filler (a
 				  * `ping -p` pattern; not the size); 0 when cut */
 	uint32_t data_len;       /* payload bytes before the filler, as captured */
+	uint8_t lead[16];        /* the data's first bytes, which both digests
+				  * leave out (ping's timestamp, or data) */
+	uint8_t lead_len;        /* 0..16, at most data_len; 0 when cut */
 	int32_t data_entropy100; /* entropy of those bytes, bits/byte x100 */
 	int32_t id, seq;         /* echo identifier and sequence; -1 when not an echo */
 };

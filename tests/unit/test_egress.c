@@ -1384,6 +1384,175 @@ static void test_icmp_tunnel_distinct(void)
 	}
 }
 
+/* A request of 64 bytes whose data digest is 0x77 and whose first 16 bytes
+ * of data (the lead, which the digests leave out) are lead[0..n), us after
+ * the base time (1700000000 s). */
+static void lead_ping(struct mod *md, const char *dst, int seq, const uint8_t *lead, unsigned n,
+		      uint64_t us)
+{
+	struct tpkt t;
+	struct obs_icmp oi = {
+		.digest = 0x55, .data_digest = 0x77, .data_len = 32, .data_entropy100 = 300,
+		.id = 9, .seq = seq, .lead_len = (uint8_t)n,
+	};
+
+	memcpy(oi.lead, lead, n);
+	mk(&t, IPPROTO_ICMP, SBX, 0, dst, 0, 0);
+	t.p.ts_us += us;
+	struct obs o = {
+		.kind = OBS_ICMP, .pkt = &t.p, .name = "", .type = 8, .size = 64, .icmp = &oi,
+	};
+	obs_in(md, &o);
+}
+
+static void put_le(uint8_t *b, unsigned n, uint64_t v)
+{
+	for (unsigned i = 0; i < n; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_be(uint8_t *b, unsigned n, uint64_t v)
+{
+	for (unsigned i = 0; i < n; i++)
+		b[n - 1 - i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The send time a pinger writes into its first bytes, in one of the
+ * formats the detector knows, for packet time us after the base; the
+ * sender's clock is skew_s seconds off, and moves rate times as fast. */
+enum lead_fmt { L_TIMEVAL64, L_TIMESPEC64, L_TV32_BE, L_TV32_LE, L_NS64_BE, L_US32_LE };
+static void lead_time(uint8_t *b, enum lead_fmt f, uint64_t us, int64_t skew_s, unsigned rate)
+{
+	uint64_t t = (uint64_t)((int64_t)1700000000 + skew_s) * 1000000u + us * rate + 123;
+
+	switch (f) {
+	case L_TIMEVAL64: put_le(b, 8, t / 1000000u); put_le(b + 8, 8, t % 1000000u); break;
+	case L_TIMESPEC64: put_le(b, 8, t / 1000000u); put_le(b + 8, 8, t % 1000000u * 1000u); break;
+	case L_TV32_BE: put_be(b, 4, t / 1000000u); put_be(b + 4, 4, t % 1000000u); break;
+	case L_TV32_LE: put_le(b, 4, t / 1000000u); put_le(b + 4, 4, t % 1000000u); break;
+	case L_NS64_BE: put_be(b, 8, t * 1000u); break;
+	case L_US32_LE: put_le(b, 4, (uint32_t)(t + 0xfff00000u)); break; /* wraps at once */
+	}
+}
+
+/*
+ * The lead: the first 16 bytes of data, where ping writes its send time,
+ * count in the distinct data but for the clock in them (a sender's time
+ * that moves with the packets'): data carried there (`ping -s 15 -p HEX`)
+ * is different data; every pinger's send time, in each format, is not.
+ */
+static void test_icmp_tunnel_lead(void)
+{
+	static const struct {
+		enum lead_fmt f;
+		unsigned span; /* bytes of the clock; the rest of 16 is the tool's own */
+	} tools[] = {
+		{ L_TIMEVAL64, 16 }, { L_TIMESPEC64, 16 }, { L_TV32_BE, 8 }, { L_TV32_LE, 8 },
+		{ L_NS64_BE, 8 }, { L_US32_LE, 4 },
+	};
+	struct rules r;
+	struct mod md;
+	uint8_t lead[16];
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+
+	/* data in the lead: 15 bytes of a file a request, each new (the
+	 * digest of the data past 16 bytes is the same: there is none) */
+	reset();
+	for (int i = 0; i < 8; i++) {
+		memset(lead, 'a' + i, sizeof(lead));
+		lead_ping(&md, OUT, i, lead, 15, (uint64_t)i * 1000000u);
+	}
+	CHECK_EQ(R.n, 0);
+	memset(lead, 'z', sizeof(lead));
+	lead_ping(&md, OUT, 8, lead, 15, 8000000u);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(first("icmp_tunnel")->detail,
+		  "9 distinct ICMP payloads from " SBX " to " OUT " within a minute "
+		  "(more than 8)");
+	/* the same bytes again and again are one */
+	reset();
+	memset(lead, 'q', sizeof(lead));
+	for (int i = 0; i < 30; i++)
+		lead_ping(&md, "198.51.100.7", i, lead, 15, (uint64_t)i * 500000u);
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+
+	/* each pinger's send time, a request every 0.2 s (30 in a minute),
+	 * with a clock on time, hours off or years off, and the tool's own
+	 * bytes after it the same each time: nothing */
+	static const int64_t skews[] = { 0, 7200, -3 * 365 * 86400 };
+	for (size_t k = 0; k < sizeof(tools) / sizeof(tools[0]); k++) {
+		for (size_t s = 0; s < sizeof(skews) / sizeof(skews[0]); s++) {
+			mod_open(&md, &detect_icmp_tunnel_module, &r);
+			reset();
+			memset(lead, 0x5a, sizeof(lead));
+			for (int i = 0; i < 30; i++) {
+				uint64_t us = (uint64_t)i * 200000u + (uint64_t)(i % 3) * 1500u;
+				lead_time(lead, tools[k].f, us, skews[s], 1);
+				lead_ping(&md, OUT, i, lead, 16, us);
+			}
+			if (R.n != 0)
+				printf("  lead format %zu, skew %lld: raised\n", k, (long long)skews[s]);
+			CHECK_EQ(R.n, 0);
+			mod_close(&md);
+		}
+	}
+
+	/* a clock that does not keep the packets' time is data: times that
+	 * move ten times as fast, or that jump by seconds (within the slack,
+	 * 100 ms and a thousandth of the gap, a send time hides nothing it
+	 * could not hide in the sub-second digits read as nanoseconds) */
+	for (size_t k = 0; k < sizeof(tools) / sizeof(tools[0]); k++) {
+		mod_open(&md, &detect_icmp_tunnel_module, &r);
+		reset();
+		memset(lead, 0x5a, sizeof(lead));
+		for (int i = 0; i < 9; i++) {
+			uint64_t us = (uint64_t)i * 1000000u;
+			lead_time(lead, tools[k].f, us, 0, 10);
+			lead_ping(&md, OUT, i, lead, 16, us);
+		}
+		CHECK_EQ(count("icmp_tunnel"), 1);
+		mod_close(&md);
+	}
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+	reset();
+	for (int i = 0; i < 9; i++) {
+		uint64_t us = (uint64_t)i * 1000000u;
+		lead_time(lead, L_TIMEVAL64, us + (i & 1 ? 30000000u : 0), 0, 1);
+		lead_ping(&md, OUT, i, lead, 16, us);
+	}
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	mod_close(&md);
+
+	/* data after the clock counts: the bytes past an 8-byte clock, new at
+	 * every request (a tv32 followed by 8 bytes of a file) */
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+	reset();
+	for (int i = 0; i < 9; i++) {
+		uint64_t us = (uint64_t)i * 1000000u;
+		lead_time(lead, L_TV32_BE, us, 0, 1);
+		memset(lead + 8, 'a' + i, 8);
+		lead_ping(&md, OUT, i, lead, 16, us);
+	}
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	mod_close(&md);
+
+	/* two pingers of Go's pro-bing to one host in turn, each its own
+	 * tracker after the clock: two data, whatever their number */
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+	reset();
+	for (int i = 0; i < 40; i++) {
+		uint64_t us = (uint64_t)i * 250000u;
+		lead_time(lead, L_NS64_BE, us, 0, 1);
+		memset(lead + 8, i & 1 ? 0x11 : 0x22, 8);
+		lead_ping(&md, OUT, i, lead, 16, us);
+	}
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+}
+
 /* The reply that is not its request's bytes, and ping's filler. */
 static void test_icmp_tunnel_replies(void)
 {
@@ -1862,6 +2031,7 @@ int main(void)
 	test_proxy_denied();
 	test_icmp_tunnel();
 	test_icmp_tunnel_replies();
+	test_icmp_tunnel_lead();
 	test_icmp_tunnel_bounded();
 	test_allowed_quiet();
 	test_rules_file();

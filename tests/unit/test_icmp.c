@@ -467,6 +467,9 @@ static void test_fill(void)
 	CHECK(m.data_entropy100 < 400);
 	CHECK(m.digest != 0);
 	CHECK(m.data_digest != 0);
+	/* the lead: the data's first 16 bytes, which the digests leave out */
+	CHECK_EQ(m.lead_len, 16);
+	CHECK(memcmp(m.lead, p, 16) == 0);
 	d1 = m.digest;
 	dd1 = m.data_digest;
 	/* the data's digest is the same at every size ping is given (-s):
@@ -501,7 +504,16 @@ static void test_fill(void)
 	CHECK_EQ(icmp_parse(b.b, b.n, 4, OBS_F_TRUNCATED, &m), MOD_TRUNCATED);
 	CHECK(m.digest == 0);                    /* a cut payload has none */
 	CHECK(m.data_digest == 0);
+	CHECK_EQ(m.lead_len, 0);                 /* nor a lead */
 	CHECK_EQ(m.data_len, 702);
+	/* ping -s 15 -p PATTERN: no send time, the lead is the data, 15 bytes */
+	b.n = 0;
+	icmp_hdr(&b, 8, 0, 0x12340004);
+	putn(&b, (const uint8_t *)"aws_access_key_", 15);
+	CHECK_EQ(icmp_parse(b.b, b.n, 4, 0, &m), MOD_OK);
+	CHECK_EQ(m.data_len, 15);
+	CHECK_EQ(m.lead_len, 15);
+	CHECK(memcmp(m.lead, "aws_access_key_", 15) == 0);
 	/* ping -s 32 -p PATTERN: the data is the timeval and the pattern; its
 	 * digest follows the pattern, not the send time nor the size (-s 1000:
 	 * the pattern repeated, filler after its first period) */
