@@ -49,6 +49,12 @@ struct vol {
 	uint8_t lead_len;
 	uint8_t lead[ICMP_DIGEST_SKIP];
 	uint64_t lead_us;
+	/* pairs: the hour window of distinct data (a tumbling hour of packet
+	 * time from hour_us): hour_n different digests, kept in the state's
+	 * hour_dig row of the same index */
+	uint8_t hour_alerted;
+	uint16_t hour_n;
+	uint64_t hour_us;
 };
 
 /*
@@ -90,6 +96,9 @@ struct tunnel_state {
 	unsigned pnext, pused;     /* the next entry taken; entries in use */
 	struct vol_table src;      /* by source: the volume */
 	struct vol_table pair;     /* by source and peer: the distinct data */
+	/* the hour's different digests of pair.e[i] (the first hour_n of row
+	 * i; 2 MiB, whose pages are touched only as pairs use them) */
+	uint64_t hour_dig[ICMP_TUNNEL_SOURCES][ICMP_TUNNEL_HOUR_MAX];
 };
 
 static int is_echo(int ipv, unsigned type)
@@ -363,31 +372,64 @@ static uint64_t request_digest(struct vol *v, const struct obs_icmp *oi, uint64_
 }
 
 /*
- * Distinct data from src to peer: oi is the obs_icmp of a message src began
- * (a request, not a reply), counted under request_digest. 1 when it is the
- * (max + 1)th different one within the pair's window, for the first time in
- * that window: ping sends the same data each time, whatever its size and
- * pattern (-p), so data that keeps changing between one pair is a channel.
+ * The hour's count of different data of pair v, whose digests are dig[],
+ * with digest d of a request at now_us: 1 when it is the (max + 1)th in the
+ * pair's hour (a tumbling hour of packet time), for the first time in that
+ * hour and when the minute's count has not been raised in it (a channel
+ * that fast is raised every minute already). The digests are kept whole,
+ * as the minute's are, so the count does not depend on the hash's key.
  */
+static int distinct_hour(struct vol *v, uint64_t *dig, uint64_t d, uint64_t now_us, unsigned max)
+{
+	if (!v->hour_us || now_us >= v->hour_us + ICMP_TUNNEL_HOUR_US || now_us < v->hour_us) {
+		v->hour_us = now_us ? now_us : 1;
+		v->hour_n = 0;
+		v->hour_alerted = 0;
+	}
+	if (v->hour_alerted)
+		return 0;
+	for (unsigned i = 0; i < v->hour_n; i++)
+		if (dig[i] == d)
+			return 0;
+	if (v->hour_n < max && v->hour_n < ICMP_TUNNEL_HOUR_MAX) {
+		dig[v->hour_n++] = d;
+		return 0;
+	}
+	v->hour_alerted = 1;
+	return 1;
+}
+
+/*
+ * Distinct data from src to peer: oi is the obs_icmp of a message src began
+ * (a request, not a reply), counted under request_digest. DD_MINUTE when it
+ * is the (max + 1)th different one within the pair's minute window, for the
+ * first time in that window; else DD_HOUR when it is the (max_hour + 1)th in
+ * the pair's hour (distinct_hour); else 0. ping sends the same data each
+ * time, whatever its size and pattern (-p), so data that keeps changing
+ * between one pair is a channel, fast or slow.
+ */
+enum { DD_MINUTE = 1, DD_HOUR };
 static int distinct_data(struct tunnel_state *st, int ipv, const uint8_t *src,
 			 const uint8_t *peer, const struct obs_icmp *oi, uint64_t now_us,
-			 unsigned max)
+			 unsigned max, unsigned max_hour)
 {
 	struct vol *v = vol_slot(&st->pair, ipv, src, peer, now_us);
 	uint64_t digest = request_digest(v, oi, now_us);
+	int hour = distinct_hour(v, st->hour_dig[v - st->pair.e], digest, now_us, max_hour);
 
 	vol_roll(v, now_us);
 	if (v->alerted)
-		return 0;
+		return hour ? DD_HOUR : 0;
 	for (unsigned i = 0; i < v->ndig; i++)
 		if (v->dig[i] == digest)
-			return 0;
+			return hour ? DD_HOUR : 0;
 	if (v->ndig < max && v->ndig < ICMP_TUNNEL_DISTINCT_MAX) {
 		v->dig[v->ndig++] = digest;
-		return 0;
+		return hour ? DD_HOUR : 0;
 	}
 	v->alerted = 1;
-	return 1;
+	v->hour_alerted = 1; /* raised this hour: the hour's count need not be */
+	return DD_MINUTE;
 }
 
 /* The bucket of the request src -> dst, id, seq. */
@@ -600,18 +642,21 @@ static int tunnel_on_obs(void *state, const struct obs *o, struct emit *out)
 		raise_tunnel(out, p, reply, 70, detail, evidence);
 	}
 
-	if (!reply && o->icmp && o->icmp->data_digest &&
-	    distinct_data(st, p->ipv, p->src, p->dst, o->icmp, p->ts_us, t->icmp_distinct_data)) {
+	int dd = 0;
+	if (!reply && o->icmp && o->icmp->data_digest)
+		dd = distinct_data(st, p->ipv, p->src, p->dst, o->icmp, p->ts_us,
+				   t->icmp_distinct_data, t->icmp_distinct_data_hour);
+	if (dd) {
+		unsigned max = dd == DD_MINUTE ? t->icmp_distinct_data : t->icmp_distinct_data_hour;
 		if (!evidence[0])
 			echo_evidence(evidence, sizeof(evidence), kind, reply, size, data, ent);
 		text_addr(who, sizeof(who), p->ipv, p->src);
 		char peer[64];
 		text_addr(peer, sizeof(peer), p->ipv, p->dst);
 		snprintf(detail, sizeof(detail),
-			 "%u distinct ICMP payloads from %s to %s within a minute "
-			 "(more than %u)",
-			 t->icmp_distinct_data + 1, who, peer, t->icmp_distinct_data);
-		raise_tunnel(out, p, 0, 75, detail, evidence);
+			 "%u distinct ICMP payloads from %s to %s within %s (more than %u)",
+			 max + 1, who, peer, dd == DD_MINUTE ? "a minute" : "an hour", max);
+		raise_tunnel(out, p, 0, dd == DD_MINUTE ? 75 : 70, detail, evidence);
 	}
 	return MOD_OK;
 }

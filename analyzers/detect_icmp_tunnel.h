@@ -29,7 +29,12 @@
  *     per window): ping sends the same data each time, whatever its size,
  *     pattern or clock, and a channel whose data is a new `ping -p` pattern
  *     each time, a payload of at most 16 bytes (`ping -s 15 -p`), or small
- *     low-entropy messages, changes it at every message.
+ *     low-entropy messages, changes it at every message;
+ *   - distinct data in an hour: more than
+ *     thresholds.icmp_distinct_data_hour different data, counted as above,
+ *     within a tumbling hour of packet time from the pair's first request
+ *     in it (once per pair per hour, and not in an hour in which the
+ *     minute's count raised the pair): a channel under 8 a minute.
  * Every alert belongs to the echo's requester: a reply's alert is turned
  * around (source = the host that sent the request, subject = its peer), so
  * one conversation is one alert row whichever way its data flows.
@@ -38,8 +43,10 @@
  * its data is the timestamp and the pattern's first period.
  *
  * State: a fixed table of ICMP_TUNNEL_SOURCES volume windows and one of as
- * many distinct-data windows (source and peer), whatever the traffic (a
- * full table gives up the least recently active key's), and
+ * many distinct-data windows (source and peer: the minute's digests, the
+ * hour's, up to ICMP_TUNNEL_HOUR_MAX, and the last request's lead),
+ * whatever the traffic (a full table gives up the least
+ * recently active key's), and
  * one of ICMP_TUNNEL_PENDING echo requests (first in, first out), both keyed
  * by a hash a sender cannot steer (sensor/hash.h). Time is packet time.
  */
@@ -50,6 +57,8 @@
 #define ICMP_TUNNEL_WINDOW_US 60000000ull /* the volume window: one minute */
 #define ICMP_TUNNEL_SOURCES 1024      /* volume windows kept, and distinct-data windows */
 #define ICMP_TUNNEL_DISTINCT_MAX 16   /* thresholds.icmp_distinct_data's ceiling */
+#define ICMP_TUNNEL_HOUR_US 3600000000ull /* the distinct data's slow window: an hour */
+#define ICMP_TUNNEL_HOUR_MAX 256      /* thresholds.icmp_distinct_data_hour's ceiling */
 #define ICMP_TUNNEL_PENDING 2048      /* echo requests kept for their replies (a power of 2) */
 #define ICMP_TUNNEL_REPLY_US 30000000ull /* a reply later than this is not compared */
 

@@ -798,6 +798,45 @@ def gen_http_unfinished_response(out):
     recs.append(c.c_ack())
     write_pcap(os.path.join(out, "http_unfinished_response.pcap"), LINKTYPE_ETHERNET, recs)
 
+def gen_icmp_slow(out):
+    """ICMP echo channels under the minute's count of different data (at
+    most 8 a minute to one peer), and pingers beside them. A request every
+    55 s for 64 minutes from each of four hosts to one peer each, every
+    request answered with its own bytes:
+      10.99.0.21  a file 15 bytes a ping, the whole payload (ping -s 15 -p):
+                  the 61st different datum in the hour is raised, once;
+      10.99.0.22  iputils ping (56 bytes: a little-endian timeval, then
+                  bytes counting up from 0x10): quiet;
+      10.99.0.23  BSD ping (a tv32 in network order, then the count): quiet;
+      10.99.0.24  a pinger whose send time runs ten times too fast (the
+                  lead is no clock, so data): raised like the first."""
+    clk = Clock(BASE_US + 9000 * 1000000)
+    recs = []
+    secret = (b"aws_access_key_id = AKIAEXAMPLE7QX2KJ4ZT\n"
+              b"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n") * 10
+    peer = "203.0.113.44"
+
+    def count_up(n, start=0x10):
+        return bytes((start + i) & 0xFF for i in range(n))
+
+    for i in range(70):
+        t = clk(55 * 1000000)
+        sec, usec = (t // 1000000) - 3, t % 1000000  # the senders' clocks, 3 s behind
+        fast = (t - BASE_US) * 10 + BASE_US
+        payloads = [
+            ("10.99.0.21", secret[15 * i:15 * i + 15]),
+            ("10.99.0.22", struct.pack("<QQ", sec, usec) + count_up(40)),
+            ("10.99.0.23", struct.pack(">II", sec, usec) + count_up(48, 0x08)),
+            ("10.99.0.24", struct.pack("<QQ", fast // 1000000, fast % 1000000) + count_up(40)),
+        ]
+        for k, (src, data) in enumerate(payloads):
+            req = IP(src=src, dst=peer, id=0x6000 + i, ttl=64) / ICMP(type=8, id=0x700 + k, seq=i) / Raw(data)
+            rep = IP(src=peer, dst=src, id=0x6800 + i, ttl=60) / ICMP(type=0, id=0x700 + k, seq=i) / Raw(data)
+            recs.append((t + 1000 * k, ether(MAC_CLIENT, MAC_GW, req)))
+            recs.append((t + 1000 * k + 400, ether(MAC_GW, MAC_CLIENT, rep)))
+    write_pcap(os.path.join(out, "icmp_slow.pcap"), LINKTYPE_ETHERNET, recs)
+
+
 def gen_ooo_many(out):
     """Messages sent after many one-byte segments of their own bytes, sent
     ahead and apart (R22-F5): a Linux receiver holds thousands such and
@@ -2023,6 +2062,7 @@ def main():
     gen_http_unfinished(out)
     gen_http_unfinished_response(out)
     gen_ooo_many(out)
+    gen_icmp_slow(out)
     gen_dns_malformed(out)
     gen_links(out)
     gen_dns_ipv6(out)

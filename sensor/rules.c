@@ -79,6 +79,7 @@ static const struct threshold_key threshold_keys[] = {
 	TH(icmp_entropy_x100, 1, 800, 600),
 	TH(icmp_volume_bytes, 1, 1u << 30, 8192),
 	TH(icmp_distinct_data, 1, 16, 8),
+	TH(icmp_distinct_data_hour, 1, 256, 60),
 	TH(suppress_s, 1, 86400, 300),
 };
 #undef TH
@@ -881,7 +882,7 @@ static const char *const *threshold_names(void)
 		"tunnel_min_queries", "tunnel_window_s",   "tunnel_score",
 		"tunnel_budget_hour", "tunnel_budget_day", "icmp_payload_max",
 		"icmp_entropy_x100",  "icmp_volume_bytes", "icmp_distinct_data",
-		"suppress_s",         NULL};
+		"icmp_distinct_data_hour", "suppress_s", NULL};
 	return names;
 }
 
@@ -956,7 +957,8 @@ static int top_key(struct ctx *c, size_t idx, const yaml_node_t *k, const yaml_n
 		if (each_pair(c, "thresholds", v, threshold_names(),
 			      "tunnel_min_queries, tunnel_window_s, tunnel_score, tunnel_budget_hour, "
 			      "tunnel_budget_day, icmp_payload_max, icmp_entropy_x100, "
-			      "icmp_volume_bytes, icmp_distinct_data or suppress_s",
+			      "icmp_volume_bytes, icmp_distinct_data, icmp_distinct_data_hour or "
+			      "suppress_s",
 			      threshold_key) < 0)
 			return -1;
 		return thresholds_check(c);

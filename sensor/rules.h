@@ -63,6 +63,7 @@ struct rules_thresholds {
 	unsigned icmp_entropy_x100;       /* bits/byte x100 above which a payload is data (default 600) */
 	unsigned icmp_volume_bytes;       /* echo data bytes per source per minute (default 8192) */
 	unsigned icmp_distinct_data;      /* different data from a source to a peer per minute (default 8, 1..16) */
+	unsigned icmp_distinct_data_hour; /* ... per hour (default 60, 1..256) */
 	/* alerts */
 	unsigned suppress_s;              /* aggregation window per (class, src, subject) (default 300) */
 };

@@ -82,6 +82,7 @@ static void thresholds(struct rules *r)
 	r->t.icmp_entropy_x100 = 600;
 	r->t.icmp_volume_bytes = 8192;
 	r->t.icmp_distinct_data = 8;
+	r->t.icmp_distinct_data_hour = 60;
 	r->t.suppress_s = 300;
 }
 
@@ -1553,6 +1554,97 @@ static void test_icmp_tunnel_lead(void)
 	mod_close(&md);
 }
 
+/* A slow channel: under icmp_distinct_data a minute, more than
+ * icmp_distinct_data_hour (60) different data in an hour. */
+static void test_icmp_tunnel_hour(void)
+{
+	const uint64_t m55 = 55000000u; /* one request every 55 s: one a minute at most */
+	struct rules r;
+	struct mod md;
+
+	sandbox_rules(&r);
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+	reset();
+	for (int i = 0; i < 60; i++)
+		pattern_ping(&md, SBX, OUT, i, 0x1001 + 2 * (uint64_t)i, (uint64_t)i * m55);
+	CHECK_EQ(R.n, 0);
+	pattern_ping(&md, SBX, OUT, 60, 0x1001 + 2 * 60, 60 * m55);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(first("icmp_tunnel")->src, SBX);
+	CHECK_STR(first("icmp_tunnel")->subject, OUT);
+	CHECK_EQ(first("icmp_tunnel")->score, 70);
+	CHECK_STR(first("icmp_tunnel")->detail,
+		  "61 distinct ICMP payloads from " SBX " to " OUT " within an hour "
+		  "(more than 60)");
+	/* once per pair and hour (the hour began at the first request) */
+	pattern_ping(&md, SBX, OUT, 61, 0x1001 + 2 * 61, 61 * m55);
+	pattern_ping(&md, SBX, OUT, 62, 0x1001 + 2 * 62, 62 * m55);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	/* the next hour starts over: 60 more are not more than 60 */
+	for (int i = 0; i < 60; i++)
+		pattern_ping(&md, SBX, OUT, i, 0x3001 + 2 * (uint64_t)i,
+			     3600000000u + (uint64_t)i * m55);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	mod_close(&md);
+
+	/* what is not counted: the same data again and again (ping), and
+	 * other peers' data, each pair its own (four peers, 50 each) */
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+	reset();
+	for (int i = 0; i < 200; i++) {
+		char peer[32];
+		snprintf(peer, sizeof(peer), "198.51.100.%d", 10 + i % 4);
+		pattern_ping(&md, SBX, OUT, i, 0x2001 + 2 * (uint64_t)(i % 4), (uint64_t)i * 15000000u);
+		pattern_ping(&md, SBX, peer, i, 0x5001 + 2 * (uint64_t)i, (uint64_t)i * 15000000u + 1);
+	}
+	CHECK_EQ(R.n, 0);
+	mod_close(&md);
+
+	/* a channel raised by the minute's count is not raised again by the
+	 * hour's: nine in the first minute, then one a minute */
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+	reset();
+	for (int i = 0; i < 9; i++)
+		pattern_ping(&md, SBX, OUT, i, 0x7001 + 2 * (uint64_t)i, (uint64_t)i * 1000000u);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	for (int i = 9; i < 80; i++)
+		pattern_ping(&md, SBX, OUT, i, 0x7001 + 2 * (uint64_t)i,
+			     60000000u + (uint64_t)(i - 9) * 45000000u);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(first("icmp_tunnel")->detail,
+		  "9 distinct ICMP payloads from " SBX " to " OUT " within a minute "
+		  "(more than 8)");
+	mod_close(&md);
+
+	/* the threshold is the rules' */
+	r.t.icmp_distinct_data_hour = 3;
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+	reset();
+	for (int i = 0; i < 3; i++)
+		pattern_ping(&md, SBX, OUT, i, 0x9001 + 2 * (uint64_t)i, (uint64_t)i * 600000000u);
+	CHECK_EQ(R.n, 0);
+	pattern_ping(&md, SBX, OUT, 3, 0x9001 + 2 * 3, 1900000000u);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(first("icmp_tunnel")->detail,
+		  "4 distinct ICMP payloads from " SBX " to " OUT " within an hour "
+		  "(more than 3)");
+	mod_close(&md);
+	/* at its ceiling (256, ICMP_TUNNEL_HOUR_MAX) every digest is kept */
+	r.t.icmp_distinct_data_hour = ICMP_TUNNEL_HOUR_MAX;
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+	reset();
+	for (int i = 0; i < ICMP_TUNNEL_HOUR_MAX + 64; i++) /* 64 of them twice */
+		pattern_ping(&md, SBX, OUT, i, 0xa001 + 2 * (uint64_t)(i % ICMP_TUNNEL_HOUR_MAX),
+			     (uint64_t)i * 8000000u); /* 8 s apart: 8 a minute */
+	CHECK_EQ(R.n, 0);
+	pattern_ping(&md, SBX, OUT, 1, 0xa001 + 2 * (uint64_t)ICMP_TUNNEL_HOUR_MAX, 3590000000u);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(first("icmp_tunnel")->detail,
+		  "257 distinct ICMP payloads from " SBX " to " OUT " within an hour "
+		  "(more than 256)");
+	mod_close(&md);
+}
+
 /* The reply that is not its request's bytes, and ping's filler. */
 static void test_icmp_tunnel_replies(void)
 {
@@ -2032,6 +2124,7 @@ int main(void)
 	test_icmp_tunnel();
 	test_icmp_tunnel_replies();
 	test_icmp_tunnel_lead();
+	test_icmp_tunnel_hour();
 	test_icmp_tunnel_bounded();
 	test_allowed_quiet();
 	test_rules_file();

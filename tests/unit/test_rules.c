@@ -200,6 +200,7 @@ static void test_default(void)
 	CHECK_EQ(d->t.icmp_entropy_x100, 600);
 	CHECK_EQ(d->t.icmp_volume_bytes, 8192);
 	CHECK_EQ(d->t.icmp_distinct_data, 8);
+	CHECK_EQ(d->t.icmp_distinct_data_hour, 60);
 	CHECK_EQ(d->t.suppress_s, 300);
 	CHECK(d->path != NULL);
 
@@ -277,6 +278,7 @@ static void test_every_key(void)
 	CHECK_EQ(r->t.icmp_entropy_x100, 700);
 	CHECK_EQ(r->t.icmp_volume_bytes, 4096);
 	CHECK_EQ(r->t.icmp_distinct_data, 12);
+	CHECK_EQ(r->t.icmp_distinct_data_hour, 30);
 	CHECK_EQ(r->t.suppress_s, 60);
 	CHECK_STR(r->path, path);
 	rules_free(r);
@@ -449,8 +451,8 @@ static void test_errors(void)
 	EXPECT_ERR("thresholds:\n  suppress: 10\n",
 		   "2: thresholds: unknown key \"suppress\" (want tunnel_min_queries, "
 		   "tunnel_window_s, tunnel_score, tunnel_budget_hour, tunnel_budget_day, "
-		   "icmp_payload_max, icmp_entropy_x100, icmp_volume_bytes, icmp_distinct_data or "
-		   "suppress_s)");
+		   "icmp_payload_max, icmp_entropy_x100, icmp_volume_bytes, icmp_distinct_data, "
+		   "icmp_distinct_data_hour or suppress_s)");
 	EXPECT_ERR("thresholds:\n  suppress_s: 10\n  suppress_s: 20\n",
 		   "3: thresholds: duplicate key \"suppress_s\" (first on line 2)");
 	EXPECT_ERR("\"bad\\tkey\": 1\n",
@@ -624,6 +626,8 @@ static void test_errors(void)
 		   "2: thresholds.icmp_volume_bytes: 0 is out of range (1..1073741824)");
 	EXPECT_ERR("thresholds:\n  icmp_distinct_data: 17\n",
 		   "2: thresholds.icmp_distinct_data: 17 is out of range (1..16)");
+	EXPECT_ERR("thresholds:\n  icmp_distinct_data_hour: 257\n",
+		   "2: thresholds.icmp_distinct_data_hour: 257 is out of range (1..256)");
 	EXPECT_ERR("thresholds:\n  suppress_s: 0\n",
 		   "2: thresholds.suppress_s: 0 is out of range (1..86400)");
 	EXPECT_ERR("thresholds:\n  suppress_s: -5\n",
