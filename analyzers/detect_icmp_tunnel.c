@@ -305,9 +305,11 @@ static uint64_t absdiff(uint64_t a, uint64_t b)
  * How many leading bytes of lead[0..len) are a sender's clock: the span of
  * the first format (clock_fmts) whose time moved, since the pair's last
  * request (v->lead, v->lead_us), by the packets' own gap give or take
- * CLOCK_SLACK_NS and a thousandth; for the pair's first request (or a day
- * or more after the last, or when the last cannot be read in that format),
- * a wall clock within CLOCK_NEAR_US of the packet's time. 0 when none is.
+ * CLOCK_SLACK_NS and a thousandth; only for the pair's first request (or a
+ * day or more after the last), a wall clock within CLOCK_NEAR_US of the
+ * packet's time. 0 when none is. (Not the wall-clock test when the last
+ * request cannot be read in a format: a clock that runs fast, read in
+ * another format each time, would pass it.)
  */
 static unsigned clock_span(const struct vol *v, const uint8_t *lead, unsigned len, uint64_t now_us)
 {
@@ -321,8 +323,10 @@ static unsigned clock_span(const struct vol *v, const uint8_t *lead, unsigned le
 
 		if (f->span > len || !clock_read(f, lead, &t))
 			continue;
-		if (have_last && f->span <= v->lead_len && clock_read(f, v->lead, &t0)) {
+		if (have_last) {
 			uint64_t moved;
+			if (f->span > v->lead_len || !clock_read(f, v->lead, &t0))
+				continue;
 			if (f->kind == CK_US32) {
 				if (gap_ns >= (1ull << 31) * 1000u)
 					continue;

