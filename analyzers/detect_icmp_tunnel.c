@@ -81,6 +81,8 @@ struct pend {
 	uint32_t len;          /* payload bytes */
 	uint64_t digest;       /* obs_icmp.digest of the request */
 	uint64_t ts_us;        /* packet time of the request */
+	uint8_t lead_len;      /* its obs_icmp.lead */
+	uint8_t lead[ICMP_DIGEST_SKIP];
 	uint8_t src[16], dst[16];
 };
 
@@ -311,36 +313,67 @@ static uint64_t absdiff(uint64_t a, uint64_t b)
  * request cannot be read in a format: a clock that runs fast, read in
  * another format each time, would pass it.)
  */
+/* Whether the clock of format f moved from lead0 (len0 bytes) to lead (len
+ * bytes) by gap_us, give or take CLOCK_SLACK_NS and a thousandth of it. */
+static int clock_moved(const struct clock_fmt *f, const uint8_t *lead0, unsigned len0,
+		       const uint8_t *lead, unsigned len, uint64_t gap_us)
+{
+	uint64_t t, t0, moved, gap_ns = gap_us * 1000u;
+
+	if (f->span > len || f->span > len0 || gap_us >= CLOCK_NEAR_US || !clock_read(f, lead, &t) ||
+	    !clock_read(f, lead0, &t0))
+		return 0;
+	if (f->kind == CK_US32) {
+		if (gap_ns >= (1ull << 31) * 1000u)
+			return 0;
+		moved = (uint64_t)((uint32_t)(t / 1000u) - (uint32_t)(t0 / 1000u)) * 1000u;
+	} else {
+		if (t < t0)
+			return 0;
+		moved = t - t0;
+	}
+	return absdiff(moved, gap_ns) <= CLOCK_SLACK_NS + gap_ns / 1000u;
+}
+
 static unsigned clock_span(const struct vol *v, const uint8_t *lead, unsigned len, uint64_t now_us)
 {
 	int have_last = v->lead_len > 0 && now_us >= v->lead_us &&
 			now_us - v->lead_us < CLOCK_NEAR_US;
-	uint64_t gap_ns = have_last ? (now_us - v->lead_us) * 1000u : 0;
 
 	for (size_t i = 0; i < sizeof(clock_fmts) / sizeof(clock_fmts[0]); i++) {
 		const struct clock_fmt *f = &clock_fmts[i];
-		uint64_t t, t0;
+		uint64_t t;
 
-		if (f->span > len || !clock_read(f, lead, &t))
-			continue;
 		if (have_last) {
-			uint64_t moved;
-			if (f->span > v->lead_len || !clock_read(f, v->lead, &t0))
-				continue;
-			if (f->kind == CK_US32) {
-				if (gap_ns >= (1ull << 31) * 1000u)
-					continue;
-				moved = (uint64_t)((uint32_t)(t / 1000u) - (uint32_t)(t0 / 1000u)) * 1000u;
-			} else {
-				if (t < t0)
-					continue;
-				moved = t - t0;
-			}
-			if (absdiff(moved, gap_ns) <= CLOCK_SLACK_NS + gap_ns / 1000u)
+			if (clock_moved(f, v->lead, v->lead_len, lead, len, now_us - v->lead_us))
 				return f->span;
-		} else if (f->kind != CK_US32 && absdiff(t / 1000u, now_us) <= CLOCK_NEAR_US) {
+		} else if (f->kind != CK_US32 && f->span <= len && clock_read(f, lead, &t) &&
+			   absdiff(t / 1000u, now_us) <= CLOCK_NEAR_US) {
 			return f->span;
 		}
+	}
+	return 0;
+}
+
+/*
+ * Whether a reply's lead (rlead[0..rlen)) is its request's (qlead[0..qlen)),
+ * gap_us after it: the same bytes, or the same but for a clock at their
+ * start that moved by the gap (a responder that writes its own send time
+ * there, as the benchmark's generator does). A host echoes every byte it
+ * was sent; a tunnel's far end that answers with data of its own in the
+ * first 16 bytes (which the digests leave out) does not.
+ */
+static int lead_echoed(const uint8_t *qlead, unsigned qlen, const uint8_t *rlead, unsigned rlen,
+		       uint64_t gap_us)
+{
+	if (qlen != rlen)
+		return 0;
+	if (memcmp(qlead, rlead, qlen) == 0)
+		return 1;
+	for (size_t i = 0; i < sizeof(clock_fmts) / sizeof(clock_fmts[0]); i++) {
+		const struct clock_fmt *f = &clock_fmts[i];
+		if (clock_moved(f, qlead, qlen, rlead, rlen, gap_us))
+			return memcmp(qlead + f->span, rlead + f->span, qlen - f->span) == 0;
 	}
 	return 0;
 }
@@ -494,7 +527,8 @@ static struct pend *pend_take(struct tunnel_state *st, uint16_t b)
  * Echo bookkeeping for message o of packet p: a request is remembered; a
  * reply is compared with the request it answers (the same id and sequence,
  * the other way, within ICMP_TUNNEL_REPLY_US). Returns 1 when the reply's
- * payload is not its request's (length or digest), with *req_len the
+ * payload is not its request's (length, digest, or lead: lead_echoed), with
+ * *req_len the
  * request's length; 0 otherwise, and when either digest is unknown.
  */
 static int echo_mismatch(struct tunnel_state *st, const struct pkt *p, const struct obs *o,
@@ -521,6 +555,8 @@ static int echo_mismatch(struct tunnel_state *st, const struct pkt *p, const str
 		}
 		e->len = o->size;
 		e->digest = oi->digest;
+		e->lead_len = oi->lead_len > ICMP_DIGEST_SKIP ? ICMP_DIGEST_SKIP : oi->lead_len;
+		memcpy(e->lead, oi->lead, e->lead_len);
 		e->ts_us = p->ts_us;
 		return 0;
 	}
@@ -530,7 +566,10 @@ static int echo_mismatch(struct tunnel_state *st, const struct pkt *p, const str
 	    !e->digest || !oi->digest)
 		return 0;
 	*req_len = e->len;
-	return e->len != o->size || e->digest != oi->digest;
+	return e->len != o->size || e->digest != oi->digest ||
+	       !lead_echoed(e->lead, e->lead_len, oi->lead,
+			    oi->lead_len > ICMP_DIGEST_SKIP ? ICMP_DIGEST_SKIP : oi->lead_len,
+			    p->ts_us - e->ts_us);
 }
 
 /*

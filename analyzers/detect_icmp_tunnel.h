@@ -8,9 +8,10 @@
  * on its own, and each echo reply against its request:
  *   - reply: an echo reply with the identifier and sequence of a request
  *     its sender received from its peer within ICMP_TUNNEL_REPLY_US, whose
- *     payload length or digest (obs_icmp: past the first 16 bytes, ping's
- *     timestamp) is not the request's: a host echoes the request's bytes, a
- *     tunnel's far end sends its own;
+ *     payload length, digest (obs_icmp: past the first 16 bytes, ping's
+ *     timestamp) or lead (those 16 bytes of data, less a send time that
+ *     moved by the time between them: lead_echoed) is not the request's: a
+ *     host echoes the request's bytes, a tunnel's far end sends its own;
  *   - size: bytes of data (obs_icmp.data_len: the payload before the filler
  *     icmp_fill finds; the whole payload without obs_icmp) >
  *     thresholds.icmp_payload_max;

@@ -1385,11 +1385,11 @@ static void test_icmp_tunnel_distinct(void)
 	}
 }
 
-/* A request of 64 bytes whose data digest is 0x77 and whose first 16 bytes
- * of data (the lead, which the digests leave out) are lead[0..n), us after
- * the base time (1700000000 s). */
-static void lead_ping(struct mod *md, const char *dst, int seq, const uint8_t *lead, unsigned n,
-		      uint64_t us)
+/* An echo of type type (8: request, 0: reply) of 64 bytes whose digests
+ * are 0x55 and 0x77 and whose first 16 bytes of data (the lead, which the
+ * digests leave out) are lead[0..n), us after the base time (1700000000 s). */
+static void lead_echo(struct mod *md, const char *src, const char *dst, unsigned type, int seq,
+		      const uint8_t *lead, unsigned n, uint64_t us)
 {
 	struct tpkt t;
 	struct obs_icmp oi = {
@@ -1398,12 +1398,20 @@ static void lead_ping(struct mod *md, const char *dst, int seq, const uint8_t *l
 	};
 
 	memcpy(oi.lead, lead, n);
-	mk(&t, IPPROTO_ICMP, SBX, 0, dst, 0, 0);
+	mk(&t, IPPROTO_ICMP, src, 0, dst, 0, 0);
 	t.p.ts_us += us;
 	struct obs o = {
-		.kind = OBS_ICMP, .pkt = &t.p, .name = "", .type = 8, .size = 64, .icmp = &oi,
+		.kind = OBS_ICMP, .pkt = &t.p, .name = "", .type = (uint16_t)type, .size = 64,
+		.icmp = &oi,
 	};
 	obs_in(md, &o);
+}
+
+/* A request from the sandbox host to dst (lead_echo). */
+static void lead_ping(struct mod *md, const char *dst, int seq, const uint8_t *lead, unsigned n,
+		      uint64_t us)
+{
+	lead_echo(md, SBX, dst, 8, seq, lead, n, us);
 }
 
 static void put_le(uint8_t *b, unsigned n, uint64_t v)
@@ -1541,6 +1549,54 @@ static void test_icmp_tunnel_lead(void)
 	 * tracker after the clock: two data, whatever their number */
 	struct lead_run two = { L_NS64_BE, 40, 250000u, 0, 1, 0, 2 };
 	CHECK_EQ(lead_run(&r, &two), 0);
+
+	/* A reply brings its request's lead back: the same bytes, or (a
+	 * responder that writes its own send time there, as the benchmark's
+	 * generator does) the same but for a clock that moved by the time
+	 * between them. Data in a reply's lead is the far end's. */
+	uint8_t back[16];
+	mod_open(&md, &detect_icmp_tunnel_module, &r);
+	reset();
+	lead_time(lead, L_TIMEVAL64, 0, 0, 1);
+	lead_ping(&md, OUT, 1, lead, 16, 0);
+	lead_echo(&md, OUT, SBX, 0, 1, lead, 16, 700); /* the kernel's */
+	lead_time(back, L_TIMEVAL64, 700, 0, 1);
+	lead_echo(&md, OUT, SBX, 0, 1, back, 16, 700); /* its own time */
+	CHECK_EQ(R.n, 0);
+	memcpy(back, "cmd: cat ~/.aws", 16);
+	lead_echo(&md, OUT, SBX, 0, 1, back, 16, 900); /* data */
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	CHECK_STR(first("icmp_tunnel")->detail,
+		  "echo reply of 64 bytes differs from its request of 64 bytes (id 9, sequence 1)");
+	/* a tv32 that moved right, data after it */
+	reset();
+	lead_time(lead, L_TV32_BE, 1000000u, 0, 1);
+	memset(lead + 8, 0x08, 8);
+	lead_ping(&md, OUT, 2, lead, 16, 1000000u);
+	lead_time(back, L_TV32_BE, 1000500u, 0, 1);
+	memset(back + 8, 0x08, 8);
+	lead_echo(&md, OUT, SBX, 0, 2, back, 16, 1000500u);
+	CHECK_EQ(R.n, 0);
+	memcpy(back + 8, "rm -rf /", 8);
+	lead_echo(&md, OUT, SBX, 0, 2, back, 16, 1000600u);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	/* a clock in the reply that did not move with the time between */
+	reset();
+	lead_time(back, L_TIMEVAL64, 1000000u + 5000000u, 0, 1);
+	lead_echo(&md, OUT, SBX, 0, 2, back, 16, 1000700u);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	/* ping -s 15: the whole payload is the lead, and the reply's is other */
+	reset();
+	lead_ping(&md, OUT, 3, (const uint8_t *)"aws_access_key_", 15, 2000000u);
+	lead_echo(&md, OUT, SBX, 0, 3, (const uint8_t *)"aws_access_key_", 15, 2000400u);
+	CHECK_EQ(R.n, 0);
+	lead_echo(&md, OUT, SBX, 0, 3, (const uint8_t *)"whoami; id; ls ", 15, 2000500u);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	/* a lead of another length */
+	reset();
+	lead_echo(&md, OUT, SBX, 0, 3, (const uint8_t *)"aws_access_key", 14, 2000600u);
+	CHECK_EQ(count("icmp_tunnel"), 1);
+	mod_close(&md);
 }
 
 /* A slow channel: under icmp_distinct_data a minute, more than
