@@ -303,16 +303,6 @@ static uint64_t absdiff(uint64_t a, uint64_t b)
 	return a > b ? a - b : b - a;
 }
 
-/*
- * How many leading bytes of lead[0..len) are a sender's clock: the span of
- * the first format (clock_fmts) whose time moved, since the pair's last
- * request (v->lead, v->lead_us), by the packets' own gap give or take
- * CLOCK_SLACK_NS and a thousandth; only for the pair's first request (or a
- * day or more after the last), a wall clock within CLOCK_NEAR_US of the
- * packet's time. 0 when none is. (Not the wall-clock test when the last
- * request cannot be read in a format: a clock that runs fast, read in
- * another format each time, would pass it.)
- */
 /* Whether the clock of format f moved from lead0 (len0 bytes) to lead (len
  * bytes) by gap_us, give or take CLOCK_SLACK_NS and a thousandth of it. */
 static int clock_moved(const struct clock_fmt *f, const uint8_t *lead0, unsigned len0,
@@ -335,6 +325,16 @@ static int clock_moved(const struct clock_fmt *f, const uint8_t *lead0, unsigned
 	return absdiff(moved, gap_ns) <= CLOCK_SLACK_NS + gap_ns / 1000u;
 }
 
+/*
+ * How many leading bytes of lead[0..len) are a sender's clock: the span of
+ * the first format (clock_fmts) whose time moved, since the pair's last
+ * request (v->lead, v->lead_us), by the packets' own gap give or take
+ * CLOCK_SLACK_NS and a thousandth; only for the pair's first request (or a
+ * day or more after the last), a wall clock within CLOCK_NEAR_US of the
+ * packet's time. 0 when none is. (Not the wall-clock test when the last
+ * request cannot be read in a format: a clock that runs fast, read in
+ * another format each time, would pass it.)
+ */
 static unsigned clock_span(const struct vol *v, const uint8_t *lead, unsigned len, uint64_t now_us)
 {
 	int have_last = v->lead_len > 0 && now_us >= v->lead_us &&
